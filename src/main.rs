@@ -1,0 +1,225 @@
+//! The `crawldedup` command line: parses arguments, calls the library, prints.
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use crawldedup::demo::{self, LinkOutcome};
+use crawldedup::{BloomParams, Canonicalizer, Config, SeenConfig};
+
+/// Keeps web crawls free of repeats: canonical URLs, a tuned Bloom filter, boilerplate
+/// removal and a persistent simhash index.
+#[derive(Parser)]
+#[command(name = "crawldedup", version, about, long_about = None)]
+struct Cli {
+    /// More log output (-v: debug, -vv: trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Only errors in the log.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs the bundled demonstration, offline.
+    Demo,
+    /// Prints the canonical form of each URL, one line per input, in order
+    /// (`error: <reason>` for a bad one; exit code 1 if any was bad).
+    Canonicalize(CanonicalizeArgs),
+    /// Prints the Bloom filter size for n expected URLs at false-positive rate p.
+    BloomParams(BloomParamsArgs),
+    /// Checks a configuration file and prints it with every default filled in.
+    Config(ConfigArgs),
+}
+
+#[derive(Args)]
+struct CanonicalizeArgs {
+    /// URLs to canonicalize.
+    #[arg(required = true)]
+    urls: Vec<String>,
+    /// Resolve the URLs as links found on this page.
+    #[arg(long)]
+    base: Option<String>,
+    #[command(flatten)]
+    config: ConfigArgs,
+}
+
+#[derive(Args)]
+struct BloomParamsArgs {
+    /// Expected number of URLs.
+    #[arg(long)]
+    n: u64,
+    /// Target false-positive rate, strictly between 0 and 1.
+    #[arg(long)]
+    p: f64,
+}
+
+#[derive(Args, Clone)]
+struct ConfigArgs {
+    /// Configuration file (defaults apply when omitted).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override a key of the file: SECTION.KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    set: Vec<String>,
+}
+
+impl ConfigArgs {
+    fn load(&self) -> Result<Config, crawldedup::ConfigError> {
+        match &self.config {
+            Some(path) => Config::load(path, &self.set),
+            None => Config::from_toml_str("", "defaults", &self.set),
+        }
+    }
+}
+
+/// Exit code for a bad configuration or input file.
+const EXIT_CONFIG: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(Failure::Config(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_CONFIG)
+        }
+        Err(Failure::Other(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+enum Failure {
+    Config(crawldedup::ConfigError),
+    Other(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        let e = e.into();
+        match e.downcast::<crawldedup::ConfigError>() {
+            Ok(config) => Failure::Config(config),
+            Err(other) => Failure::Other(other),
+        }
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        (false, _) => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn run(command: Command) -> Result<ExitCode, Failure> {
+    match command {
+        Command::Demo => run_demo(),
+        Command::Canonicalize(args) => canonicalize(args),
+        Command::BloomParams(args) => bloom_params(args),
+        Command::Config(args) => {
+            print!("{}", args.load()?.to_toml());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn canonicalize(args: CanonicalizeArgs) -> Result<ExitCode, Failure> {
+    let config = args.config.load()?;
+    let canon = Canonicalizer::new(config.url_filter.canonical_options());
+    let base = match &args.base {
+        Some(b) => Some(
+            canon
+                .canonicalize(b)
+                .map_err(|e| anyhow::anyhow!("--base `{b}`: {e}"))?,
+        ),
+        None => None,
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut any_bad = false;
+    for input in &args.urls {
+        let result = match &base {
+            Some(base) => canon.canonicalize_link(base, input),
+            None => canon.canonicalize(input),
+        };
+        match result {
+            Ok(url) => writeln!(out, "{url}")?,
+            Err(e) => {
+                any_bad = true;
+                writeln!(out, "error: {e}")?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if any_bad {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
+    let single = BloomParams::new(args.n, args.p)?;
+    let seen = SeenConfig {
+        expected_urls: args.n,
+        false_positive_rate: args.p,
+        confirm_on_disk: false,
+    };
+    let first = BloomParams::new(seen.expected_urls, seen.false_positive_rate / 2.0)?;
+    println!("n                 {}", single.n);
+    println!("p                 {}", single.p);
+    println!("m (bits)          {}", single.m);
+    println!("k (hashes)        {}", single.k);
+    println!("bytes             {}", single.bytes());
+    println!("bits per URL      {:.2}", single.m as f64 / single.n as f64);
+    println!("expected fp at n  {:.6}", single.expected_fp_rate(single.n));
+    println!(
+        "scalable filter   first layer m = {} k = {} ({} bytes) at p/2, so the rate stays below p past n",
+        first.m,
+        first.k,
+        first.bytes()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_demo() -> Result<ExitCode, Failure> {
+    println!("crawldedup demo: links as a crawler meets them, through the URL layer\n");
+    let outcomes = demo::run_url_layer()?;
+    let (mut new, mut seen, mut invalid) = (0, 0, 0);
+    for (link, outcome) in &outcomes {
+        match outcome {
+            LinkOutcome::New(url) => {
+                new += 1;
+                println!("new      {link}\n         -> {url}");
+            }
+            LinkOutcome::Seen(url) => {
+                seen += 1;
+                println!("seen     {link}\n         -> {url}");
+            }
+            LinkOutcome::Invalid(reason) => {
+                invalid += 1;
+                println!("invalid  {link}\n         -> {reason}");
+            }
+        }
+    }
+    println!(
+        "\n{} links: {new} to fetch, {seen} dropped as variants of a URL already seen, {invalid} not crawlable",
+        outcomes.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}

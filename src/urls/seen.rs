@@ -1,0 +1,646 @@
+//! Seen URLs: a tuned, scalable, persistent Bloom filter over canonical URLs.
+//!
+//! # Sizing
+//! For `n` expected URLs and a false-positive rate `p`, [`BloomParams`] computes
+//! `m = ceil(-n ln p / (ln 2)^2)` bits and `k = round(m / n * ln 2)` hashes, and the filter
+//! is built on `fastbloom` with exactly those (`with_num_bits(m).hashes(k)`; fastbloom
+//! rounds `m` up to whole 64-bit words). The rate expected after `c` insertions is
+//! `(1 - e^(-k c / m))^k`.
+//!
+//! # Stable hashing
+//! A URL is hashed once, with xxh3-64 seeded by [`URL_HASH_SEED`], over the bytes of its
+//! canonical form; the filter derives its `k` bit positions from that hash
+//! (`insert_hash`/`contains_hash`). No per-process randomness is involved, so a filter saved
+//! by one process answers identically in another. The bit layout is pinned by a golden test,
+//! and the file header carries a layout version.
+//!
+//! # Growing past n: the bound
+//! [`SeenUrls`] is a scalable Bloom filter (Almeida, Baquero, Preguiça, Hutchison 2007). Its
+//! first layer holds `n` URLs at rate `p/2`; when a layer is full a new one is added with twice
+//! the capacity and half the rate. Layer `i` holds `n 2^i` URLs at rate `p / 2^(i+1)`, so
+//! the compound false-positive rate is at most `p/2 + p/4 + ... < p` however far the crawl
+//! outgrows its estimate, and the memory grows about linearly with the URLs actually seen.
+//! The price is the first layer's sizing for `p/2` rather than `p`: about
+//! `ln(p/2) / ln(p) - 1` more bits (15% at p = 1%).
+//!
+//! # Concurrency
+//! All methods take `&self`; share a `SeenUrls` through an `Arc`. The bits are atomic
+//! (fastbloom's `AtomicBloomFilter`), and [`SeenUrls::insert`] holds one of
+//! [`LOCK_STRIPES`] small locks chosen by the URL's hash while it checks and sets, so two
+//! tasks that insert the same URL at once get exactly one `false` ("new") between them,
+//! while different URLs proceed in parallel.
+//!
+//! # Exact confirmation
+//! With `confirm_on_disk`, a "maybe seen" answer is checked against an on-disk set of 128-bit
+//! URL hashes (sled), so a new URL is never skipped because of a false positive; a new URL
+//! still costs one Bloom probe plus one write.
+//!
+//! # Persistence
+//! [`SeenUrls::save`] writes `seen-urls.bloom` in the state directory: a header (magic,
+//! format version, hash seed, checkpoint sequence, layers with `n`, `p`, `m`, `k` and
+//! count), the bits, and an xxh3 checksum over all of it. The file is written to a temporary
+//! name, synced and renamed, so a crash leaves the old file or the new one, never a torn
+//! one. The checkpoint sequence number lets a resumed crawl re-insert exactly the URLs it
+//! recorded after the save.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+
+use fastbloom::AtomicBloomFilter;
+use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
+
+/// Seed of the xxh3 hash of canonical URLs. Part of the file format: changing it makes
+/// every saved filter answer wrongly, so it never changes within a format version.
+pub const URL_HASH_SEED: u64 = 0x6372_6177_6c64_6475;
+
+/// Number of check-and-insert locks. Enough that tasks inserting different URLs rarely
+/// meet on one lock; small enough to cost nothing in memory.
+pub const LOCK_STRIPES: usize = 256;
+
+/// File name of the saved filter inside a state directory.
+pub const SEEN_FILE: &str = "seen-urls.bloom";
+
+/// Folder of the exact-confirmation store inside a state directory.
+pub const CONFIRM_DIR: &str = "seen-urls.confirm";
+
+const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
+/// Version 1: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`].
+const FORMAT_VERSION: u32 = 1;
+/// Filters above this many bits (64 GiB) are refused: such a size is a typo in n or p.
+const MAX_BITS: u64 = 1 << 39;
+
+/// The stable 64-bit hash of a canonical URL that the filter is keyed on.
+pub fn url_hash(canonical: &str) -> u64 {
+    xxh3_64_with_seed(canonical.as_bytes(), URL_HASH_SEED)
+}
+
+/// The 128-bit hash of a canonical URL kept by the exact-confirmation store.
+pub fn url_hash128(canonical: &str) -> u128 {
+    xxh3_128_with_seed(canonical.as_bytes(), URL_HASH_SEED)
+}
+
+/// What went wrong with the seen-URL filter.
+#[derive(Debug, thiserror::Error)]
+pub enum SeenError {
+    /// n or p out of range.
+    #[error("bloom filter parameters: {0}")]
+    Params(String),
+    /// The saved filter could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The saved filter is damaged or was not written by this program.
+    #[error("{}: {problem} (remove the file to start with an empty filter)", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The exact-confirmation store failed.
+    #[error("{}: {source}", path.display())]
+    Store {
+        /// The store's folder.
+        path: PathBuf,
+        /// The cause.
+        source: sled::Error,
+    },
+}
+
+/// Size and hash count of one Bloom filter, from the expected count `n` and the target
+/// false-positive rate `p`.
+///
+/// ```
+/// use crawldedup::BloomParams;
+/// let params = BloomParams::new(1_000_000, 0.01)?;
+/// assert_eq!(params.m, 9_585_059);
+/// assert_eq!(params.k, 7);
+/// assert!((params.expected_fp_rate(1_000_000) - 0.01).abs() < 0.0005);
+/// # Ok::<(), crawldedup::SeenError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BloomParams {
+    /// Expected number of items.
+    pub n: u64,
+    /// Target false-positive rate at `n` items.
+    pub p: f64,
+    /// Bits: `ceil(-n ln p / (ln 2)^2)`.
+    pub m: u64,
+    /// Hashes per item: `round(m / n * ln 2)`, at least 1.
+    pub k: u32,
+}
+
+impl BloomParams {
+    /// Computes m and k; `n >= 1` and `0 < p < 1`.
+    pub fn new(n: u64, p: f64) -> Result<BloomParams, SeenError> {
+        if n == 0 {
+            return Err(SeenError::Params(
+                "n (expected_urls) must be at least 1".into(),
+            ));
+        }
+        if !(p > 0.0 && p < 1.0) {
+            return Err(SeenError::Params(format!(
+                "p (false_positive_rate) must lie strictly between 0 and 1, got {p}"
+            )));
+        }
+        let ln2 = std::f64::consts::LN_2;
+        let m = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil();
+        if m > MAX_BITS as f64 {
+            return Err(SeenError::Params(format!(
+                "n = {n} at p = {p} needs {m:.0} bits, over the {} GiB limit",
+                MAX_BITS / 8 / (1 << 30)
+            )));
+        }
+        let m = m as u64;
+        let k = ((m as f64 / n as f64) * ln2).round().max(1.0) as u32;
+        Ok(BloomParams { n, p, m, k })
+    }
+
+    /// Bytes of the bit vector (m rounded up to whole 64-bit words).
+    pub fn bytes(&self) -> u64 {
+        self.m.div_ceil(64) * 8
+    }
+
+    /// The false-positive rate expected after `count` insertions: `(1 - e^(-k c / m))^k`.
+    pub fn expected_fp_rate(&self, count: u64) -> f64 {
+        let bits = (self.m.div_ceil(64) * 64) as f64;
+        let k = f64::from(self.k);
+        (1.0 - (-k * count as f64 / bits).exp()).powf(k)
+    }
+}
+
+/// How a [`SeenUrls`] is sized and whether it confirms on disk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeenConfig {
+    /// Expected number of distinct URLs (n).
+    pub expected_urls: u64,
+    /// Bound on the compound false-positive rate (p), however many URLs arrive.
+    pub false_positive_rate: f64,
+    /// Confirm "maybe seen" answers against exact 128-bit hashes on disk.
+    pub confirm_on_disk: bool,
+}
+
+impl Default for SeenConfig {
+    fn default() -> Self {
+        SeenConfig {
+            expected_urls: 10_000_000,
+            false_positive_rate: 0.01,
+            confirm_on_disk: false,
+        }
+    }
+}
+
+struct Layer {
+    params: BloomParams,
+    filter: AtomicBloomFilter,
+    count: AtomicU64,
+}
+
+impl Layer {
+    fn new(params: BloomParams) -> Layer {
+        Layer::from_words(params, vec![0; params.m.div_ceil(64) as usize], 0)
+    }
+
+    fn from_words(params: BloomParams, words: Vec<u64>, count: u64) -> Layer {
+        Layer {
+            params,
+            filter: AtomicBloomFilter::from_vec(words).hashes(params.k),
+            count: AtomicU64::new(count),
+        }
+    }
+}
+
+/// Figures about a [`SeenUrls`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeenStats {
+    /// URLs inserted as new.
+    pub count: u64,
+    /// Number of Bloom layers (1 until the count passes n).
+    pub layers: usize,
+    /// Bytes of all bit vectors.
+    pub bytes: u64,
+    /// The compound false-positive rate expected now.
+    pub expected_fp_rate: f64,
+    /// Sequence number of the last checkpoint saved or opened.
+    pub checkpoint_seq: u64,
+}
+
+struct ConfirmStore {
+    path: PathBuf,
+    db: sled::Db,
+}
+
+/// The set of URLs seen so far: a scalable Bloom filter with an optional exact check.
+///
+/// ```
+/// use crawldedup::{SeenConfig, SeenUrls};
+/// let seen = SeenUrls::new(SeenConfig { expected_urls: 1000, ..SeenConfig::default() })?;
+/// assert!(!seen.insert("http://example.com/")?); // new
+/// assert!(seen.insert("http://example.com/")?); // seen before
+/// # Ok::<(), crawldedup::SeenError>(())
+/// ```
+pub struct SeenUrls {
+    config: SeenConfig,
+    layers: RwLock<Vec<Layer>>,
+    stripes: Box<[Mutex<()>]>,
+    confirm: Option<ConfirmStore>,
+    checkpoint_seq: AtomicU64,
+}
+
+impl std::fmt::Debug for SeenUrls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeenUrls")
+            .field("config", &self.config)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl SeenUrls {
+    /// An empty in-memory filter (exact confirmation is not available without a state
+    /// directory and is ignored here).
+    pub fn new(config: SeenConfig) -> Result<SeenUrls, SeenError> {
+        let first = first_layer_params(&config)?;
+        Ok(SeenUrls::assemble(config, vec![Layer::new(first)], None, 0))
+    }
+
+    /// Opens the filter saved in `state_dir`, or starts an empty one there. A saved filter
+    /// keeps the layout it was created with; a different `config` sizing only applies to
+    /// new state directories.
+    pub fn open(state_dir: &Path, config: SeenConfig) -> Result<SeenUrls, SeenError> {
+        let first = first_layer_params(&config)?;
+        let confirm = if config.confirm_on_disk {
+            let path = state_dir.join(CONFIRM_DIR);
+            let db = sled::Config::new()
+                .path(&path)
+                .cache_capacity(64 << 20)
+                .open()
+                .map_err(|source| SeenError::Store {
+                    path: path.clone(),
+                    source,
+                })?;
+            Some(ConfirmStore { path, db })
+        } else {
+            None
+        };
+        let file = state_dir.join(SEEN_FILE);
+        match fs::read(&file) {
+            Ok(bytes) => {
+                let (seq, layers) = decode(&bytes).map_err(|problem| SeenError::Corrupt {
+                    path: file.clone(),
+                    problem,
+                })?;
+                Ok(SeenUrls::assemble(config, layers, confirm, seq))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(SeenUrls::assemble(
+                config,
+                vec![Layer::new(first)],
+                confirm,
+                0,
+            )),
+            Err(source) => Err(SeenError::Io { path: file, source }),
+        }
+    }
+
+    fn assemble(
+        config: SeenConfig,
+        layers: Vec<Layer>,
+        confirm: Option<ConfirmStore>,
+        seq: u64,
+    ) -> SeenUrls {
+        SeenUrls {
+            config,
+            layers: RwLock::new(layers),
+            stripes: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+            confirm,
+            checkpoint_seq: AtomicU64::new(seq),
+        }
+    }
+
+    /// Checks a canonical URL and records it: `Ok(true)` if it was seen before, `Ok(false)`
+    /// if it is new (and is now recorded). Of several tasks inserting the same URL at once,
+    /// exactly one gets `false`.
+    pub fn insert(&self, canonical: &str) -> Result<bool, SeenError> {
+        let hash = url_hash(canonical);
+        let _stripe = lock(&self.stripes[(hash as usize) % LOCK_STRIPES]);
+        if self.maybe_contains(hash) && self.confirmed(canonical)? {
+            return Ok(true);
+        }
+        self.record_new(hash)?;
+        if let Some(store) = &self.confirm {
+            store
+                .db
+                .insert(url_hash128(canonical).to_be_bytes(), &[])
+                .map_err(|source| SeenError::Store {
+                    path: store.path.clone(),
+                    source,
+                })?;
+        }
+        Ok(false)
+    }
+
+    /// Whether a canonical URL was (probably, or with confirmation certainly) seen, without
+    /// recording it.
+    pub fn contains(&self, canonical: &str) -> Result<bool, SeenError> {
+        Ok(self.maybe_contains(url_hash(canonical)) && self.confirmed(canonical)?)
+    }
+
+    fn maybe_contains(&self, hash: u64) -> bool {
+        read(&self.layers)
+            .iter()
+            .any(|layer| layer.filter.contains_hash(hash))
+    }
+
+    /// A "maybe" from the filter is final without a confirmation store.
+    fn confirmed(&self, canonical: &str) -> Result<bool, SeenError> {
+        match &self.confirm {
+            None => Ok(true),
+            Some(store) => store
+                .db
+                .contains_key(url_hash128(canonical).to_be_bytes())
+                .map_err(|source| SeenError::Store {
+                    path: store.path.clone(),
+                    source,
+                }),
+        }
+    }
+
+    fn record_new(&self, hash: u64) -> Result<(), SeenError> {
+        {
+            let layers = read(&self.layers);
+            let last = layers.last().expect("a SeenUrls always has a layer");
+            if last.count.load(Ordering::Relaxed) < last.params.n {
+                last.filter.insert_hash(hash);
+                last.count.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
+        }
+        let mut layers = write(&self.layers);
+        let full = layers
+            .last()
+            .is_some_and(|last| last.count.load(Ordering::Relaxed) >= last.params.n);
+        if full {
+            let prev = layers[layers.len() - 1].params;
+            let next = BloomParams::new(prev.n.saturating_mul(2), prev.p / 2.0)?;
+            layers.push(Layer::new(next));
+        }
+        let last = layers.last().expect("a SeenUrls always has a layer");
+        last.filter.insert_hash(hash);
+        last.count.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Current figures.
+    pub fn stats(&self) -> SeenStats {
+        let layers = read(&self.layers);
+        let mut miss = 1.0;
+        let mut bytes = 0;
+        let mut count = 0;
+        for layer in layers.iter() {
+            let c = layer.count.load(Ordering::Relaxed);
+            count += c;
+            bytes += layer.params.bytes();
+            miss *= 1.0 - layer.params.expected_fp_rate(c);
+        }
+        SeenStats {
+            count,
+            layers: layers.len(),
+            bytes,
+            expected_fp_rate: 1.0 - miss,
+            checkpoint_seq: self.checkpoint_seq.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sequence number of the last checkpoint saved or opened (0 for a new filter).
+    pub fn checkpoint_seq(&self) -> u64 {
+        self.checkpoint_seq.load(Ordering::Relaxed)
+    }
+
+    /// The sizing this filter was opened with.
+    pub fn config(&self) -> &SeenConfig {
+        &self.config
+    }
+
+    /// Saves the filter into `state_dir` atomically (temporary file, fsync, rename, fsync of
+    /// the folder), tagged with checkpoint sequence number `seq`. URLs inserted while the
+    /// save runs may or may not be in the saved copy; a caller that needs "exactly the URLs
+    /// after the checkpoint" records them with sequence numbers above `seq` and re-inserts
+    /// those on open.
+    pub fn save(&self, state_dir: &Path, seq: u64) -> Result<(), SeenError> {
+        if let Some(store) = &self.confirm {
+            store.db.flush().map_err(|source| SeenError::Store {
+                path: store.path.clone(),
+                source,
+            })?;
+        }
+        let bytes = {
+            // The write lock stops inserts for the copy, so the counts match the bits.
+            let layers = write(&self.layers);
+            encode(seq, &layers)
+        };
+        let path = state_dir.join(SEEN_FILE);
+        write_atomically(&path, &bytes).map_err(|source| SeenError::Io { path, source })?;
+        self.checkpoint_seq.store(seq, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+fn first_layer_params(config: &SeenConfig) -> Result<BloomParams, SeenError> {
+    if !(config.false_positive_rate > 0.0 && config.false_positive_rate < 1.0) {
+        return Err(SeenError::Params(format!(
+            "p (false_positive_rate) must lie strictly between 0 and 1, got {}",
+            config.false_positive_rate
+        )));
+    }
+    // Half of the budget for the first layer: the geometric series of later layers
+    // (p/4, p/8, ...) then keeps the compound rate below p.
+    BloomParams::new(config.expected_urls, config.false_positive_rate / 2.0)
+}
+
+fn lock(mutex: &Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
+    // The guarded data is `()`, so a panic elsewhere cannot leave it inconsistent.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn read(lock: &RwLock<Vec<Layer>>) -> std::sync::RwLockReadGuard<'_, Vec<Layer>> {
+    // Layers are only ever appended whole, so a poisoned lock still guards a valid list.
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn write(lock: &RwLock<Vec<Layer>>) -> std::sync::RwLockWriteGuard<'_, Vec<Layer>> {
+    lock.write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Writes `bytes` to `path` so that a crash leaves either the old file or the new one.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let tmp = path.with_extension("tmp");
+    {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    fs::rename(&tmp, path)?;
+    // The rename itself is durable only once the folder is synced.
+    fs::File::open(dir)?.sync_all()
+}
+
+fn encode(seq: u64, layers: &[Layer]) -> Vec<u8> {
+    let words: usize = layers.iter().map(|l| l.filter.as_slice().len()).sum();
+    let mut out = Vec::with_capacity(64 + layers.len() * 48 + words * 8);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&URL_HASH_SEED.to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&(layers.len() as u32).to_le_bytes());
+    for layer in layers {
+        let p = layer.params;
+        out.extend_from_slice(&p.n.to_le_bytes());
+        out.extend_from_slice(&p.p.to_le_bytes());
+        out.extend_from_slice(&p.m.to_le_bytes());
+        out.extend_from_slice(&p.k.to_le_bytes());
+        out.extend_from_slice(&layer.count.load(Ordering::Relaxed).to_le_bytes());
+        out.extend_from_slice(&(layer.filter.as_slice().len() as u64).to_le_bytes());
+        for word in layer.filter.iter() {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    let checksum = xxh3_64_with_seed(&out, 0);
+    out.extend_from_slice(&checksum.to_le_bytes());
+    out
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, len: usize, what: &str) -> Result<&[u8], String> {
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|&end| end <= self.bytes.len());
+        match end {
+            Some(end) => {
+                let slice = &self.bytes[self.at..end];
+                self.at = end;
+                Ok(slice)
+            }
+            None => Err(format!("truncated: the file ends inside the {what}")),
+        }
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        let mut buf = [0; 4];
+        buf.copy_from_slice(self.take(4, what)?);
+        Ok(u32::from_le_bytes(buf))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        let mut buf = [0; 8];
+        buf.copy_from_slice(self.take(8, what)?);
+        Ok(u64::from_le_bytes(buf))
+    }
+}
+
+fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err("not a crawldedup seen-URL filter (bad magic bytes)".into());
+    }
+    if bytes.len() < MAGIC.len() + 8 {
+        return Err("truncated: the file ends inside the header".into());
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 8);
+    let mut stored = [0; 8];
+    stored.copy_from_slice(tail);
+    let mut r = Reader {
+        bytes: body,
+        at: MAGIC.len(),
+    };
+    let version = r.u32("header")?;
+    if version != FORMAT_VERSION {
+        return Err(format!(
+            "format version {version}, this build reads version {FORMAT_VERSION}"
+        ));
+    }
+    if u64::from_le_bytes(stored) != xxh3_64_with_seed(body, 0) {
+        return Err("checksum mismatch: the file is damaged or truncated".into());
+    }
+    let seed = r.u64("header")?;
+    if seed != URL_HASH_SEED {
+        return Err(format!("hash seed {seed:#x} is not this build's"));
+    }
+    let seq = r.u64("header")?;
+    let count = r.u32("header")?;
+    if count == 0 {
+        return Err("the filter has no layers".into());
+    }
+    let mut layers = Vec::new();
+    for i in 0..count {
+        let what = format!("header of layer {i}");
+        let n = r.u64(&what)?;
+        let p = f64::from_bits(r.u64(&what)?);
+        let m = r.u64(&what)?;
+        let k = r.u32(&what)?;
+        let items = r.u64(&what)?;
+        let words = r.u64(&what)?;
+        let params = BloomParams::new(n, p).map_err(|e| format!("layer {i}: {e}"))?;
+        if params.m != m || params.k != k || m.div_ceil(64) != words {
+            return Err(format!(
+                "layer {i}: stored size (m = {m}, k = {k}, {words} words) does not match n = {n}, p = {p}"
+            ));
+        }
+        let raw = r.take(words as usize * 8, &format!("bits of layer {i}"))?;
+        let bits = raw
+            .chunks_exact(8)
+            .map(|c| {
+                let mut buf = [0; 8];
+                buf.copy_from_slice(c);
+                u64::from_le_bytes(buf)
+            })
+            .collect();
+        layers.push(Layer::from_words(params, bits, items));
+    }
+    if r.at != body.len() {
+        return Err(format!(
+            "{} unexpected bytes after the last layer",
+            body.len() - r.at
+        ));
+    }
+    Ok((seq, layers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_follow_the_formula() {
+        let p = BloomParams::new(200_000, 0.01).unwrap();
+        assert_eq!(p.m, 1_917_012);
+        assert_eq!(p.k, 7);
+        assert!(BloomParams::new(0, 0.01).is_err());
+        assert!(BloomParams::new(10, 1.0).is_err());
+        assert!(BloomParams::new(10, 0.0).is_err());
+        assert!(BloomParams::new(10, f64::NAN).is_err());
+        assert!(BloomParams::new(u64::MAX, 1e-9).is_err());
+    }
+
+    #[test]
+    fn decode_refuses_foreign_bytes() {
+        assert!(decode(b"hello world, not a filter").is_err());
+        assert!(decode(b"").is_err());
+    }
+}
