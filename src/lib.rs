@@ -40,9 +40,11 @@
 
 pub mod config;
 pub mod demo;
+pub mod fingerprint;
 pub mod urls;
 
 pub use config::{Config, ConfigError};
+pub use fingerprint::{Digest, Fingerprint, Simhash};
 pub use urls::{
     BloomParams, CanonicalError, CanonicalOptions, Canonicalizer, SeenConfig, SeenError, SeenStats,
     SeenUrls,
