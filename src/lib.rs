@@ -41,10 +41,12 @@
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
+pub mod index;
 pub mod urls;
 
 pub use config::{Config, ConfigError};
 pub use fingerprint::{Digest, Fingerprint, Simhash};
+pub use index::{Decision, DocId, DocRecord, IndexConfig, SimhashIndex};
 pub use urls::{
     BloomParams, CanonicalError, CanonicalOptions, Canonicalizer, SeenConfig, SeenError, SeenStats,
     SeenUrls,

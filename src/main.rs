@@ -34,6 +34,21 @@ enum Command {
     BloomParams(BloomParamsArgs),
     /// Checks a configuration file and prints it with every default filled in.
     Config(ConfigArgs),
+    /// Prints the simhash index layouts considered for n fingerprints at distance k.
+    IndexPlan(IndexPlanArgs),
+}
+
+#[derive(Args)]
+struct IndexPlanArgs {
+    /// Expected number of fingerprints.
+    #[arg(long)]
+    n: u64,
+    /// Largest Hamming distance called a near-duplicate.
+    #[arg(long, default_value_t = 3)]
+    k: u32,
+    /// Budget of expected candidates per query.
+    #[arg(long, default_value_t = crawldedup::index::plan::DEFAULT_CANDIDATE_BUDGET)]
+    budget: f64,
 }
 
 #[derive(Args)]
@@ -132,6 +147,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Demo => run_demo(),
         Command::Canonicalize(args) => canonicalize(args),
         Command::BloomParams(args) => bloom_params(args),
+        Command::IndexPlan(args) => index_plan(args),
         Command::Config(args) => {
             print!("{}", args.load()?.to_toml());
             Ok(ExitCode::SUCCESS)
@@ -194,6 +210,26 @@ fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
         first.k,
         first.bytes()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn index_plan(args: IndexPlanArgs) -> Result<ExitCode, Failure> {
+    use crawldedup::index::plan::Plan;
+    let chosen = Plan::choose(args.n, args.k, args.budget)
+        .ok_or_else(|| anyhow::anyhow!("no layout for k = {} (k must be below 16)", args.k))?;
+    println!(
+        "n = {}, k = {}, budget {} candidates per query",
+        args.n, args.k, args.budget
+    );
+    println!("blocks tables key-bits candidates/query bytes/fp");
+    for option in Plan::options(args.n, args.k) {
+        let mark = if option.blocks as usize == chosen.blocks.len() {
+            "  <- chosen"
+        } else {
+            ""
+        };
+        println!("{option}{mark}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

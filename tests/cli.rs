@@ -133,7 +133,13 @@ fn shipped_seed_lists_parse() {
 
 #[test]
 fn every_subcommand_has_help() {
-    for sub in ["demo", "canonicalize", "bloom-params", "config"] {
+    for sub in [
+        "demo",
+        "canonicalize",
+        "bloom-params",
+        "config",
+        "index-plan",
+    ] {
         let o = crawldedup(&[sub, "--help"]);
         assert!(o.status.success(), "{sub}");
         assert!(stdout(&o).contains("Usage"), "{sub}");

@@ -1,0 +1,242 @@
+//! The simhash index's promises: queries equal a brute-force scan, check-and-insert is
+//! atomic, and a checkpointed index survives a kill -9.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use crawldedup::fingerprint::{Digest, Simhash};
+use crawldedup::{Decision, DocRecord, IndexConfig, SimhashIndex};
+use proptest::prelude::*;
+
+fn record(simhash: u64, digest: u128) -> DocRecord {
+    DocRecord {
+        simhash: Simhash(simhash),
+        digest: Digest(digest),
+        text_chars: 1000,
+        name: format!("doc-{digest}"),
+    }
+}
+
+fn config(k: u32, blocks: Option<u32>) -> IndexConfig {
+    IndexConfig {
+        max_distance: k,
+        expected: 1_000_000,
+        blocks,
+    }
+}
+
+/// Fingerprints clustered so that many lie within k of each other: a few random centres,
+/// each with copies that differ in a few bits, plus exact repeats.
+fn clustered(seeds: &[u64], flips: &[(usize, u8, u8, u8)]) -> Vec<u64> {
+    let mut out: Vec<u64> = seeds.to_vec();
+    for &(centre, a, b, c) in flips {
+        let base = seeds[centre % seeds.len()];
+        let mut fp = base ^ (1 << (a % 64));
+        if b % 3 != 0 {
+            fp ^= 1 << (b % 64);
+        }
+        if c % 4 == 0 {
+            fp ^= 1 << (c % 64);
+        }
+        out.push(fp);
+        if a % 5 == 0 {
+            out.push(fp); // the same fingerprint twice
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn query_returns_exactly_the_brute_force_set(
+        seeds in prop::collection::vec(any::<u64>(), 1..40),
+        flips in prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>(), any::<u8>()), 0..1500),
+        probes in prop::collection::vec(any::<u64>(), 1..20),
+        k in 0u32..=4,
+        blocks in prop::option::of(5u32..=8),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let blocks = blocks.filter(|&b| b > k);
+        let index = SimhashIndex::open(dir.path(), config(k, blocks)).unwrap();
+        let fps = clustered(&seeds, &flips);
+        // Every fingerprint is inserted (distinct digests, nothing refused), so that the
+        // index holds duplicates and near-duplicates of one another.
+        let mut stored = Vec::new();
+        for (i, &fp) in fps.iter().enumerate() {
+            let decision = index.check_and_insert(record(fp, i as u128), |_, _| false).unwrap();
+            prop_assert_eq!(decision, Decision::Unique(i as u64));
+            stored.push(fp);
+        }
+        let mut queries: Vec<u64> = probes.clone();
+        queries.extend(fps.iter().take(30).map(|fp| fp ^ 0b101));
+        queries.extend(fps.iter().take(30));
+        for q in queries {
+            let expected: Vec<(u64, u32)> = stored
+                .iter()
+                .enumerate()
+                .filter_map(|(id, &fp)| {
+                    let d = (fp ^ q).count_ones();
+                    (d <= k).then_some((id as u64, d))
+                })
+                .collect();
+            prop_assert_eq!(index.query(Simhash(q)), expected);
+        }
+    }
+}
+
+#[test]
+fn exact_and_near_duplicates_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
+    assert_eq!(
+        index
+            .check_and_insert(record(0xff00, 1), |_, _| true)
+            .unwrap(),
+        Decision::Unique(0)
+    );
+    assert_eq!(
+        index
+            .check_and_insert(record(0x1234, 1), |_, _| true)
+            .unwrap(),
+        Decision::Exact(0)
+    );
+    assert_eq!(
+        index
+            .check_and_insert(record(0xff07, 2), |_, _| true)
+            .unwrap(),
+        Decision::Near { of: 0, distance: 3 }
+    );
+    // A refused confirmation (a short text that is not similar enough) stores it.
+    assert_eq!(
+        index
+            .check_and_insert(record(0xff07, 3), |_, _| false)
+            .unwrap(),
+        Decision::Unique(1)
+    );
+    assert_eq!(
+        index
+            .check_and_insert(record(0xff0f, 4), |_, _| false)
+            .unwrap(),
+        Decision::Unique(2)
+    );
+    assert_eq!(index.get(1).unwrap().unwrap().name, "doc-3");
+}
+
+#[test]
+fn concurrent_near_same_pages_yield_exactly_one_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Arc::new(SimhashIndex::open(dir.path(), config(3, None)).unwrap());
+    let base = 0x0123_4567_89ab_cdefu64;
+    let threads: Vec<_> = (0..8u64)
+        .map(|t| {
+            let index = Arc::clone(&index);
+            std::thread::spawn(move || {
+                (0..50u64)
+                    .map(|round| {
+                        // Each thread presents a version a bit or two away from the base, or the
+                        // base itself with its own digest.
+                        let fp = if round % 2 == 0 {
+                            base
+                        } else {
+                            base ^ (1 << (t % 64))
+                        };
+                        index
+                            .check_and_insert(record(fp, u128::from(t * 1000 + round)), |_, _| true)
+                            .unwrap()
+                    })
+                    .filter(|d| matches!(d, Decision::Unique(_)))
+                    .count()
+            })
+        })
+        .collect();
+    let uniques: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(uniques, 1);
+    assert_eq!(index.len(), 1);
+}
+
+const CHILD_ENV: &str = "CRAWLDEDUP_INDEX_CHILD_DIR";
+const CHECKPOINTED: u64 = 3_000;
+
+fn nth_fp(i: u64) -> u64 {
+    // Spread fingerprints so that none are near each other.
+    i.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ 0x5555_0000_aaaa_ffff
+}
+
+#[test]
+fn checkpointed_index_survives_kill_9() {
+    if let Ok(dir) = std::env::var(CHILD_ENV) {
+        // The child: insert, checkpoint, say so, then keep inserting until killed.
+        let index = SimhashIndex::open(Path::new(&dir), config(3, None)).unwrap();
+        for i in 0..CHECKPOINTED {
+            index
+                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .unwrap();
+        }
+        index.checkpoint().unwrap();
+        std::fs::write(Path::new(&dir).join("checkpointed"), "yes").unwrap();
+        let mut i = CHECKPOINTED;
+        loop {
+            index
+                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .unwrap();
+            i += 1;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "checkpointed_index_survives_kill_9"])
+        .env(CHILD_ENV, dir.path())
+        .spawn()
+        .unwrap();
+    let marker = dir.path().join("checkpointed");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child never checkpointed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
+    assert!(
+        index.len() >= CHECKPOINTED,
+        "only {} documents survived",
+        index.len()
+    );
+    for i in 0..CHECKPOINTED {
+        assert_eq!(
+            index
+                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .unwrap(),
+            Decision::Exact(i),
+            "document {i}"
+        );
+        assert_eq!(index.query(Simhash(nth_fp(i))), vec![(i, 0)]);
+    }
+}
+
+#[test]
+fn reopen_keeps_documents_and_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let index = SimhashIndex::open(dir.path(), config(3, Some(6))).unwrap();
+        for i in 0..2_000 {
+            index
+                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .unwrap();
+        }
+        index.checkpoint().unwrap();
+    }
+    // A different configuration does not change a stored layout.
+    let index = SimhashIndex::open(dir.path(), config(3, Some(5))).unwrap();
+    assert_eq!(index.plan().blocks.len(), 6);
+    assert_eq!(index.len(), 2_000);
+    assert_eq!(index.query(Simhash(nth_fp(1234) ^ 0b11)), vec![(1234, 2)]);
+}
