@@ -343,6 +343,13 @@ fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
+/// The byte of the `%XX` escape starting at `at`, if it is one.
+fn decode_escape(bytes: &[u8], at: usize) -> Option<u8> {
+    let h = hex_value(*bytes.get(at + 1)?)?;
+    let l = hex_value(*bytes.get(at + 2)?)?;
+    Some(h << 4 | l)
+}
+
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 fn push_escaped(out: &mut String, byte: u8) {
@@ -363,11 +370,7 @@ fn normalize_percent(input: &str, out: &mut String, in_query: bool) {
             continue;
         }
         out.push_str(&input[plain_start..i]);
-        let decoded = match (bytes.get(i + 1), bytes.get(i + 2)) {
-            (Some(&h), Some(&l)) => hex_value(h).zip(hex_value(l)).map(|(h, l)| h << 4 | l),
-            _ => None,
-        };
-        match decoded {
+        match decode_escape(bytes, i) {
             Some(b) if is_unreserved(b) => {
                 out.push(b as char);
                 i += 3;
@@ -400,22 +403,16 @@ fn percent_decode_lossy(input: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'%' => {
-                let decoded = match (bytes.get(i + 1), bytes.get(i + 2)) {
-                    (Some(&h), Some(&l)) => hex_value(h).zip(hex_value(l)).map(|(h, l)| h << 4 | l),
-                    _ => None,
-                };
-                match decoded {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
+            b'%' => match decode_escape(bytes, i) {
+                Some(b) => {
+                    out.push(b);
+                    i += 3;
                 }
-            }
+                None => {
+                    out.push(b'%');
+                    i += 1;
+                }
+            },
             b'+' => {
                 out.push(b' ');
                 i += 1;
