@@ -178,6 +178,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .push(ha.distance(fp(&b)));
             }
         }
+        let chars: Vec<usize> = docs.iter().map(|d| d.text.chars().count()).collect();
+        let mut record_negative = |kind: &'static str, i: usize, j: usize| {
+            let short = chars[i].min(chars[j]) < SHORT_CHARS;
+            negatives
+                .entry((kind, short))
+                .or_default()
+                .distances
+                .push(hashes[i].distance(hashes[j]));
+        };
         let mut by_host: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, d) in docs.iter().enumerate() {
             by_host.entry(&d.host).or_default().push(i);
@@ -185,39 +194,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for members in by_host.values() {
             for (x, &i) in members.iter().enumerate() {
                 for &j in &members[x + 1..] {
-                    if docs[i].text == docs[j].text {
-                        continue;
+                    if docs[i].text != docs[j].text {
+                        record_negative("same site", i, j);
                     }
-                    let short = docs[i]
-                        .text
-                        .chars()
-                        .count()
-                        .min(docs[j].text.chars().count())
-                        < SHORT_CHARS;
-                    negatives
-                        .entry(("same site", short))
-                        .or_default()
-                        .distances
-                        .push(hashes[i].distance(hashes[j]));
                 }
             }
         }
         for _ in 0..20_000 {
             let (i, j) = (rng.below(docs.len()), rng.below(docs.len()));
-            if i == j || docs[i].page_type != docs[j].page_type || docs[i].text == docs[j].text {
-                continue;
+            if i != j && docs[i].page_type == docs[j].page_type && docs[i].text != docs[j].text {
+                record_negative("same type", i, j);
             }
-            let short = docs[i]
-                .text
-                .chars()
-                .count()
-                .min(docs[j].text.chars().count())
-                < SHORT_CHARS;
-            negatives
-                .entry(("same type", short))
-                .or_default()
-                .distances
-                .push(hashes[i].distance(hashes[j]));
         }
 
         println!("\n== {shingle}-word shingles");
