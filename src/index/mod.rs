@@ -320,19 +320,11 @@ impl SimhashIndex {
             memory.tables[t].keys = entries.iter().map(|e| e.0).collect();
             memory.tables[t].ids = entries.iter().map(|e| e.1).collect();
         }
-        if digests.len() as u64 != memory.count {
+        if digests.len() != memory.digests.len() {
+            // The document pass above already knows every digest: no second scan of docs.
             let mut batch = sled::Batch::default();
-            for item in docs.iter() {
-                let (key, value) = item.map_err(store)?;
-                if let Some(record) = DocRecord::decode(&value) {
-                    if digests
-                        .get(record.digest.0.to_be_bytes())
-                        .map_err(store)?
-                        .is_none()
-                    {
-                        batch.insert(&record.digest.0.to_be_bytes()[..], &key[..]);
-                    }
-                }
+            for (&digest, &id) in &memory.digests {
+                batch.insert(&digest.to_be_bytes()[..], &u64::from(id).to_be_bytes()[..]);
             }
             digests.apply_batch(batch).map_err(store)?;
         }
@@ -365,15 +357,21 @@ impl SimhashIndex {
 
     /// Every stored document within distance k of `simhash`, with its distance, by id.
     pub fn query(&self, simhash: Simhash) -> Vec<(DocId, u32)> {
+        self.query_keys(&self.keys(simhash))
+    }
+
+    /// The permuted key of `simhash` in every table, computed once per page.
+    fn keys(&self, simhash: Simhash) -> Vec<u64> {
+        (0..self.plan.tables.len())
+            .map(|t| self.plan.permute(t, simhash.0))
+            .collect()
+    }
+
+    fn query_keys(&self, keys: &[u64]) -> Vec<(DocId, u32)> {
         let memory = self.read();
         let mut found = Vec::new();
-        for (t, table) in memory.tables.iter().enumerate() {
-            table.probe(
-                self.plan.permute(t, simhash.0),
-                self.plan.leading_mask(t),
-                self.plan.k,
-                &mut found,
-            );
+        for (t, (table, &key)) in memory.tables.iter().zip(keys).enumerate() {
+            table.probe(key, self.plan.leading_mask(t), self.plan.k, &mut found);
         }
         found.sort_unstable();
         found.dedup_by_key(|e| e.0);
@@ -407,7 +405,8 @@ impl SimhashIndex {
         if let Some(&id) = self.read().digests.get(&record.digest.0) {
             return Ok(Decision::Exact(u64::from(id)));
         }
-        let mut near = self.query(record.simhash);
+        let keys = self.keys(record.simhash);
+        let mut near = self.query_keys(&keys);
         near.sort_by_key(|&(id, d)| (d, id));
         for (of, distance) in near {
             if confirm(of, distance) {
@@ -417,17 +416,17 @@ impl SimhashIndex {
         let id = self.len();
         let small = u32::try_from(id)
             .map_err(|_| IndexError::Layout("index full (2^32 documents)".into()))?;
-        self.persist(id, &record)?;
+        self.persist(id, &record, &keys)?;
         let mut memory = self.memory.write().unwrap_or_else(|p| p.into_inner());
-        for (t, table) in memory.tables.iter_mut().enumerate() {
-            table.insert(self.plan.permute(t, record.simhash.0), small);
+        for (table, &key) in memory.tables.iter_mut().zip(&keys) {
+            table.insert(key, small);
         }
         memory.digests.insert(record.digest.0, small);
         memory.count += 1;
         Ok(Decision::Unique(id))
     }
 
-    fn persist(&self, id: DocId, record: &DocRecord) -> Result<(), IndexError> {
+    fn persist(&self, id: DocId, record: &DocRecord, keys: &[u64]) -> Result<(), IndexError> {
         let store = |source| IndexError::Store {
             path: self.path.clone(),
             source,
@@ -436,12 +435,8 @@ impl SimhashIndex {
         self.docs
             .insert(id.to_be_bytes(), record.encode())
             .map_err(store)?;
-        for (t, tree) in self.tables.iter().enumerate() {
-            tree.insert(
-                &table_key(self.plan.permute(t, record.simhash.0), id)[..],
-                &[],
-            )
-            .map_err(store)?;
+        for (tree, &key) in self.tables.iter().zip(keys) {
+            tree.insert(&table_key(key, id)[..], &[]).map_err(store)?;
         }
         self.digests
             .insert(record.digest.0.to_be_bytes(), &id.to_be_bytes())
