@@ -39,6 +39,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod config;
+pub mod content;
 pub mod demo;
 pub mod fingerprint;
 pub mod index;

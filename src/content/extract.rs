@@ -1,0 +1,1252 @@
+//! Main-content extraction: the title, the main text with its structure, the declared
+//! language and the page's links.
+//!
+//! # How the main content is found
+//!
+//! 1. **Before parsing:** script, style, noscript, template, svg, math,
+//!    iframe and object bodies and comments are cut from the markup in one linear scan, so
+//!    the parser never builds them; JSON-LD bodies are kept aside.
+//! 2. **A flat tree.** scraper (html5ever) parses the rest; the tree is copied, in one
+//!    iterative walk, into a pre-order array in which each element knows where its subtree
+//!    ends. Every later pass is a loop over that array, so no depth of nesting can overflow
+//!    the stack, and the time is linear in the number of nodes. Form controls (`select`,
+//!    `option`, `input`, `textarea`), media fallbacks and the head (beyond its title,
+//!    `<base>` and `<meta>` data) are left out of the copy.
+//! 3. **Boilerplate by role.** An element is put in a boilerplate *category* by its tag
+//!    (`nav`, `footer`, `aside`, a page-level `header`), its ARIA role (`navigation`,
+//!    `banner`, `contentinfo`, `complementary`, `search`, `dialog`), its visibility
+//!    (`hidden`, `aria-hidden`, an inline `display:none`) or the words of its class and id
+//!    (menu, breadcrumb, sidebar, related, share, cookie, newsletter, comments, ...; matched
+//!    as whole words, so `ad` never matches `header`). A category is removed as a whole,
+//!    except when it holds a large share of the page's text: comments are boilerplate under an
+//!    article but *are* the content of a forum thread, and a page whose only text sits in a
+//!    hidden tab panel still has that text. A single element is never removed by a class
+//!    word when it holds most of the page's text or the page's `h1` or `main`.
+//! 4. **The main container.** Starting at `body`, the walk descends into the child that
+//!    holds most of what is left (text outside links counts fully, link text counts less)
+//!    for as long as one child holds most of its parent's text. Articles end at their body,
+//!    forum threads at the list of posts, listings at the list of items.
+//! 5. **Link-dense blocks.** Inside the container, blocks made mostly of link text (menus,
+//!    tag clouds, "read more" rows) are dropped unless the container itself is mostly links
+//!    (a listing or a collection, where the links are the content), and short buttons go.
+//! 6. **Structured data.** When the visible text is thin (a product page that draws its
+//!    description with script), a JSON-LD `articleBody` or `description` that says more is
+//!    used instead.
+//!
+//! The text keeps its structure: headings and paragraphs are separated by a blank line, list
+//! items are one per line (`- ` or `1. `), table rows are one per line with cells joined by
+//! ` | `, and `pre` keeps its line breaks.
+
+use super::decode;
+use super::strip;
+use scraper::{Html, Node as DomNode};
+use url::Url;
+
+/// What [`extract`] finds in a page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extracted {
+    /// The page title: `og:title`, else the main `h1`, else the `<title>` without its site
+    /// name.
+    pub title: Option<String>,
+    /// The main text, structured as described in the module documentation.
+    pub text: String,
+    /// The declared language (`<html lang>`, else `Content-Language` in a `<meta>`).
+    pub language: Option<String>,
+    /// Every followable link of the page, resolved to an absolute URL, in document order.
+    pub links: Vec<Link>,
+}
+
+/// A link found in a page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// The absolute URL (resolved against `<base href>` and the page URL); not canonicalized.
+    pub url: String,
+    /// The anchor text, whitespace collapsed.
+    pub text: String,
+    /// True when the link sits inside the main content.
+    pub in_main: bool,
+    /// True when the link carries `rel="nofollow"`.
+    pub nofollow: bool,
+}
+
+/// Decodes `bytes` (see [`decode::decode`]) and extracts the main content.
+pub fn extract_bytes(bytes: &[u8], content_type: Option<&str>, url: Option<&Url>) -> Extracted {
+    let decoded = decode::decode(bytes, content_type, url.map(Url::as_str));
+    extract(&decoded.text, url)
+}
+
+/// Extracts the main content of an HTML document. `url` is the page's address, used to
+/// resolve relative links; without it only absolute links are returned.
+pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
+    let stripped = strip::strip(html);
+    let dom = Html::parse_document(&stripped.html);
+    let page = Page::build(&dom);
+    drop(dom);
+    let mut analysis = Analysis::new(&page);
+    analysis.mark_boilerplate();
+    analysis.measure_kept();
+    let container = analysis.main_container();
+    let mut text = analysis.render(container);
+    if let Some(structured) = structured_text(&stripped.json_ld) {
+        if analysis.is_thin(container, &text, &structured) {
+            text = structured;
+        }
+    }
+    let title = page.title();
+    let links = page.links(url, container);
+    Extracted {
+        title,
+        text,
+        language: page.language.clone(),
+        links,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The flat tree.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tag {
+    Text,
+    Inline,
+    Block,
+    A,
+    P,
+    H(u8),
+    Ul,
+    Ol,
+    Li,
+    Dl,
+    Dt,
+    Dd,
+    Table,
+    Tr,
+    Cell,
+    Caption,
+    Pre,
+    Blockquote,
+    Br,
+    Hr,
+    Figure,
+    Section,
+    Article,
+    Main,
+    Header,
+    Footer,
+    Nav,
+    Aside,
+    Form,
+    Button,
+    Body,
+}
+
+impl Tag {
+    fn of(name: &str) -> Option<Tag> {
+        Some(match name {
+            "a" => Tag::A,
+            "p" => Tag::P,
+            "h1" => Tag::H(1),
+            "h2" => Tag::H(2),
+            "h3" => Tag::H(3),
+            "h4" => Tag::H(4),
+            "h5" => Tag::H(5),
+            "h6" => Tag::H(6),
+            "ul" | "menu" => Tag::Ul,
+            "ol" => Tag::Ol,
+            "li" => Tag::Li,
+            "dl" => Tag::Dl,
+            "dt" => Tag::Dt,
+            "dd" => Tag::Dd,
+            "table" => Tag::Table,
+            "tr" => Tag::Tr,
+            "td" | "th" => Tag::Cell,
+            "caption" | "figcaption" | "summary" | "legend" => Tag::Caption,
+            "pre" | "listing" | "plaintext" | "xmp" => Tag::Pre,
+            "blockquote" => Tag::Blockquote,
+            "br" => Tag::Br,
+            "hr" => Tag::Hr,
+            "figure" => Tag::Figure,
+            "section" => Tag::Section,
+            "article" => Tag::Article,
+            "main" => Tag::Main,
+            "header" => Tag::Header,
+            "footer" => Tag::Footer,
+            "nav" => Tag::Nav,
+            "aside" => Tag::Aside,
+            "form" => Tag::Form,
+            "button" => Tag::Button,
+            "body" => Tag::Body,
+            "span" | "b" | "i" | "em" | "strong" | "code" | "small" | "sup" | "sub" | "abbr"
+            | "time" | "label" | "mark" | "u" | "s" | "cite" | "q" | "font" | "img" | "kbd"
+            | "var" | "samp" | "del" | "ins" | "dfn" | "bdi" | "bdo" | "data" | "tt" | "big"
+            | "strike" | "wbr" | "picture" | "source" | "output" | "meter" | "nobr" => Tag::Inline,
+            // Never content: form controls, media and embedded documents, head-only
+            // elements that strayed into the body.
+            "select" | "option" | "optgroup" | "input" | "textarea" | "datalist" | "canvas"
+            | "video" | "audio" | "embed" | "map" | "area" | "track" | "frame" | "frameset"
+            | "head" | "title" | "meta" | "link" | "base" | "style" | "script" | "noscript"
+            | "template" | "svg" | "math" | "iframe" | "object" | "dialog" | "param" => {
+                return None;
+            }
+            _ => Tag::Block,
+        })
+    }
+
+    fn is_heading(self) -> bool {
+        matches!(self, Tag::H(_))
+    }
+}
+
+/// Boilerplate categories, decided and removed as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Cat {
+    None = 0,
+    Nav,
+    Footer,
+    Header,
+    Aside,
+    Comments,
+    Share,
+    Ads,
+    Overlay,
+    Forms,
+    Hidden,
+}
+
+const CATEGORIES: usize = 11;
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    tag: Tag,
+    cat: Cat,
+    /// Class/id hint that the element holds content (`article`, `content`, `post`, ...).
+    positive: bool,
+    /// A `main` element or `role="main"`.
+    main_role: bool,
+    parent: u32,
+    /// One past the last node of this node's subtree.
+    end: u32,
+    /// Text nodes: the byte range of their text in `Page::text`.
+    text_start: u32,
+    text_end: u32,
+    /// Characters of text in the subtree, whitespace not counted.
+    len: u32,
+    /// Of those, characters inside links.
+    link_len: u32,
+    /// `h1` and `main` elements in the subtree.
+    landmarks: u32,
+}
+
+struct Page {
+    nodes: Vec<Node>,
+    text: String,
+    body: u32,
+    anchors: Vec<(u32, String, bool)>,
+    title_tag: Option<String>,
+    og_title: Option<String>,
+    base_href: Option<String>,
+    language: Option<String>,
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+/// The attributes of one element that extraction looks at.
+#[derive(Default)]
+struct Attrs<'a> {
+    class: &'a str,
+    id: &'a str,
+    role: &'a str,
+    style: &'a str,
+    href: Option<&'a str>,
+    rel: &'a str,
+    hidden: bool,
+    aria_hidden: bool,
+}
+
+impl<'a> Attrs<'a> {
+    fn of(element: &'a scraper::node::Element) -> Attrs<'a> {
+        let mut attrs = Attrs::default();
+        for (name, value) in element.attrs() {
+            match name {
+                "class" => attrs.class = value,
+                "id" => attrs.id = value,
+                "role" => attrs.role = value,
+                "style" => attrs.style = value,
+                "href" => attrs.href = Some(value),
+                "rel" => attrs.rel = value,
+                "hidden" => attrs.hidden = true,
+                "aria-hidden" => attrs.aria_hidden = value.trim().eq_ignore_ascii_case("true"),
+                _ => {}
+            }
+        }
+        attrs
+    }
+}
+
+impl Page {
+    fn build(dom: &Html) -> Page {
+        let mut page = Page {
+            nodes: Vec::with_capacity(4096),
+            text: String::with_capacity(64 * 1024),
+            body: NO_PARENT,
+            anchors: Vec::new(),
+            title_tag: None,
+            og_title: None,
+            base_href: None,
+            language: None,
+        };
+        // One entry per open DOM element: its index in `nodes`, or None when skipped.
+        let mut open: Vec<Option<u32>> = Vec::with_capacity(64);
+        let mut skipping = 0usize;
+        let mut in_title = false;
+        let mut lower = String::new();
+        for edge in dom.tree.root().traverse() {
+            match edge {
+                ego_tree::iter::Edge::Open(node) => match node.value() {
+                    DomNode::Text(text) => {
+                        if in_title {
+                            page.title_tag
+                                .get_or_insert_with(String::new)
+                                .push_str(text);
+                        } else if skipping == 0 {
+                            page.push_text(text, &open);
+                        }
+                    }
+                    DomNode::Element(element) => {
+                        let name = element.name();
+                        match name {
+                            "html" => {
+                                page.language = element
+                                    .attr("lang")
+                                    .or_else(|| element.attr("xml:lang"))
+                                    .map(str::trim)
+                                    .filter(|l| !l.is_empty())
+                                    .map(str::to_string);
+                            }
+                            "title" if page.title_tag.is_none() => in_title = true,
+                            "meta" => page.read_meta(element),
+                            "base" if page.base_href.is_none() => {
+                                page.base_href = element.attr("href").map(str::to_string);
+                            }
+                            _ => {}
+                        }
+                        let tag = if skipping > 0 { None } else { Tag::of(name) };
+                        let Some(tag) = tag else {
+                            skipping += 1;
+                            open.push(None);
+                            continue;
+                        };
+                        let attrs = Attrs::of(element);
+                        let (cat, positive) = classify(tag, &attrs, &mut lower);
+                        let index = page.nodes.len() as u32;
+                        if tag == Tag::Body && page.body == NO_PARENT {
+                            page.body = index;
+                        }
+                        if tag == Tag::A {
+                            if let Some(href) = attrs.href {
+                                let nofollow = attrs
+                                    .rel
+                                    .split_ascii_whitespace()
+                                    .any(|r| r.eq_ignore_ascii_case("nofollow"));
+                                page.anchors.push((index, href.to_string(), nofollow));
+                            }
+                        }
+                        let main_role =
+                            tag == Tag::Main || attrs.role.trim().eq_ignore_ascii_case("main");
+                        page.nodes.push(Node {
+                            tag,
+                            cat,
+                            positive,
+                            main_role,
+                            parent: parent_of(&open),
+                            end: 0,
+                            text_start: 0,
+                            text_end: 0,
+                            len: 0,
+                            link_len: 0,
+                            landmarks: 0,
+                        });
+                        open.push(Some(index));
+                    }
+                    _ => {}
+                },
+                ego_tree::iter::Edge::Close(node) => {
+                    if let DomNode::Element(element) = node.value() {
+                        if element.name() == "title" {
+                            in_title = false;
+                        }
+                        match open.pop() {
+                            Some(Some(index)) => {
+                                page.nodes[index as usize].end = page.nodes.len() as u32;
+                            }
+                            Some(None) => skipping = skipping.saturating_sub(1),
+                            None => {}
+                        }
+                    }
+                }
+            }
+        }
+        page.measure();
+        page
+    }
+
+    fn push_text(&mut self, text: &str, open: &[Option<u32>]) {
+        let len = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
+        let start = self.text.len() as u32;
+        self.text.push_str(text);
+        let index = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            tag: Tag::Text,
+            cat: Cat::None,
+            positive: false,
+            main_role: false,
+            parent: parent_of(open),
+            end: index + 1,
+            text_start: start,
+            text_end: self.text.len() as u32,
+            len,
+            link_len: 0,
+            landmarks: 0,
+        });
+    }
+
+    fn read_meta(&mut self, element: &scraper::node::Element) {
+        let content = || {
+            element
+                .attr("content")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+        };
+        let property = element
+            .attr("property")
+            .or_else(|| element.attr("name"))
+            .unwrap_or("");
+        if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {
+            self.og_title = content().map(collapse_whitespace);
+        }
+        if let Some(equiv) = element.attr("http-equiv") {
+            if equiv.eq_ignore_ascii_case("content-language") && self.language.is_none() {
+                self.language = content().map(str::to_string);
+            }
+        }
+    }
+
+    /// Bottom-up totals: text, link text, landmarks.
+    fn measure(&mut self) {
+        for i in (0..self.nodes.len()).rev() {
+            let node = self.nodes[i];
+            let mut link_len = node.link_len;
+            if node.tag == Tag::A {
+                link_len = node.len;
+                self.nodes[i].link_len = link_len;
+            }
+            let own_landmark = matches!(node.tag, Tag::H(1) | Tag::Main) as u32;
+            self.nodes[i].landmarks += own_landmark;
+            if node.parent != NO_PARENT {
+                let landmarks = self.nodes[i].landmarks;
+                let parent = &mut self.nodes[node.parent as usize];
+                parent.len += node.len;
+                parent.link_len += link_len;
+                parent.landmarks += landmarks;
+            }
+        }
+    }
+
+    fn subtree_text(&self, index: u32) -> String {
+        let node = self.nodes[index as usize];
+        let mut out = String::new();
+        for n in &self.nodes[index as usize..node.end as usize] {
+            if n.tag == Tag::Text {
+                out.push_str(&self.text[n.text_start as usize..n.text_end as usize]);
+                out.push(' ');
+            } else if n.tag == Tag::Br {
+                out.push(' ');
+            }
+        }
+        collapse_whitespace(&out)
+    }
+
+    fn title(&self) -> Option<String> {
+        if let Some(og) = self.og_title.as_ref().filter(|t| !t.is_empty()) {
+            return Some(og.clone());
+        }
+        let h1 = (0..self.nodes.len() as u32)
+            .filter(|&i| self.nodes[i as usize].tag == Tag::H(1))
+            .map(|i| self.subtree_text(i))
+            .find(|t| !t.is_empty());
+        if h1.is_some() {
+            return h1;
+        }
+        let title = collapse_whitespace(self.title_tag.as_deref()?);
+        Some(clean_title(&title)).filter(|t| !t.is_empty())
+    }
+
+    fn links(&self, url: Option<&Url>, container: u32) -> Vec<Link> {
+        let base = match (&self.base_href, url) {
+            (Some(href), Some(url)) => url.join(href).ok().or_else(|| Some(url.clone())),
+            (Some(href), None) => Url::parse(href).ok(),
+            (None, url) => url.cloned(),
+        };
+        let container_end = self.nodes.get(container as usize).map_or(0, |n| n.end);
+        let mut links = Vec::with_capacity(self.anchors.len());
+        for (index, href, nofollow) in &self.anchors {
+            let href = href.trim();
+            if href.is_empty() || href.starts_with('#') {
+                continue;
+            }
+            let resolved = match &base {
+                Some(base) => base.join(href),
+                None => Url::parse(href),
+            };
+            let Ok(mut resolved) = resolved else {
+                continue;
+            };
+            if !matches!(resolved.scheme(), "http" | "https") {
+                continue;
+            }
+            resolved.set_fragment(None);
+            links.push(Link {
+                url: resolved.into(),
+                text: self.subtree_text(*index),
+                in_main: *index >= container && *index < container_end,
+                nofollow: *nofollow,
+            });
+        }
+        links
+    }
+}
+
+fn parent_of(open: &[Option<u32>]) -> u32 {
+    open.iter().rev().find_map(|o| *o).unwrap_or(NO_PARENT)
+}
+
+// ---------------------------------------------------------------------------------------
+// Class and id words.
+
+/// Puts an element in a boilerplate category and says whether its class or id suggests
+/// content. `lower` is a reusable buffer.
+fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> (Cat, bool) {
+    if attrs.hidden
+        || attrs.aria_hidden
+        || hidden_by_style(attrs.style)
+        || hidden_by_class(attrs.class)
+    {
+        return (Cat::Hidden, false);
+    }
+    let by_tag = match tag {
+        Tag::Nav => Cat::Nav,
+        Tag::Footer => Cat::Footer,
+        Tag::Aside => Cat::Aside,
+        Tag::Header => Cat::Header,
+        _ => Cat::None,
+    };
+    if by_tag != Cat::None {
+        return (by_tag, false);
+    }
+    let by_role = match attrs.role.trim().to_ascii_lowercase().as_str() {
+        "navigation" | "menu" | "menubar" | "tablist" => Cat::Nav,
+        "contentinfo" => Cat::Footer,
+        "banner" => Cat::Header,
+        "complementary" => Cat::Aside,
+        "search" => Cat::Forms,
+        "dialog" | "alertdialog" => Cat::Overlay,
+        _ => Cat::None,
+    };
+    if by_role != Cat::None {
+        return (by_role, false);
+    }
+    if attrs.class.is_empty() && attrs.id.is_empty() {
+        return (Cat::None, false);
+    }
+    lower.clear();
+    lower.push_str(attrs.class);
+    lower.push(' ');
+    lower.push_str(attrs.id);
+    lower.make_ascii_lowercase();
+    let mut positive = false;
+    let mut category = Cat::None;
+    for word in lower.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let cat = word_category(word);
+        if cat != Cat::None {
+            category = cat;
+            break;
+        }
+        positive |= matches!(
+            word,
+            "article"
+                | "content"
+                | "main"
+                | "post"
+                | "entry"
+                | "story"
+                | "prose"
+                | "markdown"
+                | "body"
+                | "text"
+                | "blog"
+                | "description"
+                | "question"
+                | "answer"
+                | "thread"
+                | "message"
+                | "documentation"
+                | "docs"
+        );
+    }
+    if category == Cat::None {
+        category = joined_word_category(lower);
+    }
+    (category, positive && category == Cat::None)
+}
+
+fn word_category(word: &str) -> Cat {
+    match word {
+        "nav" | "navbar" | "navigation" | "menu" | "menubar" | "submenu" | "megamenu"
+        | "breadcrumb" | "breadcrumbs" | "topbar" | "toc" | "skip" | "skiplink" | "pagination"
+        | "pager" | "tabs" => Cat::Nav,
+        "footer" | "colophon" | "copyright" => Cat::Footer,
+        "header" | "masthead" | "byline" => Cat::Header,
+        "sidebar" | "aside" | "widget" | "widgets" | "related" | "recommended"
+        | "recommendations" | "popular" | "trending" | "rail" => Cat::Aside,
+        "comment" | "comments" | "commentlist" | "disqus" => Cat::Comments,
+        "share" | "sharing" | "social" | "socials" | "sharethis" | "addthis" => Cat::Share,
+        "ad" | "ads" | "advert" | "advertisement" | "adsense" | "sponsor" | "sponsored"
+        | "promo" | "dfp" => Cat::Ads,
+        "cookie" | "cookies" | "consent" | "gdpr" | "popup" | "modal" | "overlay" | "lightbox" => {
+            Cat::Overlay
+        }
+        "login" | "signin" | "signup" | "newsletter" | "subscribe" | "subscription" | "search"
+        | "searchbox" => Cat::Forms,
+        _ => Cat::None,
+    }
+}
+
+/// Categories for words written together with others (`commentList`, `cookiebanner`).
+fn joined_word_category(lower: &str) -> Cat {
+    const JOINED: &[(&str, Cat)] = &[
+        ("cookie", Cat::Overlay),
+        ("consent", Cat::Overlay),
+        ("newsletter", Cat::Forms),
+        ("breadcrumb", Cat::Nav),
+        ("navbar", Cat::Nav),
+        ("sidebar", Cat::Aside),
+        ("footer", Cat::Footer),
+        ("comment", Cat::Comments),
+        ("social", Cat::Share),
+        ("sharing", Cat::Share),
+        ("advert", Cat::Ads),
+    ];
+    JOINED
+        .iter()
+        .find(|(word, _)| lower.contains(word))
+        .map_or(Cat::None, |(_, cat)| *cat)
+}
+
+/// Class names that hide an element at every screen size. A responsive variant beside them
+/// (`hidden md:block`, `d-none d-lg-flex`) means the element shows on some screens, so it is
+/// not hidden.
+fn hidden_by_class(class: &str) -> bool {
+    if class.is_empty() {
+        return false;
+    }
+    let mut hidden = false;
+    for name in class.split_ascii_whitespace() {
+        let lower = name.to_ascii_lowercase();
+        match lower.as_str() {
+            "hidden" | "d-none" | "display-none" | "is-hidden" | "u-hidden" | "hide"
+            | "visually-hidden" | "visuallyhidden" | "sr-only" | "screen-reader-text"
+            | "screen-reader-only" | "wt-display-none" | "invisible" => hidden = true,
+            _ => {
+                let responsive = lower.contains(':')
+                    || (lower.starts_with("d-")
+                        && (lower.ends_with("-block")
+                            || lower.ends_with("-flex")
+                            || lower.ends_with("-inline")
+                            || lower.ends_with("-grid")));
+                if responsive {
+                    return false;
+                }
+            }
+        }
+    }
+    hidden
+}
+
+fn hidden_by_style(style: &str) -> bool {
+    if style.is_empty() {
+        return false;
+    }
+    let compact: String = style
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    compact.contains("display:none") || compact.contains("visibility:hidden")
+}
+
+// ---------------------------------------------------------------------------------------
+// Deciding what is content.
+
+/// A category is kept when its text is at least this share of the text that is left.
+const KEEP_CATEGORY_SHARE: f64 = 0.5;
+/// Comments are kept (a forum thread) when they hold this share of the text that is left.
+const KEEP_COMMENTS_SHARE: f64 = 0.35;
+/// An element is never removed by its class words when it holds this share of the page.
+const KEEP_ELEMENT_SHARE: f64 = 0.5;
+/// Descend into a child while it holds at least this share of its parent's kept text.
+const DESCEND_SHARE: f64 = 0.7;
+/// The `main` element is trusted when it holds at least this share of the kept text.
+const MAIN_SHARE: f64 = 0.2;
+/// Link text counts this much towards an element's weight.
+const LINK_WEIGHT: f64 = 0.3;
+/// Blocks whose kept text is more than this share links are dropped (outside listings).
+const LINK_DENSE: f64 = 0.6;
+/// A container is a listing when more than this share of its text is links.
+const LISTING_LINK_SHARE: f64 = 0.5;
+
+struct Analysis<'p> {
+    page: &'p Page,
+    removed: Vec<bool>,
+    /// Text and link text that survive removal.
+    kept: Vec<u32>,
+    kept_links: Vec<u32>,
+}
+
+impl<'p> Analysis<'p> {
+    fn new(page: &'p Page) -> Self {
+        let n = page.nodes.len();
+        Analysis {
+            page,
+            removed: vec![false; n],
+            kept: vec![0; n],
+            kept_links: vec![0; n],
+        }
+    }
+
+    fn root(&self) -> u32 {
+        if self.page.body != NO_PARENT {
+            self.page.body
+        } else {
+            0
+        }
+    }
+
+    fn mark_boilerplate(&mut self) {
+        let nodes = &self.page.nodes;
+        if nodes.is_empty() {
+            return;
+        }
+        let total = nodes[self.root() as usize].len.max(1) as f64;
+        // The outermost element of each category, and its text per category.
+        let mut candidate = vec![false; nodes.len()];
+        let mut inside = vec![false; nodes.len()];
+        let mut by_cat = [0u64; CATEGORIES];
+        let mut inside_article = vec![false; nodes.len()];
+        for (i, node) in nodes.iter().enumerate() {
+            let parent = node.parent as usize;
+            let (parent_inside, parent_article) = if node.parent == NO_PARENT {
+                (false, false)
+            } else {
+                (inside[parent], inside_article[parent])
+            };
+            inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
+            if parent_inside {
+                inside[i] = true;
+                continue;
+            }
+            let mut cat = node.cat;
+            // A header inside an article or main is the article's own header.
+            if cat == Cat::Header && node.tag == Tag::Header && parent_article {
+                cat = Cat::None;
+            }
+            if cat == Cat::None {
+                continue;
+            }
+            let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
+                || cat == Cat::Hidden;
+            let share = node.len as f64 / total;
+            if share >= KEEP_ELEMENT_SHARE || (!strong && node.landmarks > 0) {
+                continue;
+            }
+            candidate[i] = true;
+            inside[i] = true;
+            by_cat[cat as usize] += node.len as u64;
+        }
+        let removed_total: u64 = by_cat.iter().sum();
+        let mut remove_cat = [false; CATEGORIES];
+        for cat in 1..CATEGORIES {
+            let left = total - (removed_total - by_cat[cat]) as f64;
+            let share = by_cat[cat] as f64 / left.max(1.0);
+            let keep_share = if cat == Cat::Comments as usize {
+                KEEP_COMMENTS_SHARE
+            } else {
+                KEEP_CATEGORY_SHARE
+            };
+            remove_cat[cat] = share < keep_share;
+        }
+        for (i, node) in nodes.iter().enumerate() {
+            let parent_removed = node.parent != NO_PARENT && self.removed[node.parent as usize];
+            let own = candidate[i] && remove_cat[self.effective_cat(i, &inside_article)];
+            let short_button = node.tag == Tag::Button && node.len < 40;
+            self.removed[i] = parent_removed || own || short_button;
+        }
+    }
+
+    fn effective_cat(&self, i: usize, inside_article: &[bool]) -> usize {
+        let node = &self.page.nodes[i];
+        let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
+        if node.cat == Cat::Header && node.tag == Tag::Header && parent_article {
+            Cat::None as usize
+        } else {
+            node.cat as usize
+        }
+    }
+
+    fn measure_kept(&mut self) {
+        let nodes = &self.page.nodes;
+        for i in (0..nodes.len()).rev() {
+            let node = nodes[i];
+            if self.removed[i] {
+                self.kept[i] = 0;
+                self.kept_links[i] = 0;
+                continue;
+            }
+            if node.tag == Tag::Text {
+                self.kept[i] = node.len;
+            }
+            if node.tag == Tag::A {
+                self.kept_links[i] = self.kept[i];
+            }
+            if node.parent != NO_PARENT {
+                let p = node.parent as usize;
+                self.kept[p] += self.kept[i];
+                self.kept_links[p] += self.kept_links[i];
+            }
+        }
+    }
+
+    fn weight(&self, i: usize) -> f64 {
+        let links = self.kept_links[i] as f64;
+        (self.kept[i] as f64 - links) + LINK_WEIGHT * links
+    }
+
+    fn main_container(&self) -> u32 {
+        let nodes = &self.page.nodes;
+        if nodes.is_empty() {
+            return 0;
+        }
+        let mut current = self.start_of_descent();
+        loop {
+            let total = self.weight(current);
+            if total <= 0.0 {
+                return current as u32;
+            }
+            let mut best = None;
+            let mut best_weight = 0.0;
+            let mut child = current + 1;
+            while child < nodes[current].end as usize {
+                if nodes[child].tag != Tag::Text && !self.removed[child] {
+                    let w = self.weight(child);
+                    if w > best_weight {
+                        best_weight = w;
+                        best = Some(child);
+                    }
+                }
+                child = nodes[child].end as usize;
+            }
+            match best {
+                Some(b) if best_weight >= DESCEND_SHARE * total => current = b,
+                _ => return current as u32,
+            }
+        }
+    }
+
+    /// Where the descent starts: the page's one `main` element (or `role="main"`) when it
+    /// holds a fair share of the kept text, else `body`.
+    fn start_of_descent(&self) -> usize {
+        let root = self.root() as usize;
+        let nodes = &self.page.nodes;
+        let total = self.weight(root);
+        let mut mains =
+            (root..nodes[root].end as usize).filter(|&i| nodes[i].main_role && !self.removed[i]);
+        match (mains.next(), mains.next()) {
+            (Some(main), None) if self.weight(main) >= MAIN_SHARE * total => main,
+            _ => root,
+        }
+    }
+
+    fn link_dense(&self, i: usize, listing: bool) -> bool {
+        if listing {
+            return false;
+        }
+        let node = &self.page.nodes[i];
+        let blocky = matches!(
+            node.tag,
+            Tag::Ul
+                | Tag::Ol
+                | Tag::Dl
+                | Tag::Block
+                | Tag::Section
+                | Tag::Table
+                | Tag::P
+                | Tag::Li
+                | Tag::Nav
+                | Tag::Header
+                | Tag::Footer
+                | Tag::Aside
+                | Tag::Form
+        );
+        let kept = self.kept[i];
+        blocky && kept > 0 && self.kept_links[i] as f64 > LINK_DENSE * kept as f64
+    }
+
+    /// The main text of the subtree at `container`.
+    fn render(&self, container: u32) -> String {
+        let nodes = &self.page.nodes;
+        let mut writer = Writer::default();
+        if nodes.is_empty() {
+            return String::new();
+        }
+        let start = container as usize;
+        let stop = nodes[start].end as usize;
+        let kept = self.kept[start].max(1) as f64;
+        let listing = self.kept_links[start] as f64 > LISTING_LINK_SHARE * kept;
+        // Open elements: (end, tag, ordinal of the next list item or -1).
+        let mut open: Vec<(u32, Tag, i32)> = Vec::new();
+        let mut i = start;
+        while i < stop {
+            while let Some(&(end, tag, _)) = open.last() {
+                if end as usize > i {
+                    break;
+                }
+                open.pop();
+                writer.close(tag);
+            }
+            let node = &nodes[i];
+            if node.tag == Tag::Text {
+                let text = &self.page.text[node.text_start as usize..node.text_end as usize];
+                writer.text(text);
+                i += 1;
+                continue;
+            }
+            if self.removed[i] || (i != start && self.link_dense(i, listing)) {
+                i = node.end as usize;
+                continue;
+            }
+            let mut ordinal = -1;
+            if node.tag == Tag::Li {
+                if let Some(list) = open
+                    .iter_mut()
+                    .rev()
+                    .find(|o| matches!(o.1, Tag::Ul | Tag::Ol))
+                {
+                    if list.1 == Tag::Ol {
+                        list.2 += 1;
+                        ordinal = list.2;
+                    }
+                }
+            }
+            writer.open(node.tag, ordinal);
+            let counter = if node.tag == Tag::Ol { 0 } else { -1 };
+            open.push((node.end, node.tag, counter));
+            i += 1;
+        }
+        while let Some((_, tag, _)) = open.pop() {
+            writer.close(tag);
+        }
+        writer.finish()
+    }
+
+    /// True when the visible text of `container` is thin and `structured` says much more.
+    fn is_thin(&self, container: u32, text: &str, structured: &str) -> bool {
+        let _ = container;
+        let visible = text.split_whitespace().count();
+        let structured_words = structured.split_whitespace().count();
+        visible < 60 && structured_words > 2 * visible.max(10)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing structured text.
+
+#[derive(Default)]
+struct Writer {
+    out: String,
+    /// 0: nothing pending, 1: a line break, 2: a blank line.
+    pending_break: u8,
+    pending_space: bool,
+    pending_prefix: Option<String>,
+    preformatted: u32,
+    cells_in_row: u32,
+}
+
+impl Writer {
+    fn text(&mut self, text: &str) {
+        if self.preformatted > 0 {
+            if !text.is_empty() {
+                self.flush_pending();
+                self.out.push_str(text);
+            }
+            return;
+        }
+        for word in split_keeping_space(text) {
+            match word {
+                Piece::Space => self.pending_space = true,
+                Piece::Word(word) => {
+                    self.flush_pending();
+                    self.out.push_str(word);
+                }
+            }
+        }
+    }
+
+    fn flush_pending(&mut self) {
+        if self.out.is_empty() {
+            self.pending_break = 0;
+            self.pending_space = false;
+        } else if self.pending_break > 0 {
+            self.out.push_str(if self.pending_break >= 2 {
+                "\n\n"
+            } else {
+                "\n"
+            });
+            self.pending_break = 0;
+            self.pending_space = false;
+        } else if self.pending_space {
+            self.out.push(' ');
+            self.pending_space = false;
+        }
+        if let Some(prefix) = self.pending_prefix.take() {
+            self.out.push_str(&prefix);
+        }
+    }
+
+    fn request_break(&mut self, lines: u8) {
+        self.pending_break = self.pending_break.max(lines);
+        self.pending_space = false;
+    }
+
+    fn open(&mut self, tag: Tag, ordinal: i32) {
+        match tag {
+            Tag::P
+            | Tag::H(_)
+            | Tag::Table
+            | Tag::Blockquote
+            | Tag::Figure
+            | Tag::Ul
+            | Tag::Ol
+            | Tag::Dl
+            | Tag::Section
+            | Tag::Article
+            | Tag::Main
+            | Tag::Header
+            | Tag::Footer
+            | Tag::Nav
+            | Tag::Aside
+            | Tag::Form
+            | Tag::Hr => self.request_break(2),
+            Tag::Pre => {
+                self.request_break(2);
+                self.preformatted += 1;
+            }
+            Tag::Li => {
+                self.request_break(1);
+                self.pending_prefix = Some(if ordinal > 0 {
+                    format!("{ordinal}. ")
+                } else {
+                    "- ".to_string()
+                });
+            }
+            Tag::Tr => {
+                self.request_break(1);
+                self.cells_in_row = 0;
+            }
+            Tag::Cell => {
+                if self.cells_in_row > 0 && self.pending_break == 0 {
+                    self.pending_prefix = Some("| ".to_string());
+                    self.pending_space = true;
+                }
+                self.cells_in_row += 1;
+            }
+            Tag::Block | Tag::Dt | Tag::Dd | Tag::Caption | Tag::Br | Tag::Body => {
+                self.request_break(1)
+            }
+            Tag::Text | Tag::Inline | Tag::A | Tag::Button => {}
+        }
+    }
+
+    fn close(&mut self, tag: Tag) {
+        match tag {
+            Tag::Pre => {
+                self.preformatted = self.preformatted.saturating_sub(1);
+                self.request_break(2);
+            }
+            Tag::Cell => {
+                // A cell with no text does not leave its separator behind.
+                if self.pending_prefix.as_deref() == Some("| ") {
+                    self.pending_prefix = None;
+                }
+            }
+            Tag::Li => {
+                if self.pending_prefix.is_some() {
+                    self.pending_prefix = None;
+                }
+                self.request_break(1);
+            }
+            other if other.is_heading() => self.request_break(2),
+            other => self.open(other, -1),
+        }
+    }
+
+    fn finish(mut self) -> String {
+        let trimmed = self.out.trim_end().len();
+        self.out.truncate(trimmed);
+        self.out
+    }
+}
+
+enum Piece<'a> {
+    Space,
+    Word(&'a str),
+}
+
+/// Splits text into runs of non-whitespace and single markers for whitespace runs.
+fn split_keeping_space(text: &str) -> impl Iterator<Item = Piece<'_>> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let first = rest.chars().next()?;
+        if first.is_whitespace() {
+            let end = rest
+                .find(|c: char| !c.is_whitespace())
+                .unwrap_or(rest.len());
+            rest = &rest[end..];
+            Some(Piece::Space)
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            let (word, tail) = rest.split_at(end);
+            rest = tail;
+            Some(Piece::Word(word))
+        }
+    })
+}
+
+/// Collapses runs of whitespace to one space and trims the ends.
+pub fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// A `<title>` without the site name: the longest part when split on ` | `, ` - `, ` – `,
+/// ` — ` or ` :: `.
+fn clean_title(title: &str) -> String {
+    const SEPARATORS: &[&str] = &[" | ", " - ", " – ", " — ", " :: ", " · ", " • "];
+    for separator in SEPARATORS {
+        if title.contains(separator) {
+            return title
+                .split(separator)
+                .max_by_key(|part| part.chars().count())
+                .unwrap_or(title)
+                .trim()
+                .to_string();
+        }
+    }
+    title.trim().to_string()
+}
+
+// ---------------------------------------------------------------------------------------
+// Structured data.
+
+/// The longest `articleBody`, else the longest `description`, found in the JSON-LD blocks.
+fn structured_text(blocks: &[String]) -> Option<String> {
+    let mut body: Option<String> = None;
+    let mut description: Option<String> = None;
+    for block in blocks {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(block.trim()) else {
+            continue;
+        };
+        let mut stack = vec![&value];
+        let mut visited = 0;
+        while let Some(value) = stack.pop() {
+            visited += 1;
+            if visited > 10_000 {
+                break;
+            }
+            match value {
+                serde_json::Value::Array(items) => stack.extend(items.iter()),
+                serde_json::Value::Object(map) => {
+                    for (key, field) in map {
+                        match (key.as_str(), field) {
+                            ("articleBody", serde_json::Value::String(s)) => {
+                                keep_longer(&mut body, s)
+                            }
+                            ("description", serde_json::Value::String(s)) => {
+                                keep_longer(&mut description, s)
+                            }
+                            (
+                                _,
+                                nested @ (serde_json::Value::Array(_)
+                                | serde_json::Value::Object(_)),
+                            ) => stack.push(nested),
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    body.or(description)
+        .map(|text| structured_to_text(&text))
+        .filter(|t| !t.is_empty())
+}
+
+fn keep_longer(slot: &mut Option<String>, candidate: &str) {
+    if slot.as_ref().is_none_or(|s| s.len() < candidate.len()) {
+        *slot = Some(candidate.to_string());
+    }
+}
+
+/// JSON-LD text sometimes carries markup; reduce it to text with paragraph breaks.
+fn structured_to_text(text: &str) -> String {
+    if !text.contains('<') {
+        return text
+            .split("\n\n")
+            .map(collapse_whitespace)
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
+    let dom = Html::parse_fragment(text);
+    let mut writer = Writer::default();
+    for edge in dom.tree.root().traverse() {
+        match edge {
+            ego_tree::iter::Edge::Open(node) => match node.value() {
+                DomNode::Text(t) => writer.text(t),
+                DomNode::Element(e) => {
+                    if let Some(tag) = Tag::of(e.name()) {
+                        writer.open(tag, -1)
+                    }
+                }
+                _ => {}
+            },
+            ego_tree::iter::Edge::Close(node) => {
+                if let DomNode::Element(e) = node.value() {
+                    if let Some(tag) = Tag::of(e.name()) {
+                        writer.close(tag)
+                    }
+                }
+            }
+        }
+    }
+    writer.finish()
+}

@@ -1,0 +1,8 @@
+//! Page content: bytes to text ([`decode`]) and text to main content ([`extract`]).
+
+pub mod decode;
+pub mod extract;
+mod strip;
+
+pub use decode::{CharsetSource, Decoded, decode};
+pub use extract::{Extracted, Link, extract, extract_bytes};

@@ -1,0 +1,161 @@
+//! A pass over the raw markup before the tree is built: it removes what can never be main
+//! content and costs parse time (script, style, template, svg, math, iframe and object
+//! bodies, and comments), keeping JSON-LD script bodies aside for structured data. The
+//! `noscript` tags go too, but their bodies stay and are parsed as markup, as a browser
+//! without script would show them.
+//!
+//! It works on the text in one forward scan (time linear in the input) and never needs the
+//! tags to be well formed: an element that is never closed is cut to the end of the input,
+//! as the HTML parser would have read it as raw text anyway.
+
+/// Elements whose whole body is dropped before parsing.
+const DROPPED: &[&[u8]] = &[
+    b"script",
+    b"style",
+    b"template",
+    b"svg",
+    b"math",
+    b"iframe",
+    b"object",
+];
+
+/// Elements whose tags are dropped but whose body is parsed as ordinary markup: a crawler
+/// runs no script, so what a page shows without script is what it has to offer.
+const UNWRAPPED: &[&[u8]] = &[b"noscript"];
+
+/// The markup with dropped elements removed, and the JSON-LD blocks found on the way.
+#[derive(Debug, Default)]
+pub struct Stripped {
+    /// Markup left for the parser.
+    pub html: String,
+    /// Bodies of `<script type="application/ld+json">` elements, in document order.
+    pub json_ld: Vec<String>,
+}
+
+/// Removes dropped elements and comments from `html`.
+pub fn strip(html: &str) -> Stripped {
+    let bytes = html.as_bytes();
+    let mut out = Stripped {
+        html: String::with_capacity(html.len() / 2),
+        json_ld: Vec::new(),
+    };
+    let mut copied = 0; // bytes of `html` already handled
+    let mut at = 0;
+    while let Some(offset) = memchr(b'<', &bytes[at..]) {
+        let start = at + offset;
+        let rest = &bytes[start + 1..];
+        if rest.starts_with(b"!--") {
+            out.html.push_str(&html[copied..start]);
+            let end = find(&rest[3..], b"-->").map_or(bytes.len(), |e| start + 4 + e + 3);
+            copied = end;
+            at = end;
+            continue;
+        }
+        let closing = rest.first() == Some(&b'/');
+        let name_at = if closing { &rest[1..] } else { rest };
+        if UNWRAPPED.iter().any(|name| tag_named(name_at, name)) {
+            out.html.push_str(&html[copied..start]);
+            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            copied = end;
+            at = end;
+            continue;
+        }
+        let Some(name) = DROPPED.iter().find(|name| tag_named(rest, name)) else {
+            at = start + 1;
+            continue;
+        };
+        out.html.push_str(&html[copied..start]);
+        let open_end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+        let self_closing = open_end >= 2 && bytes[open_end - 2] == b'/' && *name == b"svg";
+        let (body_end, close_end) = if self_closing {
+            (open_end, open_end)
+        } else {
+            find_close(bytes, open_end, name)
+        };
+        if *name == b"script" && is_json_ld(&bytes[start..open_end.min(bytes.len())]) {
+            out.json_ld
+                .push(html[open_end.min(body_end)..body_end].to_string());
+        }
+        copied = close_end;
+        at = close_end;
+    }
+    out.html.push_str(&html[copied.min(html.len())..]);
+    out
+}
+
+/// True when `rest` (the bytes after `<`) opens the element `name`.
+fn tag_named(rest: &[u8], name: &[u8]) -> bool {
+    rest.len() > name.len()
+        && rest[..name.len()].eq_ignore_ascii_case(name)
+        && matches!(
+            rest[name.len()],
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'>' | b'/'
+        )
+}
+
+/// Where the body of `name` opened at `from` ends, and where its end tag ends.
+fn find_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
+    let mut at = from;
+    while at < bytes.len() {
+        let Some(offset) = find(&bytes[at..], b"</") else {
+            break;
+        };
+        let start = at + offset;
+        let rest = &bytes[start + 2..];
+        if tag_named(rest, name) {
+            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 2 + e + 1);
+            return (start, end);
+        }
+        at = start + 2;
+    }
+    (bytes.len(), bytes.len())
+}
+
+fn is_json_ld(open_tag: &[u8]) -> bool {
+    find_ignore_case(open_tag, b"application/ld+json")
+}
+
+fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    memchr::memchr(needle, haystack)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(haystack, needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drops_bodies_and_keeps_json_ld() {
+        let page = "<p>a</p><script>if (a<b) x('</p>')</script><p>b</p>\
+            <STYLE type=x>p{}</style><!-- c --><script type=\"application/ld+json\">{\"a\":1}</script>\
+            <svg><path d=1/></svg><svg/><p>c";
+        let out = strip(page);
+        assert_eq!(out.html, "<p>a</p><p>b</p><p>c");
+        assert_eq!(out.json_ld, vec!["{\"a\":1}".to_string()]);
+    }
+
+    #[test]
+    fn unclosed_elements_run_to_the_end() {
+        assert_eq!(strip("<p>a<script>never closed").html, "<p>a");
+        assert_eq!(strip("<p>a<!-- never closed").html, "<p>a");
+        assert_eq!(strip("<p>a<script").html, "<p>a");
+    }
+
+    #[test]
+    fn custom_elements_with_similar_names_are_kept() {
+        assert_eq!(
+            strip("<styled-box>x</styled-box>").html,
+            "<styled-box>x</styled-box>"
+        );
+        assert_eq!(strip("<scripts>x</scripts>").html, "<scripts>x</scripts>");
+    }
+}
