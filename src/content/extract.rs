@@ -27,11 +27,13 @@
 //!    for as long as one child holds most of its parent's text. Articles end at their body,
 //!    forum threads at the list of posts, listings at the list of items.
 //! 5. **Link-dense blocks.** Inside the container, blocks made mostly of link text (menus,
-//!    tag clouds, "read more" rows) are dropped unless the container itself is mostly links
-//!    (a listing or a collection, where the links are the content), and short buttons go.
+//!    tag clouds, "read more" rows) are dropped, unless the block is a large part of the
+//!    container: then it is a listing or a collection, where the links are the content, and
+//!    everything inside it is kept. Short buttons go.
 //! 6. **Structured data.** When the visible text is thin (a product page that draws its
-//!    description with script), a JSON-LD `articleBody` or `description` that says more is
-//!    used instead.
+//!    text with script), a JSON-LD `articleBody` or `description` is used instead when it
+//!    says more. (The `<meta>` description is not: a page that shows no text has no main
+//!    content, and its description is kept in [`Extracted::description`].)
 //!
 //! The text keeps its structure: headings and paragraphs are separated by a blank line, list
 //! items are one per line (`- ` or `1. `), table rows are one per line with cells joined by
@@ -52,6 +54,8 @@ pub struct Extracted {
     pub text: String,
     /// The declared language (`<html lang>`, else `Content-Language` in a `<meta>`).
     pub language: Option<String>,
+    /// The page's own summary: `og:description`, else `<meta name="description">`.
+    pub description: Option<String>,
     /// Every followable link of the page, resolved to an absolute URL, in document order.
     pub links: Vec<Link>,
 }
@@ -88,7 +92,7 @@ pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
     let container = analysis.main_container();
     let mut text = analysis.render(container);
     if let Some(structured) = structured_text(&stripped.json_ld) {
-        if analysis.is_thin(container, &text, &structured) {
+        if is_thin(&text, &structured, THIN_WORDS) {
             text = structured;
         }
     }
@@ -98,6 +102,7 @@ pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
         title,
         text,
         language: page.language.clone(),
+        description: page.description.clone(),
         links,
     }
 }
@@ -212,16 +217,16 @@ enum Cat {
     Overlay,
     Forms,
     Hidden,
+    /// Post and article metadata: authors, dates, avatars, signatures, votes, tags.
+    Meta,
 }
 
-const CATEGORIES: usize = 11;
+const CATEGORIES: usize = 12;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
     tag: Tag,
     cat: Cat,
-    /// Class/id hint that the element holds content (`article`, `content`, `post`, ...).
-    positive: bool,
     /// A `main` element or `role="main"`.
     main_role: bool,
     parent: u32,
@@ -245,6 +250,8 @@ struct Page {
     anchors: Vec<(u32, String, bool)>,
     title_tag: Option<String>,
     og_title: Option<String>,
+    /// `og:description`, else `<meta name="description">`.
+    description: Option<String>,
     base_href: Option<String>,
     language: Option<String>,
 }
@@ -293,6 +300,7 @@ impl Page {
             anchors: Vec::new(),
             title_tag: None,
             og_title: None,
+            description: None,
             base_href: None,
             language: None,
         };
@@ -338,7 +346,7 @@ impl Page {
                             continue;
                         };
                         let attrs = Attrs::of(element);
-                        let (cat, positive) = classify(tag, &attrs, &mut lower);
+                        let cat = classify(tag, &attrs, &mut lower);
                         let index = page.nodes.len() as u32;
                         if tag == Tag::Body && page.body == NO_PARENT {
                             page.body = index;
@@ -357,7 +365,6 @@ impl Page {
                         page.nodes.push(Node {
                             tag,
                             cat,
-                            positive,
                             main_role,
                             parent: parent_of(&open),
                             end: 0,
@@ -399,7 +406,6 @@ impl Page {
         self.nodes.push(Node {
             tag: Tag::Text,
             cat: Cat::None,
-            positive: false,
             main_role: false,
             parent: parent_of(open),
             end: index + 1,
@@ -424,6 +430,13 @@ impl Page {
             .unwrap_or("");
         if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {
             self.og_title = content().map(collapse_whitespace);
+        }
+        if property.eq_ignore_ascii_case("og:description")
+            || (property.eq_ignore_ascii_case("description") && self.description.is_none())
+        {
+            if let Some(text) = content() {
+                self.description = Some(structured_to_text(text));
+            }
         }
         if let Some(equiv) = element.attr("http-equiv") {
             if equiv.eq_ignore_ascii_case("content-language") && self.language.is_none() {
@@ -524,25 +537,25 @@ fn parent_of(open: &[Option<u32>]) -> u32 {
 // ---------------------------------------------------------------------------------------
 // Class and id words.
 
-/// Puts an element in a boilerplate category and says whether its class or id suggests
-/// content. `lower` is a reusable buffer.
-fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> (Cat, bool) {
+/// Puts an element in a boilerplate category (or none). `lower` is a reusable buffer.
+fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
     if attrs.hidden
         || attrs.aria_hidden
         || hidden_by_style(attrs.style)
         || hidden_by_class(attrs.class)
     {
-        return (Cat::Hidden, false);
+        return Cat::Hidden;
     }
     let by_tag = match tag {
         Tag::Nav => Cat::Nav,
         Tag::Footer => Cat::Footer,
         Tag::Aside => Cat::Aside,
         Tag::Header => Cat::Header,
+        Tag::Form => Cat::Forms,
         _ => Cat::None,
     };
-    if by_tag != Cat::None {
-        return (by_tag, false);
+    if by_tag != Cat::None && tag != Tag::Form {
+        return by_tag;
     }
     let by_role = match attrs.role.trim().to_ascii_lowercase().as_str() {
         "navigation" | "menu" | "menubar" | "tablist" => Cat::Nav,
@@ -554,50 +567,28 @@ fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> (Cat, bool) {
         _ => Cat::None,
     };
     if by_role != Cat::None {
-        return (by_role, false);
+        return by_role;
     }
     if attrs.class.is_empty() && attrs.id.is_empty() {
-        return (Cat::None, false);
+        return by_tag;
     }
     lower.clear();
     lower.push_str(attrs.class);
     lower.push(' ');
     lower.push_str(attrs.id);
     lower.make_ascii_lowercase();
-    let mut positive = false;
-    let mut category = Cat::None;
-    for word in lower.split(|c: char| !c.is_ascii_alphanumeric()) {
-        let cat = word_category(word);
-        if cat != Cat::None {
-            category = cat;
-            break;
-        }
-        positive |= matches!(
-            word,
-            "article"
-                | "content"
-                | "main"
-                | "post"
-                | "entry"
-                | "story"
-                | "prose"
-                | "markdown"
-                | "body"
-                | "text"
-                | "blog"
-                | "description"
-                | "question"
-                | "answer"
-                | "thread"
-                | "message"
-                | "documentation"
-                | "docs"
-        );
-    }
+    let mut category = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .map(word_category)
+        .find(|cat| *cat != Cat::None)
+        .unwrap_or(Cat::None);
     if category == Cat::None {
         category = joined_word_category(lower);
     }
-    (category, positive && category == Cat::None)
+    if category == Cat::None {
+        category = by_tag;
+    }
+    category
 }
 
 fn word_category(word: &str) -> Cat {
@@ -606,7 +597,11 @@ fn word_category(word: &str) -> Cat {
         | "breadcrumb" | "breadcrumbs" | "topbar" | "toc" | "skip" | "skiplink" | "pagination"
         | "pager" | "tabs" => Cat::Nav,
         "footer" | "colophon" | "copyright" => Cat::Footer,
-        "header" | "masthead" | "byline" => Cat::Header,
+        "header" | "masthead" => Cat::Header,
+        "byline" | "author" | "authors" | "avatar" | "signature" | "sig" | "userinfo"
+        | "postprofile" | "usercard" | "badge" | "badges" | "reputation" | "reactions"
+        | "likes" | "votes" | "voting" | "vote" | "timestamp" | "dateline" | "date" | "meta"
+        | "postmeta" | "tags" | "tagcloud" | "taglist" => Cat::Meta,
         "sidebar" | "aside" | "widget" | "widgets" | "related" | "recommended"
         | "recommendations" | "popular" | "trending" | "rail" => Cat::Aside,
         "comment" | "comments" | "commentlist" | "disqus" => Cat::Comments,
@@ -702,8 +697,8 @@ const MAIN_SHARE: f64 = 0.2;
 const LINK_WEIGHT: f64 = 0.3;
 /// Blocks whose kept text is more than this share links are dropped (outside listings).
 const LINK_DENSE: f64 = 0.6;
-/// A container is a listing when more than this share of its text is links.
-const LISTING_LINK_SHARE: f64 = 0.5;
+/// A link-dense block is a listing (kept) when it holds this share of the container's text.
+const LISTING_SHARE: f64 = 0.4;
 
 struct Analysis<'p> {
     page: &'p Page,
@@ -876,10 +871,7 @@ impl<'p> Analysis<'p> {
         }
     }
 
-    fn link_dense(&self, i: usize, listing: bool) -> bool {
-        if listing {
-            return false;
-        }
+    fn link_dense(&self, i: usize) -> bool {
         let node = &self.page.nodes[i];
         let blocky = matches!(
             node.tag,
@@ -911,7 +903,9 @@ impl<'p> Analysis<'p> {
         let start = container as usize;
         let stop = nodes[start].end as usize;
         let kept = self.kept[start].max(1) as f64;
-        let listing = self.kept_links[start] as f64 > LISTING_LINK_SHARE * kept;
+        // Inside a listing (a link-dense block that is a large part of the container), the
+        // links are the content and are kept; elsewhere link-dense blocks are dropped.
+        let mut listing_until = if self.link_dense(start) { stop } else { 0 };
         // Open elements: (end, tag, ordinal of the next list item or -1).
         let mut open: Vec<(u32, Tag, i32)> = Vec::new();
         let mut i = start;
@@ -930,9 +924,17 @@ impl<'p> Analysis<'p> {
                 i += 1;
                 continue;
             }
-            if self.removed[i] || (i != start && self.link_dense(i, listing)) {
+            if self.removed[i] {
                 i = node.end as usize;
                 continue;
+            }
+            if i >= listing_until && self.link_dense(i) {
+                if self.kept[i] as f64 >= LISTING_SHARE * kept {
+                    listing_until = node.end as usize;
+                } else {
+                    i = node.end as usize;
+                    continue;
+                }
             }
             let mut ordinal = -1;
             if node.tag == Tag::Li {
@@ -957,14 +959,15 @@ impl<'p> Analysis<'p> {
         }
         writer.finish()
     }
+}
 
-    /// True when the visible text of `container` is thin and `structured` says much more.
-    fn is_thin(&self, container: u32, text: &str, structured: &str) -> bool {
-        let _ = container;
-        let visible = text.split_whitespace().count();
-        let structured_words = structured.split_whitespace().count();
-        visible < 60 && structured_words > 2 * visible.max(10)
-    }
+/// Structured data replaces visible text of fewer words than this.
+const THIN_WORDS: usize = 60;
+
+/// True when `text` has fewer than `thin` words and `fallback` says at least twice as much.
+fn is_thin(text: &str, fallback: &str, thin: usize) -> bool {
+    let visible = text.split_whitespace().count();
+    visible < thin && fallback.split_whitespace().count() > 2 * visible.max(10)
 }
 
 // ---------------------------------------------------------------------------------------
