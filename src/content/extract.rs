@@ -733,23 +733,12 @@ impl<'p> Analysis<'p> {
             return;
         }
         let total = nodes[self.root() as usize].len.max(1) as f64;
-        // The outermost element of each category, and its text per category.
-        let mut candidate = vec![false; nodes.len()];
-        let mut inside = vec![false; nodes.len()];
-        let mut by_cat = [0u64; CATEGORIES];
+        // Each element's category, after the per-element safeguards.
+        let mut cats = vec![Cat::None; nodes.len()];
         let mut inside_article = vec![false; nodes.len()];
         for (i, node) in nodes.iter().enumerate() {
-            let parent = node.parent as usize;
-            let (parent_inside, parent_article) = if node.parent == NO_PARENT {
-                (false, false)
-            } else {
-                (inside[parent], inside_article[parent])
-            };
+            let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
-            if parent_inside {
-                inside[i] = true;
-                continue;
-            }
             let mut cat = node.cat;
             // A header inside an article or main is the article's own header.
             if cat == Cat::Header && node.tag == Tag::Header && parent_article {
@@ -761,17 +750,24 @@ impl<'p> Analysis<'p> {
             let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
                 || cat == Cat::Hidden;
             let share = node.len as f64 / total;
-            if share >= KEEP_ELEMENT_SHARE || (!strong && node.landmarks > 0) {
-                continue;
+            if share < KEEP_ELEMENT_SHARE && (strong || node.landmarks == 0) {
+                cats[i] = cat;
             }
-            candidate[i] = true;
-            inside[i] = true;
-            by_cat[cat as usize] += node.len as u64;
         }
-        let removed_total: u64 = by_cat.iter().sum();
+        // The text of each category, counted at its outermost categorized elements.
+        let mut inside = vec![false; nodes.len()];
+        let mut by_cat = [0u64; CATEGORIES];
+        for (i, node) in nodes.iter().enumerate() {
+            let parent_inside = node.parent != NO_PARENT && inside[node.parent as usize];
+            inside[i] = parent_inside || cats[i] != Cat::None;
+            if !parent_inside && cats[i] != Cat::None {
+                by_cat[cats[i] as usize] += node.len as u64;
+            }
+        }
+        let categorized: u64 = by_cat.iter().sum();
         let mut remove_cat = [false; CATEGORIES];
         for cat in 1..CATEGORIES {
-            let left = total - (removed_total - by_cat[cat]) as f64;
+            let left = total - (categorized - by_cat[cat]) as f64;
             let share = by_cat[cat] as f64 / left.max(1.0);
             let keep_share = if cat == Cat::Comments as usize {
                 KEEP_COMMENTS_SHARE
@@ -780,21 +776,14 @@ impl<'p> Analysis<'p> {
             };
             remove_cat[cat] = share < keep_share;
         }
+        // Remove whole categories. Inside a kept category (the posts of a forum thread),
+        // elements of other categories (the posters' details) are still removed, as their
+        // category is removed elsewhere or never reached a share of its own.
         for (i, node) in nodes.iter().enumerate() {
             let parent_removed = node.parent != NO_PARENT && self.removed[node.parent as usize];
-            let own = candidate[i] && remove_cat[self.effective_cat(i, &inside_article)];
+            let own = cats[i] != Cat::None && remove_cat[cats[i] as usize];
             let short_button = node.tag == Tag::Button && node.len < 40;
             self.removed[i] = parent_removed || own || short_button;
-        }
-    }
-
-    fn effective_cat(&self, i: usize, inside_article: &[bool]) -> usize {
-        let node = &self.page.nodes[i];
-        let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
-        if node.cat == Cat::Header && node.tag == Tag::Header && parent_article {
-            Cat::None as usize
-        } else {
-            node.cat as usize
         }
     }
 

@@ -23,6 +23,67 @@ const DROPPED: &[&[u8]] = &[
 /// runs no script, so what a page shows without script is what it has to offer.
 const UNWRAPPED: &[&[u8]] = &[b"noscript"];
 
+/// Elements nested deeper than this have their tags dropped before parsing (their text is
+/// kept), as browsers cap the depth of the tree they build: the HTML tree builder scans its
+/// stack of open elements for many tags, so unbounded depth would cost quadratic time.
+pub const MAX_DEPTH: usize = 512;
+
+/// The lower-case ASCII tag name at the start of `rest` (the bytes after `<` or `</`).
+fn tag_name(rest: &[u8]) -> &[u8] {
+    let end = rest
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))
+        .unwrap_or(rest.len());
+    if rest.first().is_some_and(u8::is_ascii_alphabetic) {
+        &rest[..end]
+    } else {
+        &[]
+    }
+}
+
+/// True for elements that stay open until their end tag: not void elements, and not those
+/// the parser closes by itself (`p`, `li`, table parts, ...), whose counting would overstate
+/// the depth of ordinary pages.
+fn nests(name: &[u8]) -> bool {
+    const NOT_NESTING: &[&[u8]] = &[
+        b"p",
+        b"li",
+        b"dt",
+        b"dd",
+        b"tr",
+        b"td",
+        b"th",
+        b"tbody",
+        b"thead",
+        b"tfoot",
+        b"option",
+        b"optgroup",
+        b"br",
+        b"img",
+        b"input",
+        b"meta",
+        b"link",
+        b"hr",
+        b"wbr",
+        b"source",
+        b"area",
+        b"base",
+        b"col",
+        b"colgroup",
+        b"embed",
+        b"param",
+        b"track",
+        b"html",
+        b"head",
+        b"body",
+        b"rb",
+        b"rt",
+        b"rp",
+        b"caption",
+    ];
+    !NOT_NESTING.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
+
 /// The markup with dropped elements removed, and the JSON-LD blocks found on the way.
 #[derive(Debug, Default)]
 pub struct Stripped {
@@ -41,6 +102,8 @@ pub fn strip(html: &str) -> Stripped {
     };
     let mut copied = 0; // bytes of `html` already handled
     let mut at = 0;
+    let mut depth = 0usize; // open elements that nest (see `nests`)
+    let mut flattened = 0usize; // open tags dropped beyond MAX_DEPTH
     while let Some(offset) = memchr(b'<', &bytes[at..]) {
         let start = at + offset;
         let rest = &bytes[start + 1..];
@@ -61,7 +124,34 @@ pub fn strip(html: &str) -> Stripped {
             continue;
         }
         let Some(name) = DROPPED.iter().find(|name| tag_named(rest, name)) else {
-            at = start + 1;
+            let name = tag_name(name_at);
+            if name.is_empty() || !nests(name) {
+                at = start + 1;
+                continue;
+            }
+            // Nesting beyond MAX_DEPTH: drop the tag (its text stays), as browsers do.
+            let drop = if closing {
+                if flattened > 0 {
+                    flattened -= 1;
+                    true
+                } else {
+                    depth = depth.saturating_sub(1);
+                    false
+                }
+            } else if depth >= MAX_DEPTH {
+                flattened += 1;
+                true
+            } else {
+                let self_closing = memchr(b'>', rest).is_some_and(|e| e > 0 && rest[e - 1] == b'/');
+                depth += usize::from(!self_closing);
+                false
+            };
+            let tag_end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            if drop {
+                out.html.push_str(&html[copied..start]);
+                copied = tag_end;
+            }
+            at = tag_end;
             continue;
         };
         out.html.push_str(&html[copied..start]);
@@ -148,6 +238,18 @@ mod tests {
         assert_eq!(strip("<p>a<script>never closed").html, "<p>a");
         assert_eq!(strip("<p>a<!-- never closed").html, "<p>a");
         assert_eq!(strip("<p>a<script").html, "<p>a");
+    }
+
+    #[test]
+    fn nesting_beyond_the_cap_is_flattened() {
+        let deep = "<div>".repeat(MAX_DEPTH + 100) + "text" + &"</div>".repeat(MAX_DEPTH + 100);
+        let out = strip(&deep).html;
+        assert_eq!(out.matches("<div>").count(), MAX_DEPTH);
+        assert_eq!(out.matches("</div>").count(), MAX_DEPTH);
+        assert!(out.contains("text"));
+        // Self-closing and auto-closed tags do not count.
+        let flat = "<p>a<br/><span/>".repeat(2 * MAX_DEPTH);
+        assert_eq!(strip(&flat).html, flat);
     }
 
     #[test]

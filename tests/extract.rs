@@ -1,0 +1,348 @@
+//! Decoding and main-content extraction on fixture pages the project ships (one per page
+//! type), pages encoded in each common charset, and hostile inputs.
+
+use crawldedup::content::decode::{CharsetSource, decode};
+use crawldedup::content::{Extracted, extract, extract_bytes};
+use proptest::prelude::*;
+use url::Url;
+
+fn fixture(name: &str) -> Extracted {
+    let path = format!(
+        "{}/tests/fixtures/pages/{name}.html",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let url = Url::parse(&format!("https://example.test/{name}/page")).unwrap();
+    extract_bytes(&bytes, Some("text/html"), Some(&url))
+}
+
+fn assert_has(out: &Extracted, wanted: &[&str]) {
+    for w in wanted {
+        assert!(out.text.contains(w), "missing {w:?} in:\n{}", out.text);
+    }
+}
+
+fn assert_lacks(out: &Extracted, unwanted: &[&str]) {
+    for u in unwanted {
+        assert!(!out.text.contains(u), "unwanted {u:?} in:\n{}", out.text);
+    }
+}
+
+#[test]
+fn article_keeps_the_story_and_drops_the_chrome() {
+    let out = fixture("article");
+    assert_eq!(
+        out.title.as_deref(),
+        Some("Tidal energy gets a second look")
+    );
+    assert_eq!(out.language.as_deref(), Some("en-GB"));
+    assert_has(
+        &out,
+        &[
+            "Engineers in the northern estuary",
+            "What the council decided",
+            "- Two turbines stay in the water until spring.",
+            "Read the full report for the measurements.",
+        ],
+    );
+    assert_lacks(
+        &out,
+        &[
+            "cookies",
+            "Sport",
+            "Most read",
+            "Copyright",
+            "First! Great news",
+            "MARKER",
+            "Morgan Reed",
+        ],
+    );
+    // Structure: the heading stands alone between blank lines.
+    assert!(out.text.contains("expected.\n\nThe new turbines"));
+    assert!(out.text.contains("\n\nWhat the council decided\n\n"));
+}
+
+#[test]
+fn article_links_are_absolute_and_marked_when_in_the_main_text() {
+    let out = fixture("article");
+    let report = out
+        .links
+        .iter()
+        .find(|l| l.text == "full report")
+        .expect("report link");
+    assert_eq!(report.url, "https://example.test/reports/tidal-2025.pdf");
+    assert!(report.in_main);
+    let sport = out.links.iter().find(|l| l.text == "Sport").unwrap();
+    assert_eq!(sport.url, "https://example.test/sport");
+    assert!(!sport.in_main);
+}
+
+#[test]
+fn forum_posts_are_content_even_in_comment_classes() {
+    let out = fixture("forum");
+    assert_has(
+        &out,
+        &[
+            "I am going on holiday for three weeks",
+            "The fridge is fine for three weeks",
+            "Drying works too",
+        ],
+    );
+    assert_lacks(&out, &["Log in", "Terms", "Joined 2019"]);
+}
+
+#[test]
+fn documentation_keeps_tables_code_and_numbered_steps() {
+    let out = fixture("documentation");
+    assert_has(
+        &out,
+        &[
+            "The client retries a request",
+            "Option | Default | Meaning",
+            "max_retries | 3 | How many times a request is tried again",
+            "client = Client(max_retries=5,\n                backoff=1.0)",
+            "1. Create the client with the options.\n2. Call the endpoint as usual.",
+        ],
+    );
+    assert_lacks(
+        &out,
+        &["Installation", "Quick start", "documentation generator"],
+    );
+}
+
+#[test]
+fn product_with_little_visible_text_uses_the_json_ld_description() {
+    let out = fixture("product");
+    assert_has(
+        &out,
+        &[
+            "double-walled steel flask",
+            "tested on long mountain routes",
+        ],
+    );
+    assert_lacks(&out, &["Add to cart", "Shipping"]);
+    assert_eq!(out.title.as_deref(), Some("Trail Flask 750 ml"));
+}
+
+#[test]
+fn service_page_keeps_every_section() {
+    let out = fixture("service");
+    assert_has(
+        &out,
+        &[
+            "Roof repair you can book this week",
+            "- Chimney repointing",
+            "we visit within three working days",
+        ],
+    );
+    assert_lacks(&out, &["newsletter", "registered in England", "Contact"]);
+}
+
+#[test]
+fn listing_keeps_its_items_although_they_are_links() {
+    let out = fixture("listing");
+    assert_has(
+        &out,
+        &[
+            "Senior data engineer, streaming platform Lisbon, remote friendly",
+            "Database reliability engineer Dublin",
+        ],
+    );
+    assert_lacks(&out, &["Post a job", "Next page", "Sort by", "Privacy"]);
+}
+
+#[test]
+fn collection_keeps_products_and_drops_the_consent_banner() {
+    let out = fixture("collection");
+    assert_has(
+        &out,
+        &[
+            "thrown by hand",
+            "Speckled oat mug",
+            "Moss green travel mug",
+        ],
+    );
+    assert_lacks(&out, &["cookies", "river lane", "Cart"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Charsets.
+
+const FRENCH: &str = "Le cœur du problème : où sont passées les données ? Déjà réglé, garçon. \
+    Les élèves étudient l'été à la bibliothèque près de la forêt, où l'on entend les oiseaux.";
+const GERMAN: &str = "Größere Änderungen für Bäcker: Öfen müssen überprüft werden, heißt es. \
+    Die Prüfung dauert während der Woche länger, weil viele Betriebe gleichzeitig schließen.";
+const CHINESE_SIMPLIFIED: &str = "中华人民共和国是位于东亚的国家，首都是北京。这里有悠久的历史和丰富的文化，\
+    许多游客每年都来参观长城和故宫，品尝各地的美食，体验传统节日的热闹气氛。";
+const CHINESE_TRADITIONAL: &str = "臺灣是位於東亞的島嶼，擁有豐富的自然景觀與多元的文化。許多旅客會到臺北參觀\
+    博物館，品嚐夜市的小吃，並搭乘高速鐵路前往南部，欣賞美麗的海岸與山脈風光。";
+const JAPANESE: &str = "日本の首都は東京です。春には桜が咲き、多くの人々が公園で花見を楽しみます。\
+    秋には紅葉が美しく、京都の寺院を訪れる観光客がとても多くなります。ありがとうございました。";
+const KOREAN: &str = "대한민국의 수도는 서울입니다. 봄에는 벚꽃이 피고 많은 사람들이 공원에서 산책을 \
+    즐깁니다. 가을에는 단풍이 아름답고 여러 지역에서 다양한 축제가 열립니다. 감사합니다.";
+
+fn page_in(charset: &str, text: &str, declared: bool) -> Vec<u8> {
+    let encoding = encoding_rs::Encoding::for_label(charset.as_bytes()).unwrap();
+    let meta = if declared {
+        format!("<meta charset=\"{charset}\">")
+    } else {
+        String::new()
+    };
+    let html =
+        format!("<html><head>{meta}<title>t</title></head><body><p>{text}</p></body></html>");
+    let (bytes, _, unmappable) = encoding.encode(&html);
+    assert!(!unmappable, "{charset} cannot encode the sample");
+    bytes.into_owned()
+}
+
+#[test]
+fn pages_in_each_charset_decode_with_and_without_a_declaration() {
+    let cases = [
+        ("utf-8", FRENCH),
+        ("windows-1252", FRENCH),
+        ("iso-8859-1", GERMAN),
+        ("gbk", CHINESE_SIMPLIFIED),
+        ("big5", CHINESE_TRADITIONAL),
+        ("shift_jis", JAPANESE),
+        ("euc-kr", KOREAN),
+    ];
+    for (charset, text) in cases {
+        let expected = encoding_rs::Encoding::for_label(charset.as_bytes()).unwrap();
+        for declared in [true, false] {
+            let bytes = page_in(charset, text, declared);
+            let decoded = decode(&bytes, None, None);
+            assert_eq!(
+                decoded.encoding,
+                expected,
+                "{charset} (declared: {declared}) decoded as {}",
+                decoded.encoding.name()
+            );
+            let wanted_source = if declared {
+                CharsetSource::Meta
+            } else if charset == "utf-8" {
+                CharsetSource::ValidUtf8
+            } else {
+                CharsetSource::Sniffed
+            };
+            assert_eq!(decoded.source, wanted_source, "{charset} {declared}");
+            assert!(!decoded.had_errors);
+            let out = extract_bytes(&bytes, None, None);
+            assert!(
+                out.text.contains(text),
+                "{charset} {declared}: {}",
+                out.text
+            );
+        }
+    }
+}
+
+#[test]
+fn header_charset_wins_over_meta_and_bom_wins_over_header() {
+    let bytes = page_in("gbk", CHINESE_SIMPLIFIED, false);
+    let mut with_wrong_meta = b"<meta charset=\"big5\">".to_vec();
+    with_wrong_meta.extend_from_slice(&bytes);
+    let decoded = decode(&with_wrong_meta, Some("text/html; charset=GB2312"), None);
+    assert_eq!(decoded.source, CharsetSource::Header);
+    assert!(decoded.text.contains(CHINESE_SIMPLIFIED));
+
+    let mut bom = vec![0xEF, 0xBB, 0xBF];
+    bom.extend_from_slice("<p>naïve</p>".as_bytes());
+    let decoded = decode(&bom, Some("text/html; charset=windows-1252"), None);
+    assert_eq!(decoded.source, CharsetSource::Bom);
+    assert_eq!(decoded.text, "<p>naïve</p>");
+}
+
+#[test]
+fn unknown_labels_are_ignored_and_invalid_bytes_replaced() {
+    let decoded = decode(
+        b"<p>caf\xc3\xa9 \xff</p>",
+        Some("text/html; charset=klingon"),
+        None,
+    );
+    assert_ne!(decoded.source, CharsetSource::Header);
+    let decoded = decode(
+        b"<p>caf\xc3\xa9 \xc3</p>",
+        Some("text/html; charset=utf-8"),
+        None,
+    );
+    assert!(decoded.had_errors);
+    assert!(decoded.text.contains('\u{FFFD}'));
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile input.
+
+#[test]
+fn empty_and_binary_input_give_empty_text() {
+    assert_eq!(extract("", None).text, "");
+    let binary: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let out = extract_bytes(&binary, Some("application/octet-stream"), None);
+    assert!(out.links.is_empty());
+}
+
+#[test]
+fn a_50_mb_page_on_one_line_is_extracted() {
+    let mut html = String::with_capacity(50 * 1024 * 1024 + 64);
+    html.push_str("<html><body><p>");
+    while html.len() < 50 * 1024 * 1024 {
+        html.push_str("lorem ipsum dolor sit amet ");
+    }
+    html.push_str("</p></body></html>");
+    let out = extract(&html, None);
+    assert!(out.text.len() > 49 * 1024 * 1024);
+    assert!(!out.text.contains('\n'));
+}
+
+#[test]
+fn deep_nesting_neither_overflows_nor_loses_text() {
+    for tag in ["div", "span", "section", "blockquote", "ul"] {
+        let html = format!(
+            "<body>{}deep text{}",
+            format!("<{tag}>").repeat(100_000),
+            format!("</{tag}>").repeat(100_000)
+        );
+        let out = extract(&html, None);
+        assert!(out.text.contains("deep text"), "{tag}");
+    }
+    let unclosed = "<div><p>open paragraph <b>bold <i>italic <table><tr><td>cell".repeat(20_000);
+    let out = extract(&unclosed, None);
+    assert!(out.text.contains("open paragraph bold italic"));
+}
+
+#[test]
+fn unclosed_raw_text_elements_swallow_only_themselves() {
+    let out = extract("<p>kept text here</p><script>never closed <p>hidden", None);
+    assert_eq!(out.text, "kept text here");
+    let out = extract("<p>kept</p><!-- never closed <p>hidden", None);
+    assert_eq!(out.text, "kept");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Text inside script, style and template never reaches the output, however the
+    /// surrounding markup is built.
+    #[test]
+    fn raw_text_never_leaks(
+        parts in prop::collection::vec(
+            prop_oneof![
+                "[a-z ]{0,20}".prop_map(|t| format!("<p>{t}</p>")),
+                "[a-z ]{0,20}".prop_map(|t| format!("<div class=\"content\">{t}")),
+                Just("</div>".to_string()),
+                Just("<ul><li>".to_string()),
+                "[a-z<>/ ]{0,12}".prop_map(|t| format!("<script>var s='{t} SECRET';</script>")),
+                "[a-z ]{0,12}".prop_map(|t| format!("<style>p::after{{content:'{t} SECRET'}}</style>")),
+                "[a-z ]{0,12}".prop_map(|t| format!("<template><p>{t} SECRET</p></template>")),
+                Just("<SCRIPT type=module>SECRET</SCRIPT >".to_string()),
+                Just("<noscript><p>shown without script</p></noscript>".to_string()),
+            ],
+            0..30,
+        )
+    ) {
+        let html = format!("<html><body>{}</body></html>", parts.concat());
+        let out = extract(&html, None);
+        prop_assert!(!out.text.contains("SECRET"), "{}", out.text);
+    }
+}
