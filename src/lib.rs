@@ -40,12 +40,14 @@
 
 pub mod config;
 pub mod content;
+pub mod dedup;
 pub mod demo;
 pub mod fingerprint;
 pub mod index;
 pub mod urls;
 
 pub use config::{Config, ConfigError};
+pub use dedup::{Dedup, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
 pub use fingerprint::{Digest, Fingerprint, Simhash};
 pub use index::{Decision, DocId, DocRecord, IndexConfig, SimhashIndex};
 pub use urls::{

@@ -15,6 +15,7 @@ fn record(simhash: u64, digest: u128) -> DocRecord {
         digest: Digest(digest),
         text_chars: 1000,
         name: format!("doc-{digest}"),
+        sketch: None,
     }
 }
 

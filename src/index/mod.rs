@@ -18,9 +18,12 @@
 //! presenting the same or a near-same fingerprint at once, exactly one gets
 //! [`Decision::Unique`].
 //!
-//! # Durability
-//! [`SimhashIndex::checkpoint`] flushes sled; everything inserted before it survives a
-//! kill -9.
+//! # Writes and durability
+//! Unique documents are kept in a buffer and written to sled in batches of
+//! [`WRITE_BATCH`] (one batch per tree); [`SimhashIndex::checkpoint`] writes the buffer and
+//! flushes sled, and everything inserted before it survives a kill -9. Documents inserted
+//! after the last checkpoint may be lost by a crash; the index is still whole on reopen
+//! (the last written batch is mended from the document tree if a crash cut it short).
 
 pub mod plan;
 
@@ -28,14 +31,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
-use crate::fingerprint::{Digest, FINGERPRINT_VERSION, Simhash};
+use crate::fingerprint::{Digest, FINGERPRINT_VERSION, SKETCH_SLOTS, Simhash, Sketch};
 pub use plan::Plan;
 
 /// A document's number in the index, given in insertion order from 0.
 pub type DocId = u64;
 
 /// Version of the on-disk layout (trees and record encoding).
-pub const INDEX_FORMAT_VERSION: u32 = 1;
+pub const INDEX_FORMAT_VERSION: u32 = 2;
 
 /// What went wrong with the index.
 #[derive(Debug, thiserror::Error)]
@@ -109,31 +112,48 @@ pub struct DocRecord {
     pub text_chars: u64,
     /// Its name: a URL or a file path.
     pub name: String,
+    /// For a short text, its MinHash sketch (see [`Sketch`]).
+    pub sketch: Option<Sketch>,
 }
 
 impl DocRecord {
+    /// Encoding: simhash (8 bytes), digest (16), text length (8), sketch flag (1: 0 or 1),
+    /// sketch (128 bytes when the flag is 1), then the name in UTF-8; integers big-endian.
     fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(32 + self.name.len());
+        let mut out = Vec::with_capacity(33 + SKETCH_SLOTS * 4 + self.name.len());
         out.extend_from_slice(&self.simhash.0.to_be_bytes());
         out.extend_from_slice(&self.digest.0.to_be_bytes());
         out.extend_from_slice(&self.text_chars.to_be_bytes());
+        match &self.sketch {
+            Some(sketch) => {
+                out.push(1);
+                out.extend_from_slice(&sketch.to_bytes());
+            }
+            None => out.push(0),
+        }
         out.extend_from_slice(self.name.as_bytes());
         out
     }
 
     fn decode(bytes: &[u8]) -> Option<DocRecord> {
-        if bytes.len() < 32 {
-            return None;
-        }
-        let simhash = Simhash(u64::from_be_bytes(bytes[0..8].try_into().ok()?));
-        let digest = Digest(u128::from_be_bytes(bytes[8..24].try_into().ok()?));
-        let text_chars = u64::from_be_bytes(bytes[24..32].try_into().ok()?);
-        let name = String::from_utf8(bytes[32..].to_vec()).ok()?;
+        let simhash = Simhash(u64::from_be_bytes(bytes.get(0..8)?.try_into().ok()?));
+        let digest = Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?));
+        let text_chars = u64::from_be_bytes(bytes.get(24..32)?.try_into().ok()?);
+        let (sketch, rest) = match bytes.get(32)? {
+            0 => (None, 33),
+            1 => {
+                let end = 33 + SKETCH_SLOTS * 4;
+                (Some(Sketch::from_bytes(bytes.get(33..end)?)?), end)
+            }
+            _ => return None,
+        };
+        let name = String::from_utf8(bytes.get(rest..)?.to_vec()).ok()?;
         Some(DocRecord {
             simhash,
             digest,
             text_chars,
             name,
+            sketch,
         })
     }
 }
@@ -202,10 +222,27 @@ pub struct SimhashIndex {
     docs: sled::Tree,
     digests: sled::Tree,
     tables: Vec<sled::Tree>,
+    meta: sled::Tree,
     plan: Plan,
     memory: RwLock<Memory>,
     writer: Mutex<()>,
+    /// Documents decided unique but not yet written to sled, in id order from
+    /// `Pending::first`; written in one batch per tree when `WRITE_BATCH` accumulate, and at
+    /// every checkpoint.
+    pending: Mutex<Pending>,
 }
+
+#[derive(Default)]
+struct Pending {
+    first: DocId,
+    docs: Vec<(DocRecord, Vec<u64>)>,
+}
+
+/// Unique documents buffered before they are written to sled in one batch per tree.
+pub const WRITE_BATCH: usize = 8192;
+
+/// The meta key holding how many documents are fully written (docs, tables and digests).
+const WRITTEN_KEY: &str = "written";
 
 impl std::fmt::Debug for SimhashIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -286,7 +323,17 @@ impl SimhashIndex {
             .collect::<Result<Vec<_>, _>>()
             .map_err(store)?;
 
-        // Rebuild memory from the document tree, and mend trees a crash cut short.
+        // Rebuild memory from the document tree, and mend trees a crash cut short: batches
+        // are written docs first, then tables and digests, then the `written` count, so only
+        // documents from that count on can lack their table and digest entries.
+        let written = match meta.get(WRITTEN_KEY).map_err(store)? {
+            Some(v) => u64::from_be_bytes(
+                v.as_ref()
+                    .try_into()
+                    .map_err(|_| corrupt("unreadable written count".into()))?,
+            ),
+            None => 0,
+        };
         let mut memory = Memory {
             tables: (0..plan.tables.len())
                 .map(|_| MemTable::default())
@@ -295,48 +342,65 @@ impl SimhashIndex {
             count: 0,
         };
         let mut per_table: Vec<Vec<(u64, u32)>> = vec![Vec::new(); plan.tables.len()];
+        let mut mend_tables: Vec<sled::Batch> = vec![sled::Batch::default(); plan.tables.len()];
+        let mut mend_digests = sled::Batch::default();
+        let mut mended = 0u64;
         for item in docs.iter() {
             let (key, value) = item.map_err(store)?;
             let id = key_to_id(&key).ok_or_else(|| corrupt("bad document key".into()))?;
+            if id != memory.count {
+                return Err(corrupt(format!(
+                    "document ids jump from {} to {id}",
+                    memory.count
+                )));
+            }
             let record = DocRecord::decode(&value)
                 .ok_or_else(|| corrupt(format!("document {id} is unreadable")))?;
             let small =
                 u32::try_from(id).map_err(|_| corrupt(format!("document id {id} too large")))?;
             for (t, entries) in per_table.iter_mut().enumerate() {
-                entries.push((plan.permute(t, record.simhash.0), small));
+                let permuted = plan.permute(t, record.simhash.0);
+                entries.push((permuted, small));
+                if id >= written {
+                    mend_tables[t].insert(&table_key(permuted, id)[..], &[]);
+                }
+            }
+            if id >= written {
+                mend_digests.insert(&record.digest.0.to_be_bytes()[..], &id.to_be_bytes()[..]);
+                mended += 1;
             }
             memory.digests.entry(record.digest.0).or_insert(small);
             memory.count += 1;
         }
-        for (t, mut entries) in per_table.into_iter().enumerate() {
-            if tables[t].len() as u64 != memory.count {
-                let mut batch = sled::Batch::default();
-                for &(key, id) in &entries {
-                    batch.insert(&table_key(key, u64::from(id))[..], &[]);
-                }
-                tables[t].apply_batch(batch).map_err(store)?;
+        if mended > 0 || written != memory.count {
+            for (tree, batch) in tables.iter().zip(mend_tables) {
+                tree.apply_batch(batch).map_err(store)?;
             }
+            digests.apply_batch(mend_digests).map_err(store)?;
+            meta.insert(WRITTEN_KEY, &memory.count.to_be_bytes())
+                .map_err(store)?;
+            db.flush().map_err(store)?;
+        }
+        for (t, mut entries) in per_table.into_iter().enumerate() {
             entries.sort_unstable();
             memory.tables[t].keys = entries.iter().map(|e| e.0).collect();
             memory.tables[t].ids = entries.iter().map(|e| e.1).collect();
         }
-        if digests.len() != memory.digests.len() {
-            // The document pass above already knows every digest: no second scan of docs.
-            let mut batch = sled::Batch::default();
-            for (&digest, &id) in &memory.digests {
-                batch.insert(&digest.to_be_bytes()[..], &u64::from(id).to_be_bytes()[..]);
-            }
-            digests.apply_batch(batch).map_err(store)?;
-        }
+        let count = memory.count;
         Ok(SimhashIndex {
             path,
             db,
             docs,
             digests,
             tables,
+            meta,
             plan,
             memory: RwLock::new(memory),
             writer: Mutex::new(()),
+            pending: Mutex::new(Pending {
+                first: count,
+                docs: Vec::new(),
+            }),
         })
     }
 
@@ -383,6 +447,13 @@ impl SimhashIndex {
 
     /// The stored document with this id.
     pub fn get(&self, id: DocId) -> Result<Option<DocRecord>, IndexError> {
+        {
+            let pending = lock(&self.pending);
+            if id >= pending.first {
+                let at = usize::try_from(id - pending.first).unwrap_or(usize::MAX);
+                return Ok(pending.docs.get(at).map(|(record, _)| record.clone()));
+            }
+        }
         let value = self
             .docs
             .get(id.to_be_bytes())
@@ -416,36 +487,71 @@ impl SimhashIndex {
         let id = self.len();
         let small = u32::try_from(id)
             .map_err(|_| IndexError::Layout("index full (2^32 documents)".into()))?;
-        self.persist(id, &record, &keys)?;
-        let mut memory = self.memory.write().unwrap_or_else(|p| p.into_inner());
-        for (table, &key) in memory.tables.iter_mut().zip(&keys) {
-            table.insert(key, small);
+        // Into the buffer before memory, so that whoever finds the id by a query can `get` it.
+        let digest = record.digest.0;
+        let full = {
+            let mut pending = lock(&self.pending);
+            pending.docs.push((record, keys.clone()));
+            pending.docs.len() >= WRITE_BATCH
+        };
+        {
+            let mut memory = self.memory.write().unwrap_or_else(|p| p.into_inner());
+            for (table, &key) in memory.tables.iter_mut().zip(&keys) {
+                table.insert(key, small);
+            }
+            memory.digests.insert(digest, small);
+            memory.count += 1;
         }
-        memory.digests.insert(record.digest.0, small);
-        memory.count += 1;
+        if full {
+            self.write_pending()?;
+        }
         Ok(Decision::Unique(id))
     }
 
-    fn persist(&self, id: DocId, record: &DocRecord, keys: &[u64]) -> Result<(), IndexError> {
+    /// Writes the buffered documents to sled: one batch for the documents, then one per
+    /// table and one for the digests, then the `written` count.
+    fn write_pending(&self) -> Result<(), IndexError> {
         let store = |source| IndexError::Store {
             path: self.path.clone(),
             source,
         };
-        // The document first: it is the record from which the rest can be rebuilt.
-        self.docs
-            .insert(id.to_be_bytes(), record.encode())
-            .map_err(store)?;
-        for (tree, &key) in self.tables.iter().zip(keys) {
-            tree.insert(&table_key(key, id)[..], &[]).map_err(store)?;
+        // Hold the pending lock for the whole write, so that `get` never misses a
+        // document that has left the buffer but not yet reached sled.
+        let mut pending = lock(&self.pending);
+        if pending.docs.is_empty() {
+            return Ok(());
         }
-        self.digests
-            .insert(record.digest.0.to_be_bytes(), &id.to_be_bytes())
+        let first = pending.first;
+        let mut docs = sled::Batch::default();
+        let mut tables = vec![sled::Batch::default(); self.tables.len()];
+        let mut digests = sled::Batch::default();
+        for (offset, (record, keys)) in pending.docs.iter().enumerate() {
+            let id = first + offset as u64;
+            docs.insert(&id.to_be_bytes()[..], record.encode());
+            for (batch, &key) in tables.iter_mut().zip(keys) {
+                batch.insert(&table_key(key, id)[..], &[]);
+            }
+            digests.insert(&record.digest.0.to_be_bytes()[..], &id.to_be_bytes()[..]);
+        }
+        // The documents first: they are the record from which the rest can be rebuilt.
+        self.docs.apply_batch(docs).map_err(store)?;
+        for (tree, batch) in self.tables.iter().zip(tables) {
+            tree.apply_batch(batch).map_err(store)?;
+        }
+        self.digests.apply_batch(digests).map_err(store)?;
+        let written = first + pending.docs.len() as u64;
+        self.meta
+            .insert(WRITTEN_KEY, &written.to_be_bytes())
             .map_err(store)?;
+        pending.first = written;
+        pending.docs.clear();
         Ok(())
     }
 
-    /// Makes everything inserted so far durable.
+    /// Makes everything inserted so far durable: writes the buffered documents and flushes
+    /// sled.
     pub fn checkpoint(&self) -> Result<(), IndexError> {
+        self.write_pending()?;
         self.db
             .flush()
             .map(|_| ())
@@ -458,6 +564,10 @@ impl SimhashIndex {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Memory> {
         self.memory.read().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn table_key(permuted: u64, id: DocId) -> [u8; 16] {

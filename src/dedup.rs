@@ -1,0 +1,465 @@
+//! The page stage: one object that a crawler asks about every URL before it fetches it and
+//! about every page after it fetched it.
+//!
+//! [`Dedup`] owns the seen-URL filter ([`SeenUrls`]), the extractor
+//! ([`crate::content::extract`]) and the simhash index ([`SimhashIndex`]), all kept in one
+//! state directory:
+//!
+//! ```text
+//! STATE_DIR/seen-urls.bloom         the URL filter, saved at each checkpoint
+//! STATE_DIR/seen-urls.confirm/      exact URL set (only with url_filter.confirm_on_disk)
+//! STATE_DIR/index/                  the simhash index (sled)
+//! ```
+//!
+//! # Deciding a page
+//! 1. The body is decoded and its main text extracted; a page with no words in its main
+//!    text is [`PageVerdict::NoText`] and is not indexed.
+//! 2. The text is fingerprinted (simhash and exact digest, [`Fingerprint`]).
+//! 3. The index answers in one atomic step: the same digest is an exact duplicate; a stored
+//!    fingerprint within `dedup.max_distance` bits is a near-duplicate; otherwise the page
+//!    is stored and unique.
+//! 4. Short texts: when either text is shorter than `dedup.short_text_chars`, a candidate
+//!    within k is a near-duplicate only if the estimated Jaccard similarity of the two texts'
+//!    word pairs ([`Sketch`]) is at least [`SHORT_TEXT_MIN_JACCARD`]; sketches are stored for
+//!    texts under twice the threshold so that a short page can be compared with a slightly
+//!    longer one.
+//!
+//! # Concurrency and durability
+//! `Dedup` is `Send + Sync`; share it in an `Arc` between tasks or threads. URL checks take
+//! one of 256 striped locks; page checks are serialized inside the index only for the
+//! lookup and insert, not for decoding, extraction and fingerprinting. Of many callers
+//! presenting the same page (or the same URL) at once, exactly one is told it is new.
+//! [`Dedup::checkpoint`] saves the URL filter atomically and flushes the index; what was
+//! recorded before a checkpoint survives a kill -9.
+//!
+//! ```
+//! use crawldedup::{Config, Dedup, PageVerdict, UrlVerdict};
+//!
+//! let state = tempfile::tempdir()?;
+//! let dedup = Dedup::open(state.path(), &Config::default())?;
+//!
+//! // URLs: canonicalized, then checked and recorded in one step.
+//! assert!(matches!(dedup.check_url("https://example.com/a?utm_source=x")?, UrlVerdict::New(_)));
+//! assert!(matches!(dedup.check_url("https://EXAMPLE.com/a")?, UrlVerdict::Seen(_)));
+//!
+//! // Pages: the same article under two templates is one article.
+//! let story = "<p>The council approved the budget on Tuesday after a long debate about \
+//!     parks, libraries and roads. Funding for parks rises by four percent, libraries keep \
+//!     their evening hours, and road repairs get a one-time grant from the reserve fund that \
+//!     had been set aside for the flood defences two years ago.</p>";
+//! let a = format!("<html><body><nav><a href=/>Home</a></nav><article>{story}</article></body></html>");
+//! let b = format!("<html><body><div class=menu><a href=/x>Other</a></div><main>{story}</main><footer>(c) 2025</footer></body></html>");
+//! assert!(matches!(dedup.check_page("https://a.example/budget", a.as_bytes(), Some("text/html"))?, PageVerdict::Unique { .. }));
+//! match dedup.check_page("https://b.example/news/budget", b.as_bytes(), Some("text/html"))? {
+//!     PageVerdict::ExactDuplicate { of } => assert_eq!(of.name, "https://a.example/budget"),
+//!     other => panic!("expected a duplicate, got {other:?}"),
+//! }
+//! dedup.checkpoint()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use url::Url;
+
+use crate::config::Config;
+use crate::content::{self, Extracted};
+use crate::fingerprint::{Fingerprint, Simhash, Sketch};
+use crate::index::{Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex};
+use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
+
+/// Short texts within k are near-duplicates only at this estimated Jaccard similarity of
+/// their word pairs or above.
+///
+/// Chosen with `cargo run --release --example eval_pairs -- ../shared/datasets/wcxb-dev` on
+/// openings (under 400 characters) of the benchmark's texts: of 7,794 pairs of different
+/// short texts (same site, same page type, and pages made from one template with different
+/// names and prices), 4 fall within k = 3 (estimated Jaccard 0.75 to 0.78), so simhash alone
+/// has precision 0.9982; with this confirmation none is called a duplicate (precision 1.0),
+/// at the cost of 16% of the edited pairs that simhash had found (their Jaccard: 10th
+/// percentile 0.78, median 0.88). A page wrongly called a duplicate is lost to the crawl, a
+/// missed duplicate only stored twice, so the threshold sits above every different pair.
+pub const SHORT_TEXT_MIN_JACCARD: f64 = 0.8;
+
+/// Folder of the index inside the state directory.
+pub const INDEX_DIR: &str = "index";
+
+/// What went wrong in the page stage.
+#[derive(Debug, thiserror::Error)]
+pub enum DedupError {
+    /// The URL filter could not be opened, read or saved.
+    #[error(transparent)]
+    Seen(#[from] SeenError),
+    /// The index could not be opened, read or written.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// The state directory could not be created.
+    #[error("state directory {}: {source}", path.display())]
+    StateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// What the stage says about a URL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UrlVerdict {
+    /// Never seen: now recorded; fetch it (this canonical form).
+    New(Url),
+    /// Seen before (or, at the filter's false-positive rate, a URL that only looks seen).
+    Seen(Url),
+    /// Not a crawlable URL.
+    Invalid(CanonicalError),
+}
+
+impl UrlVerdict {
+    /// `"new"`, `"seen"` or `"invalid"`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            UrlVerdict::New(_) => "new",
+            UrlVerdict::Seen(_) => "seen",
+            UrlVerdict::Invalid(_) => "invalid",
+        }
+    }
+}
+
+/// The stored page that a duplicate repeats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Original {
+    /// Its id in the index.
+    pub id: DocId,
+    /// Its URL (or the name it was checked under).
+    pub name: String,
+}
+
+/// What the stage says about a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageVerdict {
+    /// Nothing like it was seen: it is now recorded; store it.
+    Unique {
+        /// Its id in the index.
+        id: DocId,
+        /// Its simhash.
+        fingerprint: Simhash,
+    },
+    /// The same main text (after whitespace normalisation) was seen.
+    ExactDuplicate {
+        /// The page it repeats.
+        of: Original,
+    },
+    /// A main text within k bits was seen.
+    NearDuplicate {
+        /// The closest page it repeats.
+        of: Original,
+        /// Hamming distance between the two simhashes.
+        distance: u32,
+    },
+    /// The page has no main text to compare (empty, not HTML, or all boilerplate).
+    NoText,
+}
+
+impl PageVerdict {
+    /// `"unique"`, `"exact_duplicate"`, `"near_duplicate"` or `"no_text"`, as printed by
+    /// `crawldedup dedup --json` and the sidecar.
+    pub fn label(&self) -> &'static str {
+        match self {
+            PageVerdict::Unique { .. } => "unique",
+            PageVerdict::ExactDuplicate { .. } => "exact_duplicate",
+            PageVerdict::NearDuplicate { .. } => "near_duplicate",
+            PageVerdict::NoText => "no_text",
+        }
+    }
+
+    /// The page repeated, for duplicates.
+    pub fn original(&self) -> Option<&Original> {
+        match self {
+            PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => Some(of),
+            _ => None,
+        }
+    }
+}
+
+/// Counters of a [`Dedup`] since it was opened, plus the sizes of what it holds.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct DedupStats {
+    /// URLs checked.
+    pub urls_checked: u64,
+    /// Of those, new.
+    pub urls_new: u64,
+    /// Of those, seen before.
+    pub urls_seen: u64,
+    /// Of those, not crawlable.
+    pub urls_invalid: u64,
+    /// Pages checked.
+    pub pages_checked: u64,
+    /// Of those, unique.
+    pub pages_unique: u64,
+    /// Of those, exact duplicates.
+    pub pages_exact_duplicate: u64,
+    /// Of those, near-duplicates.
+    pub pages_near_duplicate: u64,
+    /// Of those, without main text.
+    pub pages_no_text: u64,
+    /// Short-text candidates within k that the Jaccard confirmation refused.
+    pub short_text_refusals: u64,
+    /// Documents in the index (from all sessions).
+    pub indexed_documents: u64,
+    /// URLs in the filter (from all sessions).
+    pub seen_urls: u64,
+    /// Bytes of the URL filter.
+    pub seen_filter_bytes: u64,
+    /// Checkpoints taken since opening.
+    pub checkpoints: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    urls_checked: AtomicU64,
+    urls_new: AtomicU64,
+    urls_seen: AtomicU64,
+    urls_invalid: AtomicU64,
+    pages_checked: AtomicU64,
+    pages_unique: AtomicU64,
+    pages_exact: AtomicU64,
+    pages_near: AtomicU64,
+    pages_no_text: AtomicU64,
+    short_text_refusals: AtomicU64,
+    checkpoints: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The page stage. See the [module documentation](self).
+pub struct Dedup {
+    state_dir: PathBuf,
+    canonicalizer: Canonicalizer,
+    seen: SeenUrls,
+    index: SimhashIndex,
+    short_text_chars: usize,
+    counters: Counters,
+    checkpoint_seq: AtomicU64,
+}
+
+impl std::fmt::Debug for Dedup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dedup")
+            .field("state_dir", &self.state_dir)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Dedup {
+    /// Opens the stage on `state_dir` (created if missing), resuming what a previous run
+    /// saved there. The URL filter and index keep the sizing and layout they were created
+    /// with; `config` sizes new ones (`url_filter.*`, `dedup.max_distance`) and sets the
+    /// rules that apply per call (canonicalization, `dedup.short_text_chars`).
+    pub fn open(state_dir: &Path, config: &Config) -> Result<Dedup, DedupError> {
+        std::fs::create_dir_all(state_dir).map_err(|source| DedupError::StateDir {
+            path: state_dir.to_path_buf(),
+            source,
+        })?;
+        let seen = SeenUrls::open(state_dir, config.url_filter.seen_config())?;
+        let index = SimhashIndex::open(
+            &state_dir.join(INDEX_DIR),
+            IndexConfig {
+                max_distance: config.dedup.max_distance,
+                expected: config.url_filter.expected_urls,
+                blocks: None,
+            },
+        )?;
+        let seq = seen.checkpoint_seq();
+        Ok(Dedup {
+            state_dir: state_dir.to_path_buf(),
+            canonicalizer: Canonicalizer::new(config.url_filter.canonical_options()),
+            seen,
+            index,
+            short_text_chars: config.dedup.short_text_chars,
+            counters: Counters::default(),
+            checkpoint_seq: AtomicU64::new(seq),
+        })
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// The canonicalizer in use (the `[url_filter]` rules).
+    pub fn canonicalizer(&self) -> &Canonicalizer {
+        &self.canonicalizer
+    }
+
+    /// Canonicalizes `url`, checks it against the URLs seen, and records it.
+    pub fn check_url(&self, url: &str) -> Result<UrlVerdict, DedupError> {
+        self.record_url(self.canonicalizer.canonicalize(url))
+    }
+
+    /// As [`Dedup::check_url`], for a link `href` found on the page at `base`.
+    pub fn check_link(&self, base: &Url, href: &str) -> Result<UrlVerdict, DedupError> {
+        self.record_url(self.canonicalizer.canonicalize_link(base, href))
+    }
+
+    fn record_url(&self, canonical: Result<Url, CanonicalError>) -> Result<UrlVerdict, DedupError> {
+        bump(&self.counters.urls_checked);
+        let url = match canonical {
+            Ok(url) => url,
+            Err(e) => {
+                bump(&self.counters.urls_invalid);
+                return Ok(UrlVerdict::Invalid(e));
+            }
+        };
+        if self.seen.insert(url.as_str())? {
+            bump(&self.counters.urls_seen);
+            Ok(UrlVerdict::Seen(url))
+        } else {
+            bump(&self.counters.urls_new);
+            Ok(UrlVerdict::New(url))
+        }
+    }
+
+    /// Decodes and extracts the page, then decides it (see the module documentation).
+    /// `url` names the page in verdicts and resolves its links; any name works when the
+    /// page has no URL (a file path, say).
+    pub fn check_page(
+        &self,
+        url: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+    ) -> Result<PageVerdict, DedupError> {
+        let base = Url::parse(url).ok();
+        let extracted = content::extract_bytes(body, content_type, base.as_ref());
+        self.check_text(url, &extracted.text)
+    }
+
+    /// As [`Dedup::check_page`], returning the extraction too (title, text, links), for a
+    /// crawler that follows the page's links.
+    pub fn check_page_extracted(
+        &self,
+        url: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+    ) -> Result<(PageVerdict, Extracted), DedupError> {
+        let base = Url::parse(url).ok();
+        let extracted = content::extract_bytes(body, content_type, base.as_ref());
+        let verdict = self.check_text(url, &extracted.text)?;
+        Ok((verdict, extracted))
+    }
+
+    /// Decides a main text that the caller extracted itself.
+    pub fn check_text(&self, name: &str, text: &str) -> Result<PageVerdict, DedupError> {
+        bump(&self.counters.pages_checked);
+        let fingerprint = Fingerprint::of(text);
+        if fingerprint.tokens == 0 {
+            bump(&self.counters.pages_no_text);
+            return Ok(PageVerdict::NoText);
+        }
+        let threshold = self.short_text_chars;
+        let short = fingerprint.chars < threshold;
+        let record = DocRecord {
+            simhash: fingerprint.simhash,
+            digest: fingerprint.digest,
+            text_chars: fingerprint.chars as u64,
+            name: name.to_string(),
+            sketch: (fingerprint.chars < 2 * threshold).then(|| Sketch::of(text)),
+        };
+        let sketch = record.sketch;
+        let mut lookup_error = None;
+        let decision = self
+            .index
+            .check_and_insert(record, |candidate, _distance| {
+                let stored = match self.index.get(candidate) {
+                    Ok(Some(stored)) => stored,
+                    Ok(None) => return false,
+                    Err(e) => {
+                        lookup_error = Some(e);
+                        return false;
+                    }
+                };
+                let either_short = short || (stored.text_chars as usize) < threshold;
+                if !either_short {
+                    return true;
+                }
+                let confirmed = match (&sketch, &stored.sketch) {
+                    (Some(a), Some(b)) => a.jaccard(b) >= SHORT_TEXT_MIN_JACCARD,
+                    _ => false,
+                };
+                if !confirmed {
+                    bump(&self.counters.short_text_refusals);
+                }
+                confirmed
+            })?;
+        if let Some(e) = lookup_error {
+            return Err(e.into());
+        }
+        Ok(match decision {
+            Decision::Unique(id) => {
+                bump(&self.counters.pages_unique);
+                PageVerdict::Unique {
+                    id,
+                    fingerprint: fingerprint.simhash,
+                }
+            }
+            Decision::Exact(id) => {
+                bump(&self.counters.pages_exact);
+                PageVerdict::ExactDuplicate {
+                    of: self.original(id)?,
+                }
+            }
+            Decision::Near { of, distance } => {
+                bump(&self.counters.pages_near);
+                PageVerdict::NearDuplicate {
+                    of: self.original(of)?,
+                    distance,
+                }
+            }
+        })
+    }
+
+    fn original(&self, id: DocId) -> Result<Original, DedupError> {
+        let name = self
+            .index
+            .get(id)?
+            .map(|record| record.name)
+            .unwrap_or_default();
+        Ok(Original { id, name })
+    }
+
+    /// Saves the URL filter (atomically) and flushes the index: everything recorded before
+    /// this call survives a crash.
+    pub fn checkpoint(&self) -> Result<(), DedupError> {
+        let seq = self.checkpoint_seq.fetch_add(1, Ordering::SeqCst) + 1;
+        self.index.checkpoint()?;
+        self.seen.save(&self.state_dir, seq)?;
+        bump(&self.counters.checkpoints);
+        Ok(())
+    }
+
+    /// Counters since opening, and the sizes of the filter and index.
+    pub fn stats(&self) -> DedupStats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let seen: SeenStats = self.seen.stats();
+        DedupStats {
+            urls_checked: get(&c.urls_checked),
+            urls_new: get(&c.urls_new),
+            urls_seen: get(&c.urls_seen),
+            urls_invalid: get(&c.urls_invalid),
+            pages_checked: get(&c.pages_checked),
+            pages_unique: get(&c.pages_unique),
+            pages_exact_duplicate: get(&c.pages_exact),
+            pages_near_duplicate: get(&c.pages_near),
+            pages_no_text: get(&c.pages_no_text),
+            short_text_refusals: get(&c.short_text_refusals),
+            indexed_documents: self.index.len(),
+            seen_urls: seen.count,
+            seen_filter_bytes: seen.bytes,
+            checkpoints: get(&c.checkpoints),
+        }
+    }
+}
