@@ -13,7 +13,8 @@
 //!
 //! # Deciding a page
 //! 1. The body is decoded and its main text extracted; a page with no words in its main
-//!    text is [`PageVerdict::NoText`] and is not indexed.
+//!    text, or that is not HTML (by its content type, or binary bytes), is
+//!    [`PageVerdict::NoText`] and is not indexed.
 //! 2. The text is fingerprinted (simhash and exact digest, [`Fingerprint`]).
 //! 3. The index answers in one atomic step: the same digest is an exact duplicate; a stored
 //!    fingerprint within `dedup.max_distance` bits is a near-duplicate; otherwise the page
@@ -325,16 +326,15 @@ impl Dedup {
 
     /// Decodes and extracts the page, then decides it (see the module documentation).
     /// `url` names the page in verdicts and resolves its links; any name works when the
-    /// page has no URL (a file path, say).
+    /// page has no URL (a file path, say). A `content_type` other than HTML or XHTML, or a
+    /// body that looks binary, gives [`PageVerdict::NoText`].
     pub fn check_page(
         &self,
         url: &str,
         body: &[u8],
         content_type: Option<&str>,
     ) -> Result<PageVerdict, DedupError> {
-        let base = Url::parse(url).ok();
-        let extracted = content::extract_bytes(body, content_type, base.as_ref());
-        self.check_text(url, &extracted.text)
+        Ok(self.check_page_extracted(url, body, content_type)?.0)
     }
 
     /// As [`Dedup::check_page`], returning the extraction too (title, text, links), for a
@@ -345,6 +345,13 @@ impl Dedup {
         body: &[u8],
         content_type: Option<&str>,
     ) -> Result<(PageVerdict, Extracted), DedupError> {
+        let html = content::decode::is_html_content_type(content_type, true)
+            && !content::decode::looks_binary(body);
+        if !html {
+            bump(&self.counters.pages_checked);
+            bump(&self.counters.pages_no_text);
+            return Ok((PageVerdict::NoText, Extracted::default()));
+        }
         let base = Url::parse(url).ok();
         let extracted = content::extract_bytes(body, content_type, base.as_ref());
         let verdict = self.check_text(url, &extracted.text)?;

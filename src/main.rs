@@ -36,6 +36,49 @@ enum Command {
     Config(ConfigArgs),
     /// Prints the simhash index layouts considered for n fingerprints at distance k.
     IndexPlan(IndexPlanArgs),
+    /// Prints the main content of HTML files (or stdin): the text, or one JSON line per input.
+    Extract(ExtractArgs),
+    /// Prints the 64-bit simhash of each input's main text as 16 hex digits.
+    Simhash(SimhashArgs),
+    /// Runs HTML files, in the order given, through the page stage and prints each verdict.
+    Dedup(DedupArgs),
+}
+
+#[derive(Args)]
+struct ExtractArgs {
+    /// HTML files (read as raw bytes); stdin when none or `-`.
+    files: Vec<PathBuf>,
+    /// One line per input: {"file","title","text"}.
+    #[arg(long)]
+    json: bool,
+    /// The page's URL, to resolve its links and help guess its charset.
+    #[arg(long)]
+    url: Option<String>,
+}
+
+#[derive(Args)]
+struct SimhashArgs {
+    /// Input files; stdin when none or `-`.
+    files: Vec<PathBuf>,
+    /// The inputs are plain main text, not HTML.
+    #[arg(long)]
+    text: bool,
+}
+
+#[derive(Args)]
+struct DedupArgs {
+    /// HTML files, decided in this order.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Keep the index (and URL filter) here, and resume from it; a temporary directory
+    /// otherwise.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// One JSON line per file: {"file","verdict"[,"of","distance"]}.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 #[derive(Args)]
@@ -148,6 +191,9 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Canonicalize(args) => canonicalize(args),
         Command::BloomParams(args) => bloom_params(args),
         Command::IndexPlan(args) => index_plan(args),
+        Command::Extract(args) => extract(args),
+        Command::Simhash(args) => simhash(args),
+        Command::Dedup(args) => dedup(args),
         Command::Config(args) => {
             print!("{}", args.load()?.to_toml());
             Ok(ExitCode::SUCCESS)
@@ -230,6 +276,126 @@ fn index_plan(args: IndexPlanArgs) -> Result<ExitCode, Failure> {
         };
         println!("{option}{mark}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An input named on the command line: `-` (or no name at all) is stdin.
+struct Input {
+    name: String,
+    bytes: Vec<u8>,
+}
+
+fn read_inputs(files: &[PathBuf]) -> Result<Vec<Input>, Failure> {
+    let stdin = PathBuf::from("-");
+    let names: Vec<&PathBuf> = if files.is_empty() {
+        vec![&stdin]
+    } else {
+        files.iter().collect()
+    };
+    names
+        .into_iter()
+        .map(|path| {
+            let name = path.display().to_string();
+            let bytes = if name == "-" {
+                let mut buf = Vec::new();
+                io::Read::read_to_end(&mut io::stdin().lock(), &mut buf)
+                    .map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
+                buf
+            } else {
+                std::fs::read(path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?
+            };
+            Ok(Input { name, bytes })
+        })
+        .collect()
+}
+
+fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
+    let url = match &args.url {
+        Some(u) => Some(url::Url::parse(u).map_err(|e| anyhow::anyhow!("--url `{u}`: {e}"))?),
+        None => None,
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    for input in read_inputs(&args.files)? {
+        let page = crawldedup::content::extract_bytes(&input.bytes, None, url.as_ref());
+        if args.json {
+            let line = serde_json::json!({
+                "file": input.name,
+                "title": page.title,
+                "text": page.text,
+            });
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "{}", page.text)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn simhash(args: SimhashArgs) -> Result<ExitCode, Failure> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    for input in read_inputs(&args.files)? {
+        let text = if args.text {
+            String::from_utf8_lossy(&input.bytes).into_owned()
+        } else {
+            crawldedup::content::extract_bytes(&input.bytes, None, None).text
+        };
+        let fingerprint = crawldedup::Fingerprint::of(&text);
+        writeln!(out, "{}  {}", fingerprint.simhash, input.name)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
+    let config = args.config.load()?;
+    let temporary;
+    let state_dir = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            temporary = tempfile::tempdir()
+                .map_err(|e| anyhow::anyhow!("temporary state directory: {e}"))?;
+            temporary.path().to_path_buf()
+        }
+    };
+    let stage = crawldedup::Dedup::open(&state_dir, &config)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    for path in &args.files {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let verdict = stage.check_page(&name, &bytes, None)?;
+        if args.json {
+            let mut line = serde_json::json!({"file": name, "verdict": verdict.label()});
+            if let Some(of) = verdict.original() {
+                line["of"] = of.name.clone().into();
+            }
+            match &verdict {
+                crawldedup::PageVerdict::NearDuplicate { distance, .. } => {
+                    line["distance"] = (*distance).into();
+                }
+                crawldedup::PageVerdict::ExactDuplicate { .. } => line["distance"] = 0.into(),
+                _ => {}
+            }
+            writeln!(out, "{line}")?;
+        } else {
+            match &verdict {
+                crawldedup::PageVerdict::Unique { fingerprint, .. } => {
+                    writeln!(out, "unique           {name}  ({fingerprint})")?
+                }
+                crawldedup::PageVerdict::ExactDuplicate { of } => {
+                    writeln!(out, "exact_duplicate  {name}  of {}", of.name)?
+                }
+                crawldedup::PageVerdict::NearDuplicate { of, distance } => writeln!(
+                    out,
+                    "near_duplicate   {name}  of {} (distance {distance})",
+                    of.name
+                )?,
+                crawldedup::PageVerdict::NoText => writeln!(out, "no_text          {name}")?,
+            }
+        }
+    }
+    out.flush()?;
+    stage.checkpoint()?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -139,6 +139,9 @@ fn every_subcommand_has_help() {
         "bloom-params",
         "config",
         "index-plan",
+        "extract",
+        "simhash",
+        "dedup",
     ] {
         let o = crawldedup(&[sub, "--help"]);
         assert!(o.status.success(), "{sub}");
@@ -155,4 +158,147 @@ fn demo_runs_offline() {
         "{}",
         stdout(&o)
     );
+}
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/pages/{name}.html",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn extract_prints_main_text_or_one_json_line_per_file() {
+    let article = fixture("article");
+    let forum = fixture("forum");
+    let o = crawldedup(&["extract", &article]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .starts_with("Tidal energy gets a second look\n\nEngineers in the northern estuary"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = crawldedup(&["extract", "--json", &article, &forum]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["file"], article.as_str());
+    assert_eq!(lines[0]["title"], "Tidal energy gets a second look");
+    assert!(
+        lines[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Drying works too")
+    );
+}
+
+#[test]
+fn extract_reads_stdin_and_names_a_missing_file() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args(["extract"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"<p>from standard input</p>")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&o), "from standard input\n");
+
+    let o = crawldedup(&["extract", "/no/such/page.html"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/no/such/page.html"), "{err}");
+}
+
+#[test]
+fn simhash_prints_16_hex_digits_per_input() {
+    let article = fixture("article");
+    let o = crawldedup(&["simhash", &article, &article]);
+    assert!(o.status.success());
+    let lines: Vec<_> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0], lines[1]);
+    let hex = lines[0].split_whitespace().next().unwrap();
+    assert_eq!(hex.len(), 16);
+    assert!(hex.chars().all(|c| c.is_ascii_hexdigit()));
+    assert!(lines[0].ends_with(&article));
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("t.txt");
+    std::fs::write(&text, "plain words, not markup").unwrap();
+    let o = crawldedup(&["simhash", "--text", text.to_str().unwrap()]);
+    let expected = crawldedup::Fingerprint::of("plain words, not markup").simhash;
+    assert!(
+        stdout(&o).starts_with(&expected.to_string()),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn dedup_reports_each_file_in_order_and_resumes_from_its_state_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fixture("article");
+    let same = dir.path().join("same.html");
+    let edited = dir.path().join("edited.html");
+    let page = std::fs::read_to_string(&original).unwrap();
+    std::fs::write(&same, page.replace("Most read", "Popular today")).unwrap();
+    std::fs::write(
+        &edited,
+        page.replace("northern estuary", "southern estuary"),
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let (same, edited, state) = (
+        same.to_str().unwrap(),
+        edited.to_str().unwrap(),
+        state.to_str().unwrap(),
+    );
+    let forum = fixture("forum");
+    let o = crawldedup(&[
+        "dedup",
+        "--json",
+        "--state-dir",
+        state,
+        &original,
+        same,
+        edited,
+        &forum,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"file": original, "verdict": "unique"})
+    );
+    assert_eq!(
+        lines[1],
+        serde_json::json!({"file": same, "verdict": "exact_duplicate", "of": original, "distance": 0})
+    );
+    assert_eq!(lines[2]["verdict"], "near_duplicate");
+    assert_eq!(lines[2]["of"], original.as_str());
+    assert!(lines[2]["distance"].as_u64().unwrap() <= 3);
+    assert_eq!(lines[3]["verdict"], "unique");
+
+    // A second run on the same state directory remembers the first.
+    let o = crawldedup(&["dedup", "--json", "--state-dir", state, &forum]);
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["verdict"], "exact_duplicate");
+    assert_eq!(line["of"], forum.as_str());
 }

@@ -269,6 +269,15 @@ fn starts_with_ignore_case(bytes: &[u8], prefix: &[u8]) -> bool {
     bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
+/// True when the bytes look like a binary file rather than text: a NUL byte in the first
+/// KiB, with no UTF-16 byte-order mark to explain it.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    if matches!(Encoding::for_bom(bytes), Some((e, _)) if e == UTF_16LE || e == UTF_16BE) {
+        return false;
+    }
+    bytes[..bytes.len().min(1024)].contains(&0)
+}
+
 /// True when a `Content-Type` names HTML or XHTML (or is missing, when `sniff_missing`).
 pub fn is_html_content_type(content_type: Option<&str>, sniff_missing: bool) -> bool {
     match content_type {
