@@ -2,16 +2,16 @@
 //! compact in-memory copy.
 //!
 //! # Storage
-//! One sled tree per table (key: permuted fingerprint, 8 bytes big-endian, then the
-//! document id, 8 bytes big-endian), a document tree (id -> fingerprint, digest, text length,
-//! name), a digest tree (digest -> id) and a meta tree (format version, layout). The document
-//! tree is written first and is the truth: on open, table or digest entries that a crash cut
-//! off are rebuilt from it.
+//! Three sled trees (details in [`store`]): the document records in chunks of 64 ids, a
+//! compact row (simhash and digest) per document in chunks of 4,096, and a meta tree
+//! (format version, layout, count written). The permuted tables are rebuilt in memory from
+//! the rows on open rather than stored once per table.
 //!
 //! # Memory
-//! Per table, a sorted array of (key, id) plus a small ordered set of recent inserts that is
-//! merged into the array when it grows past an eighth of it, so an insert costs amortised
-//! O(log n) and a query a binary search and a short scan per table.
+//! Per table, the (permuted key, id) entries bucketed by the top bits of the key (a counting
+//! sort, O(n)), plus a small ordered set of recent inserts merged in when it passes an
+//! eighth of the table; exact digests in the same structure. A query reads one bucket per
+//! table.
 //!
 //! # Atomicity
 //! [`SimhashIndex::check_and_insert`] looks up and inserts under one lock: of many callers
@@ -25,14 +25,17 @@
 //! after the last checkpoint may be lost by a crash; the index is still whole on reopen
 //! (the last written batch is mended from the document tree if a crash cut it short).
 
+mod memory;
 pub mod plan;
+pub mod store;
 
-use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
 use crate::fingerprint::{Digest, FINGERPRINT_VERSION, SKETCH_SLOTS, Simhash, Sketch};
+use memory::Bucketed;
 pub use plan::Plan;
+use store::{Row, Store, StoreError};
 
 /// A document's number in the index, given in insertion order from 0.
 pub type DocId = u64;
@@ -158,71 +161,42 @@ impl DocRecord {
     }
 }
 
-#[derive(Default)]
-struct MemTable {
-    keys: Vec<u64>,
-    ids: Vec<u32>,
-    recent: BTreeSet<(u64, u32)>,
-}
-
-impl MemTable {
-    fn insert(&mut self, key: u64, id: u32) {
-        self.recent.insert((key, id));
-        // Merging costs O(n); doing it when `recent` reaches n/8 keeps it amortised O(1).
-        if self.recent.len() > 1024 && self.recent.len() * 8 > self.keys.len() {
-            self.merge();
-        }
-    }
-
-    fn merge(&mut self) {
-        let mut all: Vec<(u64, u32)> = self
-            .keys
-            .iter()
-            .copied()
-            .zip(self.ids.iter().copied())
-            .collect();
-        all.extend(std::mem::take(&mut self.recent));
-        all.sort_unstable();
-        self.keys = all.iter().map(|e| e.0).collect();
-        self.ids = all.iter().map(|e| e.1).collect();
-    }
-
-    fn probe(&self, key: u64, mask: u64, k: u32, out: &mut Vec<(u32, u32)>) {
-        let lo = key & mask;
-        let hi = lo | !mask;
-        let start = self.keys.partition_point(|&x| x < lo);
-        for (i, &stored) in self.keys[start..].iter().enumerate() {
-            if stored > hi {
-                break;
-            }
-            let d = (stored ^ key).count_ones();
-            if d <= k {
-                out.push((self.ids[start + i], d));
-            }
-        }
-        for &(stored, id) in self.recent.range((lo, 0)..=(hi, u32::MAX)) {
-            let d = (stored ^ key).count_ones();
-            if d <= k {
-                out.push((id, d));
-            }
-        }
-    }
-}
-
 struct Memory {
-    tables: Vec<MemTable>,
-    digests: HashMap<u128, u32>,
+    tables: Vec<Bucketed>,
+    /// Exact digests: the top 64 bits as the key (k = 0, all bits leading)...
+    digests: Bucketed,
+    /// ...and, by document id, the low 64 bits that a match must also have.
+    digest_low: Vec<u64>,
     count: u64,
+}
+
+impl Memory {
+    fn exact(&self, digest: Digest) -> Option<DocId> {
+        let mut found = Vec::new();
+        self.digests.probe((digest.0 >> 64) as u64, 0, &mut found);
+        found
+            .into_iter()
+            .map(|(id, _)| id)
+            .filter(|&id| self.digest_low.get(id as usize) == Some(&(digest.0 as u64)))
+            .min()
+            .map(u64::from)
+    }
+
+    fn add(&mut self, keys: &[u64], digest: Digest, id: u32) {
+        for (table, &key) in self.tables.iter_mut().zip(keys) {
+            table.insert(key, id);
+        }
+        self.digests.insert((digest.0 >> 64) as u64, id);
+        self.digest_low.push(digest.0 as u64);
+        self.count += 1;
+    }
 }
 
 /// The persistent simhash index.
 pub struct SimhashIndex {
     path: PathBuf,
     db: sled::Db,
-    docs: sled::Tree,
-    digests: sled::Tree,
-    tables: Vec<sled::Tree>,
-    meta: sled::Tree,
+    store: Store,
     plan: Plan,
     memory: RwLock<Memory>,
     writer: Mutex<()>,
@@ -235,14 +209,11 @@ pub struct SimhashIndex {
 #[derive(Default)]
 struct Pending {
     first: DocId,
-    docs: Vec<(DocRecord, Vec<u64>)>,
+    docs: Vec<DocRecord>,
 }
 
-/// Unique documents buffered before they are written to sled in one batch per tree.
+/// Unique documents buffered before they are written to sled.
 pub const WRITE_BATCH: usize = 8192;
-
-/// The meta key holding how many documents are fully written (docs, tables and digests).
-const WRITTEN_KEY: &str = "written";
 
 impl std::fmt::Debug for SimhashIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -258,7 +229,7 @@ impl SimhashIndex {
     /// Opens the index in `dir`, creating it when empty. A stored index keeps its layout.
     pub fn open(dir: &Path, config: IndexConfig) -> Result<SimhashIndex, IndexError> {
         let path = dir.to_path_buf();
-        let store = |source| IndexError::Store {
+        let store_error = |source| IndexError::Store {
             path: path.clone(),
             source,
         };
@@ -277,20 +248,19 @@ impl SimhashIndex {
             .path(dir)
             .cache_capacity(256 << 20)
             .open()
-            .map_err(store)?;
-        let meta = db.open_tree("meta").map_err(store)?;
-        let (k, blocks) = match meta.get("layout").map_err(store)? {
-            Some(v) if v.len() == 12 => {
-                let version = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
-                let fp_version = u32::from_be_bytes([v[4], v[5], v[6], v[7]]);
+            .map_err(store_error)?;
+        let store = Store::open(&db).map_err(store_error)?;
+        let plan = match store.layout().map_err(store_error)? {
+            Some((version, fp_version, k, blocks)) => {
                 if version != INDEX_FORMAT_VERSION || fp_version != FINGERPRINT_VERSION {
                     return Err(corrupt(format!(
                         "format {version} with fingerprint version {fp_version}; this build uses {INDEX_FORMAT_VERSION} and {FINGERPRINT_VERSION}"
                     )));
                 }
-                (u32::from(v[8]), u32::from(v[9]))
+                Plan::with_blocks(k, blocks).ok_or_else(|| {
+                    corrupt(format!("stored layout k = {k}, {blocks} blocks is invalid"))
+                })?
             }
-            Some(_) => return Err(corrupt("unreadable layout record".into())),
             None => {
                 let plan = match config.blocks {
                     Some(r) => Plan::with_blocks(config.max_distance, r),
@@ -306,94 +276,36 @@ impl SimhashIndex {
                         config.blocks, config.max_distance
                     ))
                 })?;
-                let mut v = Vec::with_capacity(12);
-                v.extend_from_slice(&INDEX_FORMAT_VERSION.to_be_bytes());
-                v.extend_from_slice(&FINGERPRINT_VERSION.to_be_bytes());
-                v.extend_from_slice(&[plan.k as u8, plan.blocks.len() as u8, 0, 0]);
-                meta.insert("layout", v).map_err(store)?;
-                (plan.k, plan.blocks.len() as u32)
+                store
+                    .set_layout(
+                        INDEX_FORMAT_VERSION,
+                        FINGERPRINT_VERSION,
+                        plan.k,
+                        plan.blocks.len() as u32,
+                    )
+                    .map_err(store_error)?;
+                plan
             }
         };
-        let plan = Plan::with_blocks(k, blocks)
-            .ok_or_else(|| corrupt(format!("stored layout k = {k}, {blocks} blocks is invalid")))?;
-        let docs = db.open_tree("docs").map_err(store)?;
-        let digests = db.open_tree("digests").map_err(store)?;
-        let tables = (0..plan.tables.len())
-            .map(|t| db.open_tree(format!("table-{t:02}")))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(store)?;
-
-        // Rebuild memory from the document tree, and mend trees a crash cut short: batches
-        // are written docs first, then tables and digests, then the `written` count, so only
-        // documents from that count on can lack their table and digest entries.
-        let written = match meta.get(WRITTEN_KEY).map_err(store)? {
-            Some(v) => u64::from_be_bytes(
-                v.as_ref()
-                    .try_into()
-                    .map_err(|_| corrupt("unreadable written count".into()))?,
-            ),
-            None => 0,
-        };
-        let mut memory = Memory {
-            tables: (0..plan.tables.len())
-                .map(|_| MemTable::default())
-                .collect(),
-            digests: HashMap::new(),
-            count: 0,
-        };
-        let mut per_table: Vec<Vec<(u64, u32)>> = vec![Vec::new(); plan.tables.len()];
-        let mut mend_tables: Vec<sled::Batch> = vec![sled::Batch::default(); plan.tables.len()];
-        let mut mend_digests = sled::Batch::default();
-        let mut mended = 0u64;
-        for item in docs.iter() {
-            let (key, value) = item.map_err(store)?;
-            let id = key_to_id(&key).ok_or_else(|| corrupt("bad document key".into()))?;
-            if id != memory.count {
-                return Err(corrupt(format!(
-                    "document ids jump from {} to {id}",
-                    memory.count
-                )));
-            }
-            let record = DocRecord::decode(&value)
-                .ok_or_else(|| corrupt(format!("document {id} is unreadable")))?;
-            let small =
-                u32::try_from(id).map_err(|_| corrupt(format!("document id {id} too large")))?;
-            for (t, entries) in per_table.iter_mut().enumerate() {
-                let permuted = plan.permute(t, record.simhash.0);
-                entries.push((permuted, small));
-                if id >= written {
-                    mend_tables[t].insert(&table_key(permuted, id)[..], &[]);
-                }
-            }
-            if id >= written {
-                mend_digests.insert(&record.digest.0.to_be_bytes()[..], &id.to_be_bytes()[..]);
-                mended += 1;
-            }
-            memory.digests.entry(record.digest.0).or_insert(small);
-            memory.count += 1;
+        let rows = store.load_rows().map_err(|e| match e {
+            StoreError::Sled(source) => IndexError::Store {
+                path: path.clone(),
+                source,
+            },
+            StoreError::Corrupt(problem) => corrupt(problem),
+        })?;
+        if u32::try_from(rows.len()).is_err() {
+            return Err(corrupt(format!(
+                "{} documents is over the limit",
+                rows.len()
+            )));
         }
-        if mended > 0 || written != memory.count {
-            for (tree, batch) in tables.iter().zip(mend_tables) {
-                tree.apply_batch(batch).map_err(store)?;
-            }
-            digests.apply_batch(mend_digests).map_err(store)?;
-            meta.insert(WRITTEN_KEY, &memory.count.to_be_bytes())
-                .map_err(store)?;
-            db.flush().map_err(store)?;
-        }
-        for (t, mut entries) in per_table.into_iter().enumerate() {
-            entries.sort_unstable();
-            memory.tables[t].keys = entries.iter().map(|e| e.0).collect();
-            memory.tables[t].ids = entries.iter().map(|e| e.1).collect();
-        }
+        let memory = build_memory(&plan, &rows);
         let count = memory.count;
         Ok(SimhashIndex {
             path,
             db,
-            docs,
-            digests,
-            tables,
-            meta,
+            store,
             plan,
             memory: RwLock::new(memory),
             writer: Mutex::new(()),
@@ -419,6 +331,14 @@ impl SimhashIndex {
         self.len() == 0
     }
 
+    /// Bytes of memory the in-memory tables use.
+    pub fn memory_bytes(&self) -> usize {
+        let memory = self.read();
+        memory.tables.iter().map(Bucketed::bytes).sum::<usize>()
+            + memory.digests.bytes()
+            + memory.digest_low.len() * 8
+    }
+
     /// Every stored document within distance k of `simhash`, with its distance, by id.
     pub fn query(&self, simhash: Simhash) -> Vec<(DocId, u32)> {
         self.query_keys(&self.keys(simhash))
@@ -434,8 +354,8 @@ impl SimhashIndex {
     fn query_keys(&self, keys: &[u64]) -> Vec<(DocId, u32)> {
         let memory = self.read();
         let mut found = Vec::new();
-        for (t, (table, &key)) in memory.tables.iter().zip(keys).enumerate() {
-            table.probe(key, self.plan.leading_mask(t), self.plan.k, &mut found);
+        for (table, &key) in memory.tables.iter().zip(keys) {
+            table.probe(key, self.plan.k, &mut found);
         }
         found.sort_unstable();
         found.dedup_by_key(|e| e.0);
@@ -451,17 +371,23 @@ impl SimhashIndex {
             let pending = lock(&self.pending);
             if id >= pending.first {
                 let at = usize::try_from(id - pending.first).unwrap_or(usize::MAX);
-                return Ok(pending.docs.get(at).map(|(record, _)| record.clone()));
+                return Ok(pending.docs.get(at).cloned());
             }
         }
-        let value = self
-            .docs
-            .get(id.to_be_bytes())
-            .map_err(|source| IndexError::Store {
+        self.store.get(id).map_err(|e| self.store_error(e))
+    }
+
+    fn store_error(&self, e: StoreError) -> IndexError {
+        match e {
+            StoreError::Sled(source) => IndexError::Store {
                 path: self.path.clone(),
                 source,
-            })?;
-        Ok(value.and_then(|v| DocRecord::decode(&v)))
+            },
+            StoreError::Corrupt(problem) => IndexError::Corrupt {
+                path: self.path.clone(),
+                problem,
+            },
+        }
     }
 
     /// Decides and, when unique, stores in one step. `confirm(id, distance)` is asked about
@@ -472,9 +398,9 @@ impl SimhashIndex {
         record: DocRecord,
         mut confirm: impl FnMut(DocId, u32) -> bool,
     ) -> Result<Decision, IndexError> {
-        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&id) = self.read().digests.get(&record.digest.0) {
-            return Ok(Decision::Exact(u64::from(id)));
+        let _writer = lock(&self.writer);
+        if let Some(id) = self.read().exact(record.digest) {
+            return Ok(Decision::Exact(id));
         }
         let keys = self.keys(record.simhash);
         let mut near = self.query_keys(&keys);
@@ -488,33 +414,24 @@ impl SimhashIndex {
         let small = u32::try_from(id)
             .map_err(|_| IndexError::Layout("index full (2^32 documents)".into()))?;
         // Into the buffer before memory, so that whoever finds the id by a query can `get` it.
-        let digest = record.digest.0;
+        let digest = record.digest;
         let full = {
             let mut pending = lock(&self.pending);
-            pending.docs.push((record, keys.clone()));
+            pending.docs.push(record);
             pending.docs.len() >= WRITE_BATCH
         };
-        {
-            let mut memory = self.memory.write().unwrap_or_else(|p| p.into_inner());
-            for (table, &key) in memory.tables.iter_mut().zip(&keys) {
-                table.insert(key, small);
-            }
-            memory.digests.insert(digest, small);
-            memory.count += 1;
-        }
+        self.memory
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(&keys, digest, small);
         if full {
             self.write_pending()?;
         }
         Ok(Decision::Unique(id))
     }
 
-    /// Writes the buffered documents to sled: one batch for the documents, then one per
-    /// table and one for the digests, then the `written` count.
+    /// Writes the buffered documents to sled (see [`store`] for the order of writes).
     fn write_pending(&self) -> Result<(), IndexError> {
-        let store = |source| IndexError::Store {
-            path: self.path.clone(),
-            source,
-        };
         // Hold the pending lock for the whole write, so that `get` never misses a
         // document that has left the buffer but not yet reached sled.
         let mut pending = lock(&self.pending);
@@ -522,28 +439,10 @@ impl SimhashIndex {
             return Ok(());
         }
         let first = pending.first;
-        let mut docs = sled::Batch::default();
-        let mut tables = vec![sled::Batch::default(); self.tables.len()];
-        let mut digests = sled::Batch::default();
-        for (offset, (record, keys)) in pending.docs.iter().enumerate() {
-            let id = first + offset as u64;
-            docs.insert(&id.to_be_bytes()[..], record.encode());
-            for (batch, &key) in tables.iter_mut().zip(keys) {
-                batch.insert(&table_key(key, id)[..], &[]);
-            }
-            digests.insert(&record.digest.0.to_be_bytes()[..], &id.to_be_bytes()[..]);
-        }
-        // The documents first: they are the record from which the rest can be rebuilt.
-        self.docs.apply_batch(docs).map_err(store)?;
-        for (tree, batch) in self.tables.iter().zip(tables) {
-            tree.apply_batch(batch).map_err(store)?;
-        }
-        self.digests.apply_batch(digests).map_err(store)?;
-        let written = first + pending.docs.len() as u64;
-        self.meta
-            .insert(WRITTEN_KEY, &written.to_be_bytes())
-            .map_err(store)?;
-        pending.first = written;
+        self.store
+            .append(first, &pending.docs)
+            .map_err(|e| self.store_error(e))?;
+        pending.first = first + pending.docs.len() as u64;
         pending.docs.clear();
         Ok(())
     }
@@ -566,17 +465,51 @@ impl SimhashIndex {
     }
 }
 
+/// Builds the in-memory tables from the stored rows, one table per thread where cores
+/// allow.
+fn build_memory(plan: &Plan, rows: &[Row]) -> Memory {
+    let ids: Vec<u32> = (0..rows.len() as u32).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let table_count = plan.tables.len();
+    let mut tables: Vec<Option<Bucketed>> = (0..table_count).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let per_thread = table_count.div_ceil(threads.max(1));
+        let handles: Vec<_> = tables
+            .chunks_mut(per_thread.max(1))
+            .enumerate()
+            .map(|(chunk, slots)| {
+                let ids = &ids;
+                scope.spawn(move || {
+                    for (offset, slot) in slots.iter_mut().enumerate() {
+                        let t = chunk * per_thread.max(1) + offset;
+                        let keys: Vec<u64> =
+                            rows.iter().map(|r| plan.permute(t, r.simhash)).collect();
+                        *slot = Some(Bucketed::build(
+                            plan.tables[t].leading_bits,
+                            keys,
+                            ids.clone(),
+                        ));
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().expect("table builder panicked");
+        }
+    });
+    let digests = Bucketed::build(
+        64,
+        rows.iter().map(|r| (r.digest >> 64) as u64).collect(),
+        ids,
+    );
+    Memory {
+        tables: tables.into_iter().map(|t| t.unwrap_or_default()).collect(),
+        digests,
+        digest_low: rows.iter().map(|r| r.digest as u64).collect(),
+        count: rows.len() as u64,
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn table_key(permuted: u64, id: DocId) -> [u8; 16] {
-    let mut key = [0u8; 16];
-    key[..8].copy_from_slice(&permuted.to_be_bytes());
-    key[8..].copy_from_slice(&id.to_be_bytes());
-    key
-}
-
-fn key_to_id(key: &[u8]) -> Option<DocId> {
-    Some(u64::from_be_bytes(key.try_into().ok()?))
 }
