@@ -1,4 +1,7 @@
-//! Simhash throughput, MB of main text per second on one core.
+//! Simhash throughput, MB of main text per second on one core, beside peers measured in the
+//! same run: the `gaoya` crate's simhash (64-bit, SipHash features, over the same texts split
+//! into lower-cased words) and, when `target/peers` exists (`scripts/peers.sh`), the Python
+//! `simhash` package.
 //!
 //! `cargo bench --bench fingerprint`. Reads the WCXB dev ground-truth main texts when
 //! `../shared/datasets/wcxb-dev` is present, else a generated text of the same size.
@@ -7,7 +10,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use crawldedup::Fingerprint;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 
 fn corpus() -> Vec<String> {
     let dir = Path::new("../shared/datasets/wcxb-dev/dev/ground-truth");
@@ -66,8 +69,69 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    let gaoya = gaoya::simhash::SimHash::<gaoya::simhash::SimSipHasher64, u64, 64>::new(
+        gaoya::simhash::SimSipHasher64::new(5, 6),
+    );
+    group.bench_function("gaoya_simhash", |b| {
+        b.iter(|| {
+            for t in &texts {
+                black_box(gaoya.create_signature(t.split_whitespace().map(|w| w.to_lowercase())));
+            }
+        })
+    });
     group.finish();
 }
 
+/// The Python package, timed by its own script on the same texts.
+fn python_peer() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("target/peers/bin/python");
+    if !python.exists() {
+        println!("python simhash: skipped (run scripts/peers.sh to measure it)");
+        return;
+    }
+    let texts = corpus();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("texts.jsonl");
+    let lines: Vec<String> = texts
+        .iter()
+        .map(|t| serde_json::to_string(t).unwrap())
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let start = std::time::Instant::now();
+    for t in &texts {
+        black_box(crawldedup::fingerprint::simhash(t));
+    }
+    let ours =
+        texts.iter().map(String::len).sum::<usize>() as f64 / start.elapsed().as_secs_f64() / 1e6;
+    let out = std::process::Command::new(&python)
+        .arg(root.join("benches/peers/simhash_peer.py"))
+        .arg("fingerprint")
+        .arg(&file)
+        .output()
+        .expect("python runs");
+    match serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+        Ok(v) => {
+            let theirs = v["mb_per_s"].as_f64().unwrap_or(f64::NAN);
+            println!(
+                "python simhash: {theirs:.2} MB/s; crawldedup simhash in the same run {ours:.1} MB/s ({:.0}x)",
+                ours / theirs
+            );
+        }
+        Err(_) => println!(
+            "python simhash failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ),
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    python_peer();
+}

@@ -72,21 +72,20 @@ impl Bucketed {
         let bits = wanted.min(leading).clamp(1, 26);
         let buckets = 1usize << bits;
         let shift = 64 - bits;
+        let (sorted_keys, sorted_ids) = radix_sort_top_bits(keys, ids, bits);
+        // Offsets by one sequential pass over the sorted keys.
         let mut offsets = vec![0u32; buckets + 1];
-        for &key in &keys {
-            offsets[(key >> shift) as usize + 1] += 1;
+        let mut bucket = 0usize;
+        for (i, &key) in sorted_keys.iter().enumerate() {
+            let of_key = (key >> shift) as usize;
+            while bucket <= of_key {
+                offsets[bucket] = i as u32;
+                bucket += 1;
+            }
         }
-        for b in 0..buckets {
-            offsets[b + 1] += offsets[b];
-        }
-        let mut cursor: Vec<u32> = offsets[..buckets].to_vec();
-        let mut sorted_keys = vec![0u64; n];
-        let mut sorted_ids = vec![0u32; n];
-        for (&key, &id) in keys.iter().zip(&ids) {
-            let slot = &mut cursor[(key >> shift) as usize];
-            sorted_keys[*slot as usize] = key;
-            sorted_ids[*slot as usize] = id;
-            *slot += 1;
+        while bucket <= buckets {
+            offsets[bucket] = n as u32;
+            bucket += 1;
         }
         Bucketed {
             bits,
@@ -182,6 +181,45 @@ impl Bucketed {
             + self.recent.len() * 16
             + self.recent_heads.len() * 12
     }
+}
+
+/// Digit width of one radix pass (measured: 11 bits beat 8 bits at 10 M entries).
+const RADIX_BITS: u32 = 11;
+
+/// Sorts (key, id) pairs by the top `bits` bits of the key (stable LSD radix sort, passes of
+/// at most `RADIX_BITS` bits), so that every write of a pass goes to one of a few thousand
+/// sequential streams instead of anywhere in the arrays.
+fn radix_sort_top_bits(mut keys: Vec<u64>, mut ids: Vec<u32>, bits: u32) -> (Vec<u64>, Vec<u32>) {
+    let n = keys.len();
+    if n < 2 || bits == 0 {
+        return (keys, ids);
+    }
+    let passes = bits.div_ceil(RADIX_BITS);
+    let width = bits.div_ceil(passes);
+    let mut keys_out = vec![0u64; n];
+    let mut ids_out = vec![0u32; n];
+    for pass in 0..passes {
+        let low = 64 - bits + pass * width;
+        let this_width = width.min(64 - low);
+        let mask = (1u64 << this_width) - 1;
+        let digit = |key: u64| ((key >> low) & mask) as usize;
+        let mut counts = vec![0usize; (mask + 1) as usize + 1];
+        for &key in &keys {
+            counts[digit(key) + 1] += 1;
+        }
+        for d in 0..=mask as usize {
+            counts[d + 1] += counts[d];
+        }
+        for (&key, &id) in keys.iter().zip(&ids) {
+            let slot = &mut counts[digit(key)];
+            keys_out[*slot] = key;
+            ids_out[*slot] = id;
+            *slot += 1;
+        }
+        std::mem::swap(&mut keys, &mut keys_out);
+        std::mem::swap(&mut ids, &mut ids_out);
+    }
+    (keys, ids)
 }
 
 #[cfg(test)]

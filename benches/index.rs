@@ -1,0 +1,231 @@
+//! Index benchmark: insert rate, query latency (median and p99), reopen time and bytes per
+//! fingerprint, for crawldedup's index and, in the same run, gaoya's `SimHashIndex`, a
+//! brute-force popcount scan, and (at 1 M or fewer, when `target/peers` exists; see
+//! `scripts/peers.sh`) the Python `simhash` package's `SimhashIndex`.
+//!
+//! ```text
+//! cargo bench --bench index                     # 1 M fingerprints
+//! cargo bench --bench index -- 1000000 10000000 # 1 M and 10 M
+//! ```
+//!
+//! Fingerprints are uniformly random; half the queries are a stored fingerprint with 0 to
+//! 3 bits flipped, half are random. All figures are from one core (the index builds its
+//! tables on every core when it reopens).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crawldedup::fingerprint::{Digest, Simhash};
+use crawldedup::{DocRecord, IndexConfig, SimhashIndex};
+
+const QUERIES: usize = 20_000;
+const K: u32 = 3;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn queries(stored: &[u64], rng: &mut Rng, count: usize) -> Vec<u64> {
+    (0..count)
+        .map(|q| {
+            if q % 2 == 0 {
+                let mut v = stored[(rng.next() % stored.len() as u64) as usize];
+                for _ in 0..rng.next() % 4 {
+                    v ^= 1 << (rng.next() % 64);
+                }
+                v
+            } else {
+                rng.next()
+            }
+        })
+        .collect()
+}
+
+/// (median, p99) of per-call times.
+fn latency(mut times: Vec<Duration>) -> (Duration, Duration) {
+    times.sort();
+    (times[times.len() / 2], times[times.len() * 99 / 100])
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let meta = entry.metadata().unwrap();
+        total += if meta.is_dir() {
+            dir_bytes(&entry.path())
+        } else {
+            meta.len()
+        };
+    }
+    total
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.2} us", d.as_secs_f64() * 1e6)
+}
+
+fn main() {
+    let sizes: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![1_000_000]
+    } else {
+        sizes
+    };
+    for n in sizes {
+        run(n);
+    }
+}
+
+fn run(n: u64) {
+    println!("\n== {n} fingerprints, k = {K}, {QUERIES} queries");
+    let mut rng = Rng(0x0123_4567_89ab_cdef ^ n);
+    let stored: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+    let probes = queries(&stored, &mut rng, QUERIES);
+
+    // crawldedup
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let dir = tempfile::tempdir_in(&base).unwrap();
+    let config = IndexConfig {
+        max_distance: K,
+        expected: n,
+        blocks: None,
+    };
+    let index = SimhashIndex::open(dir.path(), config).unwrap();
+    let tables = index.plan().tables.len();
+    let blocks = index.plan().blocks.len();
+    let start = Instant::now();
+    for (i, &fp) in stored.iter().enumerate() {
+        let record = DocRecord {
+            simhash: Simhash(fp),
+            digest: Digest(u128::from(fp) << 64 | i as u128),
+            text_chars: 2_000,
+            name: format!("https://example.com/articles/{i}"),
+            sketch: None,
+        };
+        index.check_and_insert(record, |_, _| true).unwrap();
+    }
+    index.checkpoint().unwrap();
+    let insert = start.elapsed();
+    let mut found = 0usize;
+    let times: Vec<Duration> = probes
+        .iter()
+        .map(|&q| {
+            let t = Instant::now();
+            found += index.query(Simhash(q)).len();
+            t.elapsed()
+        })
+        .collect();
+    let (median, p99) = latency(times);
+    let memory = index.memory_bytes();
+    drop(index);
+    let disk = dir_bytes(dir.path());
+    let start = Instant::now();
+    let reopened = SimhashIndex::open(dir.path(), config).unwrap();
+    let reopen = start.elapsed();
+    assert_eq!(reopened.len(), n);
+    drop(reopened);
+    println!(
+        "crawldedup     {tables} tables ({blocks} blocks): insert {:.0}/s (check-and-insert, batched writes, checkpoint included); query median {} p99 {}; reopen {:.2} s; {:.1} bytes/fp on disk, {:.1} bytes/fp in memory; {} matches",
+        n as f64 / insert.as_secs_f64(),
+        micros(median),
+        micros(p99),
+        reopen.as_secs_f64(),
+        disk as f64 / n as f64,
+        memory as f64 / n as f64,
+        found
+    );
+
+    // gaoya, the same number of blocks.
+    let mut gaoya = gaoya::simhash::SimHashIndex::<u64, u32>::new(blocks, K as usize);
+    let start = Instant::now();
+    for (i, &fp) in stored.iter().enumerate() {
+        gaoya.insert(i as u32, fp);
+    }
+    let gaoya_insert = start.elapsed();
+    let mut gaoya_found = 0usize;
+    let times: Vec<Duration> = probes
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            gaoya_found += gaoya.query_return_distance(q).len();
+            t.elapsed()
+        })
+        .collect();
+    let (g_median, g_p99) = latency(times);
+    drop(gaoya);
+    println!(
+        "gaoya          insert {:.0}/s (in memory only); query median {} p99 {}; {} matches",
+        n as f64 / gaoya_insert.as_secs_f64(),
+        micros(g_median),
+        micros(g_p99),
+        gaoya_found
+    );
+    println!(
+        "  ratio        crawldedup inserts {:.2}x, queries {:.2}x (median) faster",
+        gaoya_insert.as_secs_f64() / insert.as_secs_f64(),
+        g_median.as_secs_f64() / median.as_secs_f64()
+    );
+
+    // Brute force: a popcount over every fingerprint.
+    let scans = (QUERIES / 50).max(100);
+    let mut brute_found = 0usize;
+    let times: Vec<Duration> = probes[..scans]
+        .iter()
+        .map(|&q| {
+            let t = Instant::now();
+            brute_found += stored
+                .iter()
+                .filter(|&&s| (s ^ q).count_ones() <= K)
+                .count();
+            t.elapsed()
+        })
+        .collect();
+    let (b_median, b_p99) = latency(times);
+    println!(
+        "brute force    query median {} p99 {} ({scans} queries); {:.0}x slower than crawldedup",
+        micros(b_median),
+        micros(b_p99),
+        b_median.as_secs_f64() / median.as_secs_f64(),
+    );
+    let _ = brute_found;
+
+    // Python simhash, at 1 M or fewer.
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/peers/bin/python");
+    if n <= 1_000_000 && python.exists() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/simhash_peer.py");
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .args(["index", &n.to_string(), "2000", "7"])
+            .output()
+            .expect("python runs");
+        match serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+            Ok(v) => {
+                let p_median = v["median_us"].as_f64().unwrap_or(f64::NAN);
+                println!(
+                    "python simhash insert {:.0}/s; query median {:.2} us p99 {:.2} us; crawldedup queries {:.0}x faster (median)",
+                    v["inserts_per_s"].as_f64().unwrap_or(f64::NAN),
+                    p_median,
+                    v["p99_us"].as_f64().unwrap_or(f64::NAN),
+                    p_median / (median.as_secs_f64() * 1e6)
+                );
+            }
+            Err(_) => println!(
+                "python simhash failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ),
+        }
+    }
+}
