@@ -9,6 +9,10 @@
 //! precision and recall of "distance <= k" at k = 3, for long (>= 500 characters) and short
 //! texts separately.
 //!
+//! Then the same long text under two different page templates (navigation, sidebar,
+//! cookie notice, share buttons, footer), through the extractor: how often the extracted
+//! texts are identical, and how often their fingerprints are within k.
+//!
 //! Then short texts: the opening of every text cut to under 500 characters, edited the same
 //! ways, against openings of other pages from one site, of one type, and short pages made
 //! from one template with different names and prices. It prints precision and recall of
@@ -239,8 +243,83 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
+    templates(&docs);
     short_texts(&docs, &vocab);
     Ok(())
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The same main text under two different page templates, through the extractor: how far
+/// apart are the fingerprints of what is extracted?
+fn templates(docs: &[Doc]) {
+    let mut exact = 0;
+    let mut within = 0;
+    let mut total = 0;
+    let mut distances = Vec::new();
+    for (i, doc) in docs.iter().enumerate() {
+        if doc.text.chars().count() < SHORT_CHARS {
+            continue;
+        }
+        let paragraphs: Vec<String> = doc
+            .text
+            .split("\n\n")
+            .map(|p| escape(p.trim()))
+            .filter(|p| !p.is_empty())
+            .collect();
+        let a = format!(
+            "<html><head><title>Page {i} | Site A</title></head><body>\
+             <header><a href=/>Site A</a><nav><ul><li><a href=/news>News</a></li><li><a href=/about>About us</a></li><li><a href=/contact>Contact</a></li></ul></nav></header>\
+             <main><article>{}</article></main>\
+             <aside class=sidebar><h3>Popular this week</h3><ul><li><a href=/p1>Ten ways to save on energy bills this winter</a></li><li><a href=/p2>Why the harbour wall keeps failing</a></li></ul></aside>\
+             <footer><p>Copyright 2025 Site A Media Ltd. All rights reserved.</p><a href=/privacy>Privacy policy</a></footer></body></html>",
+            paragraphs
+                .iter()
+                .map(|p| format!("<p>{p}</p>"))
+                .collect::<String>()
+        );
+        let b = format!(
+            "<html><body><div id=wrapper><div class=top-menu><a href=/x>Home</a> | <a href=/y>Archive</a> | <a href=/z>Shop</a> | <a href=/w>Newsletter</a></div>\
+             <div id=cookie-notice>This website uses cookies to give you the best experience. Accept?</div>\
+             <div class=content><div class=post-body>{}</div>\
+             <div class=share-buttons><a href=/s1>Share on social</a> <a href=/s2>Email this</a></div>\
+             <div class=related-posts><h4>You may also like</h4><a href=/r1>Our guide to the best hiking trails in the north</a></div></div>\
+             <div class=site-footer>Site B is published by B Publishing Group, registered in Ireland.</div></div></body></html>",
+            paragraphs
+                .iter()
+                .map(|p| format!("<div class=para>{p}</div>"))
+                .collect::<String>()
+        );
+        let ta = crawldedup::content::extract(&a, None).text;
+        let tb = crawldedup::content::extract(&b, None).text;
+        let fa = crawldedup::Fingerprint::of(&ta);
+        let fb = crawldedup::Fingerprint::of(&tb);
+        total += 1;
+        if fa.digest == fb.digest {
+            exact += 1;
+        }
+        let d = fa.simhash.distance(fb.simhash);
+        distances.push(d);
+        if d <= K {
+            within += 1;
+        }
+    }
+    distances.sort_unstable();
+    println!(
+        "\n== the same long text under two page templates, through the extractor: {total} pairs\n  \
+         identical extracted text {exact} ({:.1}%), simhash within k {within} (recall {:.4}), median distance {}, p99 {}",
+        100.0 * exact as f64 / total.max(1) as f64,
+        within as f64 / total.max(1) as f64,
+        distances.get(distances.len() / 2).copied().unwrap_or(0),
+        distances
+            .get(distances.len() * 99 / 100)
+            .copied()
+            .unwrap_or(0),
+    );
 }
 
 /// The opening of a text, cut at a word boundary to fewer than `max` characters.
