@@ -43,6 +43,7 @@ pub mod content;
 pub mod dedup;
 pub mod demo;
 pub mod fingerprint;
+pub mod fixture;
 pub mod index;
 pub mod urls;
 

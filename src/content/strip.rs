@@ -175,12 +175,11 @@ pub fn strip(html: &str) -> Stripped {
 
 /// True when `rest` (the bytes after `<`) opens the element `name`.
 fn tag_named(rest: &[u8], name: &[u8]) -> bool {
-    rest.len() > name.len()
+    rest.len() >= name.len()
         && rest[..name.len()].eq_ignore_ascii_case(name)
-        && matches!(
-            rest[name.len()],
-            b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'>' | b'/'
-        )
+        && rest
+            .get(name.len())
+            .is_none_or(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'>' | b'/'))
 }
 
 /// Where the body of `name` opened at `from` ends, and where its end tag ends.
