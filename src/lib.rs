@@ -40,6 +40,7 @@
 
 pub mod config;
 pub mod content;
+pub mod crawl;
 pub mod dedup;
 pub mod demo;
 pub mod fingerprint;

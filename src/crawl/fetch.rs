@@ -1,0 +1,304 @@
+//! Fetching one URL: redirects followed by hand (each hop checked by the caller and by the
+//! SSRF guard), a body cap enforced while streaming and after decompression, timeouts, and
+//! errors that say what went wrong.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use url::Url;
+
+use super::guard::{self, GuardError, GuardedResolver};
+use crate::config::CrawlConfig;
+
+/// Most redirects followed for one URL.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// How the fetcher behaves.
+#[derive(Debug, Clone)]
+pub struct FetchConfig {
+    /// TCP connect timeout.
+    pub connect_timeout: Duration,
+    /// Whole-request timeout (headers and body), per hop.
+    pub request_timeout: Duration,
+    /// Largest body, counted after decompression.
+    pub max_body_bytes: u64,
+    /// The User-Agent header.
+    pub user_agent: String,
+    /// Lift the SSRF guard.
+    pub allow_private_ips: bool,
+}
+
+impl FetchConfig {
+    /// The fetch settings of a `[crawl]` section.
+    pub fn from_crawl(crawl: &CrawlConfig) -> FetchConfig {
+        FetchConfig {
+            connect_timeout: Duration::from_millis(crawl.connect_timeout_ms),
+            request_timeout: Duration::from_millis(crawl.request_timeout_ms),
+            max_body_bytes: crawl.max_body_bytes,
+            user_agent: crawl.user_agent.clone(),
+            allow_private_ips: crawl.allow_private_ips,
+        }
+    }
+}
+
+/// A response, after any redirects.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The URL that answered (the last hop, as the caller's hop check returned it).
+    pub url: Url,
+    /// Its status.
+    pub status: u16,
+    /// Its `Content-Type`, if any.
+    pub content_type: Option<String>,
+    /// `Retry-After` in seconds, if given.
+    pub retry_after: Option<Duration>,
+    /// The body, decompressed.
+    pub body: Vec<u8>,
+    /// Each redirect followed: the URL that redirected and its status.
+    pub redirects: Vec<(Url, u16)>,
+}
+
+/// Why a fetch failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FetchError {
+    /// The SSRF guard or the caller's hop check refused a URL.
+    #[error("{url}: refused: {reason}")]
+    Refused {
+        /// The URL refused.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A redirect led back to a URL already visited in this chain.
+    #[error("{url}: redirect loop")]
+    RedirectLoop {
+        /// The URL that would have been visited again.
+        url: String,
+    },
+    /// More than `MAX_REDIRECTS` redirects.
+    #[error("{url}: more than {MAX_REDIRECTS} redirects")]
+    TooManyRedirects {
+        /// The URL that redirected once too often.
+        url: String,
+    },
+    /// A redirect without a usable Location.
+    #[error("{url}: redirect with a bad Location: {location}")]
+    BadRedirect {
+        /// The redirecting URL.
+        url: String,
+        /// The Location header.
+        location: String,
+    },
+    /// The body (after decompression) passed the cap.
+    #[error("{url}: body larger than {limit} bytes")]
+    TooLarge {
+        /// The URL.
+        url: String,
+        /// The cap.
+        limit: u64,
+    },
+    /// Connecting, or the whole request, took too long.
+    #[error("{url}: timed out")]
+    Timeout {
+        /// The URL.
+        url: String,
+    },
+    /// The connection failed (DNS, refused, reset, TLS, a broken body).
+    #[error("{url}: {message}")]
+    Network {
+        /// The URL.
+        url: String,
+        /// What happened.
+        message: String,
+    },
+}
+
+impl FetchError {
+    /// True for failures worth retrying (timeouts and network errors).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            FetchError::Timeout { .. } | FetchError::Network { .. }
+        )
+    }
+
+    /// A short label: `refused`, `redirect_loop`, `too_many_redirects`, `bad_redirect`,
+    /// `too_large`, `timeout` or `network`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::Refused { .. } => "refused",
+            FetchError::RedirectLoop { .. } => "redirect_loop",
+            FetchError::TooManyRedirects { .. } => "too_many_redirects",
+            FetchError::BadRedirect { .. } => "bad_redirect",
+            FetchError::TooLarge { .. } => "too_large",
+            FetchError::Timeout { .. } => "timeout",
+            FetchError::Network { .. } => "network",
+        }
+    }
+}
+
+/// The HTTP client of the crawler.
+#[derive(Debug, Clone)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    config: FetchConfig,
+}
+
+impl Fetcher {
+    /// A fetcher with its own connection pool.
+    pub fn new(config: FetchConfig) -> Result<Fetcher, String> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .user_agent(config.user_agent.clone())
+            .dns_resolver(GuardedResolver::new(config.allow_private_ips))
+            .build()
+            .map_err(|e| format!("HTTP client: {e}"))?;
+        Ok(Fetcher { client, config })
+    }
+
+    /// The settings in use.
+    pub fn config(&self) -> &FetchConfig {
+        &self.config
+    }
+
+    /// Fetches `url`, following redirects. `hop` is asked about every redirect target
+    /// (resolved against the redirecting URL): it returns the URL to fetch (canonical, in
+    /// scope) or the reason to refuse it.
+    pub async fn fetch(
+        &self,
+        url: &Url,
+        hop: impl Fn(&Url) -> Result<Url, String>,
+    ) -> Result<Fetched, FetchError> {
+        let mut current = url.clone();
+        let mut visited: HashSet<Url> = HashSet::from([current.clone()]);
+        let mut redirects = Vec::new();
+        loop {
+            guard::check_literal(&current, self.config.allow_private_ips).map_err(|reason| {
+                FetchError::Refused {
+                    url: current.to_string(),
+                    reason,
+                }
+            })?;
+            let deadline = self.config.request_timeout + Duration::from_millis(100);
+            let response = tokio::time::timeout(deadline, self.client.get(current.clone()).send())
+                .await
+                .map_err(|_| FetchError::Timeout {
+                    url: current.to_string(),
+                })?
+                .map_err(|e| classify(&current, &e))?;
+            let status = response.status().as_u16();
+            if (300..400).contains(&status) && response.headers().contains_key("location") {
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                let Ok(next) = current.join(&location) else {
+                    return Err(FetchError::BadRedirect {
+                        url: current.to_string(),
+                        location,
+                    });
+                };
+                let next = hop(&next).map_err(|reason| FetchError::Refused {
+                    url: next.to_string(),
+                    reason,
+                })?;
+                redirects.push((current.clone(), status));
+                if !visited.insert(next.clone()) {
+                    return Err(FetchError::RedirectLoop {
+                        url: next.to_string(),
+                    });
+                }
+                if redirects.len() > MAX_REDIRECTS {
+                    return Err(FetchError::TooManyRedirects {
+                        url: current.to_string(),
+                    });
+                }
+                current = next;
+                continue;
+            }
+            let content_type = response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let body = tokio::time::timeout(deadline, self.read_body(&current, response))
+                .await
+                .map_err(|_| FetchError::Timeout {
+                    url: current.to_string(),
+                })??;
+            return Ok(Fetched {
+                url: current,
+                status,
+                content_type,
+                retry_after,
+                body,
+                redirects,
+            });
+        }
+    }
+
+    async fn read_body(
+        &self,
+        url: &Url,
+        mut response: reqwest::Response,
+    ) -> Result<Vec<u8>, FetchError> {
+        let limit = self.config.max_body_bytes;
+        let too_large = || FetchError::TooLarge {
+            url: url.to_string(),
+            limit,
+        };
+        let encoded = response.headers().contains_key("content-encoding");
+        if let Some(length) = response.content_length() {
+            if length > limit && !encoded {
+                return Err(too_large());
+            }
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| classify(url, &e))? {
+            if body.len() as u64 + chunk.len() as u64 > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+}
+
+/// Maps a reqwest error to a fetch error, finding the guard's refusal in its causes.
+fn classify(url: &Url, error: &reqwest::Error) -> FetchError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if let Some(guard) = e.downcast_ref::<GuardError>() {
+            return FetchError::Refused {
+                url: url.to_string(),
+                reason: guard.to_string(),
+            };
+        }
+        source = e.source();
+    }
+    if error.is_timeout() {
+        return FetchError::Timeout {
+            url: url.to_string(),
+        };
+    }
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(e) = source {
+        message = format!("{message}: {e}");
+        source = e.source();
+    }
+    FetchError::Network {
+        url: url.to_string(),
+        message,
+    }
+}
