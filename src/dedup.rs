@@ -261,18 +261,29 @@ impl Dedup {
     /// with; `config` sizes new ones (`url_filter.*`, `dedup.max_distance`) and sets the
     /// rules that apply per call (canonicalization, `dedup.short_text_chars`).
     pub fn open(state_dir: &Path, config: &Config) -> Result<Dedup, DedupError> {
+        Dedup::open_at(state_dir, config, None)
+    }
+
+    /// As [`Dedup::open`], with the index rolled back to its first `index_documents`
+    /// documents (what a crawl's last checkpoint recorded).
+    pub fn open_at(
+        state_dir: &Path,
+        config: &Config,
+        index_documents: Option<u64>,
+    ) -> Result<Dedup, DedupError> {
         std::fs::create_dir_all(state_dir).map_err(|source| DedupError::StateDir {
             path: state_dir.to_path_buf(),
             source,
         })?;
         let seen = SeenUrls::open(state_dir, config.url_filter.seen_config())?;
-        let index = SimhashIndex::open(
+        let index = SimhashIndex::open_at(
             &state_dir.join(INDEX_DIR),
             IndexConfig {
                 max_distance: config.dedup.max_distance,
                 expected: config.url_filter.expected_urls,
                 blocks: None,
             },
+            index_documents,
         )?;
         let seq = seen.checkpoint_seq();
         Ok(Dedup {
@@ -444,6 +455,20 @@ impl Dedup {
         self.index.checkpoint()?;
         self.seen.save(&self.state_dir, seq)?;
         bump(&self.counters.checkpoints);
+        Ok(())
+    }
+
+    /// Writes and flushes the index alone, and returns how many documents it holds (a
+    /// crawl records this number in its own checkpoint).
+    pub fn flush_index(&self) -> Result<u64, DedupError> {
+        self.index.checkpoint()?;
+        Ok(self.index.len())
+    }
+
+    /// Saves the URL filter alone.
+    pub fn save_urls(&self) -> Result<(), DedupError> {
+        let seq = self.checkpoint_seq.fetch_add(1, Ordering::SeqCst) + 1;
+        self.seen.save(&self.state_dir, seq)?;
         Ok(())
     }
 

@@ -42,6 +42,36 @@ enum Command {
     Simhash(SimhashArgs),
     /// Runs HTML files, in the order given, through the page stage and prints each verdict.
     Dedup(DedupArgs),
+    /// Crawls from the seeds: fetches, deduplicates, stores unique pages; resumes from the
+    /// state directory; Ctrl-C stops with a checkpoint.
+    Crawl(CrawlArgs),
+}
+
+#[derive(Args)]
+struct CrawlArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// A start URL (repeatable; added to crawl.seeds).
+    #[arg(long = "seed", value_name = "URL")]
+    seeds: Vec<String>,
+    /// A file of start URLs (repeatable; added to crawl.seed_files).
+    #[arg(long = "seeds", value_name = "FILE")]
+    seed_files: Vec<PathBuf>,
+    /// crawl.state_dir
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// crawl.out_dir
+    #[arg(long = "out", value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// crawl.max_pages
+    #[arg(long)]
+    max_pages: Option<u64>,
+    /// crawl.allow_private_ips = true
+    #[arg(long)]
+    allow_private_ips: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -194,6 +224,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Extract(args) => extract(args),
         Command::Simhash(args) => simhash(args),
         Command::Dedup(args) => dedup(args),
+        Command::Crawl(args) => crawl(args),
         Command::Config(args) => {
             print!("{}", args.load()?.to_toml());
             Ok(ExitCode::SUCCESS)
@@ -397,6 +428,57 @@ fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
     out.flush()?;
     stage.checkpoint()?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
+    let mut config = args.config.load()?;
+    config.crawl.seeds.extend(args.seeds);
+    config.crawl.seed_files.extend(args.seed_files);
+    if let Some(dir) = args.state_dir {
+        config.crawl.state_dir = dir;
+    }
+    if let Some(dir) = args.out_dir {
+        config.crawl.out_dir = dir;
+    }
+    if let Some(n) = args.max_pages {
+        config.crawl.max_pages = n;
+    }
+    if args.allow_private_ips {
+        config.crawl.allow_private_ips = true;
+    }
+    config.validate("command line")?;
+    let runtime =
+        tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
+    let summary = runtime.block_on(crawldedup::crawl::crawl(&config, async {
+        let _ = tokio::signal::ctrl_c().await;
+    }))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print_summary(&summary);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {
+    let t = &summary.totals;
+    let f = &summary.frontier;
+    println!("fetched      {}", t.fetched);
+    println!("stored       {}", t.stored);
+    println!("duplicates   {}", t.duplicates);
+    println!("failed       {}", t.failures);
+    println!("queued       {} (in flight {})", f.pending, f.in_flight);
+    println!("checkpoints  {}", t.seq);
+    println!(
+        "time         {:.1} s ({:.1} pages/s){}",
+        summary.seconds,
+        t.fetched as f64 / summary.seconds.max(1e-9),
+        if summary.stopped_early {
+            ", stopped early: run again to resume"
+        } else {
+            ""
+        }
+    );
 }
 
 fn run_demo() -> Result<ExitCode, Failure> {

@@ -1,7 +1,10 @@
-//! The focused crawler's parts: the SSRF guard and the fetcher (the frontier, the loop and
-//! the outputs are still to come; see the README).
+//! The focused crawler: the SSRF guard, the fetcher, the frontier and the crawl loop.
 
 pub mod fetch;
+pub mod frontier;
 pub mod guard;
+pub mod run;
 
 pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher};
+pub use frontier::{Frontier, FrontierCounts, Task};
+pub use run::{CheckpointRecord, CrawlError, CrawlSummary, crawl};

@@ -228,6 +228,17 @@ impl std::fmt::Debug for SimhashIndex {
 impl SimhashIndex {
     /// Opens the index in `dir`, creating it when empty. A stored index keeps its layout.
     pub fn open(dir: &Path, config: IndexConfig) -> Result<SimhashIndex, IndexError> {
+        SimhashIndex::open_at(dir, config, None)
+    }
+
+    /// As [`SimhashIndex::open`], first dropping every document from id `limit` on: the
+    /// index as it was when it held `limit` documents (a crawl rolls back to its last
+    /// checkpoint this way).
+    pub fn open_at(
+        dir: &Path,
+        config: IndexConfig,
+        limit: Option<u64>,
+    ) -> Result<SimhashIndex, IndexError> {
         let path = dir.to_path_buf();
         let store_error = |source| IndexError::Store {
             path: path.clone(),
@@ -287,13 +298,24 @@ impl SimhashIndex {
                 plan
             }
         };
-        let rows = store.load_rows().map_err(|e| match e {
+        let store_failure = |e: StoreError| match e {
             StoreError::Sled(source) => IndexError::Store {
                 path: path.clone(),
                 source,
             },
             StoreError::Corrupt(problem) => corrupt(problem),
-        })?;
+        };
+        let mut rows = store.load_rows().map_err(store_failure)?;
+        if let Some(limit) = limit {
+            if (rows.len() as u64) < limit {
+                return Err(corrupt(format!(
+                    "{} documents stored, the checkpoint expects {limit}",
+                    rows.len()
+                )));
+            }
+            store.truncate(limit, &mut rows).map_err(store_failure)?;
+            db.flush().map_err(store_error)?;
+        }
         if u32::try_from(rows.len()).is_err() {
             return Err(corrupt(format!(
                 "{} documents is over the limit",

@@ -155,6 +155,46 @@ impl Store {
         Ok(rows)
     }
 
+    /// Drops every document from id `count` on (rolling the index back to a checkpoint),
+    /// and their rows from `rows`.
+    pub(crate) fn truncate(&self, count: u64, rows: &mut Vec<Row>) -> Result<(), StoreError> {
+        if rows.len() as u64 <= count {
+            return Ok(());
+        }
+        // Records: keep the head of the chunk `count` falls in, drop the chunks after it.
+        let mut docs = sled::Batch::default();
+        let keep_chunk = count / DOC_CHUNK;
+        let keep = (count % DOC_CHUNK) as usize;
+        for item in self.docs.range(chunk_key(keep_chunk)..) {
+            let (key, value) = item?;
+            let chunk = key_number(&key)?;
+            if chunk == keep_chunk && keep > 0 {
+                let mut records = decode_chunk(&value)?;
+                records.truncate(keep);
+                docs.insert(&key[..], encode_chunk(&records));
+            } else {
+                docs.remove(&key[..]);
+            }
+        }
+        self.docs.apply_batch(docs)?;
+        let mut row_batch = sled::Batch::default();
+        let keep_chunk = count / ROW_CHUNK;
+        let keep = (count % ROW_CHUNK) as usize * ROW_BYTES;
+        for item in self.rows.range(chunk_key(keep_chunk)..) {
+            let (key, value) = item?;
+            let chunk = key_number(&key)?;
+            if chunk == keep_chunk && keep > 0 {
+                row_batch.insert(&key[..], &value[..keep.min(value.len())]);
+            } else {
+                row_batch.remove(&key[..]);
+            }
+        }
+        self.rows.apply_batch(row_batch)?;
+        self.meta.insert(WRITTEN_KEY, &count.to_be_bytes())?;
+        rows.truncate(count as usize);
+        Ok(())
+    }
+
     /// The record with this id, if stored.
     pub(crate) fn get(&self, id: DocId) -> Result<Option<DocRecord>, StoreError> {
         let Some(value) = self.docs.get(chunk_key(id / DOC_CHUNK))? else {

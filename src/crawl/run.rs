@@ -1,0 +1,837 @@
+//! The crawl loop: schedule, fetch, extract, decide, record, follow links, checkpoint.
+//!
+//! One task owns the state (frontier, page stage decisions, outputs); fetching, robots.txt
+//! and extraction run in worker tasks. Every decision that changes the state (a URL queued,
+//! a page indexed, a line written) happens in the owning task, so a checkpoint is a
+//! consistent cut: outputs flushed and their lengths noted, the index flushed and its size
+//! noted, the frontier's changes written, then one record naming all of it. After a crash the
+//! next run truncates the outputs and rolls the index back to that record, queues again
+//! what was pending or in flight, and redoes the work since: no page is stored twice, no
+//! URL is lost, no line is torn.
+
+use std::collections::HashMap;
+use std::io::{Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use url::Url;
+
+use super::fetch::{FetchConfig, FetchError, Fetcher};
+use super::frontier::{Frontier, FrontierCounts, Task, host_key};
+use crate::config::Config;
+use crate::content::{self, Extracted};
+use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
+use crate::urls::Canonicalizer;
+
+/// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
+pub const MAX_ATTEMPTS: u32 = 3;
+/// Seconds between checkpoints while crawling.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
+/// How long a host stays closed after its robots.txt failed with 5xx or a timeout.
+pub const ROBOTS_RETRY: Duration = Duration::from_secs(60);
+
+const CRAWL_DB: &str = "crawl";
+const CHECKPOINT_KEY: &str = "checkpoint";
+
+/// What went wrong with a crawl as a whole (a page's failure is recorded, not returned).
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlError {
+    /// The page stage failed.
+    #[error(transparent)]
+    Dedup(#[from] crate::dedup::DedupError),
+    /// The state directory is unusable.
+    #[error("crawl state {}: {problem}", path.display())]
+    State {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// An output file could not be written.
+    #[error("output {}: {source}", path.display())]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A setting is unusable (a bad seed, a bad pattern).
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// The record a checkpoint writes last.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CheckpointRecord {
+    /// Checkpoints taken so far.
+    pub seq: u64,
+    /// Documents in the index.
+    pub index_documents: u64,
+    /// Bytes of pages.jsonl, duplicates.jsonl and failures.jsonl.
+    pub output_bytes: [u64; 3],
+    /// Responses received.
+    pub fetched: u64,
+    /// Pages stored.
+    pub stored: u64,
+    /// Duplicates recorded.
+    pub duplicates: u64,
+    /// Failures and skips recorded.
+    pub failures: u64,
+}
+
+/// What a finished (or stopped) crawl did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrawlSummary {
+    /// Totals over every run on this state directory.
+    pub totals: CheckpointRecord,
+    /// The frontier at the end.
+    pub frontier: FrontierCounts,
+    /// Seconds this run took.
+    pub seconds: f64,
+    /// Whether the crawl stopped early (Ctrl-C or the page limit).
+    pub stopped_early: bool,
+}
+
+/// Where a crawl may go.
+struct Scope {
+    domains: Vec<(String, bool)>,
+    include: Vec<regex::Regex>,
+    exclude: Vec<regex::Regex>,
+}
+
+impl Scope {
+    fn new(config: &Config, seeds: &[Url]) -> Result<Scope, CrawlError> {
+        let mut domains: Vec<(String, bool)> = config
+            .scope
+            .allowed_domains
+            .iter()
+            .map(|d| match d.strip_prefix('=') {
+                Some(exact) => (exact.to_ascii_lowercase(), true),
+                None => (d.to_ascii_lowercase(), false),
+            })
+            .collect();
+        if domains.is_empty() {
+            domains = seeds
+                .iter()
+                .filter_map(|s| s.host_str().map(|h| (h.to_string(), false)))
+                .collect();
+        }
+        let compile = |patterns: &[String], key: &str| {
+            patterns
+                .iter()
+                .map(|p| {
+                    regex::Regex::new(p)
+                        .map_err(|e| CrawlError::Setup(format!("scope.{key}: `{p}`: {e}")))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Scope {
+            domains,
+            include: compile(&config.scope.include, "include")?,
+            exclude: compile(&config.scope.exclude, "exclude")?,
+        })
+    }
+
+    fn allows(&self, url: &Url) -> Result<(), String> {
+        let host = url.host_str().unwrap_or("");
+        let in_domain = self.domains.iter().any(|(d, exact)| {
+            host == d
+                || (!exact
+                    && host.len() > d.len()
+                    && host.ends_with(d.as_str())
+                    && host.as_bytes()[host.len() - d.len() - 1] == b'.')
+        });
+        if !in_domain {
+            return Err(format!("{host} is outside the allowed domains"));
+        }
+        if !self.include.is_empty() && !self.include.iter().any(|r| r.is_match(url.as_str())) {
+            return Err("matches no scope.include pattern".into());
+        }
+        if let Some(r) = self.exclude.iter().find(|r| r.is_match(url.as_str())) {
+            return Err(format!("matches scope.exclude `{}`", r.as_str()));
+        }
+        Ok(())
+    }
+}
+
+/// The three JSONL outputs.
+struct Outputs {
+    paths: [PathBuf; 3],
+    files: [std::io::BufWriter<std::fs::File>; 3],
+}
+
+impl Outputs {
+    const NAMES: [&'static str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
+
+    /// Opens the outputs, cut back to `lengths` (the last checkpoint's).
+    fn open(dir: &Path, lengths: [u64; 3]) -> Result<Outputs, CrawlError> {
+        std::fs::create_dir_all(dir).map_err(|source| CrawlError::Output {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let open_one =
+            |i: usize| -> Result<(PathBuf, std::io::BufWriter<std::fs::File>), CrawlError> {
+                let path = dir.join(Self::NAMES[i]);
+                let io = |source| CrawlError::Output {
+                    path: path.clone(),
+                    source,
+                };
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .read(true)
+                    .write(true)
+                    .truncate(false)
+                    .open(&path)
+                    .map_err(io)?;
+                file.set_len(lengths[i]).map_err(io)?;
+                file.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+                Ok((path.clone(), std::io::BufWriter::new(file)))
+            };
+        let (p0, f0) = open_one(0)?;
+        let (p1, f1) = open_one(1)?;
+        let (p2, f2) = open_one(2)?;
+        Ok(Outputs {
+            paths: [p0, p1, p2],
+            files: [f0, f1, f2],
+        })
+    }
+
+    fn write(&mut self, which: usize, line: &serde_json::Value) -> Result<(), CrawlError> {
+        let file = &mut self.files[which];
+        writeln!(file, "{line}").map_err(|source| CrawlError::Output {
+            path: self.paths[which].clone(),
+            source,
+        })
+    }
+
+    /// Flushes and syncs every file; returns their lengths.
+    fn sync(&mut self) -> Result<[u64; 3], CrawlError> {
+        let mut lengths = [0u64; 3];
+        for (i, file) in self.files.iter_mut().enumerate() {
+            let io = |source| CrawlError::Output {
+                path: self.paths[i].clone(),
+                source,
+            };
+            file.flush().map_err(io)?;
+            let inner = file.get_mut();
+            inner.sync_data().map_err(io)?;
+            lengths[i] = inner.metadata().map_err(io)?.len();
+        }
+        Ok(lengths)
+    }
+}
+
+/// robots.txt rules of one host.
+#[derive(Clone)]
+enum Robots {
+    /// No robots.txt, a 4xx, or rules parsed.
+    Rules(Option<Arc<texting_robots::Robot>>),
+    /// 5xx or unreachable: closed until then.
+    Closed(Instant),
+}
+
+type RobotsCache = Arc<Mutex<HashMap<String, Robots>>>;
+
+/// What a worker brings back.
+enum Work {
+    Page {
+        task: Task,
+        status: u16,
+        final_url: Url,
+        content_type: Option<String>,
+        body_bytes: usize,
+        retry_after: Option<Duration>,
+        redirects: Vec<(Url, u16)>,
+        extracted: Option<Box<Extracted>>,
+        crawl_delay: Option<Duration>,
+    },
+    Failed {
+        task: Task,
+        error: FetchError,
+    },
+    Disallowed {
+        task: Task,
+    },
+    RobotsClosed {
+        task: Task,
+        until: Instant,
+    },
+}
+
+struct Shared {
+    fetcher: Fetcher,
+    canonicalizer: Canonicalizer,
+    scope: Scope,
+    robots: RobotsCache,
+    respect_robots: bool,
+    user_agent: String,
+}
+
+#[derive(Default)]
+struct HostState {
+    in_flight: usize,
+    next_allowed: Option<Instant>,
+    delay: Duration,
+}
+
+/// Runs a crawl with `config` (seeds, state and output directories, limits) until the
+/// frontier is empty, the page limit is reached, or `stop` resolves (Ctrl-C).
+pub async fn crawl(
+    config: &Config,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<CrawlSummary, CrawlError> {
+    let started = Instant::now();
+    let crawl = &config.crawl;
+    let state_dir = crawl.state_dir.clone();
+    std::fs::create_dir_all(&state_dir).map_err(|e| CrawlError::State {
+        path: state_dir.clone(),
+        problem: e.to_string(),
+    })?;
+    let state_error = |problem: String| CrawlError::State {
+        path: state_dir.clone(),
+        problem,
+    };
+    let db = sled::Config::new()
+        .path(state_dir.join(CRAWL_DB))
+        .open()
+        .map_err(|e| state_error(e.to_string()))?;
+    let meta = db
+        .open_tree("meta")
+        .map_err(|e| state_error(e.to_string()))?;
+    let record: Option<CheckpointRecord> = match meta
+        .get(CHECKPOINT_KEY)
+        .map_err(|e| state_error(e.to_string()))?
+    {
+        Some(v) => Some(
+            serde_json::from_slice(&v)
+                .map_err(|e| state_error(format!("unreadable checkpoint record: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut totals = record.clone().unwrap_or_default();
+    let dedup = Dedup::open_at(&state_dir, config, Some(totals.index_documents))?;
+    let mut outputs = Outputs::open(&crawl.out_dir, totals.output_bytes)?;
+    let mut frontier = Frontier::open(
+        db.open_tree("frontier")
+            .map_err(|e| state_error(e.to_string()))?,
+    )
+    .map_err(state_error)?;
+
+    // Seeds: canonical, in scope, queued once.
+    let mut seeds = Vec::new();
+    for seed in crawl
+        .seeds
+        .iter()
+        .cloned()
+        .chain(read_seed_files(&crawl.seed_files)?)
+    {
+        let url = dedup
+            .canonicalizer()
+            .canonicalize(&seed)
+            .map_err(|e| CrawlError::Setup(format!("seed `{seed}`: {e}")))?;
+        seeds.push(url);
+    }
+    if seeds.is_empty() && record.is_none() {
+        return Err(CrawlError::Setup(
+            "no seeds: give --seed, --seeds or crawl.seeds".into(),
+        ));
+    }
+    let scope = Scope::new(config, &seeds)?;
+    let keywords: Vec<String> = config
+        .focus
+        .keywords
+        .iter()
+        .flat_map(|k| crate::fingerprint::tokens(k))
+        .collect();
+    for url in &seeds {
+        if let UrlVerdict::New(url) = dedup.check_url(url.as_str())? {
+            frontier
+                .push(url, 0, priority(&keywords, 0, 0))
+                .map_err(state_error)?;
+        }
+    }
+
+    let shared = Arc::new(Shared {
+        fetcher: Fetcher::new(FetchConfig::from_crawl(crawl)).map_err(CrawlError::Setup)?,
+        canonicalizer: dedup.canonicalizer().clone(),
+        scope,
+        robots: Arc::new(Mutex::new(HashMap::new())),
+        respect_robots: crawl.respect_robots,
+        user_agent: crawl.user_agent.clone(),
+    });
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Work>();
+    let mut hosts: HashMap<String, HostState> = HashMap::new();
+    let base_delay = Duration::from_millis(crawl.per_host_delay_ms);
+    let mut in_flight = 0usize;
+    let mut last_checkpoint = Instant::now();
+    let mut stopping = false;
+    let mut stopped_early = false;
+    tokio::pin!(stop);
+
+    loop {
+        // Dispatch what the limits allow.
+        let limit_reached =
+            crawl.max_pages > 0 && totals.fetched + in_flight as u64 >= crawl.max_pages;
+        if limit_reached && frontier.counts().pending > 0 {
+            stopped_early = true;
+        }
+        let now = Instant::now();
+        let mut wake_at: Option<Instant> = None;
+        if !stopping && !limit_reached {
+            let mut candidates: Vec<(String, u32)> = frontier
+                .ready_hosts()
+                .map(|(h, p)| (h.to_string(), p))
+                .collect();
+            candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            for (host, _) in candidates {
+                if in_flight >= crawl.concurrency
+                    || (crawl.max_pages > 0 && totals.fetched + in_flight as u64 >= crawl.max_pages)
+                {
+                    break;
+                }
+                let state = hosts.entry(host.clone()).or_insert_with(|| HostState {
+                    delay: base_delay,
+                    ..HostState::default()
+                });
+                if state.in_flight >= crawl.per_host_concurrency {
+                    continue;
+                }
+                if let Some(at) = state.next_allowed {
+                    if at > now {
+                        wake_at = Some(wake_at.map_or(at, |w: Instant| w.min(at)));
+                        continue;
+                    }
+                }
+                let Some(task) = frontier.pop(&host) else {
+                    continue;
+                };
+                state.in_flight += 1;
+                in_flight += 1;
+                let shared = Arc::clone(&shared);
+                let tx = done_tx.clone();
+                tokio::spawn(async move {
+                    let work = work(&shared, task).await;
+                    let _ = tx.send(work);
+                });
+            }
+        }
+        if in_flight == 0 && (stopping || limit_reached || (frontier.counts().pending == 0)) {
+            break;
+        }
+        let sleep_until = wake_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
+        tokio::select! {
+            received = done_rx.recv() => {
+                if let Some(work) = received {
+                    in_flight -= 1;
+                    handle(
+                        work, &dedup, &mut frontier, &mut outputs, &mut totals, &mut hosts,
+                        &shared, &keywords, crawl.max_depth, base_delay,
+                    )?;
+                }
+            }
+            _ = tokio::time::sleep_until(sleep_until.into()) => {}
+            _ = &mut stop, if !stopping => {
+                stopping = true;
+                stopped_early = true;
+                tracing::info!("stopping: waiting for {in_flight} requests, then a checkpoint");
+            }
+        }
+        if last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
+            checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
+            last_checkpoint = Instant::now();
+        }
+    }
+    checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
+    Ok(CrawlSummary {
+        totals,
+        frontier: frontier.counts(),
+        seconds: started.elapsed().as_secs_f64(),
+        stopped_early,
+    })
+}
+
+fn read_seed_files(files: &[PathBuf]) -> Result<Vec<String>, CrawlError> {
+    let mut seeds = Vec::new();
+    for file in files {
+        seeds.extend(
+            crate::config::read_seed_file(file).map_err(|e| CrawlError::Setup(e.to_string()))?,
+        );
+    }
+    Ok(seeds)
+}
+
+/// The consistent cut described in the module documentation.
+fn checkpoint(
+    db: &sled::Db,
+    meta: &sled::Tree,
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    outputs: &mut Outputs,
+    totals: &mut CheckpointRecord,
+) -> Result<(), CrawlError> {
+    let state_error = |problem: String| CrawlError::State {
+        path: dedup.state_dir().to_path_buf(),
+        problem,
+    };
+    totals.output_bytes = outputs.sync()?;
+    totals.index_documents = dedup.flush_index()?;
+    totals.seq += 1;
+    frontier.checkpoint().map_err(state_error)?;
+    let record = serde_json::to_vec(totals).map_err(|e| state_error(e.to_string()))?;
+    meta.insert(CHECKPOINT_KEY, record)
+        .map_err(|e| state_error(e.to_string()))?;
+    db.flush().map_err(|e| state_error(e.to_string()))?;
+    // The URL filter may lag the frontier (it is saved after the commit point); the
+    // frontier itself never queues a URL twice.
+    dedup.save_urls()?;
+    Ok(())
+}
+
+/// Link priority: with focus keywords, relevance of the anchor text, the URL's words and
+/// the parent page's text; without, breadth first.
+fn priority(keywords: &[String], depth: u32, relevance: u32) -> u32 {
+    let breadth = 1000u32.saturating_sub(depth.min(1000));
+    if keywords.is_empty() {
+        breadth
+    } else {
+        relevance.saturating_mul(1000).saturating_add(breadth)
+    }
+}
+
+fn relevance(keywords: &[String], text: &str) -> u32 {
+    if keywords.is_empty() {
+        return 0;
+    }
+    crate::fingerprint::tokens(text)
+        .iter()
+        .filter(|t| keywords.contains(t))
+        .count() as u32
+}
+
+/// Fetches one task (after robots.txt) and extracts it.
+async fn work(shared: &Shared, task: Task) -> Work {
+    let mut crawl_delay = None;
+    if shared.respect_robots {
+        match robots_for(shared, &task.url).await {
+            Robots::Closed(until) => return Work::RobotsClosed { task, until },
+            Robots::Rules(Some(robot)) => {
+                crawl_delay = robot
+                    .delay
+                    .map(|d| Duration::from_secs_f32(d.clamp(0.0, 60.0)));
+                if !robot.allowed(task.url.as_str()) {
+                    return Work::Disallowed { task };
+                }
+            }
+            Robots::Rules(None) => {}
+        }
+    }
+    let hop = |next: &Url| -> Result<Url, String> {
+        let canonical = shared
+            .canonicalizer
+            .canonicalize(next.as_str())
+            .map_err(|e| e.to_string())?;
+        shared.scope.allows(&canonical)?;
+        Ok(canonical)
+    };
+    match shared.fetcher.fetch(&task.url, hop).await {
+        Ok(fetched) => {
+            let html = content::decode::is_html_content_type(fetched.content_type.as_deref(), true)
+                && !content::decode::looks_binary(&fetched.body)
+                && (200..300).contains(&fetched.status);
+            let extracted = if html {
+                let body = fetched.body.clone();
+                let content_type = fetched.content_type.clone();
+                let url = fetched.url.clone();
+                tokio::task::spawn_blocking(move || {
+                    Box::new(content::extract_bytes(&body, content_type.as_deref(), Some(&url)))
+                })
+                .await
+                .ok()
+            } else {
+                None
+            };
+            Work::Page {
+                task,
+                status: fetched.status,
+                final_url: fetched.url,
+                content_type: fetched.content_type,
+                body_bytes: fetched.body.len(),
+                retry_after: fetched.retry_after,
+                redirects: fetched.redirects,
+                extracted,
+                crawl_delay,
+            }
+        }
+        Err(error) => Work::Failed { task, error },
+    }
+}
+
+async fn robots_for(shared: &Shared, url: &Url) -> Robots {
+    let host = host_key(url);
+    if let Some(entry) = shared
+        .robots
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&host)
+    {
+        match entry {
+            Robots::Closed(until) if *until <= Instant::now() => {}
+            other => return other.clone(),
+        }
+    }
+    let mut robots_url = url.clone();
+    robots_url.set_path("/robots.txt");
+    robots_url.set_query(None);
+    let entry = match shared.fetcher.fetch(&robots_url, |u| Ok(u.clone())).await {
+        Ok(f) if (200..300).contains(&f.status) => Robots::Rules(
+            texting_robots::Robot::new(&shared.user_agent, &f.body)
+                .ok()
+                .map(Arc::new),
+        ),
+        Ok(f) if (400..500).contains(&f.status) => Robots::Rules(None),
+        _ => Robots::Closed(Instant::now() + ROBOTS_RETRY),
+    };
+    shared
+        .robots
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(host, entry.clone());
+    entry
+}
+
+fn backoff(attempts: u32, retry_after: Option<Duration>, url: &Url) -> Duration {
+    if let Some(after) = retry_after {
+        return after.min(Duration::from_secs(300));
+    }
+    // Exponential, with jitter derived from the URL (deterministic per URL and attempt).
+    let base = Duration::from_millis(500) * 2u32.pow(attempts.min(8));
+    let jitter = crate::urls::seen::url_hash(url.as_str()).rotate_left(attempts) % 250;
+    base + Duration::from_millis(jitter)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn handle(
+    work: Work,
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    outputs: &mut Outputs,
+    totals: &mut CheckpointRecord,
+    hosts: &mut HashMap<String, HostState>,
+    shared: &Shared,
+    keywords: &[String],
+    max_depth: u32,
+    base_delay: Duration,
+) -> Result<(), CrawlError> {
+    let task = match &work {
+        Work::Page { task, .. }
+        | Work::Failed { task, .. }
+        | Work::Disallowed { task }
+        | Work::RobotsClosed { task, .. } => task.clone(),
+    };
+    let host = host_key(&task.url);
+    let state = hosts.entry(host).or_default();
+    state.in_flight = state.in_flight.saturating_sub(1);
+    let now = Instant::now();
+    let fail = |frontier: &mut Frontier,
+                outputs: &mut Outputs,
+                totals: &mut CheckpointRecord,
+                task: Task,
+                kind: &str,
+                reason: String,
+                status: Option<u16>|
+     -> Result<(), CrawlError> {
+        totals.failures += 1;
+        outputs.write(
+            2,
+            &serde_json::json!({
+                "url": task.url.as_str(),
+                "kind": kind,
+                "reason": reason,
+                "status": status,
+                "attempts": task.attempts + 1,
+                "depth": task.depth,
+            }),
+        )?;
+        frontier.finish(task, true);
+        Ok(())
+    };
+    match work {
+        Work::RobotsClosed { task, until } => {
+            state.next_allowed = Some(until);
+            frontier.retry(task);
+        }
+        Work::Disallowed { task } => {
+            state.next_allowed = Some(now + state.delay);
+            fail(
+                frontier,
+                outputs,
+                totals,
+                task,
+                "robots",
+                "disallowed by robots.txt".into(),
+                None,
+            )?;
+        }
+        Work::Failed { task, error } => {
+            let retry = error.is_retryable() && task.attempts + 1 < MAX_ATTEMPTS;
+            if retry {
+                state.next_allowed = Some(now + backoff(task.attempts, None, &task.url));
+                frontier.retry(task);
+            } else {
+                state.next_allowed = Some(now + state.delay);
+                fail(
+                    frontier,
+                    outputs,
+                    totals,
+                    task,
+                    error.kind(),
+                    error.to_string(),
+                    None,
+                )?;
+            }
+        }
+        Work::Page {
+            task,
+            status,
+            final_url,
+            content_type,
+            body_bytes,
+            retry_after,
+            redirects,
+            extracted,
+            crawl_delay,
+        } => {
+            totals.fetched += 1;
+            state.delay = base_delay.max(crawl_delay.unwrap_or_default());
+            state.next_allowed = Some(now + state.delay);
+            let retryable = status >= 500 || status == 429;
+            if retryable && task.attempts + 1 < MAX_ATTEMPTS {
+                state.next_allowed = Some(now + backoff(task.attempts, retry_after, &task.url));
+                frontier.retry(task);
+                return Ok(());
+            }
+            if !(200..300).contains(&status) {
+                let reason = format!("HTTP {status}");
+                return fail(
+                    frontier,
+                    outputs,
+                    totals,
+                    task,
+                    "http_status",
+                    reason,
+                    Some(status),
+                );
+            }
+            // The redirect target is the page: remember it, and take it off the queue if a
+            // link put it there, so that it is not fetched again.
+            if final_url != task.url {
+                if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
+                    dedup.check_url(final_url.as_str())?
+                {
+                    frontier
+                        .settle(target, task.depth)
+                        .map_err(CrawlError::Setup)?;
+                }
+            }
+            let Some(extracted) = extracted else {
+                let reason = format!(
+                    "not HTML ({})",
+                    content_type.as_deref().unwrap_or("no content type")
+                );
+                return fail(
+                    frontier,
+                    outputs,
+                    totals,
+                    task,
+                    "not_html",
+                    reason,
+                    Some(status),
+                );
+            };
+            let verdict = dedup.check_text(final_url.as_str(), &extracted.text)?;
+            let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
+            match &verdict {
+                PageVerdict::Unique { id, fingerprint } => {
+                    totals.stored += 1;
+                    outputs.write(
+                        0,
+                        &serde_json::json!({
+                            "url": task.url.as_str(),
+                            "final_url": final_url.as_str(),
+                            "status": status,
+                            "depth": task.depth,
+                            "title": extracted.title,
+                            "language": extracted.language,
+                            "simhash": fingerprint.to_string(),
+                            "id": id,
+                            "bytes": body_bytes,
+                            "text": extracted.text,
+                            "redirects": redirect_list,
+                        }),
+                    )?;
+                }
+                PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
+                    totals.duplicates += 1;
+                    let distance = match &verdict {
+                        PageVerdict::NearDuplicate { distance, .. } => *distance,
+                        _ => 0,
+                    };
+                    outputs.write(
+                        1,
+                        &serde_json::json!({
+                            "url": task.url.as_str(),
+                            "final_url": final_url.as_str(),
+                            "verdict": verdict.label(),
+                            "of": of.name,
+                            "distance": distance,
+                            "depth": task.depth,
+                        }),
+                    )?;
+                }
+                PageVerdict::NoText => {
+                    return fail(
+                        frontier,
+                        outputs,
+                        totals,
+                        task,
+                        "no_text",
+                        "no main text".into(),
+                        Some(status),
+                    );
+                }
+            }
+            // Links: duplicates' links are not followed (their originals' were).
+            if matches!(verdict, PageVerdict::Unique { .. }) && task.depth < max_depth {
+                let parent_relevance = relevance(keywords, &extracted.text).min(5);
+                for link in &extracted.links {
+                    if link.nofollow {
+                        continue;
+                    }
+                    let Ok(canonical) = shared.canonicalizer.canonicalize(&link.url) else {
+                        continue;
+                    };
+                    if shared.scope.allows(&canonical).is_err() {
+                        continue;
+                    }
+                    if let UrlVerdict::New(url) = dedup.check_url(canonical.as_str())? {
+                        let score = 3 * relevance(keywords, &link.text)
+                            + 2 * relevance(keywords, url.path())
+                            + parent_relevance;
+                        frontier
+                            .push(
+                                url,
+                                task.depth + 1,
+                                priority(keywords, task.depth + 1, score),
+                            )
+                            .map_err(CrawlError::Setup)?;
+                    }
+                }
+            }
+            frontier.finish(task, false);
+        }
+    }
+    Ok(())
+}
