@@ -1,5 +1,6 @@
 //! The offline demonstration behind `crawldedup demo`: a bundled list of links, as a
-//! crawler meets them on real sites, run through the URL layer.
+//! crawler meets them on real sites, run through the URL layer; then a whole crawl of the
+//! generated fixture site ([`crate::fixture`]) served on loopback.
 
 use crate::urls::{Canonicalizer, SeenConfig, SeenError, SeenUrls};
 
@@ -40,6 +41,80 @@ pub fn run_url_layer() -> Result<Vec<(String, LinkOutcome)>, SeenError> {
         outcomes.push((link, outcome));
     }
     Ok(outcomes)
+}
+
+/// What the demo crawl did.
+#[derive(Debug, Clone)]
+pub struct CrawlReport {
+    /// The address the site was served on.
+    pub site: String,
+    /// The crawl's totals.
+    pub summary: crate::crawl::CrawlSummary,
+    /// Duplicates by verdict (`exact_duplicate`, `near_duplicate`).
+    pub duplicates: std::collections::BTreeMap<String, u64>,
+    /// Failures and skips by kind.
+    pub failures: std::collections::BTreeMap<String, u64>,
+    /// A few (duplicate URL, original URL, verdict) examples.
+    pub examples: Vec<(String, String, String)>,
+}
+
+/// Articles per topic on the demo site.
+pub const DEMO_ARTICLES_PER_TOPIC: usize = 10;
+
+/// Serves the fixture site on 127.0.0.1 and crawls it into a temporary directory.
+pub async fn run_crawl() -> Result<CrawlReport, String> {
+    let server = crate::fixture::serve(crate::fixture::Site::new(2025, DEMO_ARTICLES_PER_TOPIC))
+        .await
+        .map_err(|e| format!("fixture site: {e}"))?;
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+    let mut config = crate::Config::default();
+    config.crawl.seeds = vec![server.url("/")];
+    config.crawl.state_dir = dir.path().join("state");
+    config.crawl.out_dir = dir.path().join("out");
+    config.crawl.allow_private_ips = true;
+    config.crawl.per_host_delay_ms = 0;
+    config.crawl.per_host_concurrency = 1;
+    config.crawl.request_timeout_ms = 1000;
+    config.crawl.max_depth = 5;
+    let summary = crate::crawl::crawl(&config, std::future::pending())
+        .await
+        .map_err(|e| e.to_string())?;
+    let read = |name: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.path().join("out").join(name))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let mut duplicates = std::collections::BTreeMap::new();
+    let mut examples = Vec::new();
+    for d in read("duplicates.jsonl") {
+        let verdict = d["verdict"].as_str().unwrap_or("").to_string();
+        let count = duplicates.entry(verdict.clone()).or_insert(0u64);
+        *count += 1;
+        if *count <= 2 {
+            examples.push((
+                d["url"].as_str().unwrap_or("").to_string(),
+                d["of"].as_str().unwrap_or("").to_string(),
+                verdict,
+            ));
+        }
+    }
+    let mut failures = std::collections::BTreeMap::new();
+    for f in read("failures.jsonl") {
+        *failures
+            .entry(f["kind"].as_str().unwrap_or("").to_string())
+            .or_insert(0u64) += 1;
+    }
+    let site = server.url("/");
+    server.shutdown().await;
+    Ok(CrawlReport {
+        site,
+        summary,
+        duplicates,
+        failures,
+        examples,
+    })
 }
 
 #[cfg(test)]

@@ -142,6 +142,7 @@ fn every_subcommand_has_help() {
         "extract",
         "simhash",
         "dedup",
+        "crawl",
     ] {
         let o = crawldedup(&[sub, "--help"]);
         assert!(o.status.success(), "{sub}");
@@ -153,11 +154,19 @@ fn every_subcommand_has_help() {
 fn demo_runs_offline() {
     let o = crawldedup(&["demo"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("24 links: 7 to fetch, 13 dropped"),
-        "{}",
-        stdout(&o)
-    );
+    let out = stdout(&o);
+    assert!(out.contains("24 links: 7 to fetch, 13 dropped"), "{out}");
+    // The offline crawl: the numbers follow from the generated site and the seed.
+    for line in [
+        "stored       67",
+        "duplicates   155",
+        "exact_duplicate  106",
+        "near_duplicate   49",
+        "redirect_loop    1",
+        "robots           2",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in:\n{out}");
+    }
 }
 
 fn fixture(name: &str) -> String {

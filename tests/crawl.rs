@@ -142,3 +142,131 @@ async fn a_crawl_of_the_fixture_site_stores_each_page_once_and_records_the_rest(
         "{requests:?}"
     );
 }
+
+const CHILD_ENV: &str = "CRAWLDEDUP_CRAWL_CHILD";
+
+/// The stored pages (final URLs), sorted, after checking that no line is torn and no page
+/// is stored twice.
+fn stored_set(out: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(out.join("pages.jsonl")).unwrap();
+    assert!(text.is_empty() || text.ends_with('\n'), "a torn last line");
+    let mut urls: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a whole JSON line");
+            v["final_url"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let n = urls.len();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), n, "a page stored twice");
+    urls
+}
+
+#[test]
+fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        // The child: crawl until done (or killed), checkpointing often.
+        let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+        let config = config(
+            Path::new(spec["state"].as_str().unwrap()),
+            Path::new(spec["out"].as_str().unwrap()),
+            spec["seed"].as_str().unwrap().to_string(),
+        );
+        let mut config = config;
+        config.crawl.per_host_delay_ms = 20;
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let options = crawldedup::crawl::CrawlOptions {
+            checkpoint_every: std::time::Duration::from_millis(150),
+        };
+        runtime
+            .block_on(crawldedup::crawl::crawl_with(
+                &config,
+                &options,
+                std::future::pending(),
+            ))
+            .unwrap();
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::new(9, 2))).unwrap();
+    let seed = server.url("/");
+
+    // The uninterrupted crawl.
+    let reference = tempfile::tempdir().unwrap();
+    let (state, out) = (reference.path().join("state"), reference.path().join("out"));
+    let mut uninterrupted = config(&state, &out, seed.clone());
+    uninterrupted.crawl.per_host_delay_ms = 20;
+    runtime
+        .block_on(crawldedup::crawl::crawl(
+            &uninterrupted,
+            std::future::pending(),
+        ))
+        .unwrap();
+    let expected = stored_set(&out);
+    assert!(expected.len() > 20);
+
+    // Killed three times at different moments, then left to finish.
+    let dir = tempfile::tempdir().unwrap();
+    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+    let spec = serde_json::json!({
+        "state": state.to_str().unwrap(),
+        "out": out.to_str().unwrap(),
+        "seed": seed,
+    })
+    .to_string();
+    for (round, after_ms) in [700u64, 1900, 3100, 0].into_iter().enumerate() {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
+            ])
+            .env(CHILD_ENV, &spec)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        if after_ms == 0 {
+            let status = child.wait().unwrap();
+            assert!(status.success(), "the last run failed");
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(after_ms));
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+        }
+        let _ = round;
+    }
+    assert_eq!(stored_set(&out), expected);
+    // Duplicates and failures too: each recorded once, the same as without the kills.
+    let records = |dir: &Path, file: &str, fields: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = lines(&dir.join(file))
+            .iter()
+            .map(|r| {
+                fields
+                    .iter()
+                    .map(|f| r[*f].to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let n = v.len();
+        v.sort();
+        v.dedup();
+        assert_eq!(v.len(), n, "{file}: a record written twice");
+        v
+    };
+    let reference_out = reference.path().join("out");
+    assert_eq!(
+        records(&out, "duplicates.jsonl", &["url", "verdict", "of"]),
+        records(
+            &reference_out,
+            "duplicates.jsonl",
+            &["url", "verdict", "of"]
+        )
+    );
+    assert_eq!(
+        records(&out, "failures.jsonl", &["url", "kind"]),
+        records(&reference_out, "failures.jsonl", &["url", "kind"])
+    );
+    drop(server);
+}

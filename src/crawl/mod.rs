@@ -7,4 +7,4 @@ pub mod run;
 
 pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher};
 pub use frontier::{Frontier, FrontierCounts, Task};
-pub use run::{CheckpointRecord, CrawlError, CrawlSummary, crawl};
+pub use run::{CheckpointRecord, CrawlError, CrawlOptions, CrawlSummary, crawl, crawl_with};

@@ -28,8 +28,23 @@ use crate::urls::Canonicalizer;
 
 /// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
 pub const MAX_ATTEMPTS: u32 = 3;
-/// Seconds between checkpoints while crawling.
+/// Time between checkpoints while crawling, by default.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
+
+/// Settings of a crawl run that are not part of the configuration file.
+#[derive(Debug, Clone)]
+pub struct CrawlOptions {
+    /// Time between checkpoints.
+    pub checkpoint_every: Duration,
+}
+
+impl Default for CrawlOptions {
+    fn default() -> Self {
+        CrawlOptions {
+            checkpoint_every: CHECKPOINT_EVERY,
+        }
+    }
+}
 /// How long a host stays closed after its robots.txt failed with 5xx or a timeout.
 pub const ROBOTS_RETRY: Duration = Duration::from_secs(60);
 
@@ -283,6 +298,15 @@ pub async fn crawl(
     config: &Config,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<CrawlSummary, CrawlError> {
+    crawl_with(config, &CrawlOptions::default(), stop).await
+}
+
+/// As [`crawl`], with run options.
+pub async fn crawl_with(
+    config: &Config,
+    options: &CrawlOptions,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<CrawlSummary, CrawlError> {
     let started = Instant::now();
     let crawl = &config.crawl;
     let state_dir = crawl.state_dir.clone();
@@ -366,12 +390,21 @@ pub async fn crawl(
     let mut hosts: HashMap<String, HostState> = HashMap::new();
     let base_delay = Duration::from_millis(crawl.per_host_delay_ms);
     let mut in_flight = 0usize;
+    // Tasks waiting out a retry backoff (still in flight for the frontier).
+    let mut delayed: Vec<(Instant, Task)> = Vec::new();
     let mut last_checkpoint = Instant::now();
     let mut stopping = false;
     let mut stopped_early = false;
     tokio::pin!(stop);
 
     loop {
+        // Retries whose backoff is over go back to the queue.
+        let now = Instant::now();
+        let (due, waiting): (Vec<_>, Vec<_>) = delayed.into_iter().partition(|(at, _)| *at <= now);
+        delayed = waiting;
+        for (_, task) in due {
+            frontier.retry(task);
+        }
         // Dispatch what the limits allow.
         let limit_reached =
             crawl.max_pages > 0 && totals.fetched + in_flight as u64 >= crawl.max_pages;
@@ -418,8 +451,13 @@ pub async fn crawl(
                 });
             }
         }
-        if in_flight == 0 && (stopping || limit_reached || (frontier.counts().pending == 0)) {
+        if in_flight == 0
+            && (stopping || limit_reached || (frontier.counts().pending == 0 && delayed.is_empty()))
+        {
             break;
+        }
+        for (at, _) in &delayed {
+            wake_at = Some(wake_at.map_or(*at, |w: Instant| w.min(*at)));
         }
         let sleep_until = wake_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
         tokio::select! {
@@ -428,7 +466,7 @@ pub async fn crawl(
                     in_flight -= 1;
                     handle(
                         work, &dedup, &mut frontier, &mut outputs, &mut totals, &mut hosts,
-                        &shared, &keywords, crawl.max_depth, base_delay,
+                        &mut delayed, &shared, &keywords, crawl.max_depth, base_delay,
                     )?;
                 }
             }
@@ -439,7 +477,7 @@ pub async fn crawl(
                 tracing::info!("stopping: waiting for {in_flight} requests, then a checkpoint");
             }
         }
-        if last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
+        if last_checkpoint.elapsed() >= options.checkpoint_every {
             checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
             last_checkpoint = Instant::now();
         }
@@ -546,7 +584,11 @@ async fn work(shared: &Shared, task: Task) -> Work {
                 let content_type = fetched.content_type.clone();
                 let url = fetched.url.clone();
                 tokio::task::spawn_blocking(move || {
-                    Box::new(content::extract_bytes(&body, content_type.as_deref(), Some(&url)))
+                    Box::new(content::extract_bytes(
+                        &body,
+                        content_type.as_deref(),
+                        Some(&url),
+                    ))
                 })
                 .await
                 .ok()
@@ -620,6 +662,7 @@ fn handle(
     outputs: &mut Outputs,
     totals: &mut CheckpointRecord,
     hosts: &mut HashMap<String, HostState>,
+    delayed: &mut Vec<(Instant, Task)>,
     shared: &Shared,
     keywords: &[String],
     max_depth: u32,
@@ -678,8 +721,9 @@ fn handle(
         Work::Failed { task, error } => {
             let retry = error.is_retryable() && task.attempts + 1 < MAX_ATTEMPTS;
             if retry {
-                state.next_allowed = Some(now + backoff(task.attempts, None, &task.url));
-                frontier.retry(task);
+                // This URL waits; the host's other pages go on.
+                state.next_allowed = Some(now + state.delay);
+                delayed.push((now + backoff(task.attempts, None, &task.url), task));
             } else {
                 state.next_allowed = Some(now + state.delay);
                 fail(
@@ -709,8 +753,12 @@ fn handle(
             state.next_allowed = Some(now + state.delay);
             let retryable = status >= 500 || status == 429;
             if retryable && task.attempts + 1 < MAX_ATTEMPTS {
-                state.next_allowed = Some(now + backoff(task.attempts, retry_after, &task.url));
-                frontier.retry(task);
+                let wait = backoff(task.attempts, retry_after, &task.url);
+                if retry_after.is_some() || status == 429 {
+                    // The server asked the whole host to slow down.
+                    state.next_allowed = Some(now + wait);
+                }
+                delayed.push((now + wait, task));
                 return Ok(());
             }
             if !(200..300).contains(&status) {
