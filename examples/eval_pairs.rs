@@ -80,6 +80,24 @@ fn load(dir: &Path) -> Result<Vec<Doc>, Box<dyn std::error::Error>> {
     Ok(docs)
 }
 
+/// Every pair of documents from one host (by index).
+fn same_site_pairs(docs: &[Doc]) -> Vec<(usize, usize)> {
+    let mut by_host: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, d) in docs.iter().enumerate() {
+        by_host.entry(&d.host).or_default().push(i);
+    }
+    let mut pairs = Vec::new();
+    for members in by_host.values() {
+        for (x, &i) in members.iter().enumerate() {
+            for &j in &members[x + 1..] {
+                pairs.push((i, j));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
 fn replace_words(text: &str, fraction: f64, vocab: &[String], rng: &mut Rng) -> String {
     let mut words: Vec<String> = text.split(' ').map(str::to_string).collect();
     let n = ((words.len() as f64) * fraction).ceil() as usize;
@@ -198,17 +216,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .distances
                 .push(hashes[i].distance(hashes[j]));
         };
-        let mut by_host: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (i, d) in docs.iter().enumerate() {
-            by_host.entry(&d.host).or_default().push(i);
-        }
-        for members in by_host.values() {
-            for (x, &i) in members.iter().enumerate() {
-                for &j in &members[x + 1..] {
-                    if docs[i].text != docs[j].text {
-                        record_negative("same site", i, j);
-                    }
-                }
+        for (i, j) in same_site_pairs(docs.as_slice()) {
+            if docs[i].text != docs[j].text {
+                record_negative("same site", i, j);
             }
         }
         for _ in 0..20_000 {
@@ -355,17 +365,9 @@ fn short_texts(docs: &[Doc], vocab: &[String]) {
         positives.push((text.clone(), replace_words(text, 0.05, vocab, &mut rng)));
     }
     let mut negatives: Vec<(String, String)> = Vec::new();
-    let mut by_host: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, d) in docs.iter().enumerate() {
-        by_host.entry(&d.host).or_default().push(i);
-    }
-    for members in by_host.values() {
-        for (x, &i) in members.iter().enumerate() {
-            for &j in &members[x + 1..] {
-                if shorts[i] != shorts[j] {
-                    negatives.push((shorts[i].clone(), shorts[j].clone()));
-                }
-            }
+    for (i, j) in same_site_pairs(docs) {
+        if shorts[i] != shorts[j] {
+            negatives.push((shorts[i].clone(), shorts[j].clone()));
         }
     }
     for _ in 0..20_000 {

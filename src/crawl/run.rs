@@ -654,6 +654,35 @@ fn backoff(attempts: u32, retry_after: Option<Duration>, url: &Url) -> Duration 
     base + Duration::from_millis(jitter)
 }
 
+/// Why a URL was not stored.
+struct Failure {
+    kind: String,
+    reason: String,
+    status: Option<u16>,
+}
+
+impl Failure {
+    fn new(kind: &str, reason: String, status: Option<u16>) -> Failure {
+        Failure {
+            kind: kind.to_string(),
+            reason,
+            status,
+        }
+    }
+}
+
+impl Work {
+    fn task(&self) -> &Task {
+        match self {
+            Work::Page { task, .. }
+            | Work::Failed { task, .. }
+            | Work::Disallowed { task }
+            | Work::RobotsClosed { task, .. } => task,
+        }
+    }
+}
+
+/// Records a worker's result: the outcome, then a failure line if it was not stored.
 #[allow(clippy::too_many_arguments)]
 fn handle(
     work: Work,
@@ -668,55 +697,61 @@ fn handle(
     max_depth: u32,
     base_delay: Duration,
 ) -> Result<(), CrawlError> {
-    let task = match &work {
-        Work::Page { task, .. }
-        | Work::Failed { task, .. }
-        | Work::Disallowed { task }
-        | Work::RobotsClosed { task, .. } => task.clone(),
-    };
-    let host = host_key(&task.url);
-    let state = hosts.entry(host).or_default();
-    state.in_flight = state.in_flight.saturating_sub(1);
-    let now = Instant::now();
-    let fail = |frontier: &mut Frontier,
-                outputs: &mut Outputs,
-                totals: &mut CheckpointRecord,
-                task: Task,
-                kind: &str,
-                reason: String,
-                status: Option<u16>|
-     -> Result<(), CrawlError> {
+    let task = work.task().clone();
+    let failure = outcome(
+        work, dedup, frontier, outputs, totals, hosts, delayed, shared, keywords, max_depth,
+        base_delay,
+    )?;
+    if let Some(failure) = failure {
         totals.failures += 1;
         outputs.write(
             2,
             &serde_json::json!({
                 "url": task.url.as_str(),
-                "kind": kind,
-                "reason": reason,
-                "status": status,
+                "kind": failure.kind,
+                "reason": failure.reason,
+                "status": failure.status,
                 "attempts": task.attempts + 1,
                 "depth": task.depth,
             }),
         )?;
         frontier.finish(task, true);
-        Ok(())
-    };
+    }
+    Ok(())
+}
+
+/// What a worker's result means: retried, stored, recorded as a duplicate (`None`), or a
+/// failure for [`handle`] to record.
+#[allow(clippy::too_many_arguments)]
+fn outcome(
+    work: Work,
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    outputs: &mut Outputs,
+    totals: &mut CheckpointRecord,
+    hosts: &mut HashMap<String, HostState>,
+    delayed: &mut Vec<(Instant, Task)>,
+    shared: &Shared,
+    keywords: &[String],
+    max_depth: u32,
+    base_delay: Duration,
+) -> Result<Option<Failure>, CrawlError> {
+    let host = host_key(&work.task().url);
+    let state = hosts.entry(host).or_default();
+    state.in_flight = state.in_flight.saturating_sub(1);
+    let now = Instant::now();
     match work {
         Work::RobotsClosed { task, until } => {
             state.next_allowed = Some(until);
             frontier.retry(task);
         }
-        Work::Disallowed { task } => {
+        Work::Disallowed { .. } => {
             state.next_allowed = Some(now + state.delay);
-            fail(
-                frontier,
-                outputs,
-                totals,
-                task,
+            return Ok(Some(Failure::new(
                 "robots",
                 "disallowed by robots.txt".into(),
                 None,
-            )?;
+            )));
         }
         Work::Failed { task, error } => {
             let retry = error.is_retryable() && task.attempts + 1 < MAX_ATTEMPTS;
@@ -726,15 +761,7 @@ fn handle(
                 delayed.push((now + backoff(task.attempts, None, &task.url), task));
             } else {
                 state.next_allowed = Some(now + state.delay);
-                fail(
-                    frontier,
-                    outputs,
-                    totals,
-                    task,
-                    error.kind(),
-                    error.to_string(),
-                    None,
-                )?;
+                return Ok(Some(Failure::new(error.kind(), error.to_string(), None)));
             }
         }
         Work::Page {
@@ -759,19 +786,11 @@ fn handle(
                     state.next_allowed = Some(now + wait);
                 }
                 delayed.push((now + wait, task));
-                return Ok(());
+                return Ok(None);
             }
             if !(200..300).contains(&status) {
                 let reason = format!("HTTP {status}");
-                return fail(
-                    frontier,
-                    outputs,
-                    totals,
-                    task,
-                    "http_status",
-                    reason,
-                    Some(status),
-                );
+                return Ok(Some(Failure::new("http_status", reason, Some(status))));
             }
             // The redirect target is the page: remember it, and take it off the queue if a
             // link put it there, so that it is not fetched again.
@@ -789,15 +808,7 @@ fn handle(
                     "not HTML ({})",
                     content_type.as_deref().unwrap_or("no content type")
                 );
-                return fail(
-                    frontier,
-                    outputs,
-                    totals,
-                    task,
-                    "not_html",
-                    reason,
-                    Some(status),
-                );
+                return Ok(Some(Failure::new("not_html", reason, Some(status))));
             };
             let verdict = dedup.check_text(final_url.as_str(), &extracted.text)?;
             let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
@@ -840,15 +851,11 @@ fn handle(
                     )?;
                 }
                 PageVerdict::NoText => {
-                    return fail(
-                        frontier,
-                        outputs,
-                        totals,
-                        task,
+                    return Ok(Some(Failure::new(
                         "no_text",
                         "no main text".into(),
                         Some(status),
-                    );
+                    )));
                 }
             }
             // Links: duplicates' links are not followed (their originals' were).
@@ -881,5 +888,5 @@ fn handle(
             frontier.finish(task, false);
         }
     }
-    Ok(())
+    Ok(None)
 }
