@@ -270,3 +270,36 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
     );
     drop(server);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_focused_crawl_stores_more_on_topic_pages_than_breadth_first() {
+    let site = Site::new(21, 6);
+    let server = serve(site.clone()).await.unwrap();
+    let on_topic = |out: &Path| -> usize {
+        lines(&out.join("pages.jsonl"))
+            .iter()
+            .filter(|p| p["final_url"].as_str().unwrap().contains("/topic/sailing/"))
+            .count()
+    };
+    let mut stored = Vec::new();
+    for keywords in [vec![], vec!["sailing harbour".to_string()]] {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+        let mut config = config(&state, &out, server.url("/"));
+        config.crawl.max_pages = 25;
+        config.focus.keywords = keywords;
+        let summary = crawldedup::crawl::crawl(&config, std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(summary.totals.fetched, 25);
+        stored.push(on_topic(&out));
+    }
+    let (breadth_first, focused) = (stored[0], stored[1]);
+    eprintln!(
+        "sailing articles stored with 25 pages: breadth-first {breadth_first}, focused {focused}"
+    );
+    assert!(
+        focused >= breadth_first + 4,
+        "focused {focused} vs breadth-first {breadth_first} sailing pages"
+    );
+}
