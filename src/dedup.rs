@@ -66,7 +66,7 @@ use url::Url;
 
 use crate::config::Config;
 use crate::content::{self, Extracted};
-use crate::fingerprint::{Fingerprint, Simhash, Sketch};
+use crate::fingerprint::{Digest, Fingerprint, Simhash, Sketch};
 use crate::index::{Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex};
 use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
 
@@ -145,6 +145,8 @@ pub enum PageVerdict {
         id: DocId,
         /// Its simhash.
         fingerprint: Simhash,
+        /// The exact digest of its main text.
+        digest: Digest,
     },
     /// The same main text (after whitespace normalisation) was seen.
     ExactDuplicate {
@@ -421,6 +423,7 @@ impl Dedup {
                 PageVerdict::Unique {
                     id,
                     fingerprint: fingerprint.simhash,
+                    digest: fingerprint.digest,
                 }
             }
             Decision::Exact(id) => {

@@ -177,6 +177,10 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(EXIT_CONFIG)
         }
+        Err(Failure::Setup(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_CONFIG)
+        }
         Err(Failure::Other(e)) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -186,6 +190,8 @@ fn main() -> ExitCode {
 
 enum Failure {
     Config(crawldedup::ConfigError),
+    /// A problem with what the command was given (a seed, a seed file, a state directory).
+    Setup(String),
     Other(anyhow::Error),
 }
 
@@ -449,9 +455,17 @@ fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
     config.validate("command line")?;
     let runtime =
         tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
-    let summary = runtime.block_on(crawldedup::crawl::crawl(&config, async {
-        let _ = tokio::signal::ctrl_c().await;
-    }))?;
+    let summary = runtime
+        .block_on(crawldedup::crawl::crawl(&config, async {
+            let _ = tokio::signal::ctrl_c().await;
+        }))
+        .map_err(|e| match e {
+            // A setup problem (a seed, a seed file, a pattern, the state directory) is a
+            // configuration error: exit code 2.
+            crawldedup::crawl::CrawlError::Setup(_)
+            | crawldedup::crawl::CrawlError::State { .. } => Failure::Setup(e.to_string()),
+            other => Failure::from(other),
+        })?;
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);
     } else {

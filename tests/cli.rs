@@ -311,3 +311,47 @@ fn dedup_reports_each_file_in_order_and_resumes_from_its_state_dir() {
     assert_eq!(line["verdict"], "exact_duplicate");
     assert_eq!(line["of"], forum.as_str());
 }
+
+#[test]
+fn crawl_setup_errors_are_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let out = dir.path().join("out");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["--seeds".into(), "/no/such/seeds.txt".into()],
+        vec!["--seed".into(), "not a url".into()],
+        vec![],
+        vec![
+            "--seed".into(),
+            "http://example.com/".into(),
+            "--state-dir".into(),
+            file.join("sub").to_str().unwrap().into(),
+        ],
+        vec![
+            "--set".into(),
+            "crawl.max_dept=3".into(),
+            "--seed".into(),
+            "http://example.com/".into(),
+        ],
+    ];
+    for extra in cases {
+        let mut args = vec![
+            "crawl".to_string(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ];
+        if !extra.contains(&"--state-dir".to_string()) {
+            args.extend(["--state-dir".to_string(), state.to_str().unwrap().into()]);
+        }
+        args.extend(extra.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = crawldedup(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.starts_with("error: "), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

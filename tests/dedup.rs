@@ -48,7 +48,10 @@ fn verdicts_for_unique_exact_near_and_empty_pages() {
     let first = dedup
         .check_page("https://a.test/pier", &page("a", STORY), Some("text/html"))
         .unwrap();
-    let PageVerdict::Unique { id, fingerprint } = first else {
+    let PageVerdict::Unique {
+        id, fingerprint, ..
+    } = first
+    else {
         panic!("first page: {first:?}");
     };
     assert_eq!(id, 0);

@@ -262,6 +262,7 @@ enum Work {
         redirects: Vec<(Url, u16)>,
         extracted: Option<Box<Extracted>>,
         crawl_delay: Option<Duration>,
+        fetched_at: std::time::SystemTime,
     },
     Failed {
         task: Task,
@@ -576,6 +577,7 @@ async fn work(shared: &Shared, task: Task) -> Work {
     };
     match shared.fetcher.fetch(&task.url, hop).await {
         Ok(fetched) => {
+            let fetched_at = std::time::SystemTime::now();
             let html = content::decode::is_html_content_type(fetched.content_type.as_deref(), true)
                 && !content::decode::looks_binary(&fetched.body)
                 && (200..300).contains(&fetched.status);
@@ -605,6 +607,7 @@ async fn work(shared: &Shared, task: Task) -> Work {
                 redirects: fetched.redirects,
                 extracted,
                 crawl_delay,
+                fetched_at,
             }
         }
         Err(error) => Work::Failed { task, error },
@@ -774,6 +777,7 @@ fn outcome(
             redirects,
             extracted,
             crawl_delay,
+            fetched_at,
         } => {
             totals.fetched += 1;
             state.delay = base_delay.max(crawl_delay.unwrap_or_default());
@@ -811,9 +815,14 @@ fn outcome(
                 return Ok(Some(Failure::new("not_html", reason, Some(status))));
             };
             let verdict = dedup.check_text(final_url.as_str(), &extracted.text)?;
+            let fetched_at = humantime::format_rfc3339_seconds(fetched_at).to_string();
             let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
             match &verdict {
-                PageVerdict::Unique { id, fingerprint } => {
+                PageVerdict::Unique {
+                    id,
+                    fingerprint,
+                    digest,
+                } => {
                     totals.stored += 1;
                     outputs.write(
                         0,
@@ -821,10 +830,12 @@ fn outcome(
                             "url": task.url.as_str(),
                             "final_url": final_url.as_str(),
                             "status": status,
+                            "fetched_at": fetched_at,
                             "depth": task.depth,
                             "title": extracted.title,
                             "language": extracted.language,
                             "simhash": fingerprint.to_string(),
+                            "digest": digest.to_string(),
                             "id": id,
                             "bytes": body_bytes,
                             "text": extracted.text,
@@ -843,6 +854,8 @@ fn outcome(
                         &serde_json::json!({
                             "url": task.url.as_str(),
                             "final_url": final_url.as_str(),
+                            "fetched_at": fetched_at,
+                            "kind": if matches!(verdict, PageVerdict::ExactDuplicate { .. }) { "exact" } else { "near" },
                             "verdict": verdict.label(),
                             "of": of.name,
                             "distance": distance,
