@@ -20,6 +20,57 @@ fn config(state: &Path, out: &Path, seed: String) -> Config {
     config
 }
 
+/// WARC records as (type, target URI), read with gzip member by member.
+fn warc_records(out: &Path) -> Vec<(String, String)> {
+    use std::io::Read;
+    let mut names: Vec<_> = std::fs::read_dir(out.join("warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let mut records = Vec::new();
+    for path in names {
+        let bytes = std::fs::read(path).unwrap();
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .unwrap();
+        let text = String::from_utf8_lossy(&text).into_owned();
+        for record in text.split("WARC/1.1\r\n").skip(1) {
+            let field = |name: &str| {
+                record
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            };
+            records.push((field("WARC-Type:"), field("WARC-Target-URI:")));
+        }
+    }
+    records
+}
+
+/// Runs warcio over the WARC files when CI names a Python that has it.
+fn check_with_warcio(out: &Path, stored: usize) {
+    let Ok(python) = std::env::var("CRAWLDEDUP_WARCIO_PYTHON") else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_check.py");
+    let o = std::process::Command::new(python)
+        .arg(script)
+        .arg(out.join("warc"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "warcio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["counts"]["response"], stored, "{report}");
+}
+
 fn lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -134,6 +185,13 @@ async fn a_crawl_of_the_fixture_site_stores_each_page_once_and_records_the_rest(
         months <= 2 * config.crawl.max_depth as usize,
         "{months} calendar pages"
     );
+    // WARC: a response per stored page, a revisit per duplicate.
+    let records = warc_records(&out);
+    let count = |kind: &str| records.iter().filter(|(k, _)| k == kind).count();
+    assert_eq!(count("response"), pages.len());
+    assert_eq!(count("revisit"), duplicates.len());
+    assert!(count("warcinfo") >= 1);
+    check_with_warcio(&out, pages.len());
     // A redirect target already fetched is not fetched again.
     let article0 = site.articles()[0].path();
     assert_eq!(
@@ -237,6 +295,18 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
         let _ = round;
     }
     assert_eq!(stored_set(&out), expected);
+    // The WARC files hold each stored page once too.
+    let mut responses: Vec<String> = warc_records(&out)
+        .into_iter()
+        .filter(|(k, _)| k == "response")
+        .map(|(_, uri)| uri)
+        .collect();
+    responses.sort();
+    assert_eq!(
+        responses, expected,
+        "WARC responses differ from pages.jsonl"
+    );
+    check_with_warcio(&out, expected.len());
     // Duplicates and failures too: each recorded once, the same as without the kills.
     let records = |dir: &Path, file: &str, fields: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = lines(&dir.join(file))

@@ -4,6 +4,7 @@ pub mod fetch;
 pub mod frontier;
 pub mod guard;
 pub mod run;
+pub mod warc;
 
 pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher};
 pub use frontier::{Frontier, FrontierCounts, Task};

@@ -95,6 +95,9 @@ pub struct CheckpointRecord {
     pub duplicates: u64,
     /// Failures and skips recorded.
     pub failures: u64,
+    /// WARC file number and its length.
+    #[serde(default)]
+    pub warc: (u64, u64),
 }
 
 /// What a finished (or stopped) crawl did.
@@ -176,13 +179,22 @@ impl Scope {
 struct Outputs {
     paths: [PathBuf; 3],
     files: [std::io::BufWriter<std::fs::File>; 3],
+    /// pages.jsonl and duplicates.jsonl are written (`output.jsonl`).
+    jsonl: bool,
+    warc: Option<super::warc::WarcWriter>,
+    warc_dir: PathBuf,
 }
 
 impl Outputs {
     const NAMES: [&'static str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
 
-    /// Opens the outputs, cut back to `lengths` (the last checkpoint's).
-    fn open(dir: &Path, lengths: [u64; 3]) -> Result<Outputs, CrawlError> {
+    /// Opens the outputs, cut back to the last checkpoint's lengths and WARC position.
+    fn open(
+        dir: &Path,
+        output: &crate::config::OutputConfig,
+        record: &CheckpointRecord,
+    ) -> Result<Outputs, CrawlError> {
+        let lengths = record.output_bytes;
         std::fs::create_dir_all(dir).map_err(|source| CrawlError::Output {
             path: dir.to_path_buf(),
             source,
@@ -208,13 +220,44 @@ impl Outputs {
         let (p0, f0) = open_one(0)?;
         let (p1, f1) = open_one(1)?;
         let (p2, f2) = open_one(2)?;
+        let warc_dir = dir.join("warc");
+        let warc = if output.warc {
+            Some(
+                super::warc::WarcWriter::open(&warc_dir, output.warc_rotate_bytes, record.warc)
+                    .map_err(|source| CrawlError::Output {
+                        path: warc_dir.clone(),
+                        source,
+                    })?,
+            )
+        } else {
+            None
+        };
         Ok(Outputs {
             paths: [p0, p1, p2],
             files: [f0, f1, f2],
+            jsonl: output.jsonl,
+            warc,
+            warc_dir,
         })
     }
 
+    fn warc(
+        &mut self,
+        write: impl FnOnce(&mut super::warc::WarcWriter) -> std::io::Result<()>,
+    ) -> Result<(), CrawlError> {
+        match &mut self.warc {
+            Some(w) => write(w).map_err(|source| CrawlError::Output {
+                path: self.warc_dir.clone(),
+                source,
+            }),
+            None => Ok(()),
+        }
+    }
+
     fn write(&mut self, which: usize, line: &serde_json::Value) -> Result<(), CrawlError> {
+        if which < 2 && !self.jsonl {
+            return Ok(());
+        }
         let file = &mut self.files[which];
         writeln!(file, "{line}").map_err(|source| CrawlError::Output {
             path: self.paths[which].clone(),
@@ -222,8 +265,8 @@ impl Outputs {
         })
     }
 
-    /// Flushes and syncs every file; returns their lengths.
-    fn sync(&mut self) -> Result<[u64; 3], CrawlError> {
+    /// Flushes and syncs every file; returns the JSONL lengths and the WARC position.
+    fn sync(&mut self) -> Result<([u64; 3], (u64, u64)), CrawlError> {
         let mut lengths = [0u64; 3];
         for (i, file) in self.files.iter_mut().enumerate() {
             let io = |source| CrawlError::Output {
@@ -235,7 +278,14 @@ impl Outputs {
             inner.sync_data().map_err(io)?;
             lengths[i] = inner.metadata().map_err(io)?.len();
         }
-        Ok(lengths)
+        let warc = match &mut self.warc {
+            Some(w) => w.sync().map_err(|source| CrawlError::Output {
+                path: self.warc_dir.clone(),
+                source,
+            })?,
+            None => (0, 0),
+        };
+        Ok((lengths, warc))
     }
 }
 
@@ -257,7 +307,7 @@ enum Work {
         status: u16,
         final_url: Url,
         content_type: Option<String>,
-        body_bytes: usize,
+        body: Vec<u8>,
         retry_after: Option<Duration>,
         redirects: Vec<(Url, u16)>,
         extracted: Option<Box<Extracted>>,
@@ -338,7 +388,7 @@ pub async fn crawl_with(
     };
     let mut totals = record.clone().unwrap_or_default();
     let dedup = Dedup::open_at(&state_dir, config, Some(totals.index_documents))?;
-    let mut outputs = Outputs::open(&crawl.out_dir, totals.output_bytes)?;
+    let mut outputs = Outputs::open(&crawl.out_dir, &config.output, &totals)?;
     let mut frontier = Frontier::open(
         db.open_tree("frontier")
             .map_err(|e| state_error(e.to_string()))?,
@@ -515,7 +565,7 @@ fn checkpoint(
         path: dedup.state_dir().to_path_buf(),
         problem,
     };
-    totals.output_bytes = outputs.sync()?;
+    (totals.output_bytes, totals.warc) = outputs.sync()?;
     totals.index_documents = dedup.flush_index()?;
     totals.seq += 1;
     frontier.checkpoint().map_err(state_error)?;
@@ -602,7 +652,7 @@ async fn work(shared: &Shared, task: Task) -> Work {
                 status: fetched.status,
                 final_url: fetched.url,
                 content_type: fetched.content_type,
-                body_bytes: fetched.body.len(),
+                body: fetched.body,
                 retry_after: fetched.retry_after,
                 redirects: fetched.redirects,
                 extracted,
@@ -772,7 +822,7 @@ fn outcome(
             status,
             final_url,
             content_type,
-            body_bytes,
+            body,
             retry_after,
             redirects,
             extracted,
@@ -837,11 +887,14 @@ fn outcome(
                             "simhash": fingerprint.to_string(),
                             "digest": digest.to_string(),
                             "id": id,
-                            "bytes": body_bytes,
+                            "bytes": body.len(),
                             "text": extracted.text,
                             "redirects": redirect_list,
                         }),
                     )?;
+                    outputs.warc(|w| {
+                        w.response(final_url.as_str(), status, content_type.as_deref(), &body)
+                    })?;
                 }
                 PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
                     totals.duplicates += 1;
@@ -862,6 +915,18 @@ fn outcome(
                             "depth": task.depth,
                         }),
                     )?;
+                    let near =
+                        matches!(verdict, PageVerdict::NearDuplicate { .. }).then_some(distance);
+                    outputs.warc(|w| {
+                        w.revisit(
+                            final_url.as_str(),
+                            status,
+                            content_type.as_deref(),
+                            &body,
+                            &of.name,
+                            near,
+                        )
+                    })?;
                 }
                 PageVerdict::NoText => {
                     return Ok(Some(Failure::new(
