@@ -143,6 +143,7 @@ fn every_subcommand_has_help() {
         "simhash",
         "dedup",
         "crawl",
+        "stats",
     ] {
         let o = crawldedup(&[sub, "--help"]);
         assert!(o.status.success(), "{sub}");
@@ -354,4 +355,14 @@ fn crawl_setup_errors_are_one_line_and_exit_2() {
         assert!(err.starts_with("error: "), "{err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+#[test]
+fn stats_on_a_directory_without_a_crawl_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = crawldedup(&["stats", "--state-dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no crawl here"), "{err}");
 }

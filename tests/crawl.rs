@@ -91,6 +91,10 @@ async fn a_crawl_of_the_fixture_site_stores_each_page_once_and_records_the_rest(
         .unwrap();
     assert!(!summary.stopped_early);
     assert_eq!(summary.frontier.pending, 0);
+    // `stats` reads the same figures back from the state directory.
+    let on_disk = crawldedup::crawl::run::stats(&state).unwrap();
+    assert_eq!(on_disk.totals, summary.totals);
+    assert_eq!(on_disk.frontier, summary.frontier);
 
     let pages = lines(&out.join("pages.jsonl"));
     let duplicates = lines(&out.join("duplicates.jsonl"));
@@ -237,6 +241,7 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let options = crawldedup::crawl::CrawlOptions {
             checkpoint_every: std::time::Duration::from_millis(150),
+            ..Default::default()
         };
         runtime
             .block_on(crawldedup::crawl::crawl_with(

@@ -36,14 +36,69 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 pub struct CrawlOptions {
     /// Time between checkpoints.
     pub checkpoint_every: Duration,
+    /// Show a progress bar (on a terminal); otherwise a log line at each checkpoint.
+    pub progress_bar: bool,
 }
 
 impl Default for CrawlOptions {
     fn default() -> Self {
         CrawlOptions {
             checkpoint_every: CHECKPOINT_EVERY,
+            progress_bar: false,
         }
     }
+}
+
+/// The figures of a crawl on disk (`crawldedup stats`): the last checkpoint's totals and
+/// the frontier as it was then. Fails with one line when a crawl is running there (sled
+/// holds a lock) or the directory holds no crawl.
+pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
+    let state_error = |problem: String| CrawlError::State {
+        path: state_dir.to_path_buf(),
+        problem,
+    };
+    let db_path = state_dir.join(CRAWL_DB);
+    if !db_path.exists() {
+        return Err(state_error("no crawl here".into()));
+    }
+    let db = sled::Config::new()
+        .path(&db_path)
+        .open()
+        .map_err(|e| state_error(format!("cannot open (is a crawl running?): {e}")))?;
+    let meta = db
+        .open_tree("meta")
+        .map_err(|e| state_error(e.to_string()))?;
+    let totals: CheckpointRecord = match meta
+        .get(CHECKPOINT_KEY)
+        .map_err(|e| state_error(e.to_string()))?
+    {
+        Some(v) => serde_json::from_slice(&v)
+            .map_err(|e| state_error(format!("unreadable checkpoint record: {e}")))?,
+        None => return Err(state_error("no checkpoint yet".into())),
+    };
+    let frontier = Frontier::open(
+        db.open_tree("frontier")
+            .map_err(|e| state_error(e.to_string()))?,
+    )
+    .map_err(state_error)?;
+    Ok(CrawlSummary {
+        totals,
+        frontier: frontier.counts(),
+        seconds: 0.0,
+        stopped_early: frontier.counts().pending > 0,
+    })
+}
+
+fn progress_line(totals: &CheckpointRecord, frontier: &FrontierCounts, started: Instant) -> String {
+    format!(
+        "fetched {} | queued {} | stored {} | duplicates {} | failures {} | {:.1} pages/s",
+        totals.fetched,
+        frontier.pending,
+        totals.stored,
+        totals.duplicates,
+        totals.failures,
+        totals.fetched as f64 / started.elapsed().as_secs_f64().max(1e-9)
+    )
 }
 /// How long a host stays closed after its robots.txt failed with 5xx or a timeout.
 pub const ROBOTS_RETRY: Duration = Duration::from_secs(60);
@@ -447,6 +502,12 @@ pub async fn crawl_with(
     let mut stopping = false;
     let mut stopped_early = false;
     tokio::pin!(stop);
+    let bar = options.progress_bar.then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    });
+    let run_started = Instant::now();
 
     loop {
         // Retries whose backoff is over go back to the queue.
@@ -528,10 +589,22 @@ pub async fn crawl_with(
                 tracing::info!("stopping: waiting for {in_flight} requests, then a checkpoint");
             }
         }
+        if let Some(bar) = &bar {
+            bar.set_message(progress_line(&totals, &frontier.counts(), run_started));
+        }
         if last_checkpoint.elapsed() >= options.checkpoint_every {
             checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
             last_checkpoint = Instant::now();
+            if bar.is_none() {
+                tracing::info!(
+                    "{}",
+                    progress_line(&totals, &frontier.counts(), run_started)
+                );
+            }
         }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
     Ok(CrawlSummary {
