@@ -378,3 +378,83 @@ async fn a_focused_crawl_stores_more_on_topic_pages_than_breadth_first() {
         "focused {focused} vs breadth-first {breadth_first} sailing pages"
     );
 }
+
+#[test]
+fn ctrl_c_stops_with_a_checkpoint_and_the_next_run_finishes_the_crawl() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::new(13, 3))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+            .args([
+                "crawl",
+                "--allow-private-ips",
+                "--json",
+                "--seed",
+                &server.url("/"),
+            ])
+            .args([
+                "--state-dir",
+                state.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .args([
+                "--set",
+                "crawl.per_host_delay_ms=40",
+                "--set",
+                "crawl.per_host_concurrency=1",
+            ])
+            .args([
+                "--set",
+                "crawl.request_timeout_ms=800",
+                "--set",
+                "crawl.max_depth=4",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let child = run();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let first = child.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(summary["stopped_early"], true, "{summary}");
+    let stored_before = summary["totals"]["stored"].as_u64().unwrap();
+    assert!(stored_before > 0, "{summary}");
+    assert!(
+        summary["frontier"]["pending"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+    assert_eq!(summary["frontier"]["in_flight"], 0, "{summary}");
+
+    // The second run resumes and finishes; nothing is stored twice.
+    let second = run().wait_with_output().unwrap();
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(summary["stopped_early"], false, "{summary}");
+    assert_eq!(summary["frontier"]["pending"], 0, "{summary}");
+    assert!(summary["totals"]["stored"].as_u64().unwrap() > stored_before);
+    let stored = stored_set(&out);
+    assert_eq!(
+        stored.len() as u64,
+        summary["totals"]["stored"].as_u64().unwrap()
+    );
+    drop(server);
+}

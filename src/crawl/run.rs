@@ -606,6 +606,10 @@ pub async fn crawl_with(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    // Retries still waiting out their backoff go back to the queue for the next run.
+    for (_, task) in delayed {
+        frontier.retry(task);
+    }
     checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
     Ok(CrawlSummary {
         totals,
