@@ -1,0 +1,103 @@
+//! Crawl throughput on loopback: crawldedup (the whole pipeline: fetch, extract, simhash,
+//! index, JSONL and WARC output, checkpoints) against the `spider` crate
+//! (`default-features = false`, which fetches and follows links) on the same generated
+//! site, in the same run. Each crawler runs in its own child process, so that its peak
+//! memory (VmHWM) is its own.
+//!
+//! ```text
+//! cargo bench --bench crawl             # 1,000 articles per topic: 20,000+ pages
+//! cargo bench --bench crawl -- 200      # a smaller site
+//! ```
+
+use std::path::Path;
+use std::time::Instant;
+
+fn peak_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn child(args: &[String]) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = &args[1];
+    let start = Instant::now();
+    let pages = match args[0].as_str() {
+        "ours" => {
+            let dir =
+                tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("target")).unwrap();
+            let mut config = crawldedup::Config::default();
+            config.crawl.seeds = vec![url.clone()];
+            config.crawl.state_dir = dir.path().join("state");
+            config.crawl.out_dir = dir.path().join("out");
+            config.crawl.allow_private_ips = true;
+            config.crawl.respect_robots = false;
+            config.crawl.concurrency = 32;
+            config.crawl.per_host_concurrency = 32;
+            config.crawl.per_host_delay_ms = 0;
+            config.url_filter.expected_urls = 1_000_000;
+            let summary = runtime
+                .block_on(crawldedup::crawl::crawl(&config, std::future::pending()))
+                .unwrap();
+            summary.totals.fetched
+        }
+        _ => runtime.block_on(async {
+            let mut website = spider::website::Website::new(url);
+            website.crawl().await;
+            website.get_links().len() as u64
+        }),
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        serde_json::json!({"pages": pages, "seconds": seconds, "peak_kib": peak_kib()})
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--child") {
+        child(&args[1..]);
+        return;
+    }
+    let per_topic: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(crawldedup::fixture::serve(
+            crawldedup::fixture::Site::without_traps(7, per_topic),
+        ))
+        .unwrap();
+    let url = server.url("/");
+    println!(
+        "site: {} articles on 5 topics, each in 4 versions, on {url}",
+        per_topic * 5
+    );
+    let mut results = Vec::new();
+    for which in ["ours", "spider"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--child", which, &url])
+            .output()
+            .unwrap();
+        let line = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_str(line.trim().lines().last().unwrap_or("{}"))
+            .unwrap_or_else(|_| panic!("{which}: {}", String::from_utf8_lossy(&out.stderr)));
+        let pages = v["pages"].as_f64().unwrap_or(0.0);
+        let seconds = v["seconds"].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, peak memory {:.0} MiB",
+            pages / seconds,
+            v["peak_kib"].as_f64().unwrap_or(0.0) / 1024.0
+        );
+        results.push(pages / seconds);
+    }
+    println!(
+        "crawldedup (with extraction, dedup and output) / spider (fetch and links): {:.2}x pages/s",
+        results[0] / results[1]
+    );
+    drop(server);
+}
