@@ -389,6 +389,22 @@ struct Shared {
     robots: RobotsCache,
     respect_robots: bool,
     user_agent: String,
+    /// Focus keywords (tokens); empty: breadth first.
+    keywords: Vec<String>,
+    max_depth: u32,
+    /// `per_host_delay_ms`.
+    base_delay: Duration,
+}
+
+/// The state the owning task changes as results come in.
+struct Ledger<'a> {
+    dedup: &'a Dedup,
+    frontier: &'a mut Frontier,
+    outputs: &'a mut Outputs,
+    totals: &'a mut CheckpointRecord,
+    hosts: &'a mut HashMap<String, HostState>,
+    /// Tasks waiting out a retry backoff (still in flight for the frontier).
+    delayed: &'a mut Vec<(Instant, Task)>,
 }
 
 #[derive(Default)]
@@ -491,10 +507,12 @@ pub async fn crawl_with(
         robots: Arc::new(Mutex::new(HashMap::new())),
         respect_robots: crawl.respect_robots,
         user_agent: crawl.user_agent.clone(),
+        keywords,
+        max_depth: crawl.max_depth,
+        base_delay: Duration::from_millis(crawl.per_host_delay_ms),
     });
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Work>();
     let mut hosts: HashMap<String, HostState> = HashMap::new();
-    let base_delay = Duration::from_millis(crawl.per_host_delay_ms);
     let mut in_flight = 0usize;
     // Tasks waiting out a retry backoff (still in flight for the frontier).
     let mut delayed: Vec<(Instant, Task)> = Vec::new();
@@ -538,7 +556,7 @@ pub async fn crawl_with(
                     break;
                 }
                 let state = hosts.entry(host.clone()).or_insert_with(|| HostState {
-                    delay: base_delay,
+                    delay: shared.base_delay,
                     ..HostState::default()
                 });
                 if state.in_flight >= crawl.per_host_concurrency {
@@ -576,10 +594,15 @@ pub async fn crawl_with(
             received = done_rx.recv() => {
                 if let Some(work) = received {
                     in_flight -= 1;
-                    handle(
-                        work, &dedup, &mut frontier, &mut outputs, &mut totals, &mut hosts,
-                        &mut delayed, &shared, &keywords, crawl.max_depth, base_delay,
-                    )?;
+                    let mut ledger = Ledger {
+                        dedup: &dedup,
+                        frontier: &mut frontier,
+                        outputs: &mut outputs,
+                        totals: &mut totals,
+                        hosts: &mut hosts,
+                        delayed: &mut delayed,
+                    };
+                    handle(work, &mut ledger, &shared)?;
                 }
             }
             _ = tokio::time::sleep_until(sleep_until.into()) => {}
@@ -813,28 +836,11 @@ impl Work {
 }
 
 /// Records a worker's result: the outcome, then a failure line if it was not stored.
-#[allow(clippy::too_many_arguments)]
-fn handle(
-    work: Work,
-    dedup: &Dedup,
-    frontier: &mut Frontier,
-    outputs: &mut Outputs,
-    totals: &mut CheckpointRecord,
-    hosts: &mut HashMap<String, HostState>,
-    delayed: &mut Vec<(Instant, Task)>,
-    shared: &Shared,
-    keywords: &[String],
-    max_depth: u32,
-    base_delay: Duration,
-) -> Result<(), CrawlError> {
+fn handle(work: Work, ledger: &mut Ledger<'_>, shared: &Shared) -> Result<(), CrawlError> {
     let task = work.task().clone();
-    let failure = outcome(
-        work, dedup, frontier, outputs, totals, hosts, delayed, shared, keywords, max_depth,
-        base_delay,
-    )?;
-    if let Some(failure) = failure {
-        totals.failures += 1;
-        outputs.write(
+    if let Some(failure) = outcome(work, ledger, shared)? {
+        ledger.totals.failures += 1;
+        ledger.outputs.write(
             2,
             &serde_json::json!({
                 "url": task.url.as_str(),
@@ -845,27 +851,28 @@ fn handle(
                 "depth": task.depth,
             }),
         )?;
-        frontier.finish(task, true);
+        ledger.frontier.finish(task, true);
     }
     Ok(())
 }
 
 /// What a worker's result means: retried, stored, recorded as a duplicate (`None`), or a
 /// failure for [`handle`] to record.
-#[allow(clippy::too_many_arguments)]
 fn outcome(
     work: Work,
-    dedup: &Dedup,
-    frontier: &mut Frontier,
-    outputs: &mut Outputs,
-    totals: &mut CheckpointRecord,
-    hosts: &mut HashMap<String, HostState>,
-    delayed: &mut Vec<(Instant, Task)>,
+    ledger: &mut Ledger<'_>,
     shared: &Shared,
-    keywords: &[String],
-    max_depth: u32,
-    base_delay: Duration,
 ) -> Result<Option<Failure>, CrawlError> {
+    let Ledger {
+        dedup,
+        frontier,
+        outputs,
+        totals,
+        hosts,
+        delayed,
+    } = ledger;
+    let (dedup, keywords) = (*dedup, shared.keywords.as_slice());
+    let (max_depth, base_delay) = (shared.max_depth, shared.base_delay);
     let host = host_key(&work.task().url);
     let state = hosts.entry(host).or_default();
     state.in_flight = state.in_flight.saturating_sub(1);
