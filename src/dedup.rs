@@ -176,6 +176,35 @@ impl PageVerdict {
         }
     }
 
+    /// The verdict's fields as `crawldedup dedup --json` and the sidecar print them:
+    /// `verdict`; `of` and `distance` for duplicates (distance 0 for exact ones); `id`,
+    /// `simhash` and `digest` for unique pages.
+    pub fn json_fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = serde_json::Map::new();
+        fields.insert("verdict".into(), self.label().into());
+        match self {
+            PageVerdict::Unique {
+                id,
+                fingerprint,
+                digest,
+            } => {
+                fields.insert("id".into(), (*id).into());
+                fields.insert("simhash".into(), fingerprint.to_string().into());
+                fields.insert("digest".into(), digest.to_string().into());
+            }
+            PageVerdict::ExactDuplicate { of } => {
+                fields.insert("of".into(), of.name.clone().into());
+                fields.insert("distance".into(), 0.into());
+            }
+            PageVerdict::NearDuplicate { of, distance } => {
+                fields.insert("of".into(), of.name.clone().into());
+                fields.insert("distance".into(), (*distance).into());
+            }
+            PageVerdict::NoText => {}
+        }
+        fields
+    }
+
     /// The page repeated, for duplicates.
     pub fn original(&self) -> Option<&Original> {
         match self {

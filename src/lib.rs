@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod adapters;
 pub mod config;
 pub mod content;
 pub mod crawl;

@@ -47,6 +47,36 @@ enum Command {
     Crawl(CrawlArgs),
     /// Prints the figures of a crawl on disk (as of its last checkpoint).
     Stats(StatsArgs),
+    /// Serves the page stage over HTTP/JSON for crawlers in any language (a sidecar);
+    /// SIGINT or SIGTERM stops it with a checkpoint.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on; loopback unless told otherwise. Port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", default_value = crawldedup::adapters::serve::DEFAULT_LISTEN)]
+    listen: String,
+    /// Where the URL filter and index live; resumed when it holds earlier state.
+    #[arg(long, value_name = "DIR")]
+    state_dir: PathBuf,
+    /// Require `Authorization: Bearer <token>` on every route but /healthz. Read from the
+    /// environment variable CRAWLDEDUP_TOKEN when not given here.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "CRAWLDEDUP_TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// Largest request body in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crawldedup::adapters::serve::DEFAULT_MAX_REQUEST_BYTES)]
+    max_request_bytes: usize,
+    /// Checkpoint this often (for example 30s, 5m; 0 turns it off).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    checkpoint_every: humantime::Duration,
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 #[derive(Args)]
@@ -243,6 +273,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Simhash(args) => simhash(args),
         Command::Dedup(args) => dedup(args),
         Command::Crawl(args) => crawl(args),
+        Command::Serve(args) => serve(args),
         Command::Stats(args) => {
             let summary = crawldedup::crawl::run::stats(&args.state_dir)
                 .map_err(|e| Failure::Setup(e.to_string()))?;
@@ -482,9 +513,11 @@ fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
         ..crawldedup::crawl::CrawlOptions::default()
     };
     let summary = runtime
-        .block_on(crawldedup::crawl::crawl_with(&config, &options, async {
-            let _ = tokio::signal::ctrl_c().await;
-        }))
+        .block_on(crawldedup::crawl::crawl_with(
+            &config,
+            &options,
+            crawldedup::adapters::serve::shutdown_signal(),
+        ))
         .map_err(|e| match e {
             // A setup problem (a seed, a seed file, a pattern, the state directory) is a
             // configuration error: exit code 2.
@@ -498,6 +531,50 @@ fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
         print_summary(&summary);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
+    use crawldedup::adapters::serve;
+    let config = args.config.load()?;
+    let addr: std::net::SocketAddr = args
+        .listen
+        .parse()
+        .map_err(|e| Failure::Setup(format!("--listen {}: {e} (expected IP:PORT)", args.listen)))?;
+    if !serve::is_loopback(&addr) && args.token.is_none() {
+        tracing::warn!("listening on {addr} without a token: anyone who can reach it can use it");
+    }
+    let stage = crawldedup::Dedup::open(&args.state_dir, &config).map_err(|e| {
+        Failure::Setup(format!("state directory {}: {e}", args.state_dir.display()))
+    })?;
+    let every = std::time::Duration::from(args.checkpoint_every);
+    let options = serve::ServeOptions {
+        token: args.token.filter(|t| !t.is_empty()),
+        max_request_bytes: args.max_request_bytes,
+        checkpoint_every: (!every.is_zero()).then_some(every),
+        ..serve::ServeOptions::default()
+    };
+    let runtime =
+        tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Failure::Setup(format!("--listen {addr}: {e}")))?;
+        let bound = listener.local_addr().map_err(|e| anyhow::anyhow!("{e}"))?;
+        // The first stdout line names the address, so that a script that asked for port 0
+        // learns the port.
+        println!("listening on http://{bound}");
+        io::stdout().flush()?;
+        serve::serve(
+            std::sync::Arc::new(stage),
+            listener,
+            options,
+            serve::shutdown_signal(),
+        )
+        .await
+        .map_err(|e| Failure::from(anyhow::anyhow!("{e}")))?;
+        eprintln!("stopped with a checkpoint");
+        Ok::<_, Failure>(ExitCode::SUCCESS)
+    })
 }
 
 fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {

@@ -1,0 +1,577 @@
+//! The sidecar (`crawldedup serve`): its routes against the OpenAPI file, verdicts, errors,
+//! the bearer token, concurrency, and the checkpoint at shutdown.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use crawldedup::adapters::serve::{self, OPENAPI, ServeOptions};
+use crawldedup::fixture::{Reply, Site};
+use crawldedup::{Config, Dedup};
+use serde_json::{Value, json};
+
+struct Sidecar {
+    base: String,
+    client: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), serve::ServeError>>,
+    _state: tempfile::TempDir,
+}
+
+impl Sidecar {
+    async fn start(options: ServeOptions) -> Sidecar {
+        let state = tempfile::tempdir().unwrap();
+        let dedup = Arc::new(Dedup::open(state.path(), &Config::default()).unwrap());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(serve::serve(dedup, listener, options, async {
+            let _ = stopped.await;
+        }));
+        Sidecar {
+            base,
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+            task,
+            _state: state,
+        }
+    }
+
+    async fn call(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        answer(request).await
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("status {status}: the answer is not JSON ({e}): {text}"));
+    (status, value)
+}
+
+fn page(site: &Site, path: &str) -> String {
+    match site.respond(path) {
+        Reply::Full { body, .. } => String::from_utf8(body).unwrap(),
+        other => panic!("{path}: {other:?}"),
+    }
+}
+
+fn page_request(url: &str, body: &str) -> Value {
+    json!({"url": url, "content_type": "text/html; charset=utf-8", "body": body})
+}
+
+/// The routes the server registers, read from its source, as "METHOD /path".
+fn routes_in_source() -> BTreeSet<String> {
+    let source = include_str!("../src/adapters/serve.rs");
+    let mut routes = BTreeSet::new();
+    for line in source.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix(".route(\"") else {
+            continue;
+        };
+        let (path, handler) = rest.split_once("\", ").unwrap();
+        let method = handler.split('(').next().unwrap().to_uppercase();
+        routes.insert(format!("{method} {path}"));
+    }
+    routes
+}
+
+#[tokio::test]
+async fn openapi_file_describes_exactly_the_routes_and_their_answers() {
+    let spec: Value = serde_json::from_str(OPENAPI).expect("openapi.json is JSON");
+    let mut documented = BTreeSet::new();
+    for (path, operations) in spec["paths"].as_object().unwrap() {
+        for method in operations.as_object().unwrap().keys() {
+            documented.insert(format!("{} {path}", method.to_uppercase()));
+        }
+    }
+    assert_eq!(
+        documented,
+        routes_in_source(),
+        "openapi.json and the router disagree"
+    );
+    assert!(documented.len() >= 6);
+
+    let sidecar = Sidecar::start(ServeOptions::default()).await;
+    let resolve = |schema: &Value| -> Value {
+        match schema["$ref"].as_str() {
+            Some(r) => {
+                let name = r.rsplit('/').next().unwrap();
+                spec["components"]["schemas"][name].clone()
+            }
+            None => schema.clone(),
+        }
+    };
+    for (path, operations) in spec["paths"].as_object().unwrap() {
+        for (method, operation) in operations.as_object().unwrap() {
+            let example = &operation["requestBody"]["content"]["application/json"]["example"];
+            let body = (!example.is_null()).then_some(example);
+            let (status, got) = sidecar.call(&method.to_uppercase(), path, body).await;
+            assert_eq!(status, 200, "{method} {path}: {got}");
+            let schema =
+                resolve(&operation["responses"]["200"]["content"]["application/json"]["schema"]);
+            for field in schema["required"].as_array().unwrap() {
+                let field = field.as_str().unwrap();
+                assert!(
+                    got.get(field).is_some(),
+                    "{method} {path}: `{field}` missing in {got}"
+                );
+            }
+            for (field, _) in got.as_object().unwrap() {
+                if let Some(props) = schema["properties"].as_object() {
+                    assert!(
+                        props.contains_key(field),
+                        "{method} {path}: `{field}` is not documented"
+                    );
+                }
+            }
+            // Every result of a URL check follows its schema too.
+            if let Some(results) = got["results"].as_array() {
+                let item = resolve(&schema["properties"]["results"]["items"]);
+                for result in results {
+                    for field in item["required"].as_array().unwrap() {
+                        assert!(result.get(field.as_str().unwrap()).is_some(), "{result}");
+                    }
+                }
+            }
+            // Other methods on a documented path are refused with a JSON 405.
+            let other = if method == "get" { "DELETE" } else { "GET" };
+            let (status, got) = sidecar.call(other, path, None).await;
+            assert_eq!(status, 405, "{other} {path}: {got}");
+            assert!(got["error"].is_string());
+        }
+    }
+    sidecar.stop().await;
+}
+
+#[tokio::test]
+async fn url_check_canonicalizes_and_records_in_one_step() {
+    let sidecar = Sidecar::start(ServeOptions::default()).await;
+    let (status, got) = sidecar
+        .call(
+            "POST",
+            "/v1/urls/check",
+            Some(&json!({"urls": [
+                "https://Example.com/a?utm_source=feed#top",
+                "https://example.com/a",
+                "javascript:alert(1)",
+                "https://example.com/b",
+            ]})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let results = got["results"].as_array().unwrap();
+    let verdicts: Vec<_> = results
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["new", "seen", "invalid", "new"]);
+    assert_eq!(
+        results[0]["url"],
+        "https://Example.com/a?utm_source=feed#top"
+    );
+    assert_eq!(results[0]["canonical"], "https://example.com/a");
+    assert!(results[2]["canonical"].is_null());
+    assert!(results[2]["error"].as_str().unwrap().contains("scheme"));
+
+    // Recorded: the same URLs in a later request are seen.
+    let (_, again) = sidecar
+        .call(
+            "POST",
+            "/v1/urls/check",
+            Some(&json!({"urls": ["https://example.com/b"]})),
+        )
+        .await;
+    assert_eq!(again["results"][0]["verdict"], "seen");
+    let (_, stats) = sidecar.call("GET", "/v1/stats", None).await;
+    assert_eq!(stats["urls_checked"], 5);
+    assert_eq!(stats["urls_new"], 2);
+    assert_eq!(stats["urls_invalid"], 1);
+    sidecar.stop().await;
+}
+
+#[tokio::test]
+async fn page_check_gives_the_verdicts_of_dedup_json() {
+    let site = Site::new(11, 3);
+    let article = site.articles()[0].path();
+    let topic = crawldedup::fixture::TOPICS[0];
+    let sidecar = Sidecar::start(ServeOptions::default()).await;
+    let check = |url: String, body: String| {
+        let sidecar = &sidecar;
+        async move {
+            let (status, got) = sidecar
+                .call("POST", "/v1/pages/check", Some(&page_request(&url, &body)))
+                .await;
+            assert_eq!(status, 200, "{got}");
+            got
+        }
+    };
+    let original = format!("http://site.test{article}");
+    let got = check(original.clone(), page(&site, &article)).await;
+    assert_eq!(got["verdict"], "unique");
+    assert_eq!(got["url"], original.as_str());
+    assert_eq!(got["simhash"].as_str().unwrap().len(), 16);
+    assert_eq!(got["digest"].as_str().unwrap().len(), 32);
+
+    let mirror = format!("/mirror/{topic}/0");
+    let got = check(format!("http://other.test{mirror}"), page(&site, &mirror)).await;
+    assert_eq!(got["verdict"], "exact_duplicate", "{got}");
+    assert_eq!(got["of"], original.as_str());
+    assert_eq!(got["distance"], 0);
+
+    let discuss = format!("/discuss/{topic}/0");
+    let got = check(format!("http://site.test{discuss}"), page(&site, &discuss)).await;
+    assert_eq!(got["verdict"], "near_duplicate", "{got}");
+    assert_eq!(got["of"], original.as_str());
+    assert!((1..=3).contains(&got["distance"].as_u64().unwrap()));
+
+    // Raw bytes in another charset, as base64.
+    let latin1: Vec<u8> = b"<html><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e: the recipe asks for six egg yolks, cream, sugar and a vanilla pod, baked slowly in a water bath and caramelised under a hot grill just before serving.</p></body></html>".to_vec();
+    let (status, got) = sidecar
+        .call(
+            "POST",
+            "/v1/pages/check",
+            Some(&json!({
+                "url": "http://site.test/latin1",
+                "content_type": "text/html; charset=windows-1252",
+                "body_base64": data_encoding::BASE64.encode(&latin1),
+                "include_text": true,
+            })),
+        )
+        .await;
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(got["verdict"], "unique");
+    assert!(
+        got["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Café crème brûlée"),
+        "{got}"
+    );
+
+    // Main text extracted by the client, and a body that is not HTML.
+    let (_, got) = sidecar
+        .call(
+            "POST",
+            "/v1/pages/check",
+            Some(&json!({"url": "doc-1", "text": "Café crème brûlée: the recipe asks for six egg yolks, cream, sugar and a vanilla pod, baked slowly in a water bath and caramelised under a hot grill just before serving."})),
+        )
+        .await;
+    assert_eq!(got["verdict"], "exact_duplicate", "{got}");
+    assert_eq!(got["of"], "http://site.test/latin1");
+    let (_, got) = sidecar
+        .call(
+            "POST",
+            "/v1/pages/check",
+            Some(&json!({"url": "http://site.test/a.pdf", "content_type": "application/pdf", "body": "%PDF-1.7"})),
+        )
+        .await;
+    assert_eq!(got["verdict"], "no_text");
+
+    let (_, stats) = sidecar.call("GET", "/v1/stats", None).await;
+    assert_eq!(stats["pages_checked"], 6);
+    assert_eq!(stats["pages_unique"], 2);
+    assert_eq!(stats["indexed_documents"], 2);
+    sidecar.stop().await;
+}
+
+#[tokio::test]
+async fn bad_requests_get_a_json_4xx_naming_the_problem() {
+    let sidecar = Sidecar::start(ServeOptions {
+        max_request_bytes: 64 * 1024,
+        max_urls: 100,
+        ..ServeOptions::default()
+    })
+    .await;
+    let raw = |path: &str, body: &'static str| {
+        sidecar
+            .client
+            .post(format!("{}{path}", sidecar.base))
+            .header("content-type", "application/json")
+            .body(body)
+    };
+    let cases: Vec<(reqwest::RequestBuilder, u16, &str)> = vec![
+        (
+            raw("/v1/urls/check", "{\"urls\": [1, 2"),
+            400,
+            "invalid JSON",
+        ),
+        (
+            raw("/v1/urls/check", "{\"urls\": [\"a\", 7]}"),
+            400,
+            "urls[1]",
+        ),
+        (raw("/v1/urls/check", "{\"url\": []}"), 400, "unknown field"),
+        (
+            raw("/v1/pages/check", "{\"body\": \"<p>x</p>\"}"),
+            400,
+            "missing field `url`",
+        ),
+        (
+            raw(
+                "/v1/pages/check",
+                "{\"url\": \"u\", \"body\": \"x\", \"text\": \"y\"}",
+            ),
+            400,
+            "exactly one of",
+        ),
+        (
+            raw("/v1/pages/check", "{\"url\": \"u\"}"),
+            400,
+            "exactly one of",
+        ),
+        (
+            raw("/v1/pages/check", "{\"url\": \" \", \"text\": \"y\"}"),
+            400,
+            "url",
+        ),
+        (
+            raw(
+                "/v1/pages/check",
+                "{\"url\": \"u\", \"body_base64\": \"%%%\"}",
+            ),
+            400,
+            "body_base64",
+        ),
+        (raw("/v1/nothing", "{}"), 404, "no route"),
+    ];
+    for (request, want, words) in cases {
+        let (status, got) = answer(request).await;
+        assert_eq!(status, want, "{got}");
+        let error = got["error"].as_str().unwrap();
+        assert!(error.contains(words), "`{error}` should mention `{words}`");
+        assert!(!error.contains('\n'), "one line: {error}");
+    }
+    // Over the byte limit, and over the URL count.
+    let big = json!({"url": "u", "body": "x".repeat(100 * 1024)});
+    let (status, got) = sidecar.call("POST", "/v1/pages/check", Some(&big)).await;
+    assert_eq!(status, 413, "{got}");
+    let many = json!({"urls": vec!["http://a.test/"; 101]});
+    let (status, got) = sidecar.call("POST", "/v1/urls/check", Some(&many)).await;
+    assert_eq!(status, 413, "{got}");
+    assert!(got["error"].as_str().unwrap().contains("at most 100"));
+    // Nothing was recorded by the refused requests.
+    let (_, stats) = sidecar.call("GET", "/v1/stats", None).await;
+    assert_eq!(stats["urls_checked"], 0);
+    assert_eq!(stats["pages_checked"], 0);
+    sidecar.stop().await;
+}
+
+#[tokio::test]
+async fn bearer_token_guards_every_route_but_healthz() {
+    let sidecar = Sidecar::start(ServeOptions {
+        token: Some("s3cret-token".into()),
+        ..ServeOptions::default()
+    })
+    .await;
+    let urls = json!({"urls": ["http://a.test/"]});
+    let (status, got) = sidecar.call("POST", "/v1/urls/check", Some(&urls)).await;
+    assert_eq!(status, 401, "{got}");
+    assert!(got["error"].as_str().unwrap().contains("token"));
+    for token in ["wrong", "s3cret-toke", "s3cret-token2"] {
+        let request = sidecar
+            .client
+            .get(format!("{}/v1/stats", sidecar.base))
+            .bearer_auth(token);
+        assert_eq!(answer(request).await.0, 401, "{token}");
+    }
+    let request = sidecar
+        .client
+        .post(format!("{}/v1/urls/check", sidecar.base))
+        .bearer_auth("s3cret-token")
+        .json(&urls);
+    let (status, got) = answer(request).await;
+    assert_eq!(status, 200);
+    assert_eq!(got["results"][0]["verdict"], "new");
+    let (status, _) = sidecar.call("GET", "/healthz", None).await;
+    assert_eq!(status, 200);
+    sidecar.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn identical_pages_posted_at_once_yield_exactly_one_unique() {
+    let site = Site::new(5, 4);
+    let sidecar = Arc::new(Sidecar::start(ServeOptions::default()).await);
+    const CLIENTS: usize = 8;
+    for article in site.articles().iter().take(10) {
+        let body = page(&site, &article.path());
+        let barrier = Arc::new(tokio::sync::Barrier::new(CLIENTS));
+        let mut tasks = Vec::new();
+        for client in 0..CLIENTS {
+            let sidecar = sidecar.clone();
+            let barrier = barrier.clone();
+            let request = page_request(&format!("http://c{client}.test{}", article.path()), &body);
+            tasks.push(tokio::spawn(async move {
+                // A client of its own: its own connection.
+                let client = reqwest::Client::new();
+                barrier.wait().await;
+                let request = client
+                    .post(format!("{}/v1/pages/check", sidecar.base))
+                    .json(&request);
+                answer(request).await.1["verdict"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            }));
+        }
+        let mut verdicts = Vec::new();
+        for task in tasks {
+            verdicts.push(task.await.unwrap());
+        }
+        let unique = verdicts.iter().filter(|v| *v == "unique").count();
+        assert_eq!(unique, 1, "{}: {verdicts:?}", article.path());
+        assert_eq!(
+            verdicts.iter().filter(|v| *v == "exact_duplicate").count(),
+            CLIENTS - 1
+        );
+    }
+    let Ok(sidecar) = Arc::try_unwrap(sidecar) else {
+        panic!("the sidecar is still shared");
+    };
+    sidecar.stop().await;
+}
+
+/// Runs `crawldedup serve` on a free port and returns the process and its base URL.
+fn spawn_binary(state: &std::path::Path, extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--checkpoint-every",
+            "0",
+        ])
+        .arg("--state-dir")
+        .arg(state)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"))
+        .to_string();
+    (child, base)
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn sigterm_and_sigint_stop_the_binary_with_a_checkpoint() {
+    let site = Site::new(3, 2);
+    let state = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = reqwest::Client::new();
+    let post = |base: &str, path: &str, body: Value| {
+        runtime.block_on(answer(client.post(format!("{base}{path}")).json(&body)))
+    };
+    let articles: Vec<_> = site.articles().iter().map(|a| a.path()).collect();
+
+    // First run: two pages and a URL, then SIGTERM. No periodic checkpoint runs, so only
+    // the one at shutdown can save them.
+    let (mut child, base) = spawn_binary(state.path(), &[]);
+    for path in &articles[..2] {
+        let (_, got) = post(
+            &base,
+            "/v1/pages/check",
+            page_request(path, &page(&site, path)),
+        );
+        assert_eq!(got["verdict"], "unique");
+    }
+    let (_, got) = post(
+        &base,
+        "/v1/urls/check",
+        json!({"urls": ["http://a.test/x"]}),
+    );
+    assert_eq!(got["results"][0]["verdict"], "new");
+    signal(&child, "TERM");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+
+    // Second run resumes them; SIGINT stops it the same way.
+    let (mut child, base) = spawn_binary(state.path(), &[]);
+    let (_, got) = post(
+        &base,
+        "/v1/pages/check",
+        page_request("again", &page(&site, &articles[1])),
+    );
+    assert_eq!(got["verdict"], "exact_duplicate", "{got}");
+    assert_eq!(got["of"], articles[1].as_str());
+    let (_, got) = post(
+        &base,
+        "/v1/urls/check",
+        json!({"urls": ["http://a.test/x"]}),
+    );
+    assert_eq!(got["results"][0]["verdict"], "seen");
+    let path = &articles[2];
+    let (_, got) = post(
+        &base,
+        "/v1/pages/check",
+        page_request(path, &page(&site, path)),
+    );
+    assert_eq!(got["verdict"], "unique");
+    signal(&child, "INT");
+    assert!(child.wait().unwrap().success());
+
+    let (mut child, base) = spawn_binary(state.path(), &[]);
+    let (_, got) = post(
+        &base,
+        "/v1/pages/check",
+        page_request("third", &page(&site, path)),
+    );
+    assert_eq!(got["verdict"], "exact_duplicate", "{got}");
+    signal(&child, "TERM");
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn unusable_listen_address_or_state_dir_is_one_line_and_exit_2() {
+    let state = tempfile::tempdir().unwrap();
+    let blocker = state.path().join("file");
+    std::fs::write(&blocker, b"not a directory").unwrap();
+    for args in [
+        vec!["--listen", "localhost-ish", "--state-dir"],
+        vec!["--listen", "127.0.0.1:0", "--state-dir"],
+    ] {
+        let dir = if args[1] == "127.0.0.1:0" {
+            blocker.join("state")
+        } else {
+            state.path().join("ok")
+        };
+        let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+            .arg("serve")
+            .args(&args)
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
