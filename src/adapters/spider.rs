@@ -1,0 +1,389 @@
+//! The page stage inside a [`spider`] crawl (feature `spider`).
+//!
+//! spider fetches and follows links but has no hook before a fetch and never stores pages.
+//! The adapter works with the two hooks it has:
+//!
+//! - **The should-crawl callback** (`with_on_should_crawl_callback_closure`) runs after
+//!   each fetch, before the page's links join spider's queue. The adapter decides the page
+//!   there ([`Dedup::check_page_extracted`]) and answers "do not follow" for an exact or
+//!   near duplicate of a page stored in this crawl: its links are the original's links.
+//!   Duplicates of pages stored by an earlier run on the same state directory are still
+//!   followed (spider keeps no frontier across runs, so a re-crawl must walk through
+//!   known pages to reach new ones), and they are still not stored.
+//! - **The subscription** (`subscribe`) delivers each page; the adapter pairs it with the
+//!   verdict taken in the callback and pushes both into a [`PageSink`].
+//!
+//! spider's broadcast channel drops pages for a receiver that falls behind (`Lagged`). The
+//! adapter counts them ([`SpiderReport::lagged`]) and, since the verdict, title and main
+//! text of every page were kept when it was decided, still hands each lost page to the sink
+//! after the crawl, without spider's [`Page`] ([`DecidedPage::page`] is `None`). No page
+//! spider fetched goes undecided or unreported.
+//!
+//! Decoding, extraction and fingerprinting run inside spider's task for the page (the
+//! callback is synchronous); on a multi-threaded runtime the adapter tells tokio so
+//! (`block_in_place`), and the other fetches go on.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use crawldedup::adapters::spider::{DecidedPage, SpiderStage};
+//! use crawldedup::{Config, Dedup};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let dedup = Arc::new(Dedup::open("crawl-state".as_ref(), &Config::default())?);
+//! let mut website = spider::website::Website::new("https://example.com");
+//! let mut stored = Vec::new();
+//! let report = SpiderStage::new(dedup)
+//!     .crawl(&mut website, |page: DecidedPage| {
+//!         if page.is_unique() {
+//!             stored.push((page.url, page.text));
+//!         }
+//!     })
+//!     .await?;
+//! println!("{} unique of {} pages", report.unique, report.pages);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use spider::page::Page;
+use spider::website::Website;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::dedup::{Dedup, DedupError, PageVerdict, UrlVerdict};
+use crate::index::DocId;
+
+/// Pages spider may hold for a slow subscriber before it drops the oldest (spider's own
+/// default is 512; a larger buffer costs only memory while the sink is behind).
+pub const DEFAULT_CHANNEL_CAPACITY: usize = 4096;
+
+/// What the stage made of one page spider fetched.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The page was decided.
+    Checked(PageVerdict),
+    /// The page was not decided: an HTTP error status, or a failure of the stage (the
+    /// reason says which). Its links were followed as spider would.
+    Skipped(String),
+}
+
+/// One page with its verdict, as a [`PageSink`] receives it.
+#[derive(Debug, Clone)]
+pub struct DecidedPage {
+    /// The URL spider requested.
+    pub url: String,
+    /// The URL after redirects.
+    pub final_url: String,
+    /// HTTP status.
+    pub status: u16,
+    /// The stage's verdict.
+    pub outcome: Outcome,
+    /// The page title, when it was decided.
+    pub title: Option<String>,
+    /// The extracted main text, when it was decided.
+    pub text: String,
+    /// The URL, seen before in canonical form (a URL variant of a page already fetched).
+    pub url_seen_before: bool,
+    /// spider's page (bytes, headers); `None` for a page that spider's channel dropped
+    /// while the sink was behind.
+    pub page: Option<Page>,
+}
+
+impl DecidedPage {
+    /// True when the page is new content: store it.
+    pub fn is_unique(&self) -> bool {
+        matches!(self.outcome, Outcome::Checked(PageVerdict::Unique { .. }))
+    }
+}
+
+/// Where decided pages go. The adapter drives: it calls [`PageSink::page`] once for every
+/// page spider fetched, from one task, in the order spider's channel delivers them
+/// (pages lost to lag come last). A sink that stores pages keeps the unique ones
+/// ([`DecidedPage::is_unique`]) and may record the rest.
+///
+/// Any `FnMut(DecidedPage) + Send` closure is a sink.
+pub trait PageSink: Send {
+    /// Takes one page. A slow sink makes spider's channel drop pages for it, which the
+    /// adapter then delivers after the crawl (see the module documentation).
+    fn page(&mut self, page: DecidedPage);
+}
+
+impl<F: FnMut(DecidedPage) + Send> PageSink for F {
+    fn page(&mut self, page: DecidedPage) {
+        self(page)
+    }
+}
+
+/// What a crawl through the stage did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SpiderReport {
+    /// Pages handed to the sink (every page spider fetched).
+    pub pages: u64,
+    /// Unique pages.
+    pub unique: u64,
+    /// Exact duplicates.
+    pub exact_duplicates: u64,
+    /// Near duplicates.
+    pub near_duplicates: u64,
+    /// Pages without main text.
+    pub no_text: u64,
+    /// Pages not decided (HTTP errors, stage failures).
+    pub skipped: u64,
+    /// Duplicates whose links spider was told not to follow.
+    pub links_not_followed: u64,
+    /// Pages spider's channel dropped because the sink was behind; each was still handed
+    /// to the sink after the crawl, without spider's page.
+    pub lagged: u64,
+    /// Failures of the stage (the state directory), first few messages.
+    pub errors: Vec<String>,
+}
+
+/// A decision taken in the callback, waiting for its page on the channel.
+struct Pending {
+    final_url: String,
+    status: u16,
+    outcome: Outcome,
+    title: Option<String>,
+    text: String,
+    url_seen_before: bool,
+}
+
+struct Shared {
+    dedup: Arc<Dedup>,
+    /// Documents below this id were stored by earlier runs.
+    first_id: DocId,
+    pending: Mutex<HashMap<String, Pending>>,
+    not_followed: AtomicU64,
+    errors: Mutex<Vec<String>>,
+}
+
+/// Most error messages kept in a report.
+const MAX_ERRORS: usize = 20;
+
+impl Shared {
+    fn note_error(&self, e: &DedupError) {
+        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        if errors.len() < MAX_ERRORS {
+            errors.push(e.to_string());
+        }
+        tracing::error!("page stage: {e}");
+    }
+
+    fn decide(&self, page: &Page) -> Pending {
+        let status = page.status_code.as_u16();
+        let final_url = page.get_url_final().to_string();
+        let mut pending = Pending {
+            final_url: final_url.clone(),
+            status,
+            outcome: Outcome::Skipped(String::new()),
+            title: None,
+            text: String::new(),
+            url_seen_before: false,
+        };
+        if !page.status_code.is_success() {
+            pending.outcome = Outcome::Skipped(match &page.error_status {
+                Some(e) => format!("HTTP {status}: {e}"),
+                None => format!("HTTP {status}"),
+            });
+            return pending;
+        }
+        match self.dedup.check_url(&final_url) {
+            Ok(UrlVerdict::Seen(_)) => pending.url_seen_before = true,
+            Ok(_) => {}
+            Err(e) => self.note_error(&e),
+        }
+        let content_type = page
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(reqwest::header::CONTENT_TYPE))
+            .and_then(|v| v.to_str().ok());
+        let body = page.get_html_bytes_u8();
+        match self
+            .dedup
+            .check_page_extracted(&final_url, body, content_type)
+        {
+            Ok((verdict, extracted)) => {
+                pending.title = extracted.title;
+                pending.text = extracted.text;
+                pending.outcome = Outcome::Checked(verdict);
+            }
+            Err(e) => {
+                self.note_error(&e);
+                pending.outcome = Outcome::Skipped(format!("page stage: {e}"));
+            }
+        }
+        pending
+    }
+
+    /// The should-crawl answer: false for a duplicate of a page stored in this crawl.
+    fn should_follow(&self, outcome: &Outcome) -> bool {
+        let of = match outcome {
+            Outcome::Checked(verdict) => verdict.original(),
+            Outcome::Skipped(_) => None,
+        };
+        match of {
+            Some(original) if original.id >= self.first_id => {
+                self.not_followed.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn take(&self, url: &str) -> Option<Pending> {
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(url)
+    }
+}
+
+/// Runs blocking work on a tokio worker without starving the runtime (on a multi-threaded
+/// runtime; elsewhere it just runs).
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
+/// The page stage, ready to attach to spider crawls.
+pub struct SpiderStage {
+    dedup: Arc<Dedup>,
+    capacity: usize,
+}
+
+impl SpiderStage {
+    /// A stage over `dedup` (which a crawl of one's own may share).
+    pub fn new(dedup: Arc<Dedup>) -> SpiderStage {
+        SpiderStage {
+            dedup,
+            capacity: DEFAULT_CHANNEL_CAPACITY,
+        }
+    }
+
+    /// Sets how many pages spider's channel buffers for the sink.
+    pub fn channel_capacity(mut self, capacity: usize) -> SpiderStage {
+        self.capacity = capacity.max(1);
+        self
+    }
+
+    /// Attaches the stage to `website` (replacing any should-crawl callback), runs
+    /// `website.crawl()`, delivers every page to `sink`, and takes a checkpoint.
+    pub async fn crawl<S: PageSink>(
+        &self,
+        website: &mut Website,
+        mut sink: S,
+    ) -> Result<SpiderReport, DedupError> {
+        let shared = Arc::new(Shared {
+            dedup: self.dedup.clone(),
+            first_id: self.dedup.stats().indexed_documents,
+            pending: Mutex::new(HashMap::new()),
+            not_followed: AtomicU64::new(0),
+            errors: Mutex::new(Vec::new()),
+        });
+        let callback = shared.clone();
+        website.with_on_should_crawl_callback_closure(Some(move |page: &Page| {
+            let pending = blocking(|| callback.decide(page));
+            let follow = callback.should_follow(&pending.outcome);
+            callback
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(page.get_url().to_string(), pending);
+            follow
+        }));
+        let mut receiver = website.subscribe(self.capacity);
+
+        let mut report = SpiderReport::default();
+        {
+            let crawl = website.crawl();
+            tokio::pin!(crawl);
+            let mut done = false;
+            while !done {
+                tokio::select! {
+                    biased;
+                    received = receiver.recv() => match received {
+                        Ok(page) => deliver(&shared, &mut sink, &mut report, page),
+                        Err(RecvError::Lagged(n)) => report.lagged += n,
+                        Err(RecvError::Closed) => {
+                            (&mut crawl).await;
+                            done = true;
+                        }
+                    },
+                    () = &mut crawl => done = true,
+                }
+            }
+        }
+        // Drain what spider sent before it finished.
+        loop {
+            match receiver.try_recv() {
+                Ok(page) => deliver(&shared, &mut sink, &mut report, page),
+                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(n)) => report.lagged += n,
+                Err(_) => break,
+            }
+        }
+        website.with_on_should_crawl_callback_closure(None::<fn(&Page) -> bool>);
+        website.unsubscribe();
+
+        // Pages decided but never received: lost to lag. Hand them over all the same.
+        let lost: Vec<(String, Pending)> = shared
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .collect();
+        for (url, pending) in lost {
+            hand_over(&mut sink, &mut report, url, pending, None);
+        }
+        report.links_not_followed = shared.not_followed.load(Ordering::Relaxed);
+        report.errors =
+            std::mem::take(&mut *shared.errors.lock().unwrap_or_else(|p| p.into_inner()));
+        let dedup = self.dedup.clone();
+        blocking(move || dedup.checkpoint())?;
+        Ok(report)
+    }
+}
+
+fn deliver<S: PageSink>(shared: &Shared, sink: &mut S, report: &mut SpiderReport, page: Page) {
+    let url = page.get_url().to_string();
+    // A page that reached the channel without passing the callback (a path of spider's
+    // that skips it) is decided here: its links cannot be held back, but it is not stored
+    // twice.
+    let pending = match shared.take(&url) {
+        Some(pending) => pending,
+        None => blocking(|| shared.decide(&page)),
+    };
+    hand_over(sink, report, url, pending, Some(page));
+}
+
+fn hand_over<S: PageSink>(
+    sink: &mut S,
+    report: &mut SpiderReport,
+    url: String,
+    pending: Pending,
+    page: Option<Page>,
+) {
+    report.pages += 1;
+    match &pending.outcome {
+        Outcome::Checked(PageVerdict::Unique { .. }) => report.unique += 1,
+        Outcome::Checked(PageVerdict::ExactDuplicate { .. }) => report.exact_duplicates += 1,
+        Outcome::Checked(PageVerdict::NearDuplicate { .. }) => report.near_duplicates += 1,
+        Outcome::Checked(PageVerdict::NoText) => report.no_text += 1,
+        Outcome::Skipped(_) => report.skipped += 1,
+    }
+    sink.page(DecidedPage {
+        url,
+        final_url: pending.final_url,
+        status: pending.status,
+        outcome: pending.outcome,
+        title: pending.title,
+        text: pending.text,
+        url_seen_before: pending.url_seen_before,
+        page,
+    });
+}
