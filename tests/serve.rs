@@ -3,13 +3,16 @@
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use crawldedup::adapters::serve::{self, OPENAPI, ServeOptions};
 use crawldedup::fixture::{Reply, Site};
 use crawldedup::{Config, Dedup};
 use serde_json::{Value, json};
+
+mod common;
+use common::KillOnDrop;
 
 struct Sidecar {
     base: String,
@@ -445,7 +448,7 @@ async fn identical_pages_posted_at_once_yield_exactly_one_unique() {
 }
 
 /// Runs `crawldedup serve` on a free port and returns the process and its base URL.
-fn spawn_binary(state: &std::path::Path, extra: &[&str]) -> (Child, String) {
+fn spawn_binary(state: &std::path::Path, extra: &[&str]) -> (KillOnDrop, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
         .args([
             "serve",
@@ -470,12 +473,12 @@ fn spawn_binary(state: &std::path::Path, extra: &[&str]) -> (Child, String) {
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("first line: {line:?}"))
         .to_string();
-    (child, base)
+    (KillOnDrop(child), base)
 }
 
-fn signal(child: &Child, name: &str) {
+fn signal(child: &KillOnDrop, name: &str) {
     let status = Command::new("kill")
-        .args([&format!("-{name}"), &child.id().to_string()])
+        .args([&format!("-{name}"), &child.0.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
@@ -510,7 +513,7 @@ fn sigterm_and_sigint_stop_the_binary_with_a_checkpoint() {
     );
     assert_eq!(got["results"][0]["verdict"], "new");
     signal(&child, "TERM");
-    let status = child.wait().unwrap();
+    let status = child.0.wait().unwrap();
     assert!(status.success(), "{status}");
 
     // Second run resumes them; SIGINT stops it the same way.
@@ -536,7 +539,7 @@ fn sigterm_and_sigint_stop_the_binary_with_a_checkpoint() {
     );
     assert_eq!(got["verdict"], "unique");
     signal(&child, "INT");
-    assert!(child.wait().unwrap().success());
+    assert!(child.0.wait().unwrap().success());
 
     let (mut child, base) = spawn_binary(state.path(), &[]);
     let (_, got) = post(
@@ -546,7 +549,7 @@ fn sigterm_and_sigint_stop_the_binary_with_a_checkpoint() {
     );
     assert_eq!(got["verdict"], "exact_duplicate", "{got}");
     signal(&child, "TERM");
-    assert!(child.wait().unwrap().success());
+    assert!(child.0.wait().unwrap().success());
 }
 
 #[test]

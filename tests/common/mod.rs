@@ -1,0 +1,63 @@
+//! Helpers shared by the tests that compare other crawlers' stored pages with the crawler's
+//! own.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use crawldedup::Config;
+
+/// What a stored page is, independent of which copy was stored first: an article's four
+/// versions (`/topic/T/I.html`, `/mirror/T/I`, `/print/T/I`, `/discuss/T/I`) are one
+/// article; any other page is its path. spider does not canonicalize, so a session id in
+/// the path is dropped here.
+pub fn content_key(url: &str) -> String {
+    let url = url::Url::parse(url).unwrap();
+    let path = url.path().split(';').next().unwrap();
+    let parts: Vec<_> = path.trim_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["topic", topic, index]
+        | ["mirror", topic, index]
+        | ["print", topic, index]
+        | ["discuss", topic, index] => {
+            format!("article {topic} {}", index.trim_end_matches(".html"))
+        }
+        _ => path.trim_end_matches("index.html").to_string(),
+    }
+}
+
+/// crawldedup's own crawl of `seed`: the content keys of the pages it stored, sorted (an
+/// article whose commented version lies beyond k of the original is stored twice, by
+/// either crawler).
+pub async fn own_crawl(seed: &str, dir: &Path) -> Vec<String> {
+    let mut config = Config::default();
+    config.crawl.seeds = vec![seed.to_string()];
+    config.crawl.state_dir = dir.join("state");
+    config.crawl.out_dir = dir.join("out");
+    config.crawl.allow_private_ips = true;
+    config.crawl.per_host_delay_ms = 0;
+    config.crawl.concurrency = 8;
+    config.crawl.per_host_concurrency = 8;
+    crawldedup::crawl::crawl(&config, std::future::pending())
+        .await
+        .unwrap();
+    let mut keys: Vec<_> = std::fs::read_to_string(dir.join("out/pages.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let page: serde_json::Value = serde_json::from_str(l).unwrap();
+            content_key(page["final_url"].as_str().unwrap())
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// Kills a child process (a sidecar) if the test ends early, so that no process outlives a failed test.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
