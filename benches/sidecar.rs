@@ -94,7 +94,9 @@ where
 
 fn url_batch(client: usize, i: u64) -> Vec<String> {
     (0..BATCH)
-        .map(|j| format!("https://site{client}.example/section/{i}/page-{j}.html?utm_source=x&id={j}"))
+        .map(|j| {
+            format!("https://site{client}.example/section/{i}/page-{j}.html?utm_source=x&id={j}")
+        })
         .collect()
 }
 
@@ -166,9 +168,7 @@ fn main() {
                     "content_type": "text/html",
                     "body_base64": data_encoding::BASE64.encode(page),
                 });
-                let request = CLIENT.with(|c| {
-                    c.post(format!("{base}/v1/pages/check")).json(&body)
-                });
+                let request = CLIENT.with(|c| c.post(format!("{base}/v1/pages/check")).json(&body));
                 let response = request.send().await.unwrap();
                 assert!(response.status().is_success());
                 let _ = response.bytes().await.unwrap();
@@ -202,7 +202,11 @@ fn main() {
                 tokio::task::spawn_blocking(move || {
                     let page = &pages[(i as usize * CLIENTS[2] + client) % pages.len()];
                     stage
-                        .check_page(&format!("https://c{client}.example/{i}"), page, Some("text/html"))
+                        .check_page(
+                            &format!("https://c{client}.example/{i}"),
+                            page,
+                            Some("text/html"),
+                        )
                         .unwrap();
                 })
                 .await
@@ -213,7 +217,13 @@ fn main() {
         println!(
             "{clients:<8} {sidecar_urls:>18.0} {library_urls:>18.0} {sidecar_pages:>18.1} {library_pages:>18.1}"
         );
-        rows.push((clients, sidecar_urls, library_urls, sidecar_pages, library_pages));
+        rows.push((
+            clients,
+            sidecar_urls,
+            library_urls,
+            sidecar_pages,
+            library_pages,
+        ));
     }
     println!();
     for (clients, su, lu, sp, lp) in rows {

@@ -14,27 +14,52 @@
 //!   -> verdict              unique pages are stored, duplicates recorded
 //! ```
 //!
-//! The URL layer walks one link through the first two steps: canonicalize it, then check
-//! and record it in one call.
+//! One page's way through the stage, as a crawler of your own drives it: ask about the
+//! URL before fetching, about the body after, and checkpoint now and then.
 //!
 //! ```
-//! use crawldedup::{Canonicalizer, SeenConfig, SeenUrls};
+//! use crawldedup::{Dedup, PageVerdict, UrlVerdict};
 //!
-//! // Default rules: tracking parameters and session ids dropped, parameters sorted.
-//! let canon = Canonicalizer::default();
-//! // Sized for the crawl you expect; past that it grows and keeps its error bound.
-//! let seen = SeenUrls::new(SeenConfig { expected_urls: 100_000, ..SeenConfig::default() })?;
+//! // The stage keeps its URL filter and simhash index in a state directory; opening it
+//! // again resumes from the last checkpoint.
+//! let state = tempfile::tempdir()?;
+//! let dedup = Dedup::builder().expected_urls(1_000_000).open(state.path())?;
 //!
-//! let base = url::Url::parse("https://example.com/news/")?;
-//! let first = canon.canonicalize_link(&base, "story?id=7&utm_source=feed#comments")?;
-//! let again = canon.canonicalize_link(&base, "/news/story?id=7")?;
-//! assert_eq!(first, again);
+//! // Before a fetch: canonicalized, checked and recorded in one atomic step.
+//! let url = match dedup.check_url("https://example.com/news/story?id=7&utm_source=feed")? {
+//!     UrlVerdict::New(canonical) => canonical,    // fetch this
+//!     UrlVerdict::Seen(_) | UrlVerdict::Invalid(_) => unreachable!("first time"),
+//! };
+//! assert_eq!(url.as_str(), "https://example.com/news/story?id=7");
+//! // A variant of the same URL is not fetched again.
+//! assert!(matches!(dedup.check_url("https://EXAMPLE.com/news/story?id=7#top")?, UrlVerdict::Seen(_)));
 //!
-//! // `insert` answers "seen before?" and records the URL in one atomic step.
-//! assert!(!seen.insert(first.as_str())?); // new: fetch it
-//! assert!(seen.insert(again.as_str())?); // seen: drop it
+//! // After the fetch: boilerplate stripped, main text fingerprinted, checked and recorded.
+//! let text = "<p>The harbour authority reopened the north quay on Monday after six weeks of \
+//!     repairs to the sea wall, which storms had cracked in two places last winter. Fishing \
+//!     boats return to their moorings this week; the ferry keeps the south berth.</p>";
+//! let page = format!("<html><body><nav><a href=/>Home</a></nav><article>{text}</article></body></html>");
+//! let verdict = dedup.check_page(url.as_str(), page.as_bytes(), Some("text/html"))?;
+//! assert!(matches!(verdict, PageVerdict::Unique { .. }));   // store it
+//!
+//! // The same story in another site's template is a duplicate: record it, do not store it.
+//! let syndicated = format!("<html><body><div class=menu><a href=/x>Sections</a></div><main>{text}</main><footer>(c) News</footer></body></html>");
+//! match dedup.check_page("https://mirror.example/quay", syndicated.as_bytes(), Some("text/html"))? {
+//!     PageVerdict::ExactDuplicate { of } => assert_eq!(of.name, url.as_str()),
+//!     other => panic!("{other:?}"),
+//! }
+//!
+//! // A checkpoint makes everything recorded so far survive a crash (kill -9 included).
+//! dedup.checkpoint()?;
+//! assert_eq!(dedup.stats().pages_unique, 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Three ways in: call [`Dedup`] from a crawler of your own (`examples/embed.rs` is a
+//! minimal one), attach it to a `spider` crawl ([`adapters::spider`], feature `spider`), or
+//! run `crawldedup serve` and talk HTTP/JSON from any language ([`adapters::serve`];
+//! `examples/scrapy/` has a Scrapy middleware). [`crawl`] is the focused crawler built on
+//! the same stage (`crawldedup crawl`).
 #![warn(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
@@ -43,6 +68,7 @@ pub mod config;
 pub mod content;
 pub mod crawl;
 pub mod dedup;
+#[doc(hidden)]
 pub mod demo;
 pub mod fingerprint;
 pub mod fixture;
@@ -50,7 +76,7 @@ pub mod index;
 pub mod urls;
 
 pub use config::{Config, ConfigError};
-pub use dedup::{Dedup, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
+pub use dedup::{Dedup, DedupBuilder, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
 pub use fingerprint::{Digest, Fingerprint, Simhash};
 pub use index::{Decision, DocId, DocRecord, IndexConfig, SimhashIndex};
 pub use urls::{

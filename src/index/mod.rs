@@ -27,7 +27,7 @@
 
 mod memory;
 pub mod plan;
-pub mod store;
+mod store;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
