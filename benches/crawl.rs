@@ -23,6 +23,32 @@ fn peak_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds (user + system) this process has used, from /proc/self/stat.
+fn cpu_seconds() -> f64 {
+    stat_cpu("/proc/self/stat")
+}
+
+/// CPU seconds of the main thread, where `block_on` runs crawldedup's crawl loop (the
+/// task that decides pages and feeds the frontier): what caps throughput when it is busy.
+fn main_thread_cpu_seconds() -> f64 {
+    stat_cpu(&format!("/proc/self/task/{}/stat", std::process::id()))
+}
+
+fn stat_cpu(path: &str) -> f64 {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name and state.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn child(args: &[String]) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let url = &args[1];
@@ -55,7 +81,7 @@ fn child(args: &[String]) {
     let seconds = start.elapsed().as_secs_f64();
     println!(
         "{}",
-        serde_json::json!({"pages": pages, "seconds": seconds, "peak_kib": peak_kib()})
+        serde_json::json!({"pages": pages, "seconds": seconds, "peak_kib": peak_kib(), "cpu_seconds": cpu_seconds(), "main_cpu_seconds": main_thread_cpu_seconds()})
     );
 }
 
@@ -88,9 +114,13 @@ fn main() {
             .unwrap_or_else(|_| panic!("{which}: {}", String::from_utf8_lossy(&out.stderr)));
         let pages = v["pages"].as_f64().unwrap_or(0.0);
         let seconds = v["seconds"].as_f64().unwrap_or(f64::NAN);
+        let cpu = v["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
+        let main_cpu = v["main_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
         println!(
-            "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, peak memory {:.0} MiB",
+            "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, {:5.0} us of CPU per page ({:3.0} us on the main thread), peak memory {:.0} MiB",
             pages / seconds,
+            cpu / pages * 1e6,
+            main_cpu / pages * 1e6,
             v["peak_kib"].as_f64().unwrap_or(0.0) / 1024.0
         );
         results.push(pages / seconds);

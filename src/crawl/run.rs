@@ -230,8 +230,8 @@ impl Scope {
     }
 }
 
-/// The three JSONL outputs.
-struct Outputs {
+/// The three JSONL outputs and the WARC writer, owned by the writer thread.
+struct OutputFiles {
     paths: [PathBuf; 3],
     files: [std::io::BufWriter<std::fs::File>; 3],
     /// pages.jsonl and duplicates.jsonl are written (`output.jsonl`).
@@ -240,7 +240,7 @@ struct Outputs {
     warc_dir: PathBuf,
 }
 
-impl Outputs {
+impl OutputFiles {
     const NAMES: [&'static str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
 
     /// Opens the outputs, cut back to the last checkpoint's lengths and WARC position.
@@ -248,7 +248,7 @@ impl Outputs {
         dir: &Path,
         output: &crate::config::OutputConfig,
         record: &CheckpointRecord,
-    ) -> Result<Outputs, CrawlError> {
+    ) -> Result<OutputFiles, CrawlError> {
         let lengths = record.output_bytes;
         std::fs::create_dir_all(dir).map_err(|source| CrawlError::Output {
             path: dir.to_path_buf(),
@@ -287,7 +287,7 @@ impl Outputs {
         } else {
             None
         };
-        Ok(Outputs {
+        Ok(OutputFiles {
             paths: [p0, p1, p2],
             files: [f0, f1, f2],
             jsonl: output.jsonl,
@@ -341,6 +341,151 @@ impl Outputs {
             None => (0, 0),
         };
         Ok((lengths, warc))
+    }
+}
+
+/// The JSONL lengths and WARC position after a sync, or the first write error since the
+/// last one.
+type SyncAnswer = Result<([u64; 3], (u64, u64)), CrawlError>;
+
+/// One write for the writer thread.
+enum OutputJob {
+    /// A line of pages.jsonl (0), duplicates.jsonl (1) or failures.jsonl (2).
+    Line(usize, serde_json::Value),
+    /// A WARC response record for a stored page.
+    Response {
+        url: String,
+        status: u16,
+        content_type: Option<String>,
+        body: Vec<u8>,
+    },
+    /// A WARC revisit record for a duplicate.
+    Revisit {
+        url: String,
+        status: u16,
+        content_type: Option<String>,
+        body: Vec<u8>,
+        original: String,
+        distance: Option<u32>,
+    },
+    /// Flush and sync everything; answer with the lengths (or the first error).
+    Sync(std::sync::mpsc::Sender<SyncAnswer>),
+}
+
+/// Jobs the writer may hold before the crawl loop waits for it: enough to ride out a
+/// burst, few enough that a stalled disk slows the crawl instead of filling memory.
+const OUTPUT_QUEUE: usize = 1024;
+
+/// The crawl loop's handle on the outputs. Serializing JSON and compressing WARC records
+/// happen on a thread of their own, so that the loop that decides pages never waits for
+/// them; [`Outputs::sync`] (at each checkpoint) waits until everything sent before it is on
+/// disk, which keeps the checkpoint's lengths exact. A write error is kept and reported
+/// by the next sync, so a checkpoint never records output that was not written.
+struct Outputs {
+    /// WARC records are written (`output.warc`).
+    warc: bool,
+    jobs: Option<std::sync::mpsc::SyncSender<OutputJob>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    out_dir: PathBuf,
+}
+
+impl Outputs {
+    fn open(
+        dir: &Path,
+        output: &crate::config::OutputConfig,
+        record: &CheckpointRecord,
+    ) -> Result<Outputs, CrawlError> {
+        let mut files = OutputFiles::open(dir, output, record)?;
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<OutputJob>(OUTPUT_QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("crawldedup-output".into())
+            .spawn(move || {
+                let mut failed: Option<CrawlError> = None;
+                for job in queue {
+                    let result = match job {
+                        OutputJob::Sync(reply) => {
+                            let answer = match failed.take() {
+                                Some(e) => Err(e),
+                                None => files.sync(),
+                            };
+                            let _ = reply.send(answer);
+                            continue;
+                        }
+                        _ if failed.is_some() => continue,
+                        OutputJob::Line(which, line) => files.write(which, &line),
+                        OutputJob::Response {
+                            url,
+                            status,
+                            content_type,
+                            body,
+                        } => {
+                            files.warc(|w| w.response(&url, status, content_type.as_deref(), &body))
+                        }
+                        OutputJob::Revisit {
+                            url,
+                            status,
+                            content_type,
+                            body,
+                            original,
+                            distance,
+                        } => files.warc(|w| {
+                            w.revisit(
+                                &url,
+                                status,
+                                content_type.as_deref(),
+                                &body,
+                                &original,
+                                distance,
+                            )
+                        }),
+                    };
+                    if let Err(e) = result {
+                        failed = Some(e);
+                    }
+                }
+            })
+            .map_err(|source| CrawlError::Output {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        Ok(Outputs {
+            warc: output.warc,
+            jobs: Some(jobs),
+            thread: Some(thread),
+            out_dir: dir.to_path_buf(),
+        })
+    }
+
+    fn gone(&self) -> CrawlError {
+        CrawlError::Output {
+            path: self.out_dir.clone(),
+            source: std::io::Error::other("the output thread stopped"),
+        }
+    }
+
+    fn send(&self, job: OutputJob) -> Result<(), CrawlError> {
+        let jobs = self.jobs.as_ref().ok_or_else(|| self.gone())?;
+        jobs.send(job).map_err(|_| self.gone())
+    }
+
+    fn write(&mut self, which: usize, line: serde_json::Value) -> Result<(), CrawlError> {
+        self.send(OutputJob::Line(which, line))
+    }
+
+    fn sync(&mut self) -> SyncAnswer {
+        let (reply, answer) = std::sync::mpsc::channel();
+        self.send(OutputJob::Sync(reply))?;
+        answer.recv().map_err(|_| self.gone())?
+    }
+}
+
+impl Drop for Outputs {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread once it has written what it holds.
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -568,17 +713,29 @@ pub async fn crawl_with(
                         continue;
                     }
                 }
-                let Some(task) = frontier.pop(&host) else {
-                    continue;
-                };
-                state.in_flight += 1;
-                in_flight += 1;
-                let shared = Arc::clone(&shared);
-                let tx = done_tx.clone();
-                tokio::spawn(async move {
-                    let work = work(&shared, task).await;
-                    let _ = tx.send(work);
-                });
+                // Fill the host's share of the concurrency; with a delay between requests,
+                // one request now and the next when the delay is over.
+                while state.in_flight < crawl.per_host_concurrency
+                    && in_flight < crawl.concurrency
+                    && (crawl.max_pages == 0
+                        || totals.fetched + (in_flight as u64) < crawl.max_pages)
+                {
+                    let Some(task) = frontier.pop(&host) else {
+                        break;
+                    };
+                    state.in_flight += 1;
+                    in_flight += 1;
+                    let shared = Arc::clone(&shared);
+                    let tx = done_tx.clone();
+                    tokio::spawn(async move {
+                        let work = work(&shared, task).await;
+                        let _ = tx.send(work);
+                    });
+                    if !state.delay.is_zero() {
+                        state.next_allowed = Some(now + state.delay);
+                        break;
+                    }
+                }
             }
         }
         if in_flight == 0
@@ -842,7 +999,7 @@ fn handle(work: Work, ledger: &mut Ledger<'_>, shared: &Shared) -> Result<(), Cr
         ledger.totals.failures += 1;
         ledger.outputs.write(
             2,
-            &serde_json::json!({
+            serde_json::json!({
                 "url": task.url.as_str(),
                 "kind": failure.kind,
                 "reason": failure.reason,
@@ -906,7 +1063,7 @@ fn outcome(
             status,
             final_url,
             content_type,
-            body,
+            mut body,
             retry_after,
             redirects,
             extracted,
@@ -960,7 +1117,7 @@ fn outcome(
                     totals.stored += 1;
                     outputs.write(
                         0,
-                        &serde_json::json!({
+                        serde_json::json!({
                             "url": task.url.as_str(),
                             "final_url": final_url.as_str(),
                             "status": status,
@@ -976,9 +1133,14 @@ fn outcome(
                             "redirects": redirect_list,
                         }),
                     )?;
-                    outputs.warc(|w| {
-                        w.response(final_url.as_str(), status, content_type.as_deref(), &body)
-                    })?;
+                    if outputs.warc {
+                        outputs.send(OutputJob::Response {
+                            url: final_url.to_string(),
+                            status,
+                            content_type: content_type.clone(),
+                            body: std::mem::take(&mut body),
+                        })?;
+                    }
                 }
                 PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
                     totals.duplicates += 1;
@@ -988,7 +1150,7 @@ fn outcome(
                     };
                     outputs.write(
                         1,
-                        &serde_json::json!({
+                        serde_json::json!({
                             "url": task.url.as_str(),
                             "final_url": final_url.as_str(),
                             "fetched_at": fetched_at,
@@ -1001,16 +1163,16 @@ fn outcome(
                     )?;
                     let near =
                         matches!(verdict, PageVerdict::NearDuplicate { .. }).then_some(distance);
-                    outputs.warc(|w| {
-                        w.revisit(
-                            final_url.as_str(),
+                    if outputs.warc {
+                        outputs.send(OutputJob::Revisit {
+                            url: final_url.to_string(),
                             status,
-                            content_type.as_deref(),
-                            &body,
-                            &of.name,
-                            near,
-                        )
-                    })?;
+                            content_type: content_type.clone(),
+                            body: std::mem::take(&mut body),
+                            original: of.name.clone(),
+                            distance: near,
+                        })?;
+                    }
                 }
                 PageVerdict::NoText => {
                     return Ok(Some(Failure::new(
