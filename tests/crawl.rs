@@ -458,3 +458,37 @@ fn ctrl_c_stops_with_a_checkpoint_and_the_next_run_finishes_the_crawl() {
     );
     drop(server);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_gets_exactly_its_share_of_the_concurrency() {
+    // Every response takes 40 ms, so requests overlap whenever the crawler lets them.
+    let site = Site::without_traps(4, 6);
+    for (per_host, delay_ms, want) in [(4, 0, 4), (1, 0, 1), (4, 200, 1)] {
+        let server = crawldedup::fixture::serve_with_latency(
+            site.clone(),
+            std::time::Duration::from_millis(40),
+        )
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(
+            &dir.path().join("state"),
+            &dir.path().join("out"),
+            server.url("/"),
+        );
+        config.crawl.concurrency = 16;
+        config.crawl.per_host_concurrency = per_host;
+        config.crawl.per_host_delay_ms = delay_ms;
+        config.crawl.max_pages = 20;
+        let summary = crawldedup::crawl::crawl(&config, std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(summary.totals.fetched, 20);
+        // robots.txt is fetched once before the pages, alone.
+        assert_eq!(
+            server.most_concurrent(),
+            want,
+            "per_host_concurrency {per_host}, delay {delay_ms} ms"
+        );
+    }
+}
