@@ -487,8 +487,19 @@ impl Dedup {
 
     /// Decides a main text that the caller extracted itself.
     pub fn check_text(&self, name: &str, text: &str) -> Result<PageVerdict, DedupError> {
+        self.check_fingerprinted(name, text, &Fingerprint::of(text))
+    }
+
+    /// As [`Dedup::check_text`], with the text's fingerprint already computed (by
+    /// [`Fingerprint::of`], on a worker thread, say), so that the caller's decision loop
+    /// only does the index lookup. `fingerprint` must be the fingerprint of `text`.
+    pub fn check_fingerprinted(
+        &self,
+        name: &str,
+        text: &str,
+        fingerprint: &Fingerprint,
+    ) -> Result<PageVerdict, DedupError> {
         bump(&self.counters.pages_checked);
-        let fingerprint = Fingerprint::of(text);
         if fingerprint.tokens == 0 {
             bump(&self.counters.pages_no_text);
             return Ok(PageVerdict::NoText);

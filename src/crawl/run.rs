@@ -24,6 +24,7 @@ use super::frontier::{Frontier, FrontierCounts, Task, host_key};
 use crate::config::Config;
 use crate::content::{self, Extracted};
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
+use crate::fingerprint::Fingerprint;
 use crate::urls::Canonicalizer;
 
 /// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
@@ -510,7 +511,8 @@ enum Work {
         body: Vec<u8>,
         retry_after: Option<Duration>,
         redirects: Vec<(Url, u16)>,
-        extracted: Option<Box<Extracted>>,
+        /// The extraction and its text's fingerprint, for HTML pages.
+        extracted: Option<Box<(Extracted, Fingerprint)>>,
         crawl_delay: Option<Duration>,
         fetched_at: std::time::SystemTime,
     },
@@ -888,19 +890,22 @@ async fn work(shared: &Shared, task: Task) -> Work {
             let html = content::decode::is_html_content_type(fetched.content_type.as_deref(), true)
                 && !content::decode::looks_binary(&fetched.body)
                 && (200..300).contains(&fetched.status);
+            let mut fetched = fetched;
             let extracted = if html {
-                let body = fetched.body.clone();
+                // The body goes to the blocking pool and comes back, without a copy.
+                let body = std::mem::take(&mut fetched.body);
                 let content_type = fetched.content_type.clone();
                 let url = fetched.url.clone();
-                tokio::task::spawn_blocking(move || {
-                    Box::new(content::extract_bytes(
-                        &body,
-                        content_type.as_deref(),
-                        Some(&url),
-                    ))
+                let (body, extracted) = tokio::task::spawn_blocking(move || {
+                    let extracted =
+                        content::extract_bytes(&body, content_type.as_deref(), Some(&url));
+                    let fingerprint = Fingerprint::of(&extracted.text);
+                    (body, Box::new((extracted, fingerprint)))
                 })
                 .await
-                .ok()
+                .map_or((Vec::new(), None), |(body, e)| (body, Some(e)));
+                fetched.body = body;
+                extracted
             } else {
                 None
             };
@@ -1105,7 +1110,9 @@ fn outcome(
                 );
                 return Ok(Some(Failure::new("not_html", reason, Some(status))));
             };
-            let verdict = dedup.check_text(final_url.as_str(), &extracted.text)?;
+            let (extracted, fingerprint) = *extracted;
+            let verdict =
+                dedup.check_fingerprinted(final_url.as_str(), &extracted.text, &fingerprint)?;
             let fetched_at = humantime::format_rfc3339_seconds(fetched_at).to_string();
             let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
             match &verdict {
