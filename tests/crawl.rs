@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use crawldedup::Config;
 use crawldedup::fixture::{Site, TOPICS, serve};
@@ -490,5 +491,161 @@ async fn a_host_gets_exactly_its_share_of_the_concurrency() {
             want,
             "per_host_concurrency {per_host}, delay {delay_ms} ms"
         );
+    }
+}
+
+/// A small site of its own for robots.txt cases: `/` links to `/a` and `/go`; `/go`
+/// redirects to `redirect_to`; robots.txt answers with `robots(n)` for its n-th request.
+async fn tiny_site(
+    robots: fn(usize) -> (u16, &'static str),
+    redirect_to: Option<String>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    use axum::http::StatusCode;
+    use axum::response::{Html, IntoResponse, Redirect};
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let robots_count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let text = "A page of plain text about tides, moorings and the harbour wall, long enough to be \
+                a page of its own for the crawler's extractor and its index.";
+    let app = axum::Router::new().fallback({
+        let log = log.clone();
+        move |uri: axum::http::Uri| {
+            let log = log.clone();
+            let robots_count = robots_count.clone();
+            let redirect_to = redirect_to.clone();
+            async move {
+                let path = uri.path().to_string();
+                log.lock().unwrap().push(path.clone());
+                match path.as_str() {
+                    "/robots.txt" => {
+                        let n = robots_count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let (status, body) = robots(n);
+                        (StatusCode::from_u16(status).unwrap(), body).into_response()
+                    }
+                    "/" => Html(format!(
+                        "<html><body><p>{text} Home.</p><a href=/a>a</a> <a href=/go>go</a></body></html>"
+                    ))
+                    .into_response(),
+                    "/a" => Html(format!("<html><body><p>{text} Page a.</p></body></html>"))
+                        .into_response(),
+                    "/go" => match &redirect_to {
+                        Some(to) => Redirect::temporary(to).into_response(),
+                        None => StatusCode::NOT_FOUND.into_response(),
+                    },
+                    _ => StatusCode::NOT_FOUND.into_response(),
+                }
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, log)
+}
+
+async fn crawl_tiny(seed: String, dir: &Path) -> crawldedup::crawl::CrawlSummary {
+    let mut config = config(&dir.join("state"), &dir.join("out"), seed);
+    config.crawl.respect_robots = true;
+    let options = crawldedup::crawl::CrawlOptions {
+        robots_retry: std::time::Duration::from_millis(300),
+        ..Default::default()
+    };
+    crawldedup::crawl::crawl_with(&config, &options, std::future::pending())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_robots_txt_5xx_closes_the_host_until_a_retry_succeeds() {
+    let (base, log) = tiny_site(
+        |n| {
+            if n == 0 {
+                (503, "busy")
+            } else {
+                (200, "User-agent: *\nAllow: /\n")
+            }
+        },
+        None,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl_tiny(format!("{base}/"), dir.path()).await;
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        &log[..2],
+        ["/robots.txt", "/robots.txt"],
+        "no page before robots.txt answered: {log:?}"
+    );
+    assert_eq!(
+        log.iter().filter(|p| *p == "/robots.txt").count(),
+        2,
+        "{log:?}"
+    );
+    assert!(log.contains(&"/a".to_string()), "{log:?}");
+    assert_eq!(summary.totals.stored, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_robots_txt_that_keeps_failing_ends_in_a_recorded_failure() {
+    let (base, log) = tiny_site(|_| (500, "broken"), None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl_tiny(format!("{base}/"), dir.path()).await;
+    let log = log.lock().unwrap().clone();
+    assert!(
+        log.iter().all(|p| p == "/robots.txt"),
+        "no page fetched: {log:?}"
+    );
+    assert_eq!(log.len(), 3, "robots.txt asked once per attempt: {log:?}");
+    assert_eq!(summary.totals.fetched, 0);
+    let failures = lines(&dir.path().join("out/failures.jsonl"));
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0]["kind"], "robots_unavailable");
+    assert_eq!(failures[0]["url"], format!("{base}/"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_another_host_waits_for_that_hosts_robots_txt() {
+    // The target host is the fixture site, whose robots.txt disallows /private/.
+    let other = serve(Site::new(3, 1)).await.unwrap();
+    for (target, fetched) in [("/private/staff.html", false), ("/topic/baking/", true)] {
+        let (base, _log) = tiny_site(|_| (404, ""), Some(other.url(target))).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(
+            &dir.path().join("state"),
+            &dir.path().join("out"),
+            format!("{base}/"),
+        );
+        config.crawl.respect_robots = true;
+        config.crawl.max_depth = 1;
+        crawldedup::crawl::crawl(&config, std::future::pending())
+            .await
+            .unwrap();
+        assert_eq!(
+            other.requests().iter().any(|r| r == target),
+            fetched,
+            "{target}: {:?}",
+            other.requests()
+        );
+        let failures = lines(&dir.path().join("out/failures.jsonl"));
+        let redirected = failures
+            .iter()
+            .find(|f| f["kind"] == "redirected")
+            .expect("the redirect is recorded");
+        assert_eq!(redirected["url"], format!("{base}/go"));
+        assert!(
+            redirected["reason"]
+                .as_str()
+                .unwrap()
+                .contains(&other.url(target))
+        );
+        if !fetched {
+            assert!(
+                failures
+                    .iter()
+                    .any(|f| f["kind"] == "robots" && f["url"] == other.url(target)),
+                "{failures:?}"
+            );
+        }
     }
 }

@@ -41,6 +41,16 @@ impl FetchConfig {
     }
 }
 
+/// What the caller decides about a redirect target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hop {
+    /// Follow the redirect to this URL (canonical, in scope) now.
+    Follow(Url),
+    /// Do not follow it now: the fetch ends with the redirect response, and the caller
+    /// fetches the target later (for example after reading another host's robots.txt).
+    Defer(Url),
+}
+
 /// A response, after any redirects.
 #[derive(Debug, Clone)]
 pub struct Fetched {
@@ -56,6 +66,9 @@ pub struct Fetched {
     pub body: Vec<u8>,
     /// Each redirect followed: the URL that redirected and its status.
     pub redirects: Vec<(Url, u16)>,
+    /// A redirect target the caller deferred ([`Hop::Defer`]); the response is then the
+    /// redirect itself (a 3xx status, no body).
+    pub deferred: Option<Url>,
 }
 
 /// Why a fetch failed.
@@ -171,6 +184,16 @@ impl Fetcher {
         url: &Url,
         hop: impl Fn(&Url) -> Result<Url, String>,
     ) -> Result<Fetched, FetchError> {
+        self.fetch_with(url, |next| hop(next).map(Hop::Follow))
+            .await
+    }
+
+    /// As [`Fetcher::fetch`], with a hop check that may also defer a redirect target.
+    pub async fn fetch_with(
+        &self,
+        url: &Url,
+        hop: impl Fn(&Url) -> Result<Hop, String>,
+    ) -> Result<Fetched, FetchError> {
         let mut current = url.clone();
         let mut visited: HashSet<Url> = HashSet::from([current.clone()]);
         let mut redirects = Vec::new();
@@ -202,10 +225,26 @@ impl Fetcher {
                         location,
                     });
                 };
-                let next = hop(&next).map_err(|reason| FetchError::Refused {
-                    url: next.to_string(),
-                    reason,
-                })?;
+                let next = match hop(&next) {
+                    Ok(Hop::Follow(next)) => next,
+                    Ok(Hop::Defer(target)) => {
+                        return Ok(Fetched {
+                            url: current,
+                            status,
+                            content_type: None,
+                            retry_after: None,
+                            body: Vec::new(),
+                            redirects,
+                            deferred: Some(target),
+                        });
+                    }
+                    Err(reason) => {
+                        return Err(FetchError::Refused {
+                            url: next.to_string(),
+                            reason,
+                        });
+                    }
+                };
                 redirects.push((current.clone(), status));
                 if !visited.insert(next.clone()) {
                     return Err(FetchError::RedirectLoop {
@@ -243,6 +282,7 @@ impl Fetcher {
                 retry_after,
                 body,
                 redirects,
+                deferred: None,
             });
         }
     }

@@ -6,6 +6,6 @@ pub mod guard;
 pub mod run;
 pub mod warc;
 
-pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher};
+pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher, Hop};
 pub use frontier::{Frontier, FrontierCounts, Task};
 pub use run::{CheckpointRecord, CrawlError, CrawlOptions, CrawlSummary, crawl, crawl_with};

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use url::Url;
 
-use super::fetch::{FetchConfig, FetchError, Fetcher};
+use super::fetch::{FetchConfig, FetchError, Fetcher, Hop};
 use super::frontier::{Frontier, FrontierCounts, Task, host_key};
 use crate::config::Config;
 use crate::content::{self, Extracted};
@@ -39,6 +39,9 @@ pub struct CrawlOptions {
     pub checkpoint_every: Duration,
     /// Show a progress bar (on a terminal); otherwise a log line at each checkpoint.
     pub progress_bar: bool,
+    /// How long a host whose robots.txt answered 5xx (or not at all) stays closed before
+    /// robots.txt is asked again.
+    pub robots_retry: Duration,
 }
 
 impl Default for CrawlOptions {
@@ -46,6 +49,7 @@ impl Default for CrawlOptions {
         CrawlOptions {
             checkpoint_every: CHECKPOINT_EVERY,
             progress_bar: false,
+            robots_retry: ROBOTS_RETRY,
         }
     }
 }
@@ -499,12 +503,16 @@ enum Robots {
     Closed(Instant),
 }
 
-type RobotsCache = Arc<Mutex<HashMap<String, Robots>>>;
+/// robots.txt per host. Each host has its own async lock, held while its robots.txt is
+/// fetched, so that the tasks of one host wait for one fetch instead of each making its own.
+type RobotsCache = Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Robots>>>>>>;
 
 /// What a worker brings back.
 enum Work {
     Page {
         task: Task,
+        /// A redirect to another host, left for the queue.
+        deferred: Option<Box<Url>>,
         status: u16,
         final_url: Url,
         content_type: Option<String>,
@@ -535,6 +543,8 @@ struct Shared {
     scope: Scope,
     robots: RobotsCache,
     respect_robots: bool,
+    /// How long a host stays closed after its robots.txt failed.
+    robots_retry: Duration,
     user_agent: String,
     /// Focus keywords (tokens); empty: breadth first.
     keywords: Vec<String>,
@@ -653,6 +663,7 @@ pub async fn crawl_with(
         scope,
         robots: Arc::new(Mutex::new(HashMap::new())),
         respect_robots: crawl.respect_robots,
+        robots_retry: options.robots_retry,
         user_agent: crawl.user_agent.clone(),
         keywords,
         max_depth: crawl.max_depth,
@@ -876,15 +887,21 @@ async fn work(shared: &Shared, task: Task) -> Work {
             Robots::Rules(None) => {}
         }
     }
-    let hop = |next: &Url| -> Result<Url, String> {
+    let host = host_key(&task.url);
+    let hop = |next: &Url| -> Result<Hop, String> {
         let canonical = shared
             .canonicalizer
             .canonicalize(next.as_str())
             .map_err(|e| e.to_string())?;
         shared.scope.allows(&canonical)?;
-        Ok(canonical)
+        // Another host has its own robots.txt, delay and share of the concurrency: its
+        // page goes through the queue like any link.
+        if shared.respect_robots && host_key(&canonical) != host {
+            return Ok(Hop::Defer(canonical));
+        }
+        Ok(Hop::Follow(canonical))
     };
-    match shared.fetcher.fetch(&task.url, hop).await {
+    match shared.fetcher.fetch_with(&task.url, hop).await {
         Ok(fetched) => {
             let fetched_at = std::time::SystemTime::now();
             let html = content::decode::is_html_content_type(fetched.content_type.as_deref(), true)
@@ -911,6 +928,7 @@ async fn work(shared: &Shared, task: Task) -> Work {
             };
             Work::Page {
                 task,
+                deferred: fetched.deferred.map(Box::new),
                 status: fetched.status,
                 final_url: fetched.url,
                 content_type: fetched.content_type,
@@ -928,16 +946,18 @@ async fn work(shared: &Shared, task: Task) -> Work {
 
 async fn robots_for(shared: &Shared, url: &Url) -> Robots {
     let host = host_key(url);
-    if let Some(entry) = shared
+    let slot = shared
         .robots
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .get(&host)
-    {
-        match entry {
-            Robots::Closed(until) if *until <= Instant::now() => {}
-            other => return other.clone(),
-        }
+        .entry(host)
+        .or_default()
+        .clone();
+    let mut cached = slot.lock().await;
+    match &*cached {
+        Some(Robots::Closed(until)) if *until <= Instant::now() => {}
+        Some(other) => return other.clone(),
+        None => {}
     }
     let mut robots_url = url.clone();
     robots_url.set_path("/robots.txt");
@@ -949,13 +969,16 @@ async fn robots_for(shared: &Shared, url: &Url) -> Robots {
                 .map(Arc::new),
         ),
         Ok(f) if (400..500).contains(&f.status) => Robots::Rules(None),
-        _ => Robots::Closed(Instant::now() + ROBOTS_RETRY),
+        Ok(f) => {
+            tracing::info!("{robots_url}: HTTP {}: host closed for a while", f.status);
+            Robots::Closed(Instant::now() + shared.robots_retry)
+        }
+        Err(e) => {
+            tracing::info!("{e}: host closed for a while");
+            Robots::Closed(Instant::now() + shared.robots_retry)
+        }
     };
-    shared
-        .robots
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(host, entry.clone());
+    *cached = Some(entry.clone());
     entry
 }
 
@@ -1042,6 +1065,16 @@ fn outcome(
     match work {
         Work::RobotsClosed { task, until } => {
             state.next_allowed = Some(until);
+            if task.attempts + 1 >= MAX_ATTEMPTS {
+                return Ok(Some(Failure::new(
+                    "robots_unavailable",
+                    format!(
+                        "robots.txt of {} failed {MAX_ATTEMPTS} times (5xx or no answer)",
+                        host_key(&task.url)
+                    ),
+                    None,
+                )));
+            }
             frontier.retry(task);
         }
         Work::Disallowed { .. } => {
@@ -1065,6 +1098,7 @@ fn outcome(
         }
         Work::Page {
             task,
+            deferred,
             status,
             final_url,
             content_type,
@@ -1078,6 +1112,20 @@ fn outcome(
             totals.fetched += 1;
             state.delay = base_delay.max(crawl_delay.unwrap_or_default());
             state.next_allowed = Some(now + state.delay);
+            if let Some(target) = deferred {
+                let queued = match dedup.check_url(target.as_str())? {
+                    UrlVerdict::New(url) => frontier
+                        .push(url, task.depth, priority(keywords, task.depth, 0))
+                        .map_err(CrawlError::Setup)?,
+                    _ => false,
+                };
+                let reason = if queued {
+                    format!("to {target} on another host: queued")
+                } else {
+                    format!("to {target} on another host: already seen")
+                };
+                return Ok(Some(Failure::new("redirected", reason, Some(status))));
+            }
             let retryable = status >= 500 || status == 429;
             if retryable && task.attempts + 1 < MAX_ATTEMPTS {
                 let wait = backoff(task.attempts, retry_after, &task.url);
