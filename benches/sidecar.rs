@@ -92,6 +92,18 @@ where
     done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// Posts `body` to the sidecar with this thread's client (one connection pool per worker
+/// thread, as separate client processes would have) and reads the whole answer.
+async fn post(base: &str, path: &str, body: serde_json::Value) {
+    thread_local! {
+        static CLIENT: reqwest::Client = reqwest::Client::new();
+    }
+    let request = CLIENT.with(|c| c.post(format!("{base}{path}")).json(&body));
+    let response = request.send().await.unwrap();
+    assert!(response.status().is_success());
+    let _ = response.bytes().await.unwrap();
+}
+
 fn url_batch(client: usize, i: u64) -> Vec<String> {
     (0..BATCH)
         .map(|j| {
@@ -140,16 +152,12 @@ fn main() {
         let sidecar_urls = runtime.block_on(drive(clients, seconds, move |client, i| {
             let base = url_base.clone();
             async move {
-                thread_local! {
-                    static CLIENT: reqwest::Client = reqwest::Client::new();
-                }
-                let request = CLIENT.with(|c| {
-                    c.post(format!("{base}/v1/urls/check"))
-                        .json(&json!({ "urls": url_batch(client, i) }))
-                });
-                let response = request.send().await.unwrap();
-                assert!(response.status().is_success());
-                let _ = response.bytes().await.unwrap();
+                post(
+                    &base,
+                    "/v1/urls/check",
+                    json!({ "urls": url_batch(client, i) }),
+                )
+                .await;
                 BATCH as u64
             }
         }));
@@ -159,19 +167,13 @@ fn main() {
             let base = page_base.clone();
             let pages = page_list.clone();
             async move {
-                thread_local! {
-                    static CLIENT: reqwest::Client = reqwest::Client::new();
-                }
                 let page = &pages[(i as usize * CLIENTS[2] + client) % pages.len()];
                 let body = json!({
                     "url": format!("https://c{client}.example/{i}"),
                     "content_type": "text/html",
                     "body_base64": data_encoding::BASE64.encode(page),
                 });
-                let request = CLIENT.with(|c| c.post(format!("{base}/v1/pages/check")).json(&body));
-                let response = request.send().await.unwrap();
-                assert!(response.status().is_success());
-                let _ = response.bytes().await.unwrap();
+                post(&base, "/v1/pages/check", body).await;
                 1
             }
         }));
