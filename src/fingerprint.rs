@@ -169,6 +169,15 @@ pub fn simhash_with_shingle(text: &str, words: usize) -> Simhash {
 
 fn shingled(text: &str, words: usize) -> (Simhash, usize) {
     let mut features = Vec::with_capacity(text.len() / 6 + 1);
+    if words == 1 {
+        // The index's features: one word each, `mix_shingle(&[hash])` written out.
+        let mut seen = 0usize;
+        for_each_token(text, |token| {
+            features.push(fmix64(xxh3_64_with_seed(token, FEATURE_SEED) ^ 1));
+            seen += 1;
+        });
+        return (weighted_simhash(&features), seen);
+    }
     let mut window = [0u64; MAX_SHINGLE_WORDS];
     let mut seen = 0usize;
     for_each_token(text, |token| {
@@ -369,6 +378,26 @@ fn is_mark(c: char) -> bool {
         && !c.is_alphanumeric()
 }
 
+const ALNUM: u8 = 1;
+const UPPER: u8 = 2;
+
+/// ASCII letters and digits ([`ALNUM`]) and capitals ([`UPPER`]), one table lookup a byte.
+static ASCII_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        let byte = b as u8;
+        if byte.is_ascii_alphanumeric() {
+            table[b] |= ALNUM;
+        }
+        if byte.is_ascii_uppercase() {
+            table[b] |= UPPER;
+        }
+        b += 1;
+    }
+    table
+};
+
 /// Calls `emit` with every token of `text` (lower-cased UTF-8), in order.
 fn for_each_token(text: &str, mut emit: impl FnMut(&[u8])) {
     let bytes = text.as_bytes();
@@ -384,11 +413,16 @@ fn for_each_token(text: &str, mut emit: impl FnMut(&[u8])) {
                 // in place when it needs no lower-casing and does not continue a word.
                 flush_unspaced(&mut prev_unspaced, &mut unspaced_run, &mut emit);
                 let start = i;
-                let mut upper = false;
-                while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
-                    upper |= bytes[i].is_ascii_uppercase();
+                let mut class = 0u8;
+                while let Some(&byte) = bytes.get(i) {
+                    let c = ASCII_CLASS[byte as usize];
+                    if c & ALNUM == 0 {
+                        break;
+                    }
+                    class |= c;
                     i += 1;
                 }
+                let upper = class & UPPER != 0;
                 let run = &bytes[start..i];
                 let continues = i < bytes.len() && (bytes[i] >= 0x80 || bytes[i] == b'\'');
                 if word.is_empty() && !upper && !continues {
