@@ -6,6 +6,7 @@
 //! ```text
 //! cargo bench --bench index                     # 1 M fingerprints
 //! cargo bench --bench index -- 1000000 10000000 # 1 M and 10 M
+//! cargo bench --bench index -- 10000000 ours    # crawldedup alone (for profiling)
 //! ```
 //!
 //! Fingerprints are uniformly random; half the queries are a stored fingerprint with 0 to
@@ -81,12 +82,13 @@ fn main() {
     } else {
         sizes
     };
+    let ours_only = std::env::args().any(|a| a == "ours");
     for n in sizes {
-        run(n);
+        run(n, ours_only);
     }
 }
 
-fn run(n: u64) {
+fn run(n: u64, ours_only: bool) {
     println!("\n== {n} fingerprints, k = {K}, {QUERIES} queries");
     let mut rng = Rng(0x0123_4567_89ab_cdef ^ n);
     let stored: Vec<u64> = (0..n).map(|_| rng.next()).collect();
@@ -144,6 +146,9 @@ fn run(n: u64) {
         memory as f64 / n as f64,
         found
     );
+    if ours_only {
+        return;
+    }
 
     // gaoya, the same number of blocks.
     let mut gaoya = gaoya::simhash::SimHashIndex::<u64, u32>::new(blocks, K as usize);

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
 use crate::fingerprint::{Digest, FINGERPRINT_VERSION, SKETCH_SLOTS, Simhash, Sketch};
-use memory::Bucketed;
+use memory::{Bucketed, Scratch};
 pub use plan::Plan;
 use store::{Row, Store, StoreError};
 
@@ -377,6 +377,12 @@ impl SimhashIndex {
         let memory = self.read();
         let mut found = Vec::new();
         for (table, &key) in memory.tables.iter().zip(keys) {
+            table.prefetch_offsets(key);
+        }
+        for (table, &key) in memory.tables.iter().zip(keys) {
+            table.prefetch_entries(key);
+        }
+        for (table, &key) in memory.tables.iter().zip(keys) {
             table.probe(key, self.plan.k, &mut found);
         }
         found.sort_unstable();
@@ -487,45 +493,58 @@ impl SimhashIndex {
     }
 }
 
-/// Builds the in-memory tables from the stored rows, one table per thread where cores
-/// allow.
+/// Builds the in-memory tables from the stored rows: the permuted tables and the digest
+/// table are jobs taken in turn by one thread per core. Each table is built straight from
+/// the rows (ids are row numbers), with no intermediate array of keys.
 fn build_memory(plan: &Plan, rows: &[Row]) -> Memory {
-    let ids: Vec<u32> = (0..rows.len() as u32).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let table_count = plan.tables.len();
-    let mut tables: Vec<Option<Bucketed>> = (0..table_count).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        let per_thread = table_count.div_ceil(threads.max(1));
-        let handles: Vec<_> = tables
-            .chunks_mut(per_thread.max(1))
-            .enumerate()
-            .map(|(chunk, slots)| {
-                let ids = &ids;
-                scope.spawn(move || {
-                    for (offset, slot) in slots.iter_mut().enumerate() {
-                        let t = chunk * per_thread.max(1) + offset;
-                        let keys: Vec<u64> =
-                            rows.iter().map(|r| plan.permute(t, r.simhash)).collect();
-                        *slot = Some(Bucketed::build(
-                            plan.tables[t].leading_bits,
-                            keys,
-                            ids.clone(),
-                        ));
+    let jobs = table_count + 1;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, jobs);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let build = |job: usize, scratch: &mut Scratch| {
+        if job < table_count {
+            Bucketed::build_from(
+                plan.tables[job].leading_bits,
+                rows.len(),
+                |i| (plan.permute(job, rows[i].simhash), i as u32),
+                scratch,
+            )
+        } else {
+            Bucketed::build_from(
+                64,
+                rows.len(),
+                |i| ((rows[i].digest >> 64) as u64, i as u32),
+                scratch,
+            )
+        }
+    };
+    let mut built: Vec<(usize, Bucketed)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    let mut scratch = Scratch::default();
+                    loop {
+                        let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if job >= jobs {
+                            return mine;
+                        }
+                        mine.push((job, build(job, &mut scratch)));
                     }
                 })
             })
             .collect();
-        for handle in handles {
-            handle.join().expect("table builder panicked");
-        }
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("table builder panicked"))
+            .collect()
     });
-    let digests = Bucketed::build(
-        64,
-        rows.iter().map(|r| (r.digest >> 64) as u64).collect(),
-        ids,
-    );
+    built.sort_by_key(|&(job, _)| job);
+    let digests = built.pop().map(|(_, table)| table).unwrap_or_default();
     Memory {
-        tables: tables.into_iter().map(|t| t.unwrap_or_default()).collect(),
+        tables: built.into_iter().map(|(_, table)| table).collect(),
         digests,
         digest_low: rows.iter().map(|r| r.digest as u64).collect(),
         count: rows.len() as u64,

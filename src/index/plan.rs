@@ -32,6 +32,8 @@ pub struct TableLayout {
     pub leading: usize,
     /// Bits in the leading blocks.
     pub leading_bits: u32,
+    /// The permutation as (mask of a block, left rotation that moves it into place).
+    moves: Vec<(u64, u32)>,
 }
 
 /// A complete layout: blocks and tables.
@@ -83,10 +85,22 @@ impl Plan {
                 let leading_bits = lead.iter().map(|&b| spans[b].1).sum();
                 let mut order = lead.clone();
                 order.extend((0..blocks as usize).filter(|b| !lead.contains(b)));
+                let mut at = 0;
+                let moves = order
+                    .iter()
+                    .map(|&b| {
+                        let (start, len) = spans[b];
+                        let mask = (u64::MAX >> (F - len)) << (F - start - len);
+                        let rotation = (start + F - at) % F;
+                        at += len;
+                        (mask, rotation)
+                    })
+                    .collect();
                 TableLayout {
                     order,
                     leading,
                     leading_bits,
+                    moves,
                 }
             })
             .collect();
@@ -144,15 +158,12 @@ impl Plan {
     /// The permuted key of `fp` in table `table`: the table's blocks, in its order, from the
     /// most significant bit down. A permutation of bits keeps Hamming distances.
     pub fn permute(&self, table: usize, fp: u64) -> u64 {
-        let mut out = 0u64;
-        let mut at = 0u32;
-        for &b in &self.tables[table].order {
-            let (start, len) = self.blocks[b];
-            let bits = (fp << start) >> (F - len);
-            out |= bits << (F - at - len);
-            at += len;
-        }
-        out
+        self.tables[table]
+            .moves
+            .iter()
+            .fold(0, |out, &(mask, rotation)| {
+                out | (fp & mask).rotate_left(rotation)
+            })
     }
 
     /// The mask of the leading bits of table `table`'s keys.
@@ -220,6 +231,25 @@ mod tests {
                 (a ^ b).count_ones(),
                 (plan.permute(t, a) ^ plan.permute(t, b)).count_ones()
             );
+        }
+    }
+
+    #[test]
+    fn permuted_keys_are_the_blocks_in_table_order() {
+        for (k, r) in [(0, 1), (3, 4), (3, 5), (3, 7), (6, 16)] {
+            let plan = Plan::with_blocks(k, r).unwrap();
+            for fp in [0x0123_4567_89ab_cdefu64, u64::MAX, 1, 1 << 63, 0xdead_beef] {
+                for (t, table) in plan.tables.iter().enumerate() {
+                    // Block by block: take each block's bits and append them in table order.
+                    let mut want = 0u128;
+                    for &b in &table.order {
+                        let (start, len) = plan.blocks[b];
+                        let bits = u128::from((fp << start) >> (F - len));
+                        want = (want << len) | bits;
+                    }
+                    assert_eq!(plan.permute(t, fp), want as u64, "k {k} r {r} table {t}");
+                }
+            }
         }
     }
 
