@@ -182,6 +182,38 @@ impl Memory {
             .map(u64::from)
     }
 
+    /// Asks for the cache lines that probes for `keys` (and `digest`) will read: all the
+    /// offsets first, then all the first entries, so that the misses overlap.
+    fn prefetch(&self, keys: &[u64], digest: Option<Digest>) {
+        let digest_key = digest.map(|d| (d.0 >> 64) as u64);
+        for (table, &key) in self.tables.iter().zip(keys) {
+            table.prefetch_offsets(key);
+        }
+        if let Some(key) = digest_key {
+            self.digests.prefetch_offsets(key);
+        }
+        for (table, &key) in self.tables.iter().zip(keys) {
+            table.prefetch_entries(key);
+        }
+        if let Some(key) = digest_key {
+            self.digests.prefetch_entries(key);
+        }
+    }
+
+    /// Documents within `k` of the fingerprint whose permuted keys are `keys`, by id.
+    fn near(&self, keys: &[u64], k: u32) -> Vec<(DocId, u32)> {
+        let mut found = Vec::with_capacity(4);
+        for (table, &key) in self.tables.iter().zip(keys) {
+            table.probe(key, k, &mut found);
+        }
+        found.sort_unstable();
+        found.dedup_by_key(|e| e.0);
+        found
+            .into_iter()
+            .map(|(id, d)| (u64::from(id), d))
+            .collect()
+    }
+
     fn add(&mut self, keys: &[u64], digest: Digest, id: u32) {
         for (table, &key) in self.tables.iter_mut().zip(keys) {
             table.insert(key, id);
@@ -375,22 +407,8 @@ impl SimhashIndex {
 
     fn query_keys(&self, keys: &[u64]) -> Vec<(DocId, u32)> {
         let memory = self.read();
-        let mut found = Vec::new();
-        for (table, &key) in memory.tables.iter().zip(keys) {
-            table.prefetch_offsets(key);
-        }
-        for (table, &key) in memory.tables.iter().zip(keys) {
-            table.prefetch_entries(key);
-        }
-        for (table, &key) in memory.tables.iter().zip(keys) {
-            table.probe(key, self.plan.k, &mut found);
-        }
-        found.sort_unstable();
-        found.dedup_by_key(|e| e.0);
-        found
-            .into_iter()
-            .map(|(id, d)| (u64::from(id), d))
-            .collect()
+        memory.prefetch(keys, None);
+        memory.near(keys, self.plan.k)
     }
 
     /// The stored document with this id.
@@ -427,11 +445,15 @@ impl SimhashIndex {
         mut confirm: impl FnMut(DocId, u32) -> bool,
     ) -> Result<Decision, IndexError> {
         let _writer = lock(&self.writer);
-        if let Some(id) = self.read().exact(record.digest) {
-            return Ok(Decision::Exact(id));
-        }
         let keys = self.keys(record.simhash);
-        let mut near = self.query_keys(&keys);
+        let mut near = {
+            let memory = self.read();
+            memory.prefetch(&keys, Some(record.digest));
+            if let Some(id) = memory.exact(record.digest) {
+                return Ok(Decision::Exact(id));
+            }
+            memory.near(&keys, self.plan.k)
+        };
         near.sort_by_key(|&(id, d)| (d, id));
         for (of, distance) in near {
             if confirm(of, distance) {
@@ -503,19 +525,22 @@ fn build_memory(plan: &Plan, rows: &[Row]) -> Memory {
         .map_or(1, |n| n.get())
         .clamp(1, jobs);
     let next = std::sync::atomic::AtomicUsize::new(0);
+    // The tables read only these 8 of a row's 24 bytes, twice each: a third of the traffic.
+    let simhashes: Vec<u64> = rows.iter().map(|r| r.simhash).collect();
+    let digest_high: Vec<u64> = rows.iter().map(|r| (r.digest >> 64) as u64).collect();
     let build = |job: usize, scratch: &mut Scratch| {
         if job < table_count {
             Bucketed::build_from(
                 plan.tables[job].leading_bits,
-                rows.len(),
-                |i| (plan.permute(job, rows[i].simhash), i as u32),
+                simhashes.len(),
+                |i| (plan.permute(job, simhashes[i]), i as u32),
                 scratch,
             )
         } else {
             Bucketed::build_from(
                 64,
-                rows.len(),
-                |i| ((rows[i].digest >> 64) as u64, i as u32),
+                digest_high.len(),
+                |i| (digest_high[i], i as u32),
                 scratch,
             )
         }
