@@ -8,10 +8,13 @@
 //! the rows on open rather than stored once per table.
 //!
 //! # Memory
-//! Per table, the (permuted key, id) entries bucketed by the top bits of the key (a counting
-//! sort, O(n)), plus a small ordered set of recent inserts merged in when it passes an
-//! eighth of the table; exact digests in the same structure. A query reads one bucket per
-//! table.
+//! Per table, the (permuted key, id) entries bucketed by the top bits of the key (about two
+//! per bucket; built in O(n) by one scatter pass and a per-group counting sort), plus a list
+//! of recent inserts chained from a direct-mapped array of heads, merged in by one
+//! sequential pass when it passes a quarter of the table; exact digests in the same
+//! structure. A query reads one bucket and one chain per table, and asks for the cache
+//! lines of all tables before it reads any. On open the tables are built in parallel, one
+//! table per job, from the stored simhashes.
 //!
 //! # Atomicity
 //! [`SimhashIndex::check_and_insert`] looks up and inserts under one lock: of many callers
