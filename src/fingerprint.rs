@@ -647,15 +647,46 @@ fn flush_unspaced(prev: &mut Option<char>, run: &mut usize, emit: &mut impl FnMu
 
 /// Digest of the whitespace-normalised text, and its length in characters.
 fn normalized_digest(text: &str) -> (Digest, usize) {
-    let mut normalized = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
-        if !normalized.is_empty() {
-            normalized.push(' ');
+    let bytes = text.as_bytes();
+    let mut normalized: Vec<u8> = Vec::with_capacity(text.len());
+    // Runs between whitespace are copied whole. A byte below 0x80 is whitespace by table;
+    // only the lead bytes of the multi-byte whitespace characters (U+0085, U+00A0, U+1680,
+    // U+2000-U+205F, U+3000) make the character be decoded: the same splits as
+    // `str::split_whitespace`, without looking at every character.
+    let mut start = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let width = match b {
+            b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b' ' => 1,
+            0xC2 | 0xE1 | 0xE2 | 0xE3 => text[i..]
+                .chars()
+                .next()
+                .filter(|c| c.is_whitespace())
+                .map_or(0, char::len_utf8),
+            _ => 0,
+        };
+        if width == 0 {
+            start.get_or_insert(i);
+            i += 1;
+            continue;
         }
-        normalized.push_str(word);
+        if let Some(from) = start.take() {
+            if !normalized.is_empty() {
+                normalized.push(b' ');
+            }
+            normalized.extend_from_slice(&bytes[from..i]);
+        }
+        i += width;
     }
-    let chars = normalized.chars().count();
-    (Digest(xxh3_128(normalized.as_bytes())), chars)
+    if let Some(from) = start {
+        if !normalized.is_empty() {
+            normalized.push(b' ');
+        }
+        normalized.extend_from_slice(&bytes[from..]);
+    }
+    let chars = normalized.iter().filter(|&&b| (b as i8) >= -0x40).count();
+    (Digest(xxh3_128(&normalized)), chars)
 }
 
 /// The tokens of a text, as the fingerprint sees them (for inspection and tests).
@@ -843,6 +874,18 @@ mod tests {
                 .map(str::to_ascii_lowercase)
                 .collect();
             proptest::prop_assert_eq!(tokens(&text), want);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn digest_normalises_whitespace_as_split_whitespace_does(
+            text in "([a-zé東 \t\n\r\x0b\x0c\u{85}\u{a0}\u{1680}\u{2000}\u{200a}\u{200b}\u{2028}\u{202f}\u{205f}\u{3000}\u{c0}\u{e100}]|\u{feff}){0,60}"
+        ) {
+            let plain = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let (digest, chars) = normalized_digest(&text);
+            proptest::prop_assert_eq!(digest, Digest(xxh3_128(plain.as_bytes())));
+            proptest::prop_assert_eq!(chars, plain.chars().count());
         }
     }
 
