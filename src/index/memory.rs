@@ -376,15 +376,19 @@ mod tests {
         assert_eq!(got, want);
     }
 
-    #[test]
-    fn merges_keep_every_entry_in_its_bucket() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
+    /// A deterministic stream of 64-bit keys (xorshift64) from `state`.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    #[test]
+    fn merges_keep_every_entry_in_its_bucket() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let entries: Vec<(u64, u32)> = (0..60_000).map(|i| (next(), i)).collect();
         let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..20_000].iter().copied().unzip();
         let mut table = Bucketed::build(20, keys, ids);
@@ -409,13 +413,7 @@ mod tests {
 
     #[test]
     fn probe_finds_exactly_the_entries_sharing_the_prefix_within_k() {
-        let mut state = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x1234_5678_9abc_def1u64);
         let leading = 12;
         let keys: Vec<u64> = (0..20_000).map(|_| next()).collect();
         let mut table = Bucketed::build(leading, keys[..15_000].to_vec(), (0..15_000).collect());
