@@ -7,6 +7,7 @@
 //! ```text
 //! cargo bench --bench crawl             # 1,000 articles per topic: 20,000+ pages
 //! cargo bench --bench crawl -- 200      # a smaller site
+//! cargo bench --bench crawl -- --rounds 5 ours   # five runs of crawldedup alone
 //! ```
 
 use std::path::Path;
@@ -85,13 +86,37 @@ fn child(args: &[String]) {
     );
 }
 
+fn rate(v: &serde_json::Value) -> f64 {
+    v["pages"].as_f64().unwrap_or(0.0) / v["seconds"].as_f64().unwrap_or(f64::NAN)
+}
+
+fn describe(which: &str, v: &serde_json::Value) -> String {
+    let pages = v["pages"].as_f64().unwrap_or(0.0);
+    let seconds = v["seconds"].as_f64().unwrap_or(f64::NAN);
+    let cpu = v["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
+    let main_cpu = v["main_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
+    format!(
+        "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, {:5.0} us of CPU per page ({:3.0} us on the main thread), peak memory {:.0} MiB",
+        pages / seconds,
+        cpu / pages * 1e6,
+        main_cpu / pages * 1e6,
+        v["peak_kib"].as_f64().unwrap_or(0.0) / 1024.0
+    )
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--child") {
         child(&args[1..]);
         return;
     }
-    let per_topic: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1000);
+    // The first number that is not the value of `--rounds`.
+    let per_topic: usize = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || args[i - 1] != "--rounds")
+        .find_map(|(_, a)| a.parse().ok())
+        .unwrap_or(1000);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime
         .block_on(crawldedup::fixture::serve(
@@ -103,40 +128,50 @@ fn main() {
         "site: {} articles on 5 topics, each in 4 versions, on {url}",
         per_topic * 5
     );
-    let mut results = Vec::new();
     // `ours` or `spider` among the arguments runs that crawler alone (for profiling).
     let only: Vec<&str> = ["ours", "spider"]
         .into_iter()
         .filter(|w| args.iter().any(|a| a == w))
         .collect();
-    for which in ["ours", "spider"] {
-        if !only.is_empty() && !only.contains(&which) {
-            continue;
-        }
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--child", which, &url])
-            .output()
-            .unwrap();
-        let line = String::from_utf8_lossy(&out.stdout);
-        let v: serde_json::Value = serde_json::from_str(line.trim().lines().last().unwrap_or("{}"))
+    // `--rounds N`: each crawler runs N times, taking turns, and the median run is quoted
+    // (the machine's neighbours move single runs by 10-20%).
+    let rounds: usize = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let crawlers: Vec<&str> = ["ours", "spider"]
+        .into_iter()
+        .filter(|w| only.is_empty() || only.contains(w))
+        .collect();
+    let mut runs: Vec<Vec<serde_json::Value>> = vec![Vec::new(); crawlers.len()];
+    for round in 0..rounds {
+        for (i, which) in crawlers.iter().enumerate() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--child", which, &url])
+                .output()
+                .unwrap();
+            let line = String::from_utf8_lossy(&out.stdout);
+            let v: serde_json::Value = serde_json::from_str(
+                line.trim().lines().last().unwrap_or("{}"),
+            )
             .unwrap_or_else(|_| panic!("{which}: {}", String::from_utf8_lossy(&out.stderr)));
-        let pages = v["pages"].as_f64().unwrap_or(0.0);
-        let seconds = v["seconds"].as_f64().unwrap_or(f64::NAN);
-        let cpu = v["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
-        let main_cpu = v["main_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
-        println!(
-            "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, {:5.0} us of CPU per page ({:3.0} us on the main thread), peak memory {:.0} MiB",
-            pages / seconds,
-            cpu / pages * 1e6,
-            main_cpu / pages * 1e6,
-            v["peak_kib"].as_f64().unwrap_or(0.0) / 1024.0
-        );
-        results.push(pages / seconds);
+            println!("round {}: {}", round + 1, describe(which, &v));
+            runs[i].push(v);
+        }
     }
-    if results.len() == 2 {
+    let mut rates = Vec::new();
+    for (which, mut runs) in crawlers.iter().zip(runs) {
+        runs.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+        let median = &runs[runs.len() / 2];
+        println!("median of {rounds}: {}", describe(which, median));
+        rates.push(rate(median));
+    }
+    if rates.len() == 2 {
         println!(
-            "crawldedup (with extraction, dedup and output) / spider (fetch and links): {:.2}x pages/s",
-            results[0] / results[1]
+            "crawldedup (with extraction, dedup and output) / spider (fetch and links): {:.2}x pages/s (medians)",
+            rates[0] / rates[1]
         );
     }
     drop(server);

@@ -25,6 +25,7 @@ use crate::config::Config;
 use crate::content::{self, Extracted};
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
 use crate::fingerprint::Fingerprint;
+use crate::index::DocId;
 use crate::urls::Canonicalizer;
 
 /// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
@@ -314,12 +315,24 @@ impl OutputFiles {
         }
     }
 
-    fn write(&mut self, which: usize, line: &serde_json::Value) -> Result<(), CrawlError> {
+    fn write(&mut self, line: &Line) -> Result<(), CrawlError> {
+        let which = match line {
+            Line::Page(_) => 0,
+            Line::Duplicate(_) => 1,
+            Line::Failure(_) => 2,
+        };
         if which < 2 && !self.jsonl {
             return Ok(());
         }
         let file = &mut self.files[which];
-        writeln!(file, "{line}").map_err(|source| CrawlError::Output {
+        let written = match line {
+            Line::Page(l) => serde_json::to_writer(&mut *file, l),
+            Line::Duplicate(l) => serde_json::to_writer(&mut *file, l),
+            Line::Failure(l) => serde_json::to_writer(&mut *file, l),
+        }
+        .map_err(std::io::Error::from)
+        .and_then(|()| file.write_all(b"\n"));
+        written.map_err(|source| CrawlError::Output {
             path: self.paths[which].clone(),
             source,
         })
@@ -353,10 +366,59 @@ impl OutputFiles {
 /// last one.
 type SyncAnswer = Result<([u64; 3], (u64, u64)), CrawlError>;
 
+/// A line of pages.jsonl (the fields are the contract in design.md; their order is kept).
+#[derive(Serialize)]
+struct PageLine {
+    url: String,
+    final_url: String,
+    status: u16,
+    fetched_at: String,
+    depth: u32,
+    title: Option<String>,
+    language: Option<String>,
+    simhash: String,
+    digest: String,
+    id: DocId,
+    bytes: usize,
+    text: String,
+    redirects: Vec<String>,
+}
+
+/// A line of duplicates.jsonl.
+#[derive(Serialize)]
+struct DuplicateLine {
+    url: String,
+    final_url: String,
+    fetched_at: String,
+    kind: &'static str,
+    verdict: &'static str,
+    of: String,
+    distance: u32,
+    depth: u32,
+}
+
+/// A line of failures.jsonl.
+#[derive(Serialize)]
+struct FailureLine {
+    url: String,
+    kind: String,
+    reason: String,
+    status: Option<u16>,
+    attempts: u32,
+    depth: u32,
+}
+
+/// A JSONL line, built by the crawl loop and serialized by the writer thread.
+enum Line {
+    Page(Box<PageLine>),
+    Duplicate(DuplicateLine),
+    Failure(FailureLine),
+}
+
 /// One write for the writer thread.
 enum OutputJob {
-    /// A line of pages.jsonl (0), duplicates.jsonl (1) or failures.jsonl (2).
-    Line(usize, serde_json::Value),
+    /// A line of pages.jsonl, duplicates.jsonl or failures.jsonl.
+    Line(Line),
     /// A WARC response record for a stored page.
     Response {
         url: String,
@@ -377,19 +439,27 @@ enum OutputJob {
     Sync(std::sync::mpsc::Sender<SyncAnswer>),
 }
 
-/// Jobs the writer may hold before the crawl loop waits for it: enough to ride out a
+/// Batches the writer may hold before the crawl loop waits for it: enough to ride out a
 /// burst, few enough that a stalled disk slows the crawl instead of filling memory.
-const OUTPUT_QUEUE: usize = 1024;
+const OUTPUT_QUEUE: usize = 32;
+
+/// Jobs gathered before they go to the writer as one batch: one wake-up of the writer
+/// thread per batch instead of one per record.
+const OUTPUT_BATCH: usize = 64;
 
 /// The crawl loop's handle on the outputs. Serializing JSON and compressing WARC records
 /// happen on a thread of their own, so that the loop that decides pages never waits for
-/// them; [`Outputs::sync`] (at each checkpoint) waits until everything sent before it is on
-/// disk, which keeps the checkpoint's lengths exact. A write error is kept and reported
-/// by the next sync, so a checkpoint never records output that was not written.
+/// them. Jobs are gathered into batches; [`Outputs::flush`] hands the open batch over (the
+/// loop calls it before it waits for work), and [`Outputs::sync`] (at each checkpoint)
+/// waits until everything sent before it is on disk, which keeps the checkpoint's lengths
+/// exact. A write error is kept and reported by the next sync, so a checkpoint never
+/// records output that was not written.
 struct Outputs {
     /// WARC records are written (`output.warc`).
     warc: bool,
-    jobs: Option<std::sync::mpsc::SyncSender<OutputJob>>,
+    jobs: Option<std::sync::mpsc::SyncSender<Vec<OutputJob>>>,
+    /// Jobs not yet handed to the writer.
+    batch: Vec<OutputJob>,
     thread: Option<std::thread::JoinHandle<()>>,
     out_dir: PathBuf,
 }
@@ -401,12 +471,12 @@ impl Outputs {
         record: &CheckpointRecord,
     ) -> Result<Outputs, CrawlError> {
         let mut files = OutputFiles::open(dir, output, record)?;
-        let (jobs, queue) = std::sync::mpsc::sync_channel::<OutputJob>(OUTPUT_QUEUE);
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Vec<OutputJob>>(OUTPUT_QUEUE);
         let thread = std::thread::Builder::new()
             .name("crawldedup-output".into())
             .spawn(move || {
                 let mut failed: Option<CrawlError> = None;
-                for job in queue {
+                for job in queue.into_iter().flatten() {
                     let result = match job {
                         OutputJob::Sync(reply) => {
                             let answer = match failed.take() {
@@ -417,7 +487,7 @@ impl Outputs {
                             continue;
                         }
                         _ if failed.is_some() => continue,
-                        OutputJob::Line(which, line) => files.write(which, &line),
+                        OutputJob::Line(line) => files.write(&line),
                         OutputJob::Response {
                             url,
                             status,
@@ -456,6 +526,7 @@ impl Outputs {
         Ok(Outputs {
             warc: output.warc,
             jobs: Some(jobs),
+            batch: Vec::with_capacity(OUTPUT_BATCH),
             thread: Some(thread),
             out_dir: dir.to_path_buf(),
         })
@@ -468,25 +539,41 @@ impl Outputs {
         }
     }
 
-    fn send(&self, job: OutputJob) -> Result<(), CrawlError> {
-        let jobs = self.jobs.as_ref().ok_or_else(|| self.gone())?;
-        jobs.send(job).map_err(|_| self.gone())
+    fn send(&mut self, job: OutputJob) -> Result<(), CrawlError> {
+        self.batch.push(job);
+        if self.batch.len() >= OUTPUT_BATCH {
+            self.flush()?;
+        }
+        Ok(())
     }
 
-    fn write(&mut self, which: usize, line: serde_json::Value) -> Result<(), CrawlError> {
-        self.send(OutputJob::Line(which, line))
+    /// Hands the open batch to the writer thread.
+    fn flush(&mut self) -> Result<(), CrawlError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(OUTPUT_BATCH));
+        let jobs = self.jobs.as_ref().ok_or_else(|| self.gone())?;
+        jobs.send(batch).map_err(|_| self.gone())
+    }
+
+    fn write(&mut self, line: Line) -> Result<(), CrawlError> {
+        self.send(OutputJob::Line(line))
     }
 
     fn sync(&mut self) -> SyncAnswer {
         let (reply, answer) = std::sync::mpsc::channel();
         self.send(OutputJob::Sync(reply))?;
+        self.flush()?;
         answer.recv().map_err(|_| self.gone())?
     }
 }
 
 impl Drop for Outputs {
     fn drop(&mut self) {
-        // Closing the queue ends the thread once it has written what it holds.
+        // What is still gathered goes to the writer; closing the queue then ends the
+        // thread once it has written what it holds.
+        let _ = self.flush();
         self.jobs.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -760,10 +847,11 @@ pub async fn crawl_with(
             wake_at = Some(wake_at.map_or(*at, |w: Instant| w.min(*at)));
         }
         let sleep_until = wake_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
+        // The writer gets what this round gathered before the loop waits.
+        outputs.flush()?;
         tokio::select! {
             received = done_rx.recv() => {
                 if let Some(work) = received {
-                    in_flight -= 1;
                     let mut ledger = Ledger {
                         dedup: &dedup,
                         frontier: &mut frontier,
@@ -772,7 +860,14 @@ pub async fn crawl_with(
                         hosts: &mut hosts,
                         delayed: &mut delayed,
                     };
+                    in_flight -= 1;
                     handle(work, &mut ledger, &shared)?;
+                    // Whatever else has finished is handled in the same round, before the
+                    // next dispatch.
+                    while let Ok(work) = done_rx.try_recv() {
+                        in_flight -= 1;
+                        handle(work, &mut ledger, &shared)?;
+                    }
                 }
             }
             _ = tokio::time::sleep_until(sleep_until.into()) => {}
@@ -870,6 +965,23 @@ fn relevance(keywords: &[String], text: &str) -> u32 {
         .count() as u32
 }
 
+/// HTML bodies up to this size are extracted and fingerprinted on the runtime worker that
+/// fetched them (well under a millisecond of CPU); bigger ones go to the blocking pool, so
+/// that a big page never holds up the network work queued on that worker. Handing every
+/// page to another thread costs two thread wake-ups per page, which on a crawl of small
+/// pages was a tenth of the CPU.
+const INLINE_EXTRACTION_BYTES: usize = 64 * 1024;
+
+fn extract_and_fingerprint(
+    body: &[u8],
+    content_type: Option<&str>,
+    url: &Url,
+) -> (Extracted, Fingerprint) {
+    let extracted = content::extract_bytes(body, content_type, Some(url));
+    let fingerprint = Fingerprint::of(&extracted.text);
+    (extracted, fingerprint)
+}
+
 /// Fetches one task (after robots.txt) and extracts it.
 async fn work(shared: &Shared, task: Task) -> Work {
     let mut crawl_delay = None;
@@ -908,23 +1020,27 @@ async fn work(shared: &Shared, task: Task) -> Work {
                 && !content::decode::looks_binary(&fetched.body)
                 && (200..300).contains(&fetched.status);
             let mut fetched = fetched;
-            let extracted = if html {
+            let extracted = if !html {
+                None
+            } else if fetched.body.len() <= INLINE_EXTRACTION_BYTES {
+                Some(Box::new(extract_and_fingerprint(
+                    &fetched.body,
+                    fetched.content_type.as_deref(),
+                    &fetched.url,
+                )))
+            } else {
                 // The body goes to the blocking pool and comes back, without a copy.
                 let body = std::mem::take(&mut fetched.body);
                 let content_type = fetched.content_type.clone();
                 let url = fetched.url.clone();
                 let (body, extracted) = tokio::task::spawn_blocking(move || {
-                    let extracted =
-                        content::extract_bytes(&body, content_type.as_deref(), Some(&url));
-                    let fingerprint = Fingerprint::of(&extracted.text);
-                    (body, Box::new((extracted, fingerprint)))
+                    let extracted = extract_and_fingerprint(&body, content_type.as_deref(), &url);
+                    (body, Box::new(extracted))
                 })
                 .await
                 .map_or((Vec::new(), None), |(body, e)| (body, Some(e)));
                 fetched.body = body;
                 extracted
-            } else {
-                None
             };
             Work::Page {
                 task,
@@ -1025,17 +1141,14 @@ fn handle(work: Work, ledger: &mut Ledger<'_>, shared: &Shared) -> Result<(), Cr
     let task = work.task().clone();
     if let Some(failure) = outcome(work, ledger, shared)? {
         ledger.totals.failures += 1;
-        ledger.outputs.write(
-            2,
-            serde_json::json!({
-                "url": task.url.as_str(),
-                "kind": failure.kind,
-                "reason": failure.reason,
-                "status": failure.status,
-                "attempts": task.attempts + 1,
-                "depth": task.depth,
-            }),
-        )?;
+        ledger.outputs.write(Line::Failure(FailureLine {
+            url: task.url.to_string(),
+            kind: failure.kind,
+            reason: failure.reason,
+            status: failure.status,
+            attempts: task.attempts + 1,
+            depth: task.depth,
+        }))?;
         ledger.frontier.finish(task, true);
     }
     Ok(())
@@ -1163,6 +1276,7 @@ fn outcome(
                 dedup.check_fingerprinted(final_url.as_str(), &extracted.text, &fingerprint)?;
             let fetched_at = humantime::format_rfc3339_seconds(fetched_at).to_string();
             let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
+            let mut parent_relevance = 0;
             match &verdict {
                 PageVerdict::Unique {
                     id,
@@ -1170,24 +1284,22 @@ fn outcome(
                     digest,
                 } => {
                     totals.stored += 1;
-                    outputs.write(
-                        0,
-                        serde_json::json!({
-                            "url": task.url.as_str(),
-                            "final_url": final_url.as_str(),
-                            "status": status,
-                            "fetched_at": fetched_at,
-                            "depth": task.depth,
-                            "title": extracted.title,
-                            "language": extracted.language,
-                            "simhash": fingerprint.to_string(),
-                            "digest": digest.to_string(),
-                            "id": id,
-                            "bytes": body.len(),
-                            "text": extracted.text,
-                            "redirects": redirect_list,
-                        }),
-                    )?;
+                    parent_relevance = relevance(keywords, &extracted.text).min(5);
+                    outputs.write(Line::Page(Box::new(PageLine {
+                        url: task.url.to_string(),
+                        final_url: final_url.to_string(),
+                        status,
+                        fetched_at,
+                        depth: task.depth,
+                        title: extracted.title,
+                        language: extracted.language,
+                        simhash: fingerprint.to_string(),
+                        digest: digest.to_string(),
+                        id: *id,
+                        bytes: body.len(),
+                        text: extracted.text,
+                        redirects: redirect_list,
+                    })))?;
                     if outputs.warc {
                         outputs.send(OutputJob::Response {
                             url: final_url.to_string(),
@@ -1203,19 +1315,20 @@ fn outcome(
                         PageVerdict::NearDuplicate { distance, .. } => *distance,
                         _ => 0,
                     };
-                    outputs.write(
-                        1,
-                        serde_json::json!({
-                            "url": task.url.as_str(),
-                            "final_url": final_url.as_str(),
-                            "fetched_at": fetched_at,
-                            "kind": if matches!(verdict, PageVerdict::ExactDuplicate { .. }) { "exact" } else { "near" },
-                            "verdict": verdict.label(),
-                            "of": of.name,
-                            "distance": distance,
-                            "depth": task.depth,
-                        }),
-                    )?;
+                    outputs.write(Line::Duplicate(DuplicateLine {
+                        url: task.url.to_string(),
+                        final_url: final_url.to_string(),
+                        fetched_at,
+                        kind: if matches!(verdict, PageVerdict::ExactDuplicate { .. }) {
+                            "exact"
+                        } else {
+                            "near"
+                        },
+                        verdict: verdict.label(),
+                        of: of.name.clone(),
+                        distance,
+                        depth: task.depth,
+                    }))?;
                     let near =
                         matches!(verdict, PageVerdict::NearDuplicate { .. }).then_some(distance);
                     if outputs.warc {
@@ -1239,7 +1352,6 @@ fn outcome(
             }
             // Links: duplicates' links are not followed (their originals' were).
             if matches!(verdict, PageVerdict::Unique { .. }) && task.depth < max_depth {
-                let parent_relevance = relevance(keywords, &extracted.text).min(5);
                 for link in &extracted.links {
                     if link.nofollow {
                         continue;

@@ -35,6 +35,11 @@ pub struct WarcWriter {
     number: u64,
     file: std::fs::File,
     length: u64,
+    /// One gzip compressor for all records, reset between them: setting one up costs more
+    /// than compressing a small record.
+    gzip: flate2::Compress,
+    /// The compressed record being built.
+    member: Vec<u8>,
 }
 
 fn file_name(number: u64) -> String {
@@ -76,6 +81,8 @@ impl WarcWriter {
             number,
             file,
             length,
+            gzip: flate2::Compress::new_gzip(flate2::Compression::fast(), 15),
+            member: Vec::new(),
         };
         use std::io::Seek;
         writer.file.seek(std::io::SeekFrom::Start(length))?;
@@ -100,7 +107,7 @@ impl WarcWriter {
             "warcinfo",
             None,
             &[("Content-Type", "application/warc-fields".into())],
-            body.as_bytes(),
+            &[body.as_bytes()],
         )
     }
 
@@ -115,41 +122,67 @@ impl WarcWriter {
         Ok(())
     }
 
+    /// Writes one record, its block being `parts` one after the other, as one gzip member.
     fn record(
         &mut self,
         kind: &str,
         target: Option<&str>,
         fields: &[(&str, String)],
-        block: &[u8],
+        parts: &[&[u8]],
     ) -> std::io::Result<()> {
-        let mut head = String::new();
-        head.push_str("WARC/1.1\r\n");
-        head.push_str(&format!("WARC-Type: {kind}\r\n"));
-        head.push_str(&format!(
-            "WARC-Record-ID: <urn:uuid:{}>\r\n",
-            uuid::Uuid::new_v4()
-        ));
-        head.push_str(&format!(
-            "WARC-Date: {}\r\n",
+        use std::fmt::Write as _;
+        let block_length: usize = parts.iter().map(|p| p.len()).sum();
+        let mut head = String::with_capacity(512);
+        let _ = write!(
+            head,
+            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{}>\r\nWARC-Date: {}\r\n",
+            uuid::Uuid::new_v4(),
             humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-        ));
+        );
         if let Some(target) = target {
-            head.push_str(&format!("WARC-Target-URI: {target}\r\n"));
+            let _ = write!(head, "WARC-Target-URI: {target}\r\n");
         }
         for (name, value) in fields {
-            head.push_str(&format!("{name}: {value}\r\n"));
+            let _ = write!(head, "{name}: {value}\r\n");
         }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
-        let mut encoder = flate2::write::GzEncoder::new(
-            Vec::with_capacity(block.len() / 3 + 256),
-            flate2::Compression::fast(),
-        );
-        encoder.write_all(head.as_bytes())?;
-        encoder.write_all(block)?;
-        encoder.write_all(b"\r\n\r\n")?;
-        let member = encoder.finish()?;
-        self.file.write_all(&member)?;
-        self.length += member.len() as u64;
+        let _ = write!(head, "Content-Length: {block_length}\r\n\r\n");
+        self.gzip.reset();
+        self.member.clear();
+        self.member.reserve(block_length / 3 + 1024);
+        let mut pieces = Vec::with_capacity(parts.len() + 2);
+        pieces.push(head.as_bytes());
+        pieces.extend_from_slice(parts);
+        pieces.push(b"\r\n\r\n");
+        let last = pieces.len() - 1;
+        for (i, piece) in pieces.into_iter().enumerate() {
+            let flush = if i == last {
+                flate2::FlushCompress::Finish
+            } else {
+                flate2::FlushCompress::None
+            };
+            let mut input = piece;
+            loop {
+                if self.member.capacity() - self.member.len() < 256 {
+                    self.member.reserve(input.len() / 2 + 4096);
+                }
+                let before = self.gzip.total_in();
+                let status = self
+                    .gzip
+                    .compress_vec(input, &mut self.member, flush)
+                    .map_err(std::io::Error::other)?;
+                input = &input[(self.gzip.total_in() - before) as usize..];
+                let done = if i == last {
+                    status == flate2::Status::StreamEnd
+                } else {
+                    input.is_empty()
+                };
+                if done {
+                    break;
+                }
+            }
+        }
+        self.file.write_all(&self.member)?;
+        self.length += self.member.len() as u64;
         Ok(())
     }
 
@@ -162,17 +195,20 @@ impl WarcWriter {
         body: &[u8],
     ) -> std::io::Result<()> {
         self.rotate_if_full()?;
-        let mut block = http_head(status, content_type, body.len());
-        block.extend_from_slice(body);
+        let head = http_head(status, content_type, body.len());
+        let block_digest = sha1::Sha1::new()
+            .chain_update(&head)
+            .chain_update(body)
+            .finalize();
         let fields = [
             (
                 "Content-Type",
                 "application/http;msgtype=response".to_string(),
             ),
             ("WARC-Payload-Digest", sha1_digest(body)),
-            ("WARC-Block-Digest", sha1_digest(&block)),
+            ("WARC-Block-Digest", base32_digest(&block_digest)),
         ];
-        self.record("response", Some(url), &fields, &block)
+        self.record("response", Some(url), &fields, &[&head, body])
     }
 
     /// A `revisit` record for a duplicate of `original` (exact when `distance` is `None`).
@@ -206,7 +242,7 @@ impl WarcWriter {
         if let Some(d) = distance {
             fields.push(("WARC-Simhash-Distance", d.to_string()));
         }
-        self.record("revisit", Some(url), &fields, &block)
+        self.record("revisit", Some(url), &fields, &[&block])
     }
 }
 
@@ -226,8 +262,11 @@ fn http_head(status: u16, content_type: Option<&str>, length: usize) -> Vec<u8> 
 
 /// `sha1:` and the base32 SHA-1 of `bytes`, as WARC digests are written.
 pub fn sha1_digest(bytes: &[u8]) -> String {
-    let digest = sha1::Sha1::digest(bytes);
-    format!("sha1:{}", data_encoding::BASE32.encode(&digest))
+    base32_digest(&sha1::Sha1::digest(bytes))
+}
+
+fn base32_digest(digest: &[u8]) -> String {
+    format!("sha1:{}", data_encoding::BASE32.encode(digest))
 }
 
 #[cfg(test)]
@@ -303,6 +342,66 @@ mod tests {
         assert!(
             all[2].contains(NEAR_DUPLICATE_PROFILE) && all[2].contains("WARC-Simhash-Distance: 2")
         );
+    }
+
+    /// Every record is a gzip member of its own, its Content-Length is its block's length
+    /// and its block digest is the SHA-1 of that block, for small and big (incompressible)
+    /// bodies written by one reused compressor.
+    #[test]
+    fn each_record_is_one_member_with_a_matching_block_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(dir.path(), u64::MAX, (0, 0)).unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..300_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        let bodies: [&[u8]; 4] = [b"<p>hello</p>", &noise, b"", &[b'a'; 70_000]];
+        for (i, body) in bodies.iter().enumerate() {
+            w.response(&format!("http://a.test/{i}"), 200, Some("text/html"), body)
+                .unwrap();
+            w.revisit(
+                &format!("http://a.test/{i}?copy"),
+                200,
+                None,
+                body,
+                "http://a.test/",
+                None,
+            )
+            .unwrap();
+        }
+        drop(w);
+        let bytes = std::fs::read(dir.path().join(file_name(0))).unwrap();
+        let mut rest = &bytes[..];
+        let mut members = Vec::new();
+        while !rest.is_empty() {
+            let mut decoder = flate2::bufread::GzDecoder::new(rest);
+            let mut record = Vec::new();
+            decoder.read_to_end(&mut record).unwrap();
+            rest = decoder.into_inner();
+            members.push(record);
+        }
+        assert_eq!(members.len(), 1 + 2 * bodies.len());
+        for record in &members[1..] {
+            let split = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+            let head = String::from_utf8_lossy(&record[..split]);
+            let block = &record[split + 4..record.len() - 4];
+            let field = |name: &str| {
+                head.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .unwrap()
+                    .to_string()
+            };
+            assert_eq!(field("Content-Length: "), block.len().to_string());
+            assert_eq!(field("WARC-Block-Digest: "), sha1_digest(block));
+            assert!(record.ends_with(b"\r\n\r\n"));
+        }
+        let response = &members[3];
+        assert!(response.ends_with(&[&noise[..], b"\r\n\r\n"].concat()));
     }
 
     #[test]
