@@ -25,6 +25,9 @@ pub const NEAR_DUPLICATE_PROFILE: &str = "https://crawldedup.invalid/warc/revisi
 const IDENTICAL_PAYLOAD_PROFILE: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
+/// Bytes of records gathered before they are written to the file.
+const BUFFER_BYTES: usize = 256 * 1024;
+
 /// Where the writer stands: file number and its length in bytes.
 pub type WarcPosition = (u64, u64);
 
@@ -33,7 +36,9 @@ pub struct WarcWriter {
     dir: PathBuf,
     rotate_bytes: u64,
     number: u64,
-    file: std::fs::File,
+    /// Records are gathered in the buffer and reach the file at a sync, at rotation, or
+    /// when the buffer is full: one write call for many small records.
+    file: std::io::BufWriter<std::fs::File>,
     length: u64,
     /// One gzip compressor for all records, reset between them: setting one up costs more
     /// than compressing a small record.
@@ -75,17 +80,18 @@ impl WarcWriter {
             .write(true)
             .open(&path)?;
         file.set_len(length)?;
+        use std::io::Seek;
+        let mut file = file;
+        file.seek(std::io::SeekFrom::Start(length))?;
         let mut writer = WarcWriter {
             dir: dir.to_path_buf(),
             rotate_bytes: rotate_bytes.max(1),
             number,
-            file,
+            file: std::io::BufWriter::with_capacity(BUFFER_BYTES, file),
             length,
             gzip: flate2::Compress::new_gzip(flate2::Compression::fast(), 15),
             member: Vec::new(),
         };
-        use std::io::Seek;
-        writer.file.seek(std::io::SeekFrom::Start(length))?;
         if length == 0 {
             writer.warcinfo()?;
         }
@@ -94,7 +100,8 @@ impl WarcWriter {
 
     /// The current position, after syncing the file.
     pub fn sync(&mut self) -> std::io::Result<WarcPosition> {
-        self.file.sync_data()?;
+        self.file.flush()?;
+        self.file.get_ref().sync_data()?;
         Ok((self.number, self.length))
     }
 
@@ -113,9 +120,13 @@ impl WarcWriter {
 
     fn rotate_if_full(&mut self) -> std::io::Result<()> {
         if self.length >= self.rotate_bytes {
-            self.file.sync_data()?;
+            self.file.flush()?;
+            self.file.get_ref().sync_data()?;
             self.number += 1;
-            self.file = std::fs::File::create(self.dir.join(file_name(self.number)))?;
+            self.file = std::io::BufWriter::with_capacity(
+                BUFFER_BYTES,
+                std::fs::File::create(self.dir.join(file_name(self.number)))?,
+            );
             self.length = 0;
             self.warcinfo()?;
         }
