@@ -645,20 +645,43 @@ fn flush_unspaced(prev: &mut Option<char>, run: &mut usize, emit: &mut impl FnMu
     *run = 0;
 }
 
+/// ASCII whitespace as `char::is_whitespace` has it: tab, line feed, vertical tab, form
+/// feed, carriage return and space.
+const ASCII_SPACE: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut i = 0;
+    while i < 128 {
+        table[i] = matches!(i as u8, b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b' ');
+        i += 1;
+    }
+    table
+};
+
 /// Digest of the whitespace-normalised text, and its length in characters.
 fn normalized_digest(text: &str) -> (Digest, usize) {
     let bytes = text.as_bytes();
-    let mut normalized: Vec<u8> = Vec::with_capacity(text.len());
-    // Runs between whitespace are copied whole. A byte below 0x80 is whitespace by table;
-    // only the lead bytes of the multi-byte whitespace characters (U+0085, U+00A0, U+1680,
-    // U+2000-U+205F, U+3000) make the character be decoded: the same splits as
-    // `str::split_whitespace`, without looking at every character.
-    let mut start = None;
+    // Every byte is written to the output and the output position only moves on when the
+    // byte is not a second whitespace in a row: a loop without branches on the text, which
+    // turns each run of whitespace into one space (a leading one is never kept, a
+    // trailing one is cut at the end). Only the lead bytes of the multi-byte whitespace
+    // characters (U+0085, U+00A0, U+1680, U+2000-U+205F, U+3000) make the character be
+    // decoded. The result is the words of `str::split_whitespace` joined by one space.
+    let mut out = vec![0u8; bytes.len()];
+    let mut len = 0usize;
+    // Whether the last byte written was a space (true at the start: no leading space).
+    let mut after_space = true;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
+        if b < 0x80 {
+            let space = ASCII_SPACE[b as usize];
+            out[len] = if space { b' ' } else { b };
+            len += usize::from(!(space && after_space));
+            after_space = space;
+            i += 1;
+            continue;
+        }
         let width = match b {
-            b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b' ' => 1,
             0xC2 | 0xE1 | 0xE2 | 0xE3 => text[i..]
                 .chars()
                 .next()
@@ -666,27 +689,24 @@ fn normalized_digest(text: &str) -> (Digest, usize) {
                 .map_or(0, char::len_utf8),
             _ => 0,
         };
-        if width == 0 {
-            start.get_or_insert(i);
+        if width > 0 {
+            out[len] = b' ';
+            len += usize::from(!after_space);
+            after_space = true;
+            i += width;
+        } else {
+            out[len] = b;
+            len += 1;
+            after_space = false;
             i += 1;
-            continue;
         }
-        if let Some(from) = start.take() {
-            if !normalized.is_empty() {
-                normalized.push(b' ');
-            }
-            normalized.extend_from_slice(&bytes[from..i]);
-        }
-        i += width;
     }
-    if let Some(from) = start {
-        if !normalized.is_empty() {
-            normalized.push(b' ');
-        }
-        normalized.extend_from_slice(&bytes[from..]);
+    if after_space && len > 0 {
+        len -= 1;
     }
+    let normalized = &out[..len];
     let chars = normalized.iter().filter(|&&b| (b as i8) >= -0x40).count();
-    (Digest(xxh3_128(&normalized)), chars)
+    (Digest(xxh3_128(normalized)), chars)
 }
 
 /// The tokens of a text, as the fingerprint sees them (for inspection and tests).
