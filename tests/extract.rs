@@ -165,6 +165,31 @@ fn collection_keeps_products_and_drops_the_consent_banner() {
     assert_lacks(&out, &["cookies", "river lane", "Cart"]);
 }
 
+/// A page whose content is drawn by script leaves only its site footer in the markup: the
+/// footer is not the content, however much of the page it is. An article's own footer
+/// (inside `article`) is judged like any other element.
+#[test]
+fn a_page_with_only_its_site_footer_has_no_main_text() {
+    let links: String = (0..40)
+        .map(|i| format!("<li><a href=\"/help/{i}\">Help topic number {i} for shoppers</a></li>"))
+        .collect();
+    let html = format!(
+        "<html><body><div id=\"root\"></div><footer><h3>Help</h3><ul>{links}</ul>\
+         <p>Copyright 2026 Example Shop Holdings. All rights reserved worldwide.</p>\
+         </footer></body></html>"
+    );
+    let url = Url::parse("https://shop.example.test/item/1").unwrap();
+    let out = extract(&html, Some(&url));
+    assert_eq!(out.text, "", "{}", out.text);
+    let article = "<html><body><article><h1>Tide tables</h1><p>The spring tides arrive \
+        twice a month, when the sun and moon line up, and the range between high and low \
+        water is at its widest.</p><footer>Filed under coasts</footer></article>\
+        <footer><a href=\"/about\">About us</a></footer></body></html>";
+    let out = extract(article, Some(&url));
+    assert_has(&out, &["spring tides arrive"]);
+    assert_lacks(&out, &["About us"]);
+}
+
 // ---------------------------------------------------------------------------------------
 // Charsets.
 

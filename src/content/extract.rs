@@ -21,7 +21,9 @@
 //!    except when it holds a large share of the page's text: comments are boilerplate under an
 //!    article but *are* the content of a forum thread, and a page whose only text sits in a
 //!    hidden tab panel still has that text. A single element is never removed by a class
-//!    word when it holds most of the page's text or the page's `h1` or `main`.
+//!    word when it holds most of the page's text or the page's `h1` or `main`. A page-level
+//!    `footer` element (one outside `article` and `main`) always goes: on a page that draws
+//!    its content with script, the site footer can be all the text there is.
 //! 4. **The main container.** Starting at `body`, the walk descends into the child that
 //!    holds most of what is left (text outside links counts fully, link text counts less)
 //!    for as long as one child holds most of its parent's text. Articles end at their body,
@@ -736,6 +738,7 @@ impl<'p> Analysis<'p> {
         // Each element's category, after the per-element safeguards.
         let mut cats = vec![Cat::None; nodes.len()];
         let mut inside_article = vec![false; nodes.len()];
+        let mut page_footer = vec![false; nodes.len()];
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
@@ -750,7 +753,11 @@ impl<'p> Analysis<'p> {
             let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
                 || cat == Cat::Hidden;
             let share = node.len as f64 / total;
-            if share < KEEP_ELEMENT_SHARE && (strong || node.landmarks == 0) {
+            // A page-level `<footer>` is never the content, however much of the page it
+            // holds: on a page whose content is drawn by script it is all that is left.
+            if node.tag == Tag::Footer && !parent_article {
+                page_footer[i] = true;
+            } else if share < KEEP_ELEMENT_SHARE && (strong || node.landmarks == 0) {
                 cats[i] = cat;
             }
         }
@@ -781,7 +788,7 @@ impl<'p> Analysis<'p> {
         // category is removed elsewhere or never reached a share of its own.
         for (i, node) in nodes.iter().enumerate() {
             let parent_removed = node.parent != NO_PARENT && self.removed[node.parent as usize];
-            let own = cats[i] != Cat::None && remove_cat[cats[i] as usize];
+            let own = page_footer[i] || (cats[i] != Cat::None && remove_cat[cats[i] as usize]);
             let short_button = node.tag == Tag::Button && node.len < 40;
             self.removed[i] = parent_removed || own || short_button;
         }
