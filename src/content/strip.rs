@@ -2,7 +2,8 @@
 //! content and costs parse time (script, style, template, svg, math, iframe and object
 //! bodies, and comments), keeping JSON-LD script bodies aside for structured data. The
 //! `noscript` tags go too, but their bodies stay and are parsed as markup, as a browser
-//! without script would show them.
+//! without script would show them, unless the body is short: then it is a notice such as
+//! "enable JavaScript to run this app" and goes with its tags.
 //!
 //! It works on the text in one forward scan (time linear in the input) and never needs the
 //! tags to be well formed: an element that is never closed is cut to the end of the input,
@@ -20,8 +21,13 @@ const DROPPED: &[&[u8]] = &[
 ];
 
 /// Elements whose tags are dropped but whose body is parsed as ordinary markup: a crawler
-/// runs no script, so what a page shows without script is what it has to offer.
+/// runs no script, so what a page shows without script is what it has to offer (some
+/// forum software serves its posts this way). Bodies shorter than
+/// [`NOSCRIPT_MESSAGE_BYTES`] are dropped with their tags.
 const UNWRAPPED: &[&[u8]] = &[b"noscript"];
+
+/// Below this many bytes a `noscript` body is a notice or a tracking pixel, not content.
+const NOSCRIPT_MESSAGE_BYTES: usize = 400;
 
 /// Elements nested deeper than this have their tags dropped before parsing (their text is
 /// kept), as browsers cap the depth of the tree they build: the HTML tree builder scans its
@@ -116,9 +122,20 @@ pub fn strip(html: &str) -> Stripped {
         }
         let closing = rest.first() == Some(&b'/');
         let name_at = if closing { &rest[1..] } else { rest };
-        if UNWRAPPED.iter().any(|name| tag_named(name_at, name)) {
+        if let Some(name) = UNWRAPPED.iter().find(|name| tag_named(name_at, name)) {
             out.html.push_str(&html[copied..start]);
-            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            let mut end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            if !closing {
+                // A short body is a message to browsers without script ("enable
+                // JavaScript"), not content: the element goes whole.
+                // The close is looked for in a window just past the limit, so that many
+                // unclosed `noscript` tags cost linear time.
+                let window = bytes.len().min(end + NOSCRIPT_MESSAGE_BYTES + 64);
+                let (body_end, close_end) = find_close(&bytes[..window], end, name);
+                if body_end - end < NOSCRIPT_MESSAGE_BYTES {
+                    end = close_end;
+                }
+            }
             copied = end;
             at = end;
             continue;
@@ -230,6 +247,28 @@ mod tests {
         let out = strip(page);
         assert_eq!(out.html, "<p>a</p><p>b</p><p>c");
         assert_eq!(out.json_ld, vec!["{\"a\":1}".to_string()]);
+    }
+
+    #[test]
+    fn noscript_notices_go_and_noscript_content_stays() {
+        let notice =
+            "<p>a</p><noscript>You need to enable JavaScript to run this app.</noscript><p>b</p>";
+        assert_eq!(strip(notice).html, "<p>a</p><p>b</p>");
+        let post = format!(
+            "<noscript><div class=post>{}</div></noscript>",
+            "words ".repeat(100)
+        );
+        assert_eq!(
+            strip(&post).html,
+            format!("<div class=post>{}</div>", "words ".repeat(100))
+        );
+        // Unclosed: a short rest of the page goes, a long one is parsed.
+        assert_eq!(strip("<p>a</p><noscript>enable it").html, "<p>a</p>");
+        let long = format!("<noscript><p>{}", "text ".repeat(200));
+        assert_eq!(strip(&long).html, format!("<p>{}", "text ".repeat(200)));
+        // Many unclosed tags: each looks only a short way ahead.
+        let many = "<noscript>".repeat(100_000) + &"x".repeat(1000);
+        assert!(strip(&many).html.ends_with('x'));
     }
 
     #[test]
