@@ -190,6 +190,30 @@ fn a_page_with_only_its_site_footer_has_no_main_text() {
     assert_lacks(&out, &["About us"]);
 }
 
+/// A block the page carries twice (once for small screens, once for large) is read once;
+/// short repeated blocks (a "Price" label, a one-line heading) stay where they are.
+#[test]
+fn a_block_repeated_for_another_screen_size_is_kept_once() {
+    let para = "The walnut desktop is finished with a water-based lacquer that keeps the grain \
+        visible and resists rings from mugs and glasses.";
+    let html = format!(
+        "<html><body><main><h1>Walnut desk</h1>\
+         <div class=\"desktop\"><p>{para}</p><p>Price</p></div>\
+         <div class=\"mobile\"><p>{para}</p><p>Price</p></div>\
+         <p>Ships in two weeks from the workshop in Leeds, packed flat.</p></main></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_eq!(
+        out.text.matches("water-based lacquer").count(),
+        1,
+        "{}",
+        out.text
+    );
+    assert_eq!(out.text.matches("Price").count(), 2, "{}", out.text);
+    assert_has(&out, &["Walnut desk", "Ships in two weeks"]);
+    assert!(!out.text.contains("\n\n\n"), "{:?}", out.text);
+}
+
 // ---------------------------------------------------------------------------------------
 // Charsets.
 

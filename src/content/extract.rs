@@ -39,7 +39,8 @@
 //!
 //! The text keeps its structure: headings and paragraphs are separated by a blank line, list
 //! items are one per line (`- ` or `1. `), table rows are one per line with cells joined by
-//! ` | `, and `pre` keeps its line breaks.
+//! ` | `, and `pre` keeps its line breaks. A block of 80 characters or more that repeats an
+//! earlier block (the same text laid out for small and for large screens) is kept once.
 
 use super::decode;
 use super::strip;
@@ -1101,13 +1102,42 @@ impl Writer {
     fn finish(mut self) -> String {
         let trimmed = self.out.trim_end().len();
         self.out.truncate(trimmed);
-        self.out
+        drop_repeated_blocks(self.out)
     }
 }
 
 enum Piece<'a> {
     Space,
     Word(&'a str),
+}
+
+/// Blocks at least this long that repeat an earlier block of the text are dropped.
+const REPEATED_BLOCK_CHARS: usize = 80;
+
+/// Drops each block (the text between blank lines: a paragraph, a heading, a list, a
+/// table) of [`REPEATED_BLOCK_CHARS`] or more that repeats an earlier block: pages often
+/// carry the same block twice or more (a version for small screens and one for large, the
+/// panels of a colour picker), which a reader sees once.
+fn drop_repeated_blocks(text: String) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let repeated = text
+        .split("\n\n")
+        .any(|block| block.len() >= REPEATED_BLOCK_CHARS && !seen.insert(block.trim()));
+    if !repeated {
+        return text;
+    }
+    seen.clear();
+    let mut out = String::with_capacity(text.len());
+    for block in text.split("\n\n") {
+        if block.len() >= REPEATED_BLOCK_CHARS && !seen.insert(block.trim()) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(block);
+    }
+    out
 }
 
 /// Splits text into runs of non-whitespace and single markers for whitespace runs.
