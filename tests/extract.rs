@@ -214,6 +214,31 @@ fn a_block_repeated_for_another_screen_size_is_kept_once() {
     assert!(!out.text.contains("\n\n\n"), "{:?}", out.text);
 }
 
+/// A category page that is nothing but a grid of cards, each a title link: every card is
+/// link-dense and none is a large part of the page, yet together they are the content.
+#[test]
+fn a_grid_of_title_links_is_the_content_when_nothing_else_is() {
+    let cards: String = (0..24)
+        .map(|i| {
+            format!(
+                "<article class=\"card\"><header><h2><a href=\"/recipe/{i}\">Crispy air \
+                 fryer recipe number {i} with lemon</a></h2></header>\
+                 <div class=\"rating\"></div></article>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><nav><a href=\"/\">Home</a> <a href=\"/all\">All recipes</a></nav>\
+         <main>{cards}</main></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(
+        &out,
+        &["recipe number 0 with lemon", "recipe number 23 with lemon"],
+    );
+    assert_lacks(&out, &["All recipes"]);
+}
+
 // ---------------------------------------------------------------------------------------
 // Charsets.
 

@@ -31,7 +31,9 @@
 //! 5. **Link-dense blocks.** Inside the container, blocks made mostly of link text (menus,
 //!    tag clouds, "read more" rows) are dropped, unless the block is a large part of the
 //!    container: then it is a listing or a collection, where the links are the content, and
-//!    everything inside it is kept. Short buttons go.
+//!    everything inside it is kept. When dropping them would leave no text at all, the
+//!    container is a listing of many small items (a title link each) and they are all
+//!    kept. Short buttons go.
 //! 6. **Structured data.** When the visible text is thin (a product page that draws its
 //!    text with script), a JSON-LD `articleBody` or `description` is used instead when it
 //!    says more. (The `<meta>` description is not: a page that shows no text has no main
@@ -93,7 +95,12 @@ pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
     analysis.mark_boilerplate();
     analysis.measure_kept();
     let container = analysis.main_container();
-    let mut text = analysis.render(container);
+    let mut text = analysis.render(container, false);
+    if text.is_empty() {
+        // Everything left was in link-dense blocks, none large on its own: a listing of
+        // many small items (a title link each), whose links are the content.
+        text = analysis.render(container, true);
+    }
     if let Some(structured) = structured_text(&stripped.json_ld) {
         if is_thin(&text, &structured, THIN_WORDS) {
             text = structured;
@@ -890,8 +897,9 @@ impl<'p> Analysis<'p> {
         blocky && kept > 0 && self.kept_links[i] as f64 > LINK_DENSE * kept as f64
     }
 
-    /// The main text of the subtree at `container`.
-    fn render(&self, container: u32) -> String {
+    /// The main text of the subtree at `container`; with `listing`, link-dense blocks are
+    /// kept as well.
+    fn render(&self, container: u32, listing: bool) -> String {
         let nodes = &self.page.nodes;
         let mut writer = Writer::default();
         if nodes.is_empty() {
@@ -902,7 +910,11 @@ impl<'p> Analysis<'p> {
         let kept = self.kept[start].max(1) as f64;
         // Inside a listing (a link-dense block that is a large part of the container), the
         // links are the content and are kept; elsewhere link-dense blocks are dropped.
-        let mut listing_until = if self.link_dense(start) { stop } else { 0 };
+        let mut listing_until = if listing || self.link_dense(start) {
+            stop
+        } else {
+            0
+        };
         // Open elements: (end, tag, ordinal of the next list item or -1).
         let mut open: Vec<(u32, Tag, i32)> = Vec::new();
         let mut i = start;
