@@ -325,13 +325,9 @@ impl OutputFiles {
             return Ok(());
         }
         let file = &mut self.files[which];
-        let written = match line {
-            Line::Page(l) => serde_json::to_writer(&mut *file, l),
-            Line::Duplicate(l) => serde_json::to_writer(&mut *file, l),
-            Line::Failure(l) => serde_json::to_writer(&mut *file, l),
-        }
-        .map_err(std::io::Error::from)
-        .and_then(|()| file.write_all(b"\n"));
+        let written = serde_json::to_writer(&mut *file, line)
+            .map_err(std::io::Error::from)
+            .and_then(|()| file.write_all(b"\n"));
         written.map_err(|source| CrawlError::Output {
             path: self.paths[which].clone(),
             source,
@@ -408,7 +404,10 @@ struct FailureLine {
     depth: u32,
 }
 
-/// A JSONL line, built by the crawl loop and serialized by the writer thread.
+/// A JSONL line, built by the crawl loop and serialized by the writer thread (as the
+/// record it holds).
+#[derive(Serialize)]
+#[serde(untagged)]
 enum Line {
     Page(Box<PageLine>),
     Duplicate(DuplicateLine),
