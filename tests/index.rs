@@ -100,7 +100,7 @@ fn exact_and_near_duplicates_are_named() {
     );
     assert_eq!(
         index
-            .check_and_insert(record(0x1234, 1), |_, _| true)
+            .check_and_insert(record(0xff00, 1), |_, _| true)
             .unwrap(),
         Decision::Exact(0)
     );
@@ -122,6 +122,14 @@ fn exact_and_near_duplicates_are_named() {
             .check_and_insert(record(0xff0f, 4), |_, _| false)
             .unwrap(),
         Decision::Unique(2)
+    );
+    // An exact duplicate has the same digest and the same simhash (the same text always
+    // has both); a digest under another simhash is a caller's inconsistency, not a match.
+    assert_eq!(
+        index
+            .check_and_insert(record(0x1234_5678_0000, 1), |_, _| true)
+            .unwrap(),
+        Decision::Unique(3)
     );
     assert_eq!(index.get(1).unwrap().unwrap().name, "doc-3");
 }

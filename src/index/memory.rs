@@ -259,6 +259,49 @@ fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
+/// `n` zeroed values in memory that the kernel may back with transparent huge pages.
+///
+/// The tables of a 10 M-document index are over a gigabyte written once at open: with 4 KiB
+/// pages that is 300,000 page faults and as many TLB misses in the scatter passes, a quarter
+/// of the time a reopen took. A zeroed vector this large comes straight from `mmap` and is
+/// not touched before the advice, so the first write faults in 2 MiB at a time.
+pub(crate) fn zeroed<T: Copy + Default>(n: usize) -> Vec<T> {
+    let values = vec![T::default(); n];
+    advise_huge_pages(&values);
+    values
+}
+
+/// An empty vector with room for `n` values, in memory that may use huge pages (as
+/// [`zeroed`], for a vector filled by pushing).
+pub(crate) fn with_capacity<T>(n: usize) -> Vec<T> {
+    let mut values = Vec::with_capacity(n);
+    advise_huge_pages(values.spare_capacity_mut());
+    values
+}
+
+/// Advises the kernel that the memory of `values` may use huge pages (Linux); no effect
+/// elsewhere or under 2 MiB, and a refusal (transparent huge pages turned off) changes
+/// nothing.
+fn advise_huge_pages<T>(values: &[T]) {
+    const HUGE: usize = 2 << 20;
+    let bytes = std::mem::size_of_val(values);
+    if bytes < HUGE {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = values.as_ptr() as usize;
+        let aligned = start.next_multiple_of(PAGE);
+        let len = (start + bytes - aligned) / PAGE * PAGE;
+        // SAFETY: the range lies inside one live allocation (rounded inwards to whole
+        // pages), and MADV_HUGEPAGE only changes how the kernel backs it, never its contents.
+        unsafe {
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
 /// Bucket bits for `n` entries: about two entries per bucket, never more bits than the
 /// leading bits a near-duplicate shares, at least 1 and at most 26.
 fn bucket_bits(n: usize, leading: u32) -> u32 {
@@ -302,8 +345,12 @@ fn bucket_sort(
     }
     let mut keys_out = std::mem::take(&mut scratch.keys);
     let mut ids_out = std::mem::take(&mut scratch.ids);
-    keys_out.resize(n, 0);
-    ids_out.resize(n, 0);
+    if keys_out.len() < n {
+        keys_out = zeroed(n);
+        ids_out = zeroed(n);
+    }
+    keys_out.truncate(n);
+    ids_out.truncate(n);
     {
         let mut cursor = starts.clone();
         for i in 0..n {

@@ -11,10 +11,16 @@
 //! Per table, the (permuted key, id) entries bucketed by the top bits of the key (about two
 //! per bucket; built in O(n) by one scatter pass and a per-group counting sort), plus a list
 //! of recent inserts chained from a direct-mapped array of heads, merged in by one
-//! sequential pass when it passes a quarter of the table; exact digests in the same
-//! structure. A query reads one bucket and one chain per table, and asks for the cache
-//! lines of all tables before it reads any. On open the tables are built in parallel, one
-//! table per job, from the stored simhashes.
+//! sequential pass when it passes a quarter of the table; and every document's digest, by
+//! id. A query reads one bucket and one chain per table, and asks for the cache lines of
+//! all tables before it reads any. On open the tables are built in parallel, one table per
+//! job, from the stored simhashes.
+//!
+//! # Exact duplicates
+//! An exact duplicate is a stored document with the same digest and the same simhash. The
+//! same text always has both (the digest and the features ignore the same layout), so an
+//! exact duplicate is among the candidates at distance 0 that the tables find anyway, and
+//! its digest is compared there: no table of digests to build on open or to probe.
 //!
 //! # Atomicity
 //! [`SimhashIndex::check_and_insert`] looks up and inserts under one lock: of many callers
@@ -96,7 +102,7 @@ impl Default for IndexConfig {
 pub enum Decision {
     /// Nothing like it was there; it is now stored under this id.
     Unique(DocId),
-    /// The same digest is stored under this id.
+    /// The same digest (and simhash) is stored under this id; the lowest such id.
     Exact(DocId),
     /// A fingerprint within k is stored under this id (the closest; the lowest id on a tie).
     Near {
@@ -166,40 +172,29 @@ impl DocRecord {
 
 struct Memory {
     tables: Vec<Bucketed>,
-    /// Exact digests: the top 64 bits as the key (k = 0, all bits leading)...
-    digests: Bucketed,
-    /// ...and, by document id, the low 64 bits that a match must also have.
-    digest_low: Vec<u64>,
+    /// Every document's digest, by id.
+    digests: Vec<Digest>,
     count: u64,
 }
 
 impl Memory {
-    fn exact(&self, digest: Digest) -> Option<DocId> {
-        let mut found = Vec::new();
-        self.digests.probe((digest.0 >> 64) as u64, 0, &mut found);
-        found
-            .into_iter()
-            .map(|(id, _)| id)
-            .filter(|&id| self.digest_low.get(id as usize) == Some(&(digest.0 as u64)))
+    /// The lowest id among `near` (candidates of one fingerprint, by id, with distances)
+    /// whose simhash is the same and whose digest is `digest`.
+    fn exact(&self, near: &[(DocId, u32)], digest: Digest) -> Option<DocId> {
+        near.iter()
+            .filter(|&&(id, d)| d == 0 && self.digests.get(id as usize) == Some(&digest))
+            .map(|&(id, _)| id)
             .min()
-            .map(u64::from)
     }
 
-    /// Asks for the cache lines that probes for `keys` (and `digest`) will read: all the
-    /// offsets first, then all the first entries, so that the misses overlap.
-    fn prefetch(&self, keys: &[u64], digest: Option<Digest>) {
-        let digest_key = digest.map(|d| (d.0 >> 64) as u64);
+    /// Asks for the cache lines that probes for `keys` will read: all the offsets first,
+    /// then all the first entries, so that the misses overlap.
+    fn prefetch(&self, keys: &[u64]) {
         for (table, &key) in self.tables.iter().zip(keys) {
             table.prefetch_offsets(key);
         }
-        if let Some(key) = digest_key {
-            self.digests.prefetch_offsets(key);
-        }
         for (table, &key) in self.tables.iter().zip(keys) {
             table.prefetch_entries(key);
-        }
-        if let Some(key) = digest_key {
-            self.digests.prefetch_entries(key);
         }
     }
 
@@ -221,8 +216,7 @@ impl Memory {
         for (table, &key) in self.tables.iter_mut().zip(keys) {
             table.insert(key, id);
         }
-        self.digests.insert((digest.0 >> 64) as u64, id);
-        self.digest_low.push(digest.0 as u64);
+        self.digests.push(digest);
         self.count += 1;
     }
 }
@@ -392,8 +386,7 @@ impl SimhashIndex {
     pub fn memory_bytes(&self) -> usize {
         let memory = self.read();
         memory.tables.iter().map(Bucketed::bytes).sum::<usize>()
-            + memory.digests.bytes()
-            + memory.digest_low.len() * 8
+            + memory.digests.len() * std::mem::size_of::<Digest>()
     }
 
     /// Every stored document within distance k of `simhash`, with its distance, by id.
@@ -410,7 +403,7 @@ impl SimhashIndex {
 
     fn query_keys(&self, keys: &[u64]) -> Vec<(DocId, u32)> {
         let memory = self.read();
-        memory.prefetch(keys, None);
+        memory.prefetch(keys);
         memory.near(keys, self.plan.k)
     }
 
@@ -441,7 +434,7 @@ impl SimhashIndex {
 
     /// Decides and, when unique, stores in one step. `confirm(id, distance)` is asked about
     /// each near candidate, closest first, and may refuse it (the short-text check); exact
-    /// digests need no confirmation.
+    /// duplicates (the same digest and simhash) need no confirmation.
     pub fn check_and_insert(
         &self,
         record: DocRecord,
@@ -451,11 +444,12 @@ impl SimhashIndex {
         let keys = self.keys(record.simhash);
         let mut near = {
             let memory = self.read();
-            memory.prefetch(&keys, Some(record.digest));
-            if let Some(id) = memory.exact(record.digest) {
+            memory.prefetch(&keys);
+            let near = memory.near(&keys, self.plan.k);
+            if let Some(id) = memory.exact(&near, record.digest) {
                 return Ok(Decision::Exact(id));
             }
-            memory.near(&keys, self.plan.k)
+            near
         };
         near.sort_by_key(|&(id, d)| (d, id));
         for (of, distance) in near {
@@ -518,35 +512,26 @@ impl SimhashIndex {
     }
 }
 
-/// Builds the in-memory tables from the stored rows: the permuted tables and the digest
-/// table are jobs taken in turn by one thread per core. Each table is built straight from
-/// the rows (ids are row numbers), with no intermediate array of keys.
+/// Builds the in-memory tables from the stored rows: the permuted tables are jobs taken in
+/// turn by one thread per core. Each table is built straight from the stored simhashes
+/// (ids are row numbers), with no intermediate array of keys.
 fn build_memory(plan: &Plan, rows: &[Row]) -> Memory {
     let table_count = plan.tables.len();
-    let jobs = table_count + 1;
+    let jobs = table_count;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, jobs);
     let next = std::sync::atomic::AtomicUsize::new(0);
     // The tables read only these 8 of a row's 24 bytes, twice each: a third of the traffic.
-    let simhashes: Vec<u64> = rows.iter().map(|r| r.simhash).collect();
-    let digest_high: Vec<u64> = rows.iter().map(|r| (r.digest >> 64) as u64).collect();
+    let mut simhashes: Vec<u64> = memory::with_capacity(rows.len());
+    simhashes.extend(rows.iter().map(|r| r.simhash));
     let build = |job: usize, scratch: &mut Scratch| {
-        if job < table_count {
-            Bucketed::build_from(
-                plan.tables[job].leading_bits,
-                simhashes.len(),
-                |i| (plan.permute(job, simhashes[i]), i as u32),
-                scratch,
-            )
-        } else {
-            Bucketed::build_from(
-                64,
-                digest_high.len(),
-                |i| (digest_high[i], i as u32),
-                scratch,
-            )
-        }
+        Bucketed::build_from(
+            plan.tables[job].leading_bits,
+            simhashes.len(),
+            |i| (plan.permute(job, simhashes[i]), i as u32),
+            scratch,
+        )
     };
     let mut built: Vec<(usize, Bucketed)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
@@ -570,11 +555,13 @@ fn build_memory(plan: &Plan, rows: &[Row]) -> Memory {
             .collect()
     });
     built.sort_by_key(|&(job, _)| job);
-    let digests = built.pop().map(|(_, table)| table).unwrap_or_default();
     Memory {
         tables: built.into_iter().map(|(_, table)| table).collect(),
-        digests,
-        digest_low: rows.iter().map(|r| r.digest as u64).collect(),
+        digests: {
+            let mut digests = memory::with_capacity(rows.len());
+            digests.extend(rows.iter().map(|r| Digest(r.digest)));
+            digests
+        },
         count: rows.len() as u64,
     }
 }

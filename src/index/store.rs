@@ -101,7 +101,7 @@ impl Store {
     /// Every document's row, by id; mends the rows of a tail that a crash cut short.
     pub(crate) fn load_rows(&self) -> Result<Vec<Row>, StoreError> {
         let written = self.written()?;
-        let mut rows = Vec::with_capacity(written as usize);
+        let mut rows = super::memory::with_capacity(written as usize);
         for item in self.rows.range(..chunk_key(written.div_ceil(ROW_CHUNK))) {
             let (key, value) = item?;
             let chunk = key_number(&key)?;
