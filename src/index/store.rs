@@ -22,6 +22,7 @@
 //! those rows from the records and stores them before anything else happens.
 
 use super::{DocId, DocRecord};
+use crate::fingerprint::Digest;
 
 /// Document records per `docs` value.
 pub const DOC_CHUNK: u64 = 64;
@@ -33,11 +34,43 @@ pub const ROW_BYTES: usize = 24;
 const LAYOUT_KEY: &str = "layout";
 const WRITTEN_KEY: &str = "written";
 
-/// One document as the in-memory tables need it.
+/// One stored row: a document's simhash and digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Row {
-    pub(crate) simhash: u64,
-    pub(crate) digest: u128,
+struct Row {
+    simhash: u64,
+    digest: u128,
+}
+
+/// Every document's row, by id, as the in-memory index keeps them: the simhashes (read
+/// by the table builders) and the digests (kept for exact matches) in arrays of their own,
+/// read straight into place with no array of rows in between.
+#[derive(Debug, Default)]
+pub(crate) struct Rows {
+    pub(crate) simhashes: Vec<u64>,
+    pub(crate) digests: Vec<Digest>,
+}
+
+impl Rows {
+    pub(crate) fn len(&self) -> usize {
+        self.simhashes.len()
+    }
+
+    fn push(&mut self, row: Row) {
+        self.simhashes.push(row.simhash);
+        self.digests.push(Digest(row.digest));
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.simhashes.truncate(len);
+        self.digests.truncate(len);
+    }
+
+    fn row(&self, id: usize) -> Row {
+        Row {
+            simhash: self.simhashes[id],
+            digest: self.digests[id].0,
+        }
+    }
 }
 
 pub(crate) enum StoreError {
@@ -99,9 +132,12 @@ impl Store {
     }
 
     /// Every document's row, by id; mends the rows of a tail that a crash cut short.
-    pub(crate) fn load_rows(&self) -> Result<Vec<Row>, StoreError> {
+    pub(crate) fn load_rows(&self) -> Result<Rows, StoreError> {
         let written = self.written()?;
-        let mut rows = super::memory::with_capacity(written as usize);
+        let mut rows = Rows {
+            simhashes: super::memory::with_capacity(written as usize),
+            digests: super::memory::with_capacity(written as usize),
+        };
         for item in self.rows.range(..chunk_key(written.div_ceil(ROW_CHUNK))) {
             let (key, value) = item?;
             let chunk = key_number(&key)?;
@@ -115,7 +151,9 @@ impl Store {
                     "row chunk {chunk} is truncated"
                 )));
             }
-            rows.extend(value.chunks_exact(ROW_BYTES).map(decode_row));
+            for row in value.chunks_exact(ROW_BYTES) {
+                rows.push(decode_row(row));
+            }
         }
         if (rows.len() as u64) < written {
             return Err(StoreError::Corrupt(format!(
@@ -144,11 +182,13 @@ impl Store {
         }
         if !tail.is_empty() {
             let first = written;
-            self.write_rows(first, &tail, &rows)?;
-            rows.extend(tail.iter().map(|r| Row {
-                simhash: r.simhash.0,
-                digest: r.digest.0,
-            }));
+            self.write_rows(first, &tail, Some(&rows))?;
+            for r in &tail {
+                rows.push(Row {
+                    simhash: r.simhash.0,
+                    digest: r.digest.0,
+                });
+            }
             self.meta
                 .insert(WRITTEN_KEY, &(rows.len() as u64).to_be_bytes())?;
         }
@@ -157,7 +197,7 @@ impl Store {
 
     /// Drops every document from id `count` on (rolling the index back to a checkpoint),
     /// and their rows from `rows`.
-    pub(crate) fn truncate(&self, count: u64, rows: &mut Vec<Row>) -> Result<(), StoreError> {
+    pub(crate) fn truncate(&self, count: u64, rows: &mut Rows) -> Result<(), StoreError> {
         if rows.len() as u64 <= count {
             return Ok(());
         }
@@ -237,7 +277,7 @@ impl Store {
             batch.insert(&chunk_key(chunk)[..], encode_chunk(&records));
         }
         self.docs.apply_batch(batch)?;
-        self.write_rows(first, docs, &[])?;
+        self.write_rows(first, docs, None)?;
         self.meta
             .insert(WRITTEN_KEY, &(first + docs.len() as u64).to_be_bytes())?;
         Ok(())
@@ -249,18 +289,17 @@ impl Store {
         &self,
         first: DocId,
         docs: &[DocRecord],
-        known: &[Row],
+        known: Option<&Rows>,
     ) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
         let mut chunk = first / ROW_CHUNK;
         let lead = (first % ROW_CHUNK) as usize;
         let mut bytes: Vec<u8> = if lead == 0 {
             Vec::new()
-        } else if known.len() as u64 >= first {
+        } else if let Some(known) = known.filter(|k| k.len() as u64 >= first) {
             let start = (chunk * ROW_CHUNK) as usize;
-            known[start..first as usize]
-                .iter()
-                .flat_map(|r| encode_row(*r))
+            (start..first as usize)
+                .flat_map(|id| encode_row(known.row(id)))
                 .collect()
         } else {
             self.rows
