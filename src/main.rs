@@ -1,7 +1,7 @@
 //! The `crawldedup` command line: parses arguments, calls the library, prints.
 
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -375,28 +375,71 @@ struct Input {
     bytes: Vec<u8>,
 }
 
-fn read_inputs(files: &[PathBuf]) -> Result<Vec<Input>, Failure> {
-    let stdin = PathBuf::from("-");
-    let names: Vec<&PathBuf> = if files.is_empty() {
-        vec![&stdin]
+/// The most bytes an input may hold, read or decompressed (a gzip bomb stops here).
+const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Reads one input (`-` is stdin). A gzip-compressed input (a saved `.html.gz`) is
+/// decompressed. The error names the input and the problem.
+fn read_input(path: &Path) -> Result<Input, String> {
+    use io::Read;
+    let name = path.display().to_string();
+    let too_big = || format!("{name}: larger than {} MiB", MAX_INPUT_BYTES >> 20);
+    let mut bytes = Vec::new();
+    let read = if name == "-" {
+        io::stdin()
+            .lock()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut bytes)
     } else {
-        files.iter().collect()
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
     };
-    names
-        .into_iter()
-        .map(|path| {
-            let name = path.display().to_string();
-            let bytes = if name == "-" {
-                let mut buf = Vec::new();
-                io::Read::read_to_end(&mut io::stdin().lock(), &mut buf)
-                    .map_err(|e| anyhow::anyhow!("stdin: {e}"))?;
-                buf
-            } else {
-                std::fs::read(path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?
-            };
-            Ok(Input { name, bytes })
-        })
-        .collect()
+    read.map_err(|e| format!("{name}: {e}"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_big());
+    }
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut plain = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut plain)
+            .map_err(|e| format!("{name}: corrupt gzip data: {e}"))?;
+        if plain.len() as u64 > MAX_INPUT_BYTES {
+            return Err(too_big());
+        }
+        bytes = plain;
+    }
+    Ok(Input { name, bytes })
+}
+
+/// Calls `each` with every text input in turn (stdin when there are none), reading one at
+/// a time. An input that cannot be read, or that is binary rather than text, gets one line
+/// on stderr and is passed over; the result is exit code 1 if any was.
+fn for_each_text_input(
+    files: &[PathBuf],
+    mut each: impl FnMut(Input) -> Result<(), Failure>,
+) -> Result<ExitCode, Failure> {
+    let stdin = [PathBuf::from("-")];
+    let files = if files.is_empty() { &stdin[..] } else { files };
+    let mut failed = false;
+    for path in files {
+        match read_input(path) {
+            Ok(input) if crawldedup::content::decode::looks_binary(&input.bytes) => {
+                eprintln!("error: {}: binary data, not text", input.name);
+                failed = true;
+            }
+            Ok(input) => each(input)?,
+            Err(problem) => {
+                eprintln!("error: {problem}");
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
@@ -405,7 +448,7 @@ fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
         None => None,
     };
     let mut out = BufWriter::new(io::stdout().lock());
-    for input in read_inputs(&args.files)? {
+    let code = for_each_text_input(&args.files, |input| {
         let page = crawldedup::content::extract_bytes(&input.bytes, None, url.as_ref());
         if args.json {
             let line = serde_json::json!({
@@ -417,14 +460,17 @@ fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
         } else {
             writeln!(out, "{}", page.text)?;
         }
-    }
+        // Each input's output is complete before the next input's error line.
+        out.flush()?;
+        Ok(())
+    })?;
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 fn simhash(args: SimhashArgs) -> Result<ExitCode, Failure> {
     let mut out = BufWriter::new(io::stdout().lock());
-    for input in read_inputs(&args.files)? {
+    let code = for_each_text_input(&args.files, |input| {
         let text = if args.text {
             String::from_utf8_lossy(&input.bytes).into_owned()
         } else {
@@ -432,9 +478,11 @@ fn simhash(args: SimhashArgs) -> Result<ExitCode, Failure> {
         };
         let fingerprint = crawldedup::Fingerprint::of(&text);
         writeln!(out, "{}  {}", fingerprint.simhash, input.name)?;
-    }
+        out.flush()?;
+        Ok(())
+    })?;
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
@@ -452,7 +500,7 @@ fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
     let mut out = BufWriter::new(io::stdout().lock());
     for path in &args.files {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let bytes = read_input(path).map_err(anyhow::Error::msg)?.bytes;
         let verdict = stage.check_page(&name, &bytes, None)?;
         if args.json {
             let mut line = serde_json::json!({"file": name, "verdict": verdict.label()});

@@ -232,6 +232,61 @@ fn extract_reads_stdin_and_names_a_missing_file() {
     assert!(err.contains("/no/such/page.html"), "{err}");
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+#[test]
+fn extract_reads_gzip_pages_and_names_each_input_it_cannot_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let article = fixture("article");
+    let plain = crawldedup(&["extract", &article]);
+    assert!(plain.status.success());
+    let compressed = dir.path().join("article.html.gz");
+    std::fs::write(&compressed, gzip(&std::fs::read(&article).unwrap())).unwrap();
+    let binary = dir.path().join("image.html");
+    std::fs::write(&binary, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let corrupt = dir.path().join("cut.html.gz");
+    std::fs::write(&corrupt, &gzip(b"<p>a page</p>")[..12]).unwrap();
+    // A gzip bomb: 257 MiB of spaces in about 250 KB; decompression stops at the cap.
+    let bomb = dir.path().join("bomb.html.gz");
+    std::fs::write(&bomb, gzip(&vec![b' '; 257 << 20])).unwrap();
+    let missing = dir.path().join("missing.html");
+    let names: Vec<String> = [&compressed, &binary, &corrupt, &bomb, &missing]
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut args = vec!["extract", names[0].as_str()];
+    args.extend(names[1..].iter().map(String::as_str));
+    args.push(&article);
+    let o = crawldedup(&args);
+    assert_eq!(o.status.code(), Some(1), "inputs were passed over");
+    assert_eq!(
+        stdout(&o),
+        format!("{0}{0}", stdout(&plain)),
+        "the compressed page and the plain one give the same text; nothing else is printed"
+    );
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "one line per input passed over: {err}");
+    assert!(
+        lines[0].contains(&names[1]) && lines[0].contains("binary data"),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains(&names[2]) && lines[1].contains("corrupt gzip"),
+        "{err}"
+    );
+    assert!(
+        lines[2].contains(&names[3]) && lines[2].contains("larger than 256 MiB"),
+        "{err}"
+    );
+    assert!(lines[3].contains(&names[4]), "{err}");
+}
+
 #[test]
 fn simhash_prints_16_hex_digits_per_input() {
     let article = fixture("article");
