@@ -3,11 +3,13 @@
 //! before a checkpoint surviving a kill -9.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use crawldedup::fingerprint::Sketch;
 use crawldedup::{Config, Dedup, Fingerprint, PageVerdict, UrlVerdict};
+
+#[path = "common/child.rs"]
+mod child;
 
 const STORY: &str = "The harbour council met on Thursday to decide the future of the old ferry \
     pier. After three hours of debate the members agreed to repair the timber deck, to rebuild \
@@ -346,23 +348,12 @@ fn checkpointed_state_survives_kill_9() {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "checkpointed_state_survives_kill_9"])
-        .env(CHILD_ENV, dir.path())
-        .spawn()
-        .unwrap();
-    let marker = dir.path().join("checkpointed");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !marker.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the child never checkpointed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    child::kill_after_checkpoint(
+        "checkpointed_state_survives_kill_9",
+        CHILD_ENV,
+        dir.path(),
+        std::time::Duration::from_millis(200),
+    );
 
     let dedup = open(dir.path());
     for i in 0..BEFORE_CHECKPOINT {

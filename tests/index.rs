@@ -2,12 +2,14 @@
 //! atomic, and a checkpointed index survives a kill -9.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use crawldedup::fingerprint::{Digest, Simhash};
 use crawldedup::{Decision, DocRecord, IndexConfig, SimhashIndex};
 use proptest::prelude::*;
+
+#[path = "common/child.rs"]
+mod child;
 
 fn record(simhash: u64, digest: u128) -> DocRecord {
     DocRecord {
@@ -195,23 +197,12 @@ fn checkpointed_index_survives_kill_9() {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "checkpointed_index_survives_kill_9"])
-        .env(CHILD_ENV, dir.path())
-        .spawn()
-        .unwrap();
-    let marker = dir.path().join("checkpointed");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !marker.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the child never checkpointed"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    child::kill_after_checkpoint(
+        "checkpointed_index_survives_kill_9",
+        CHILD_ENV,
+        dir.path(),
+        std::time::Duration::from_millis(100),
+    );
 
     let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
     assert!(
