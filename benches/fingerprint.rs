@@ -12,6 +12,9 @@ use std::path::Path;
 use crawldedup::Fingerprint;
 use criterion::{Criterion, Throughput, criterion_group};
 
+#[path = "peers/python.rs"]
+mod peers;
+
 fn corpus() -> Vec<String> {
     let dir = Path::new("../shared/datasets/wcxb-dev/dev/ground-truth");
     let mut texts = Vec::new();
@@ -84,12 +87,10 @@ fn bench(c: &mut Criterion) {
 
 /// The Python package, timed by its own script on the same texts.
 fn python_peer() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join("target/peers/bin/python");
-    if !python.exists() {
+    let Some(python) = peers::python() else {
         println!("python simhash: skipped (run scripts/peers.sh to measure it)");
         return;
-    }
+    };
     let texts = corpus();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("texts.jsonl");
@@ -104,13 +105,7 @@ fn python_peer() {
     }
     let ours =
         texts.iter().map(String::len).sum::<usize>() as f64 / start.elapsed().as_secs_f64() / 1e6;
-    let out = std::process::Command::new(&python)
-        .arg(root.join("benches/peers/simhash_peer.py"))
-        .arg("fingerprint")
-        .arg(&file)
-        .output()
-        .expect("python runs");
-    match serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+    match peers::simhash_peer(&python, &["fingerprint".as_ref(), file.as_os_str()]) {
         Ok(v) => {
             let theirs = v["mb_per_s"].as_f64().unwrap_or(f64::NAN);
             println!(
@@ -118,13 +113,7 @@ fn python_peer() {
                 ours / theirs
             );
         }
-        Err(_) => println!(
-            "python simhash failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        ),
+        Err(problem) => println!("python simhash failed: {problem}"),
     }
 }
 

@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 use crawldedup::fingerprint::{Digest, Simhash};
 use crawldedup::{DocRecord, IndexConfig, SimhashIndex};
 
+#[path = "peers/python.rs"]
+mod peers;
+
 const QUERIES: usize = 20_000;
 const K: u32 = 3;
 
@@ -205,15 +208,12 @@ fn run(n: u64, ours_only: bool) {
     let _ = brute_found;
 
     // Python simhash, at 1 M or fewer.
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/peers/bin/python");
-    if n <= 1_000_000 && python.exists() {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/simhash_peer.py");
-        let out = std::process::Command::new(&python)
-            .arg(&script)
-            .args(["index", &n.to_string(), "2000", "7"])
-            .output()
-            .expect("python runs");
-        match serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+    if let Some(python) = peers::python().filter(|_| n <= 1_000_000) {
+        let n = n.to_string();
+        match peers::simhash_peer(
+            &python,
+            &["index".as_ref(), n.as_ref(), "2000".as_ref(), "7".as_ref()],
+        ) {
             Ok(v) => {
                 let p_median = v["median_us"].as_f64().unwrap_or(f64::NAN);
                 println!(
@@ -224,13 +224,7 @@ fn run(n: u64, ours_only: bool) {
                     p_median / (median.as_secs_f64() * 1e6)
                 );
             }
-            Err(_) => println!(
-                "python simhash failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ),
+            Err(problem) => println!("python simhash failed: {problem}"),
         }
     }
 }
