@@ -228,8 +228,8 @@ fn weighted_simhash_portable(features: &[u64]) -> Simhash {
     let unit = tf_weight(1);
     let slots = (features.len() * 2).next_power_of_two().max(16);
     let mask = slots - 1;
-    let mut keys = vec![0u64; slots];
-    let mut counts = vec![0u32; slots];
+    // (feature, count) side by side: a probe reads one cache line.
+    let mut table = vec![(0u64, 0u32); slots];
     // Slots of the features whose count reached 2: written unconditionally, kept by moving
     // the end only when the count is 2 (the branch would go either way at random).
     let mut repeated = vec![0usize; features.len()];
@@ -244,18 +244,20 @@ fn weighted_simhash_portable(features: &[u64]) -> Simhash {
         }
         let mut slot = (hash >> 7) as usize & mask;
         // The slot is either this feature's or the empty one it takes: one path for both.
-        while keys[slot] != hash && keys[slot] != 0 {
+        while table[slot].0 != hash && table[slot].0 != 0 {
             slot = (slot + 1) & mask;
         }
-        keys[slot] = hash;
-        counts[slot] += 1;
+        let entry = &mut table[slot];
+        entry.0 = hash;
+        entry.1 += 1;
         repeated[repeats] = slot;
-        repeats += usize::from(counts[slot] == 2);
+        repeats += usize::from(entry.1 == 2);
     }
     let mut acc = Accumulator::default();
     for &slot in &repeated[..repeats] {
-        let tf = counts[slot] as usize;
-        acc.add(keys[slot], tf_weight(tf) - tf as u64 * unit);
+        let (hash, tf) = table[slot];
+        let tf = tf as usize;
+        acc.add(hash, tf_weight(tf) - tf as u64 * unit);
     }
     if zero_count > 1 {
         acc.add(0, tf_weight(zero_count) - zero_count as u64 * unit);
