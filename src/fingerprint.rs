@@ -179,7 +179,7 @@ fn shingled(text: &str, words: usize) -> (Simhash, usize) {
             features.push(fmix64(xxh3_64_with_seed(token, FEATURE_SEED) ^ 1));
             seen += 1;
         });
-        return (weighted_simhash(&features), seen);
+        return (weighted_simhash(&mut features), seen);
     }
     let mut window = [0u64; MAX_SHINGLE_WORDS];
     let mut seen = 0usize;
@@ -194,13 +194,14 @@ fn shingled(text: &str, words: usize) -> (Simhash, usize) {
     if seen > 0 && seen < words {
         features.push(mix_shingle(&window[MAX_SHINGLE_WORDS - seen..]));
     }
-    (weighted_simhash(&features), seen)
+    (weighted_simhash(&mut features), seen)
 }
 
-/// The simhash of a bag of feature hashes, each distinct feature weighted `tf^1.3`. On
+/// The simhash of a bag of feature hashes, each distinct feature weighted `tf^1.3`
+/// (`features` is used as working space and left in an unspecified order). On
 /// x86-64 with AVX2 the same code is compiled for 256-bit registers and chosen at run time;
 /// the arithmetic is integer, so both give the same bits.
-fn weighted_simhash(features: &[u64]) -> Simhash {
+fn weighted_simhash(features: &mut [u64]) -> Simhash {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -213,12 +214,12 @@ fn weighted_simhash(features: &[u64]) -> Simhash {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn weighted_simhash_avx2(features: &[u64]) -> Simhash {
+fn weighted_simhash_avx2(features: &mut [u64]) -> Simhash {
     weighted_simhash_portable(features)
 }
 
 #[inline(always)]
-fn weighted_simhash_portable(features: &[u64]) -> Simhash {
+fn weighted_simhash_portable(features: &mut [u64]) -> Simhash {
     // Every occurrence adds the unit weight (tf^1.3 at tf = 1) per set bit: counted per
     // bit position with carry-save adders, a few logic operations each and no branch. A
     // feature seen tf >= 2 times then adds the rest of its weight, tf^1.3 - tf units, found
@@ -230,13 +231,14 @@ fn weighted_simhash_portable(features: &[u64]) -> Simhash {
     let mask = slots - 1;
     // (feature, count) side by side: a probe reads one cache line.
     let mut table = vec![(0u64, 0u32); slots];
-    // Slots of the features whose count reached 2: written unconditionally, kept by moving
-    // the end only when the count is 2 (the branch would go either way at random).
-    let mut repeated = vec![0usize; features.len()];
+    // Slots of the features whose count reached 2, written over the features already read
+    // (the list never outgrows the features read so far): written unconditionally, kept
+    // by moving the end only when the count is 2 (the branch would go either way at random).
     let mut repeats = 0usize;
     let mut all = PositionalCount::default();
     let mut zero_count = 0usize; // the hash 0 marks an empty slot, so it is counted apart
-    for &hash in features.iter() {
+    for i in 0..features.len() {
+        let hash = features[i];
         all.add(hash);
         if hash == 0 {
             zero_count += 1;
@@ -250,12 +252,12 @@ fn weighted_simhash_portable(features: &[u64]) -> Simhash {
         let entry = &mut table[slot];
         entry.0 = hash;
         entry.1 += 1;
-        repeated[repeats] = slot;
+        features[repeats] = slot as u64;
         repeats += usize::from(entry.1 == 2);
     }
     let mut acc = Accumulator::default();
-    for &slot in &repeated[..repeats] {
-        let (hash, tf) = table[slot];
+    for &slot in &features[..repeats] {
+        let (hash, tf) = table[slot as usize];
         let tf = tf as usize;
         acc.add(hash, tf_weight(tf) - tf as u64 * unit);
     }
@@ -883,7 +885,7 @@ mod tests {
                 .iter()
                 .map(|&p| if p == 999 { 0 } else { distinct[(p * p / 997) % distinct.len()] })
                 .collect();
-            proptest::prop_assert_eq!(weighted_simhash(&features), reference_simhash(&features));
+            proptest::prop_assert_eq!(weighted_simhash(&mut features.clone()), reference_simhash(&features));
         }
 
         #[test]
