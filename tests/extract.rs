@@ -190,6 +190,47 @@ fn a_page_with_only_its_site_footer_has_no_main_text() {
     assert_lacks(&out, &["About us"]);
 }
 
+/// A block introduced by a heading that names it as recommendations ("You may also
+/// like") is not the content, though nothing in its markup says so.
+#[test]
+fn a_block_headed_as_recommendations_is_dropped() {
+    let cards: String = (0..6)
+        .map(|i| {
+            format!(
+                "<div class=\"card\"><p>Stoneware mug number {i}, glazed in speckled oat</p>\
+                 <p>$1{i}.00</p></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class=\"product\"><h1>Walnut side table</h1><p>A small side \
+         table in oiled walnut, with a lower shelf for books and a drawer that runs on wooden \
+         rails. Each one is made to order in our workshop and takes three weeks to finish.</p>\
+         <p>Height 55 cm, top 40 by 40 cm. Oiled finish; wipe with a damp cloth.</p></div>\
+         <div class=\"module\"><div class=\"title\"><h2>You may also like</h2></div>\
+         <div class=\"row\">{cards}</div></div></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["oiled walnut", "Height 55 cm"]);
+    assert_lacks(&out, &["Stoneware mug", "You may also like"]);
+    // A section of a document that happens to be called so, among sibling sections under
+    // one parent, is content: the heading does not open a block of its own.
+    let spec = "<html><body><div class=\"docs\"><h1>Product feed fields</h1>\
+        <h3>Prices</h3><p>The price field holds the amount and the currency code, and the \
+        sale price field holds the reduced amount while a sale lasts.</p>\
+        <h3>Related products</h3><p>The related products field lists the identifiers of \
+        items that are sold alongside this one, separated by commas.</p></div></body></html>";
+    let out = extract(spec, None);
+    assert_has(
+        &out,
+        &[
+            "price field holds",
+            "Related products",
+            "identifiers of items",
+        ],
+    );
+}
+
 /// A block the page carries twice (once for small screens, once for large) is read once;
 /// short repeated blocks (a "Price" label, a one-line heading) stay where they are.
 #[test]

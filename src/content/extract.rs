@@ -24,6 +24,9 @@
 //!    word when it holds most of the page's text or the page's `h1` or `main`. A page-level
 //!    `footer` element (one outside `article` and `main`) always goes: on a page that draws
 //!    its content with script, the site footer can be all the text there is.
+//!    A block that a heading opens with words that name it as recommendations ("Similar
+//!    items", "You may also like", "Frequently bought together", ...) goes too, whatever
+//!    its class words, unless it holds the `h1` or nearly all of the page's text.
 //! 4. **The main container.** Starting at `body`, the walk descends into the child that
 //!    holds most of what is left (text outside links counts fully, link text counts less)
 //!    for as long as one child holds most of its parent's text. Articles end at their body,
@@ -48,6 +51,25 @@ use super::decode;
 use super::strip;
 use scraper::{Html, Node as DomNode};
 use url::Url;
+
+/// Opening words of a heading that introduces recommendations rather than content.
+const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
+    &["similar", "items"],
+    &["similar", "products"],
+    &["related", "products"],
+    &["related", "items"],
+    &["related", "articles"],
+    &["related", "posts"],
+    &["related", "stories"],
+    &["you", "may", "also", "like"],
+    &["you", "might", "also", "like"],
+    &["customers", "also"],
+    &["people", "also"],
+    &["frequently", "bought", "together"],
+    &["recently", "viewed"],
+    &["recommended", "for", "you"],
+    &["more", "from", "this", "seller"],
+];
 
 /// What [`extract`] finds in a page.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -697,6 +719,8 @@ fn hidden_by_style(style: &str) -> bool {
 const KEEP_CATEGORY_SHARE: f64 = 0.5;
 /// Comments are kept (a forum thread) when they hold this share of the text that is left.
 const KEEP_COMMENTS_SHARE: f64 = 0.35;
+/// A block headed as recommendations is removed unless it holds this share of the page.
+const KEEP_RECOMMENDATIONS_SHARE: f64 = 0.8;
 /// An element is never removed by its class words when it holds this share of the page.
 const KEEP_ELEMENT_SHARE: f64 = 0.5;
 /// Descend into a child while it holds at least this share of its parent's kept text.
@@ -737,6 +761,62 @@ impl<'p> Analysis<'p> {
         }
     }
 
+    /// Blocks introduced by a heading that names them as recommendations ("Similar items",
+    /// "You may also like", "Frequently bought together", ...): for each such `h2`-`h6`, the
+    /// nearest ancestor that holds more than the heading, when the heading opens it. They are removed like a page footer,
+    /// unless one holds the page's `h1` or `main` or nearly all of its text.
+    fn recommendation_blocks(&self) -> Vec<bool> {
+        let nodes = &self.page.nodes;
+        let mut marked = vec![false; nodes.len()];
+        let mut heading = String::new();
+        for (i, node) in nodes.iter().enumerate() {
+            if !matches!(node.tag, Tag::H(2..=6)) || node.len == 0 || node.len > 60 {
+                continue;
+            }
+            heading.clear();
+            for text in &nodes[i + 1..node.end as usize] {
+                if text.tag == Tag::Text {
+                    heading.push_str(
+                        &self.page.text[text.text_start as usize..text.text_end as usize],
+                    );
+                    heading.push(' ');
+                }
+            }
+            let words: Vec<String> = heading
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            if !RECOMMENDATION_HEADINGS.iter().any(|phrase| {
+                words
+                    .iter()
+                    .map(String::as_str)
+                    .take(phrase.len())
+                    .eq(phrase.iter().copied())
+            }) {
+                continue;
+            }
+            let mut block = node.parent;
+            while block != NO_PARENT
+                && block != self.root()
+                && nodes[block as usize].len <= node.len + 20
+            {
+                block = nodes[block as usize].parent;
+            }
+            // The heading must open the block: in a document whose sections are siblings
+            // under one parent, the parent holds text before the heading and is not marked.
+            let opens = block != NO_PARENT
+                && block != self.root()
+                && !nodes[block as usize + 1..i]
+                    .iter()
+                    .any(|n| n.tag == Tag::Text && n.len > 0);
+            if opens {
+                marked[block as usize] = true;
+            }
+        }
+        marked
+    }
+
     fn mark_boilerplate(&mut self) {
         let nodes = &self.page.nodes;
         if nodes.is_empty() {
@@ -747,6 +827,7 @@ impl<'p> Analysis<'p> {
         let mut cats = vec![Cat::None; nodes.len()];
         let mut inside_article = vec![false; nodes.len()];
         let mut page_footer = vec![false; nodes.len()];
+        let recommendations = self.recommendation_blocks();
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
@@ -755,7 +836,7 @@ impl<'p> Analysis<'p> {
             if cat == Cat::Header && node.tag == Tag::Header && parent_article {
                 cat = Cat::None;
             }
-            if cat == Cat::None {
+            if cat == Cat::None && !recommendations[i] {
                 continue;
             }
             let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
@@ -764,6 +845,13 @@ impl<'p> Analysis<'p> {
             // A page-level `<footer>` is never the content, however much of the page it
             // holds: on a page whose content is drawn by script it is all that is left.
             if node.tag == Tag::Footer && !parent_article {
+                page_footer[i] = true;
+            } else if recommendations[i]
+                && node.landmarks == 0
+                && share < KEEP_RECOMMENDATIONS_SHARE
+            {
+                // Named as recommendations by its heading: removed whatever its class
+                // words say, unless it is nearly the whole page.
                 page_footer[i] = true;
             } else if share < KEEP_ELEMENT_SHARE && (strong || node.landmarks == 0) {
                 cats[i] = cat;
