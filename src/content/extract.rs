@@ -763,8 +763,9 @@ impl<'p> Analysis<'p> {
 
     /// Blocks introduced by a heading that names them as recommendations ("Similar items",
     /// "You may also like", "Frequently bought together", ...): for each such `h2`-`h6`, the
-    /// nearest ancestor that holds more than the heading, when the heading opens it. They are removed like a page footer,
-    /// unless one holds the page's `h1` or `main` or nearly all of its text.
+    /// nearest ancestor that holds more than the heading, when the heading opens it. They
+    /// are removed outright, like a page footer, unless one holds the page's `h1` or
+    /// `main` or nearly all of its text.
     fn recommendation_blocks(&self) -> Vec<bool> {
         let nodes = &self.page.nodes;
         let mut marked = vec![false; nodes.len()];
@@ -826,7 +827,9 @@ impl<'p> Analysis<'p> {
         // Each element's category, after the per-element safeguards.
         let mut cats = vec![Cat::None; nodes.len()];
         let mut inside_article = vec![false; nodes.len()];
-        let mut page_footer = vec![false; nodes.len()];
+        // Page-level footers (whatever their share of the text) and blocks headed as
+        // recommendations (short of nearly all of it): removed without a category vote.
+        let mut removed_outright = vec![false; nodes.len()];
         let recommendations = self.recommendation_blocks();
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
@@ -845,14 +848,14 @@ impl<'p> Analysis<'p> {
             // A page-level `<footer>` is never the content, however much of the page it
             // holds: on a page whose content is drawn by script it is all that is left.
             if node.tag == Tag::Footer && !parent_article {
-                page_footer[i] = true;
+                removed_outright[i] = true;
             } else if recommendations[i]
                 && node.landmarks == 0
                 && share < KEEP_RECOMMENDATIONS_SHARE
             {
                 // Named as recommendations by its heading: removed whatever its class
                 // words say, unless it is nearly the whole page.
-                page_footer[i] = true;
+                removed_outright[i] = true;
             } else if share < KEEP_ELEMENT_SHARE && (strong || node.landmarks == 0) {
                 cats[i] = cat;
             }
@@ -884,7 +887,7 @@ impl<'p> Analysis<'p> {
         // category is removed elsewhere or never reached a share of its own.
         for (i, node) in nodes.iter().enumerate() {
             let parent_removed = node.parent != NO_PARENT && self.removed[node.parent as usize];
-            let own = page_footer[i] || (cats[i] != Cat::None && remove_cat[cats[i] as usize]);
+            let own = removed_outright[i] || (cats[i] != Cat::None && remove_cat[cats[i] as usize]);
             let short_button = node.tag == Tag::Button && node.len < 40;
             self.removed[i] = parent_removed || own || short_button;
         }
