@@ -573,18 +573,25 @@ fn for_each_token(text: &str, mut emit: impl FnMut(&[u8])) {
                 let run = &bytes[start..i];
                 let continues = i < bytes.len() && (bytes[i] >= 0x80 || bytes[i] == b'\'');
                 if word.is_empty() && !continues && (!upper || run.len() <= 64) {
-                    if upper {
-                        let mut lower = [0u8; 64];
+                    // One call site for both cases, so that `emit` is inlined here once.
+                    let mut lower = [0u8; 64];
+                    let token = if upper {
                         for (to, from) in lower.iter_mut().zip(run) {
                             *to = from.to_ascii_lowercase();
                         }
-                        emit(&lower[..run.len()]);
+                        &lower[..run.len()]
                     } else {
-                        emit(run);
-                    }
+                        run
+                    };
+                    emit(token);
                 } else {
                     word.extend(run.iter().map(u8::to_ascii_lowercase));
                 }
+                continue;
+            }
+            if word.is_empty() && prev_unspaced.is_none() {
+                // A separator with nothing pending: the common case between ASCII words.
+                i += 1;
                 continue;
             }
             if b == b'\''
