@@ -111,7 +111,7 @@ pub fn extract_bytes(bytes: &[u8], content_type: Option<&str>, url: Option<&Url>
 pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
     let stripped = strip::strip(html);
     let dom = Html::parse_document(&stripped.html);
-    let page = Page::build(&dom);
+    let page = Page::build(&dom, stripped.html.len());
     drop(dom);
     let mut analysis = Analysis::new(&page);
     analysis.mark_boilerplate();
@@ -324,10 +324,12 @@ impl<'a> Attrs<'a> {
 }
 
 impl Page {
-    fn build(dom: &Html) -> Page {
+    /// `html_len` (the parsed document's length) sizes the arrays: a small page gets
+    /// small ones, instead of allocations sized for a large page.
+    fn build(dom: &Html, html_len: usize) -> Page {
         let mut page = Page {
-            nodes: Vec::with_capacity(4096),
-            text: String::with_capacity(64 * 1024),
+            nodes: Vec::with_capacity((html_len / 48).clamp(64, 4096)),
+            text: String::with_capacity(html_len.min(64 * 1024)),
             body: NO_PARENT,
             anchors: Vec::new(),
             title_tag: None,
@@ -431,7 +433,7 @@ impl Page {
     }
 
     fn push_text(&mut self, text: &str, open: &[Option<u32>]) {
-        let len = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
+        let len = non_space_chars(text);
         let start = self.text.len() as u32;
         self.text.push_str(text);
         let index = self.nodes.len() as u32;
@@ -1093,13 +1095,26 @@ impl Writer {
             }
             return;
         }
-        for word in split_keeping_space(text) {
-            match word {
-                Piece::Space => self.pending_space = true,
-                Piece::Word(word) => {
-                    self.flush_pending();
-                    self.out.push_str(word);
+        // Whitespace runs become one pending space; each word is copied whole.
+        let mut i = 0;
+        while i < text.len() {
+            let spaces = i;
+            while i < text.len() {
+                match space_at(text, i) {
+                    0 => break,
+                    n => i += n,
                 }
+            }
+            if i > spaces {
+                self.pending_space = true;
+            }
+            let word = i;
+            while i < text.len() && space_at(text, i) == 0 {
+                i += 1;
+            }
+            if i > word {
+                self.flush_pending();
+                self.out.push_str(&text[word..i]);
             }
         }
     }
@@ -1209,11 +1224,6 @@ impl Writer {
     }
 }
 
-enum Piece<'a> {
-    Space,
-    Word(&'a str),
-}
-
 /// Blocks at least this long that repeat an earlier block of the text are dropped.
 const REPEATED_BLOCK_CHARS: usize = 80;
 
@@ -1243,27 +1253,31 @@ fn drop_repeated_blocks(text: String) -> String {
     out
 }
 
-/// Splits text into runs of non-whitespace and single markers for whitespace runs.
-fn split_keeping_space(text: &str) -> impl Iterator<Item = Piece<'_>> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let first = rest.chars().next()?;
-        if first.is_whitespace() {
-            let end = rest
-                .find(|c: char| !c.is_whitespace())
-                .unwrap_or(rest.len());
-            rest = &rest[end..];
-            Some(Piece::Space)
-        } else {
-            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            let (word, tail) = rest.split_at(end);
-            rest = tail;
-            Some(Piece::Word(word))
-        }
-    })
+/// The length in bytes of the whitespace character (`char::is_whitespace`) that starts at
+/// byte `i` of `text`, or 0. Beyond ASCII, whitespace characters start with one of four
+/// lead bytes, so other bytes (continuation bytes included) are answered without decoding.
+#[inline]
+fn space_at(text: &str, i: usize) -> usize {
+    match text.as_bytes()[i] {
+        b'\t'..=b'\r' | b' ' => 1,
+        0xC2 | 0xE1 | 0xE2 | 0xE3 => text
+            .get(i..)
+            .and_then(|rest| rest.chars().next())
+            .filter(|c| c.is_whitespace())
+            .map_or(0, char::len_utf8),
+        _ => 0,
+    }
+}
+
+/// Characters of `text` that are not whitespace.
+fn non_space_chars(text: &str) -> u32 {
+    if text.is_ascii() {
+        text.bytes()
+            .filter(|b| !matches!(b, b'\t'..=b'\r' | b' '))
+            .count() as u32
+    } else {
+        text.chars().filter(|c| !c.is_whitespace()).count() as u32
+    }
 }
 
 /// Collapses runs of whitespace to one space and trims the ends.
@@ -1381,4 +1395,26 @@ fn structured_to_text(text: &str) -> String {
         }
     }
     writer.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The byte-level whitespace test agrees with `char::is_whitespace`: the writer
+        /// sees the words `split_whitespace` sees, and counts the same characters.
+        #[test]
+        fn whitespace_scanning_matches_char_is_whitespace(
+            text in "([a-z\u{e9}\u{4e2d} \t\n\u{0b}\u{85}\u{a0}\u{1680}\u{2003}\u{2028}\u{202f}\u{205f}\u{3000}\u{2010}\u{e100}]){0,40}"
+        ) {
+            let mut writer = Writer::default();
+            writer.text(&text);
+            let words: Vec<&str> = text.split_whitespace().collect();
+            prop_assert_eq!(writer.out, words.join(" "));
+            let expected = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            prop_assert_eq!(non_space_chars(&text), expected);
+        }
+    }
 }
