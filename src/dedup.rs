@@ -433,6 +433,12 @@ impl Dedup {
         self.record_url(self.canonicalizer.canonicalize_link(base, href))
     }
 
+    /// As [`Dedup::check_url`], for a URL that this stage's canonicalizer
+    /// ([`Dedup::canonicalizer`]) already returned: it is not canonicalized again.
+    pub fn check_canonical(&self, url: Url) -> Result<UrlVerdict, DedupError> {
+        self.record_url(Ok(url))
+    }
+
     fn record_url(&self, canonical: Result<Url, CanonicalError>) -> Result<UrlVerdict, DedupError> {
         bump(&self.counters.urls_checked);
         let url = match canonical {

@@ -1361,7 +1361,7 @@ fn outcome(
                     if shared.scope.allows(&canonical).is_err() {
                         continue;
                     }
-                    if let UrlVerdict::New(url) = dedup.check_url(canonical.as_str())? {
+                    if let UrlVerdict::New(url) = dedup.check_canonical(canonical)? {
                         let score = 3 * relevance(keywords, &link.text)
                             + 2 * relevance(keywords, url.path())
                             + parent_relevance;
