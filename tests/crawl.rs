@@ -649,3 +649,57 @@ async fn a_redirect_to_another_host_waits_for_that_hosts_robots_txt() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_pages_reach_pages_jsonl_soon_without_waiting_for_a_checkpoint() {
+    // Every response takes 100 ms and one request runs at a time, so the crawl is slow;
+    // no checkpoint comes during the test, yet each stored page is written shortly after.
+    let server = crawldedup::fixture::serve_with_latency(
+        Site::without_traps(4, 6),
+        std::time::Duration::from_millis(100),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut config = config(&dir.path().join("state"), &out, server.url("/"));
+    config.crawl.concurrency = 1;
+    let options = crawldedup::crawl::CrawlOptions {
+        checkpoint_every: std::time::Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let crawl = tokio::spawn(async move {
+        crawldedup::crawl::crawl_with(&config, &options, async {
+            let _ = stop_rx.await;
+        })
+        .await
+    });
+    let pages = out.join("pages.jsonl");
+    let served = loop {
+        // A whole line (the writer may be halfway through one).
+        if std::fs::read_to_string(&pages).is_ok_and(|text| text.contains('\n')) {
+            break server.requests().len();
+        }
+        assert!(
+            !crawl.is_finished(),
+            "the crawl ended before any page was written"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    // A batch of output jobs fills only after dozens of pages: the first line came from
+    // the batch's age, a few requests after its page.
+    assert!(
+        served < 12,
+        "first stored page written after {served} requests"
+    );
+    assert!(!crawl.is_finished());
+    stop_tx.send(()).unwrap();
+    let summary = crawl.await.unwrap().unwrap();
+    assert!(summary.stopped_early);
+    assert_eq!(
+        lines(&pages).len() as u64,
+        summary.totals.stored,
+        "after the stop every stored page is in pages.jsonl"
+    );
+}

@@ -334,6 +334,18 @@ impl OutputFiles {
         })
     }
 
+    /// Hands what the files gathered to the operating system, without syncing: what a
+    /// batch wrote is then visible to readers of the files.
+    fn flush(&mut self) -> Result<(), CrawlError> {
+        for (i, file) in self.files.iter_mut().enumerate() {
+            file.flush().map_err(|source| CrawlError::Output {
+                path: self.paths[i].clone(),
+                source,
+            })?;
+        }
+        self.warc(|w| w.flush())
+    }
+
     /// Flushes and syncs every file; returns the JSONL lengths and the WARC position.
     fn sync(&mut self) -> Result<([u64; 3], (u64, u64)), CrawlError> {
         let mut lengths = [0u64; 3];
@@ -446,10 +458,15 @@ const OUTPUT_QUEUE: usize = 32;
 /// thread per batch instead of one per record.
 const OUTPUT_BATCH: usize = 64;
 
+/// The longest a gathered job waits before the batch goes to the writer: output files
+/// trail the crawl by at most this much (plus the write itself) when pages come slowly.
+const OUTPUT_LATENCY: Duration = Duration::from_millis(50);
+
 /// The crawl loop's handle on the outputs. Serializing JSON and compressing WARC records
 /// happen on a thread of their own, so that the loop that decides pages never waits for
-/// them. Jobs are gathered into batches; [`Outputs::flush`] hands the open batch over (the
-/// loop calls it before it waits for work), and [`Outputs::sync`] (at each checkpoint)
+/// them. Jobs are gathered into batches; a batch goes to the writer when it is full or
+/// [`OUTPUT_LATENCY`] old ([`Outputs::flush_due`], which the loop calls before it waits
+/// for work, and wakes up for), and [`Outputs::sync`] (at each checkpoint)
 /// waits until everything sent before it is on disk, which keeps the checkpoint's lengths
 /// exact. A write error is kept and reported by the next sync, so a checkpoint never
 /// records output that was not written.
@@ -459,6 +476,8 @@ struct Outputs {
     jobs: Option<std::sync::mpsc::SyncSender<Vec<OutputJob>>>,
     /// Jobs not yet handed to the writer.
     batch: Vec<OutputJob>,
+    /// When the first of them was gathered.
+    batch_started: Option<Instant>,
     thread: Option<std::thread::JoinHandle<()>>,
     out_dir: PathBuf,
 }
@@ -475,46 +494,15 @@ impl Outputs {
             .name("crawldedup-output".into())
             .spawn(move || {
                 let mut failed: Option<CrawlError> = None;
-                for job in queue.into_iter().flatten() {
-                    let result = match job {
-                        OutputJob::Sync(reply) => {
-                            let answer = match failed.take() {
-                                Some(e) => Err(e),
-                                None => files.sync(),
-                            };
-                            let _ = reply.send(answer);
-                            continue;
+                for batch in queue {
+                    for job in batch {
+                        write_job(&mut files, job, &mut failed);
+                    }
+                    // The batch reaches the files (readers of pages.jsonl see it).
+                    if failed.is_none() {
+                        if let Err(e) = files.flush() {
+                            failed = Some(e);
                         }
-                        _ if failed.is_some() => continue,
-                        OutputJob::Line(line) => files.write(&line),
-                        OutputJob::Response {
-                            url,
-                            status,
-                            content_type,
-                            body,
-                        } => {
-                            files.warc(|w| w.response(&url, status, content_type.as_deref(), &body))
-                        }
-                        OutputJob::Revisit {
-                            url,
-                            status,
-                            content_type,
-                            body,
-                            original,
-                            distance,
-                        } => files.warc(|w| {
-                            w.revisit(
-                                &url,
-                                status,
-                                content_type.as_deref(),
-                                &body,
-                                &original,
-                                distance,
-                            )
-                        }),
-                    };
-                    if let Err(e) = result {
-                        failed = Some(e);
                     }
                 }
             })
@@ -526,11 +514,57 @@ impl Outputs {
             warc: output.warc,
             jobs: Some(jobs),
             batch: Vec::with_capacity(OUTPUT_BATCH),
+            batch_started: None,
             thread: Some(thread),
             out_dir: dir.to_path_buf(),
         })
     }
+}
 
+/// Writes one job on the writer thread. After a write error the next jobs are skipped and
+/// the error goes to the next sync.
+fn write_job(files: &mut OutputFiles, job: OutputJob, failed: &mut Option<CrawlError>) {
+    let result = match job {
+        OutputJob::Sync(reply) => {
+            let answer = match failed.take() {
+                Some(e) => Err(e),
+                None => files.sync(),
+            };
+            let _ = reply.send(answer);
+            return;
+        }
+        _ if failed.is_some() => return,
+        OutputJob::Line(line) => files.write(&line),
+        OutputJob::Response {
+            url,
+            status,
+            content_type,
+            body,
+        } => files.warc(|w| w.response(&url, status, content_type.as_deref(), &body)),
+        OutputJob::Revisit {
+            url,
+            status,
+            content_type,
+            body,
+            original,
+            distance,
+        } => files.warc(|w| {
+            w.revisit(
+                &url,
+                status,
+                content_type.as_deref(),
+                &body,
+                &original,
+                distance,
+            )
+        }),
+    };
+    if let Err(e) = result {
+        *failed = Some(e);
+    }
+}
+
+impl Outputs {
     fn gone(&self) -> CrawlError {
         CrawlError::Output {
             path: self.out_dir.clone(),
@@ -540,14 +574,29 @@ impl Outputs {
 
     fn send(&mut self, job: OutputJob) -> Result<(), CrawlError> {
         self.batch.push(job);
+        self.batch_started.get_or_insert_with(Instant::now);
         if self.batch.len() >= OUTPUT_BATCH {
             self.flush()?;
         }
         Ok(())
     }
 
+    /// When the open batch is due to go to the writer, if there is one.
+    fn due_at(&self) -> Option<Instant> {
+        self.batch_started.map(|started| started + OUTPUT_LATENCY)
+    }
+
+    /// Hands the open batch to the writer thread if it is [`OUTPUT_LATENCY`] old.
+    fn flush_due(&mut self) -> Result<(), CrawlError> {
+        match self.due_at() {
+            Some(due) if due <= Instant::now() => self.flush(),
+            _ => Ok(()),
+        }
+    }
+
     /// Hands the open batch to the writer thread.
     fn flush(&mut self) -> Result<(), CrawlError> {
+        self.batch_started = None;
         if self.batch.is_empty() {
             return Ok(());
         }
@@ -845,9 +894,13 @@ pub async fn crawl_with(
         for (at, _) in &delayed {
             wake_at = Some(wake_at.map_or(*at, |w: Instant| w.min(*at)));
         }
+        // The writer gets the gathered jobs in batches: when a batch is full, or when it
+        // has waited long enough (the loop wakes up for that).
+        outputs.flush_due()?;
+        if let Some(due) = outputs.due_at() {
+            wake_at = Some(wake_at.map_or(due, |w: Instant| w.min(due)));
+        }
         let sleep_until = wake_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
-        // The writer gets what this round gathered before the loop waits.
-        outputs.flush()?;
         tokio::select! {
             received = done_rx.recv() => {
                 if let Some(work) = received {

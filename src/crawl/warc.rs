@@ -99,6 +99,12 @@ impl WarcWriter {
     }
 
     /// The current position, after syncing the file.
+    /// Hands the gathered records to the operating system (no sync to disk).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+
+    /// Writes the gathered records and syncs the file; returns the position.
     pub fn sync(&mut self) -> std::io::Result<WarcPosition> {
         self.file.flush()?;
         self.file.get_ref().sync_data()?;
