@@ -67,6 +67,7 @@ pub mod adapters;
 pub mod config;
 pub mod content;
 pub mod crawl;
+mod db;
 pub mod dedup;
 #[doc(hidden)]
 pub mod demo;

@@ -67,9 +67,7 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     if !db_path.exists() {
         return Err(state_error("no crawl here".into()));
     }
-    let db = sled::Config::new()
-        .path(&db_path)
-        .open()
+    let db = crate::db::open(&sled::Config::new().path(&db_path))
         .map_err(|e| state_error(format!("cannot open (is a crawl running?): {e}")))?;
     let meta = db
         .open_tree("meta")
@@ -732,9 +730,7 @@ pub async fn crawl_with(
         path: state_dir.clone(),
         problem,
     };
-    let db = sled::Config::new()
-        .path(state_dir.join(CRAWL_DB))
-        .open()
+    let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
         .map_err(|e| state_error(e.to_string()))?;
     let meta = db
         .open_tree("meta")

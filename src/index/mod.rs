@@ -284,10 +284,7 @@ impl SimhashIndex {
                 crate::config::MAX_DISTANCE_LIMIT
             )));
         }
-        let db = sled::Config::new()
-            .path(dir)
-            .cache_capacity(256 << 20)
-            .open()
+        let db = crate::db::open(&sled::Config::new().path(dir).cache_capacity(256 << 20))
             .map_err(store_error)?;
         let store = Store::open(&db).map_err(store_error)?;
         let plan = match store.layout().map_err(store_error)? {

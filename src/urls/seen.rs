@@ -278,10 +278,7 @@ impl SeenUrls {
         let first = first_layer_params(&config)?;
         let confirm = if config.confirm_on_disk {
             let path = state_dir.join(CONFIRM_DIR);
-            let db = sled::Config::new()
-                .path(&path)
-                .cache_capacity(64 << 20)
-                .open()
+            let db = crate::db::open(&sled::Config::new().path(&path).cache_capacity(64 << 20))
                 .map_err(|source| SeenError::Store {
                     path: path.clone(),
                     source,
