@@ -656,13 +656,12 @@ fn flush_unspaced(prev: &mut Option<char>, run: &mut usize, emit: &mut impl FnMu
     *run = 0;
 }
 
-/// ASCII whitespace as `char::is_whitespace` has it: tab, line feed, vertical tab, form
-/// feed, carriage return and space.
+/// [`crate::text::is_ascii_space`] as a table, for the digest's branch-free loop.
 const ASCII_SPACE: [bool; 128] = {
     let mut table = [false; 128];
     let mut i = 0;
     while i < 128 {
-        table[i] = matches!(i as u8, b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b' ');
+        table[i] = crate::text::is_ascii_space(i as u8);
         i += 1;
     }
     table
@@ -674,9 +673,9 @@ fn normalized_digest(text: &str) -> (Digest, usize) {
     // Every byte is written to the output and the output position only moves on when the
     // byte is not a second whitespace in a row: a loop without branches on the text, which
     // turns each run of whitespace into one space (a leading one is never kept, a
-    // trailing one is cut at the end). Only the lead bytes of the multi-byte whitespace
-    // characters (U+0085, U+00A0, U+1680, U+2000-U+205F, U+3000) make the character be
-    // decoded. The result is the words of `str::split_whitespace` joined by one space.
+    // trailing one is cut at the end). Beyond ASCII, `space_len_at` decodes only after
+    // the lead bytes of whitespace characters. The result is the words of
+    // `str::split_whitespace` joined by one space.
     let mut out = vec![0u8; bytes.len()];
     let mut len = 0usize;
     // Whether the last byte written was a space (true at the start: no leading space).
@@ -692,14 +691,7 @@ fn normalized_digest(text: &str) -> (Digest, usize) {
             i += 1;
             continue;
         }
-        let width = match b {
-            0xC2 | 0xE1 | 0xE2 | 0xE3 => text[i..]
-                .chars()
-                .next()
-                .filter(|c| c.is_whitespace())
-                .map_or(0, char::len_utf8),
-            _ => 0,
-        };
+        let width = crate::text::space_len_at(text, i);
         if width > 0 {
             out[len] = b' ';
             len += usize::from(!after_space);

@@ -74,6 +74,7 @@ pub mod demo;
 pub mod fingerprint;
 pub mod fixture;
 pub mod index;
+mod text;
 pub mod urls;
 
 pub use config::{Config, ConfigError};

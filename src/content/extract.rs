@@ -49,6 +49,7 @@
 
 use super::decode;
 use super::strip;
+use crate::text::{non_space_chars, space_len_at};
 use scraper::{Html, Node as DomNode};
 use url::Url;
 
@@ -1100,7 +1101,7 @@ impl Writer {
         while i < text.len() {
             let spaces = i;
             while i < text.len() {
-                match space_at(text, i) {
+                match space_len_at(text, i) {
                     0 => break,
                     n => i += n,
                 }
@@ -1109,7 +1110,7 @@ impl Writer {
                 self.pending_space = true;
             }
             let word = i;
-            while i < text.len() && space_at(text, i) == 0 {
+            while i < text.len() && space_len_at(text, i) == 0 {
                 i += 1;
             }
             if i > word {
@@ -1251,33 +1252,6 @@ fn drop_repeated_blocks(text: String) -> String {
         out.push_str(block);
     }
     out
-}
-
-/// The length in bytes of the whitespace character (`char::is_whitespace`) that starts at
-/// byte `i` of `text`, or 0. Beyond ASCII, whitespace characters start with one of four
-/// lead bytes, so other bytes (continuation bytes included) are answered without decoding.
-#[inline]
-fn space_at(text: &str, i: usize) -> usize {
-    match text.as_bytes()[i] {
-        b'\t'..=b'\r' | b' ' => 1,
-        0xC2 | 0xE1 | 0xE2 | 0xE3 => text
-            .get(i..)
-            .and_then(|rest| rest.chars().next())
-            .filter(|c| c.is_whitespace())
-            .map_or(0, char::len_utf8),
-        _ => 0,
-    }
-}
-
-/// Characters of `text` that are not whitespace.
-fn non_space_chars(text: &str) -> u32 {
-    if text.is_ascii() {
-        text.bytes()
-            .filter(|b| !matches!(b, b'\t'..=b'\r' | b' '))
-            .count() as u32
-    } else {
-        text.chars().filter(|c| !c.is_whitespace()).count() as u32
-    }
 }
 
 /// Collapses runs of whitespace to one space and trims the ends.

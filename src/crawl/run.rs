@@ -344,15 +344,58 @@ impl OutputFiles {
         self.warc(|w| w.flush())
     }
 
+    /// Carries out one job on the writer thread. After a write error the next jobs are
+    /// skipped and the error goes to the next sync.
+    fn apply(&mut self, job: OutputJob, failed: &mut Option<CrawlError>) {
+        let result = match job {
+            OutputJob::Sync(reply) => {
+                let answer = match failed.take() {
+                    Some(e) => Err(e),
+                    None => self.sync(),
+                };
+                let _ = reply.send(answer);
+                return;
+            }
+            _ if failed.is_some() => return,
+            OutputJob::Line(line) => self.write(&line),
+            OutputJob::Response {
+                url,
+                status,
+                content_type,
+                body,
+            } => self.warc(|w| w.response(&url, status, content_type.as_deref(), &body)),
+            OutputJob::Revisit {
+                url,
+                status,
+                content_type,
+                body,
+                original,
+                distance,
+            } => self.warc(|w| {
+                w.revisit(
+                    &url,
+                    status,
+                    content_type.as_deref(),
+                    &body,
+                    &original,
+                    distance,
+                )
+            }),
+        };
+        if let Err(e) = result {
+            *failed = Some(e);
+        }
+    }
+
     /// Flushes and syncs every file; returns the JSONL lengths and the WARC position.
     fn sync(&mut self) -> Result<([u64; 3], (u64, u64)), CrawlError> {
+        self.flush()?;
         let mut lengths = [0u64; 3];
         for (i, file) in self.files.iter_mut().enumerate() {
             let io = |source| CrawlError::Output {
                 path: self.paths[i].clone(),
                 source,
             };
-            file.flush().map_err(io)?;
             let inner = file.get_mut();
             inner.sync_data().map_err(io)?;
             lengths[i] = inner.metadata().map_err(io)?.len();
@@ -494,7 +537,7 @@ impl Outputs {
                 let mut failed: Option<CrawlError> = None;
                 for batch in queue {
                     for job in batch {
-                        write_job(&mut files, job, &mut failed);
+                        files.apply(job, &mut failed);
                     }
                     // The batch reaches the files (readers of pages.jsonl see it).
                     if failed.is_none() {
@@ -517,52 +560,7 @@ impl Outputs {
             out_dir: dir.to_path_buf(),
         })
     }
-}
 
-/// Writes one job on the writer thread. After a write error the next jobs are skipped and
-/// the error goes to the next sync.
-fn write_job(files: &mut OutputFiles, job: OutputJob, failed: &mut Option<CrawlError>) {
-    let result = match job {
-        OutputJob::Sync(reply) => {
-            let answer = match failed.take() {
-                Some(e) => Err(e),
-                None => files.sync(),
-            };
-            let _ = reply.send(answer);
-            return;
-        }
-        _ if failed.is_some() => return,
-        OutputJob::Line(line) => files.write(&line),
-        OutputJob::Response {
-            url,
-            status,
-            content_type,
-            body,
-        } => files.warc(|w| w.response(&url, status, content_type.as_deref(), &body)),
-        OutputJob::Revisit {
-            url,
-            status,
-            content_type,
-            body,
-            original,
-            distance,
-        } => files.warc(|w| {
-            w.revisit(
-                &url,
-                status,
-                content_type.as_deref(),
-                &body,
-                &original,
-                distance,
-            )
-        }),
-    };
-    if let Err(e) = result {
-        *failed = Some(e);
-    }
-}
-
-impl Outputs {
     fn gone(&self) -> CrawlError {
         CrawlError::Output {
             path: self.out_dir.clone(),
