@@ -1087,6 +1087,12 @@ struct Writer {
     cells_in_row: u32,
 }
 
+/// Whether a whitespace character starts at byte `i` of `text`.
+#[inline]
+fn starts_space(text: &str, i: usize) -> bool {
+    space_len_at(text, i) != 0
+}
+
 impl Writer {
     fn text(&mut self, text: &str) {
         if self.preformatted > 0 {
@@ -1096,7 +1102,9 @@ impl Writer {
             }
             return;
         }
-        // Whitespace runs become one pending space; each word is copied whole.
+        // Whitespace runs become one pending space. Words already separated by one plain
+        // space (most of any text) are copied as one run.
+        let bytes = text.as_bytes();
         let mut i = 0;
         while i < text.len() {
             let spaces = i;
@@ -1109,13 +1117,21 @@ impl Writer {
             if i > spaces {
                 self.pending_space = true;
             }
-            let word = i;
-            while i < text.len() && space_len_at(text, i) == 0 {
+            let run = i;
+            loop {
+                while i < text.len() && !starts_space(text, i) {
+                    i += 1;
+                }
+                let single_space =
+                    bytes.get(i) == Some(&b' ') && i + 1 < text.len() && !starts_space(text, i + 1);
+                if !single_space {
+                    break;
+                }
                 i += 1;
             }
-            if i > word {
+            if i > run {
                 self.flush_pending();
-                self.out.push_str(&text[word..i]);
+                self.out.push_str(&text[run..i]);
             }
         }
     }
