@@ -1,4 +1,5 @@
-//! WARC/1.1 output: one gzip member per record, files rotated by size.
+//! WARC/1.1 output: one gzip member per record, files rotated by size. Records of up to
+//! 2 KB (revisits, warcinfo) are stored in their member without compression.
 //!
 //! - `warcinfo` opens every file;
 //! - `response` for a stored page: the HTTP status line, the response's content type and
@@ -24,6 +25,11 @@ pub const NEAR_DUPLICATE_PROFILE: &str = "https://crawldedup.invalid/warc/revisi
 
 const IDENTICAL_PAYLOAD_PROFILE: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// Records up to this many bytes (revisit records, warcinfo) are stored in their gzip
+/// member uncompressed: deflate would save a few hundred bytes at the price of resetting the
+/// compressor's 128 KB of tables.
+const STORED_RECORD_BYTES: usize = 2048;
 
 /// Bytes of records gathered before they are written to the file.
 const BUFFER_BYTES: usize = 256 * 1024;
@@ -163,21 +169,34 @@ impl WarcWriter {
             let _ = write!(head, "{name}: {value}\r\n");
         }
         let _ = write!(head, "Content-Length: {block_length}\r\n\r\n");
-        self.gzip.reset();
-        self.member.clear();
-        self.member.reserve(block_length / 3 + 1024);
         let mut pieces = Vec::with_capacity(parts.len() + 2);
         pieces.push(head.as_bytes());
         pieces.extend_from_slice(parts);
         pieces.push(b"\r\n\r\n");
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        self.member.clear();
+        if total <= STORED_RECORD_BYTES {
+            stored_member(&pieces, total, &mut self.member);
+        } else {
+            self.compressed_member(&pieces, total)?;
+        }
+        self.file.write_all(&self.member)?;
+        self.length += self.member.len() as u64;
+        Ok(())
+    }
+
+    /// Compresses `pieces` into `self.member` as one gzip member.
+    fn compressed_member(&mut self, pieces: &[&[u8]], total: usize) -> std::io::Result<()> {
+        self.gzip.reset();
+        self.member.reserve(total / 3 + 1024);
         let last = pieces.len() - 1;
-        for (i, piece) in pieces.into_iter().enumerate() {
+        for (i, piece) in pieces.iter().enumerate() {
             let flush = if i == last {
                 flate2::FlushCompress::Finish
             } else {
                 flate2::FlushCompress::None
             };
-            let mut input = piece;
+            let mut input = *piece;
             loop {
                 if self.member.capacity() - self.member.len() < 256 {
                     self.member.reserve(input.len() / 2 + 4096);
@@ -198,8 +217,6 @@ impl WarcWriter {
                 }
             }
         }
-        self.file.write_all(&self.member)?;
-        self.length += self.member.len() as u64;
         Ok(())
     }
 
@@ -263,6 +280,29 @@ impl WarcWriter {
     }
 }
 
+/// Writes `pieces` (`total` bytes) as one gzip member holding a single stored (not
+/// compressed) deflate block (RFC 1951 3.2.4, RFC 1952): a valid member that any gzip reader
+/// inflates, built without the compressor, whose reset alone costs more than a small record.
+fn stored_member(pieces: &[&[u8]], total: usize, out: &mut Vec<u8>) {
+    debug_assert!(total <= usize::from(u16::MAX));
+    let len = total as u16;
+    out.reserve(total + 25);
+    // Header: magic, deflate, no flags, no time, no extra flags, OS unknown.
+    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]);
+    // The final block (BFINAL = 1), stored (BTYPE = 00), then LEN and its complement.
+    out.push(1);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    let mut crc = crc32fast::Hasher::new();
+    for piece in pieces {
+        out.extend_from_slice(piece);
+        crc.update(piece);
+    }
+    // Trailer: CRC-32 and length of the uncompressed data.
+    out.extend_from_slice(&crc.finalize().to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+}
+
 fn http_head(status: u16, content_type: Option<&str>, length: usize) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
@@ -316,7 +356,7 @@ mod tests {
     #[test]
     fn records_rotate_and_resume_cuts_back() {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = WarcWriter::open(dir.path(), 600, (0, 0)).unwrap();
+        let mut w = WarcWriter::open(dir.path(), 1000, (0, 0)).unwrap();
         w.response("http://a.test/", 200, Some("text/html"), b"<p>hello</p>")
             .unwrap();
         let position = w.sync().unwrap();
@@ -339,7 +379,7 @@ mod tests {
         );
         drop(w);
         // Resume at the earlier position: the later records are gone.
-        let mut w = WarcWriter::open(dir.path(), 600, position).unwrap();
+        let mut w = WarcWriter::open(dir.path(), 1000, position).unwrap();
         w.revisit(
             "http://a.test/near",
             200,
@@ -419,6 +459,46 @@ mod tests {
         }
         let response = &members[3];
         assert!(response.ends_with(&[&noise[..], b"\r\n\r\n"].concat()));
+    }
+
+    #[test]
+    fn small_records_are_stored_and_large_ones_compressed() {
+        let mut out = Vec::new();
+        stored_member(&[b"WARC/1.1\r\n", b"", b"abc"], 13, &mut out);
+        let mut inflated = Vec::new();
+        flate2::read::GzDecoder::new(&out[..])
+            .read_to_end(&mut inflated)
+            .unwrap();
+        assert_eq!(inflated, b"WARC/1.1\r\nabc");
+        // The first block header: final, stored.
+        assert_eq!(out[10], 1);
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(dir.path(), u64::MAX, (0, 0)).unwrap();
+        let start = |w: &mut WarcWriter| {
+            w.flush().unwrap();
+            std::fs::metadata(dir.path().join(file_name(0)))
+                .unwrap()
+                .len() as usize
+        };
+        let small = start(&mut w);
+        w.revisit(
+            "http://a.test/x",
+            200,
+            None,
+            b"<p>x</p>",
+            "http://a.test/",
+            None,
+        )
+        .unwrap();
+        let large = start(&mut w);
+        w.response("http://a.test/y", 200, None, &[b'y'; 50_000])
+            .unwrap();
+        w.flush().unwrap();
+        let bytes = std::fs::read(dir.path().join(file_name(0))).unwrap();
+        assert_eq!(bytes[small + 10] & 0b111, 0b001, "stored, final");
+        assert_ne!(bytes[large + 10] & 0b110, 0, "compressed");
+        assert!(bytes.len() - large < 1_000);
     }
 
     #[test]
