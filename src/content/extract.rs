@@ -110,6 +110,23 @@ pub fn extract_bytes(bytes: &[u8], content_type: Option<&str>, url: Option<&Url>
 /// Extracts the main content of an HTML document. `url` is the page's address, used to
 /// resolve relative links; without it only absolute links are returned.
 pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
+    let (mut extracted, links) = extract_unresolved(html, url);
+    extracted.links = links.resolve();
+    extracted
+}
+
+/// As [`extract_bytes`], with the links as the page writes them (`links` is left empty):
+/// a crawler resolves them only for the pages whose links it follows.
+pub(crate) fn extract_bytes_unresolved(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    url: Option<&Url>,
+) -> (Extracted, RawLinks) {
+    let decoded = decode::decode(bytes, content_type, url.map(Url::as_str));
+    extract_unresolved(&decoded.text, url)
+}
+
+fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
     let stripped = strip::strip(html);
     let dom = Html::parse_document(&stripped.html);
     let page = Page::build(&dom, stripped.html.len());
@@ -130,13 +147,93 @@ pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
         }
     }
     let title = page.title();
-    let links = page.links(url, container);
-    Extracted {
+    let links = page.raw_links(url, container);
+    let extracted = Extracted {
         title,
         text,
         language: page.language.clone(),
         description: page.description.clone(),
-        links,
+        links: Vec::new(),
+    };
+    (extracted, links)
+}
+
+/// A page's links as written in it (`href` not yet resolved), with the base to resolve them
+/// against. All hrefs and anchor texts share one buffer.
+#[derive(Debug, Default)]
+pub(crate) struct RawLinks {
+    base: Option<Url>,
+    buffer: String,
+    items: Vec<RawLink>,
+}
+
+#[derive(Debug)]
+struct RawLink {
+    href_end: u32,
+    text_end: u32,
+    in_main: bool,
+    nofollow: bool,
+}
+
+/// One link of [`RawLinks`].
+pub(crate) struct RawLinkRef<'a> {
+    /// The `href` attribute, trimmed (never empty, never a bare fragment).
+    pub href: &'a str,
+    /// The anchor text, whitespace collapsed.
+    pub text: &'a str,
+    /// True when the link sits inside the main content.
+    pub in_main: bool,
+    /// True when the link carries `rel="nofollow"`.
+    pub nofollow: bool,
+}
+
+impl RawLinks {
+    /// What relative hrefs resolve against: `<base href>` resolved against the page URL,
+    /// else the page URL; `None` when the page has no URL (only absolute hrefs resolve).
+    pub(crate) fn base(&self) -> Option<&Url> {
+        self.base.as_ref()
+    }
+
+    /// The links in document order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = RawLinkRef<'_>> {
+        let mut start = 0;
+        self.items.iter().map(move |item| {
+            let (href_end, text_end) = (item.href_end as usize, item.text_end as usize);
+            let link = RawLinkRef {
+                href: &self.buffer[start..href_end],
+                text: &self.buffer[href_end..text_end],
+                in_main: item.in_main,
+                nofollow: item.nofollow,
+            };
+            start = text_end;
+            link
+        })
+    }
+
+    /// Resolves every href to an absolute http(s) URL without its fragment; the others
+    /// are left out.
+    fn resolve(&self) -> Vec<Link> {
+        let mut links = Vec::with_capacity(self.items.len());
+        for link in self.iter() {
+            let resolved = match &self.base {
+                Some(base) => base.join(link.href),
+                None => Url::parse(link.href),
+            };
+            let Ok(mut resolved) = resolved else {
+                continue;
+            };
+            if !matches!(resolved.scheme(), "http" | "https") {
+                continue;
+            }
+            resolved.set_fragment(None);
+            links.push(Link {
+                url: resolved.into(),
+                text: link.text.to_string(),
+                in_main: link.in_main,
+                nofollow: link.nofollow,
+            });
+        }
+        links
     }
 }
 
@@ -280,7 +377,9 @@ struct Page {
     nodes: Vec<Node>,
     text: String,
     body: u32,
-    anchors: Vec<(u32, String, bool)>,
+    /// Anchors with an `href`: node, end of the href in `anchor_hrefs`, nofollow.
+    anchors: Vec<(u32, u32, bool)>,
+    anchor_hrefs: String,
     title_tag: Option<String>,
     og_title: Option<String>,
     /// `og:description`, else `<meta name="description">`.
@@ -333,6 +432,7 @@ impl Page {
             text: String::with_capacity(html_len.min(64 * 1024)),
             body: NO_PARENT,
             anchors: Vec::new(),
+            anchor_hrefs: String::new(),
             title_tag: None,
             og_title: None,
             description: None,
@@ -392,7 +492,9 @@ impl Page {
                                     .rel
                                     .split_ascii_whitespace()
                                     .any(|r| r.eq_ignore_ascii_case("nofollow"));
-                                page.anchors.push((index, href.to_string(), nofollow));
+                                page.anchor_hrefs.push_str(href);
+                                let end = page.anchor_hrefs.len() as u32;
+                                page.anchors.push((index, end, nofollow));
                             }
                         }
                         let main_role =
@@ -502,17 +604,27 @@ impl Page {
     }
 
     fn subtree_text(&self, index: u32) -> String {
-        let node = self.nodes[index as usize];
         let mut out = String::new();
+        self.write_subtree_text(index, &mut out);
+        out
+    }
+
+    /// Appends the text of the subtree at `index` to `out`, whitespace collapsed.
+    fn write_subtree_text(&self, index: u32, out: &mut String) {
+        let node = self.nodes[index as usize];
+        let start = out.len();
         for n in &self.nodes[index as usize..node.end as usize] {
-            if n.tag == Tag::Text {
-                out.push_str(&self.text[n.text_start as usize..n.text_end as usize]);
-                out.push(' ');
-            } else if n.tag == Tag::Br {
-                out.push(' ');
+            let words = match n.tag {
+                Tag::Text => &self.text[n.text_start as usize..n.text_end as usize],
+                _ => continue,
+            };
+            for word in words.split_whitespace() {
+                if out.len() > start {
+                    out.push(' ');
+                }
+                out.push_str(word);
             }
         }
-        collapse_whitespace(&out)
     }
 
     fn title(&self) -> Option<String> {
@@ -530,35 +642,33 @@ impl Page {
         Some(clean_title(&title)).filter(|t| !t.is_empty())
     }
 
-    fn links(&self, url: Option<&Url>, container: u32) -> Vec<Link> {
+    fn raw_links(&self, url: Option<&Url>, container: u32) -> RawLinks {
         let base = match (&self.base_href, url) {
             (Some(href), Some(url)) => url.join(href).ok().or_else(|| Some(url.clone())),
             (Some(href), None) => Url::parse(href).ok(),
             (None, url) => url.cloned(),
         };
         let container_end = self.nodes.get(container as usize).map_or(0, |n| n.end);
-        let mut links = Vec::with_capacity(self.anchors.len());
-        for (index, href, nofollow) in &self.anchors {
-            let href = href.trim();
+        let mut links = RawLinks {
+            base,
+            buffer: String::with_capacity(self.anchor_hrefs.len() * 2),
+            items: Vec::with_capacity(self.anchors.len()),
+        };
+        let mut start = 0;
+        for &(index, href_end, nofollow) in &self.anchors {
+            let href = self.anchor_hrefs[start..href_end as usize].trim();
+            start = href_end as usize;
             if href.is_empty() || href.starts_with('#') {
                 continue;
             }
-            let resolved = match &base {
-                Some(base) => base.join(href),
-                None => Url::parse(href),
-            };
-            let Ok(mut resolved) = resolved else {
-                continue;
-            };
-            if !matches!(resolved.scheme(), "http" | "https") {
-                continue;
-            }
-            resolved.set_fragment(None);
-            links.push(Link {
-                url: resolved.into(),
-                text: self.subtree_text(*index),
-                in_main: *index >= container && *index < container_end,
-                nofollow: *nofollow,
+            links.buffer.push_str(href);
+            let href_end = links.buffer.len() as u32;
+            self.write_subtree_text(index, &mut links.buffer);
+            links.items.push(RawLink {
+                href_end,
+                text_end: links.buffer.len() as u32,
+                in_main: index >= container && index < container_end,
+                nofollow,
             });
         }
         links
@@ -1390,6 +1500,42 @@ fn structured_to_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_links_keep_hrefs_and_texts_and_resolve_like_links() {
+        let html = "<html><head><base href=\"/docs/\"></head><body><p>Intro text.</p>\
+            <a href=\" a.html#part \">  One <b>two</b>\n</a><a href=\"#top\">Top</a>\
+            <a href=\"mailto:x@example.com\">Mail</a><a href=\"\">Empty</a>\
+            <a rel=\"nofollow\" href=\"/abs?q=1\">Abs</a></body></html>";
+        let url = Url::parse("http://example.com/start/page.html").unwrap();
+        let (_, raw) = extract_unresolved(html, Some(&url));
+        assert_eq!(
+            raw.base().map(Url::as_str),
+            Some("http://example.com/docs/")
+        );
+        let seen: Vec<(&str, &str, bool)> =
+            raw.iter().map(|l| (l.href, l.text, l.nofollow)).collect();
+        assert_eq!(
+            seen,
+            [
+                ("a.html#part", "One two", false),
+                ("mailto:x@example.com", "Mail", false),
+                ("/abs?q=1", "Abs", true),
+            ]
+        );
+        let links = extract(html, Some(&url)).links;
+        let resolved: Vec<(&str, &str)> = links
+            .iter()
+            .map(|l| (l.url.as_str(), l.text.as_str()))
+            .collect();
+        assert_eq!(
+            resolved,
+            [
+                ("http://example.com/docs/a.html", "One two"),
+                ("http://example.com/abs?q=1", "Abs"),
+            ]
+        );
+    }
     use proptest::prelude::*;
 
     proptest! {

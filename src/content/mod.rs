@@ -6,3 +6,4 @@ mod strip;
 
 pub use decode::{CharsetSource, Decoded, decode};
 pub use extract::{Extracted, Link, extract, extract_bytes};
+pub(crate) use extract::{RawLinks, extract_bytes_unresolved};

@@ -22,7 +22,7 @@ use url::Url;
 use super::fetch::{FetchConfig, FetchError, Fetcher, Hop};
 use super::frontier::{Frontier, FrontierCounts, Task, host_key};
 use crate::config::Config;
-use crate::content::{self, Extracted};
+use crate::content::{self, Extracted, RawLinks};
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
 use crate::fingerprint::Fingerprint;
 use crate::index::DocId;
@@ -651,7 +651,7 @@ enum Work {
         retry_after: Option<Duration>,
         redirects: Vec<(Url, u16)>,
         /// The extraction and its text's fingerprint, for HTML pages.
-        extracted: Option<Box<(Extracted, Fingerprint)>>,
+        extracted: Option<Box<(Extracted, RawLinks, Fingerprint)>>,
         crawl_delay: Option<Duration>,
         fetched_at: std::time::SystemTime,
     },
@@ -1022,10 +1022,11 @@ fn extract_and_fingerprint(
     body: &[u8],
     content_type: Option<&str>,
     url: &Url,
-) -> (Extracted, Fingerprint) {
-    let extracted = content::extract_bytes(body, content_type, Some(url));
+) -> (Extracted, RawLinks, Fingerprint) {
+    // Links are resolved later, and only for the pages whose links the crawl follows.
+    let (extracted, links) = content::extract_bytes_unresolved(body, content_type, Some(url));
     let fingerprint = Fingerprint::of(&extracted.text);
-    (extracted, fingerprint)
+    (extracted, links, fingerprint)
 }
 
 /// Fetches one task (after robots.txt) and extracts it.
@@ -1317,7 +1318,7 @@ fn outcome(
                 );
                 return Ok(Some(Failure::new("not_html", reason, Some(status))));
             };
-            let (extracted, fingerprint) = *extracted;
+            let (extracted, links, fingerprint) = *extracted;
             let verdict =
                 dedup.check_fingerprinted(final_url.as_str(), &extracted.text, &fingerprint)?;
             let fetched_at = humantime::format_rfc3339_seconds(fetched_at).to_string();
@@ -1398,18 +1399,23 @@ fn outcome(
             }
             // Links: duplicates' links are not followed (their originals' were).
             if matches!(verdict, PageVerdict::Unique { .. }) && task.depth < max_depth {
-                for link in &extracted.links {
+                let base = links.base();
+                for link in links.iter() {
                     if link.nofollow {
                         continue;
                     }
-                    let Ok(canonical) = shared.canonicalizer.canonicalize(&link.url) else {
+                    let canonical = match base {
+                        Some(base) => shared.canonicalizer.canonicalize_link(base, link.href),
+                        None => shared.canonicalizer.canonicalize(link.href),
+                    };
+                    let Ok(canonical) = canonical else {
                         continue;
                     };
                     if shared.scope.allows(&canonical).is_err() {
                         continue;
                     }
                     if let UrlVerdict::New(url) = dedup.check_canonical(canonical)? {
-                        let score = 3 * relevance(keywords, &link.text)
+                        let score = 3 * relevance(keywords, link.text)
                             + 2 * relevance(keywords, url.path())
                             + parent_relevance;
                         frontier
