@@ -70,25 +70,38 @@ pub struct Decoded {
 /// `content_type` is the HTTP `Content-Type` header, if any; `url` (if known) lends its
 /// top-level domain to the detector for unlabeled pages.
 pub fn decode(bytes: &[u8], content_type: Option<&str>, url: Option<&str>) -> Decoded {
+    let (text, encoding, source, had_errors) = decode_borrowed(bytes, content_type, url);
+    Decoded {
+        text: text.into_owned(),
+        encoding,
+        source,
+        had_errors,
+    }
+}
+
+/// As [`decode`], borrowing the bytes when they are already the UTF-8 text.
+pub(crate) fn decode_borrowed<'a>(
+    bytes: &'a [u8],
+    content_type: Option<&str>,
+    url: Option<&str>,
+) -> (
+    std::borrow::Cow<'a, str>,
+    &'static Encoding,
+    CharsetSource,
+    bool,
+) {
     let (encoding, source) = choose_encoding(bytes, content_type, url);
     let (text, had_errors) = if encoding == UTF_8 && source == CharsetSource::ValidUtf8 {
         // Already validated; skip the decoder.
-        let text = std::str::from_utf8(bytes).unwrap_or_default().to_owned();
-        (text, false)
+        (std::str::from_utf8(bytes).unwrap_or_default().into(), false)
     } else {
         let without_bom = match Encoding::for_bom(bytes) {
             Some((bom_encoding, len)) if bom_encoding == encoding => &bytes[len..],
             _ => bytes,
         };
-        let (text, had_errors) = encoding.decode_without_bom_handling(without_bom);
-        (text.into_owned(), had_errors)
+        encoding.decode_without_bom_handling(without_bom)
     };
-    Decoded {
-        text,
-        encoding,
-        source,
-        had_errors,
-    }
+    (text, encoding, source, had_errors)
 }
 
 /// Chooses the encoding of `bytes` by the rules in the module documentation.

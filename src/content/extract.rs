@@ -103,8 +103,8 @@ pub struct Link {
 
 /// Decodes `bytes` (see [`decode::decode`]) and extracts the main content.
 pub fn extract_bytes(bytes: &[u8], content_type: Option<&str>, url: Option<&Url>) -> Extracted {
-    let decoded = decode::decode(bytes, content_type, url.map(Url::as_str));
-    extract(&decoded.text, url)
+    let (text, ..) = decode::decode_borrowed(bytes, content_type, url.map(Url::as_str));
+    extract(&text, url)
 }
 
 /// Extracts the main content of an HTML document. `url` is the page's address, used to
@@ -122,8 +122,8 @@ pub(crate) fn extract_bytes_unresolved(
     content_type: Option<&str>,
     url: Option<&Url>,
 ) -> (Extracted, RawLinks) {
-    let decoded = decode::decode(bytes, content_type, url.map(Url::as_str));
-    extract_unresolved(&decoded.text, url)
+    let (text, ..) = decode::decode_borrowed(bytes, content_type, url.map(Url::as_str));
+    extract_unresolved(&text, url)
 }
 
 fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
@@ -161,7 +161,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
 /// A page's links as written in it (`href` not yet resolved), with the base to resolve them
 /// against. All hrefs and anchor texts share one buffer.
 #[derive(Debug, Default)]
-pub(crate) struct RawLinks {
+pub struct RawLinks {
     base: Option<Url>,
     buffer: String,
     items: Vec<RawLink>,

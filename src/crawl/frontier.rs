@@ -64,16 +64,6 @@ pub struct Task {
 }
 
 impl Task {
-    fn encode(&self, state: TaskState) -> Vec<u8> {
-        let mut out = Vec::with_capacity(21);
-        out.push(state.code());
-        out.extend_from_slice(&self.depth.to_be_bytes());
-        out.extend_from_slice(&self.priority.to_be_bytes());
-        out.extend_from_slice(&self.attempts.to_be_bytes());
-        out.extend_from_slice(&self.seq.to_be_bytes());
-        out
-    }
-
     fn decode(url: &str, bytes: &[u8]) -> Option<(Task, TaskState)> {
         if bytes.len() != 21 {
             return None;
@@ -108,11 +98,69 @@ pub struct FrontierCounts {
 /// Queue key: highest priority first, then discovery order.
 type QueueKey = (std::cmp::Reverse<u32>, u64);
 
+/// A URL as a map key that can be looked up by its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct UrlKey(Url);
+
+impl std::hash::Hash for UrlKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.as_str().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<str> for UrlKey {
+    fn borrow(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+/// What a checkpoint writes for a task: everything but its URL, which is the key.
+#[derive(Debug, Clone, Copy)]
+struct Change {
+    depth: u32,
+    priority: u32,
+    attempts: u32,
+    seq: u64,
+    state: TaskState,
+}
+
+impl Change {
+    fn of(task: &Task, state: TaskState) -> Change {
+        Change {
+            depth: task.depth,
+            priority: task.priority,
+            attempts: task.attempts,
+            seq: task.seq,
+            state,
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(21);
+        out.push(self.state.code());
+        out.extend_from_slice(&self.depth.to_be_bytes());
+        out.extend_from_slice(&self.priority.to_be_bytes());
+        out.extend_from_slice(&self.attempts.to_be_bytes());
+        out.extend_from_slice(&self.seq.to_be_bytes());
+        out
+    }
+
+    fn task(&self, url: Url) -> Task {
+        Task {
+            url,
+            depth: self.depth,
+            priority: self.priority,
+            attempts: self.attempts,
+            seq: self.seq,
+        }
+    }
+}
+
 /// The frontier. Not thread-safe by itself: the crawl loop owns it.
 pub struct Frontier {
     tree: sled::Tree,
     /// State changes since the last checkpoint.
-    changes: HashMap<String, (Task, TaskState)>,
+    changes: HashMap<UrlKey, Change>,
     /// Pending tasks by host.
     hosts: HashMap<String, BTreeMap<QueueKey, Task>>,
     counts: FrontierCounts,
@@ -149,16 +197,33 @@ impl Frontier {
     }
 
     fn queue(&mut self, task: Task) {
-        let host = host_key(&task.url);
-        self.hosts
-            .entry(host)
-            .or_default()
-            .insert((std::cmp::Reverse(task.priority), task.seq), task);
+        let key = (std::cmp::Reverse(task.priority), task.seq);
+        match self.hosts.get_mut(host_key(&task.url)) {
+            Some(queue) => {
+                queue.insert(key, task);
+            }
+            None => {
+                let host = host_key(&task.url).to_string();
+                self.hosts.entry(host).or_default().insert(key, task);
+            }
+        }
+    }
+
+    /// Records `task` in `state` for the next checkpoint; the URL is copied only the first
+    /// time it changes between two checkpoints.
+    fn record(&mut self, task: &Task, state: TaskState) {
+        let change = Change::of(task, state);
+        match self.changes.get_mut(task.url.as_str()) {
+            Some(slot) => *slot = change,
+            None => {
+                self.changes.insert(UrlKey(task.url.clone()), change);
+            }
+        }
     }
 
     fn state_of(&self, url: &str) -> Result<Option<TaskState>, String> {
-        if let Some((_, state)) = self.changes.get(url) {
-            return Ok(Some(*state));
+        if let Some(change) = self.changes.get(url) {
+            return Ok(Some(change.state));
         }
         match self.tree.get(url).map_err(|e| format!("frontier: {e}"))? {
             Some(v) => Ok(Task::decode(url, &v).map(|(_, s)| s)),
@@ -179,8 +244,7 @@ impl Frontier {
             seq: self.next_seq,
         };
         self.next_seq += 1;
-        self.changes
-            .insert(task.url.to_string(), (task.clone(), TaskState::Pending));
+        self.record(&task, TaskState::Pending);
         self.counts.pending += 1;
         self.queue(task);
         Ok(true)
@@ -191,7 +255,7 @@ impl Frontier {
     /// flight or finished, nothing changes. Returns whether it changed.
     pub fn settle(&mut self, url: Url, depth: u32) -> Result<bool, String> {
         let known = match self.changes.get(url.as_str()) {
-            Some((task, state)) => Some((task.clone(), *state)),
+            Some(change) => Some((change.task(url.clone()), change.state)),
             None => match self
                 .tree
                 .get(url.as_str())
@@ -215,10 +279,10 @@ impl Frontier {
             }
             Some((task, TaskState::Pending)) => {
                 let host = host_key(&task.url);
-                if let Some(queue) = self.hosts.get_mut(&host) {
+                if let Some(queue) = self.hosts.get_mut(host) {
                     queue.remove(&(std::cmp::Reverse(task.priority), task.seq));
                     if queue.is_empty() {
-                        self.hosts.remove(&host);
+                        self.hosts.remove(host);
                     }
                 }
                 self.counts.pending -= 1;
@@ -227,8 +291,7 @@ impl Frontier {
             Some(_) => return Ok(false),
         };
         self.counts.done += 1;
-        self.changes
-            .insert(task.url.to_string(), (task, TaskState::Done));
+        self.record(&task, TaskState::Done);
         Ok(true)
     }
 
@@ -251,8 +314,7 @@ impl Frontier {
         }
         self.counts.pending -= 1;
         self.counts.in_flight += 1;
-        self.changes
-            .insert(task.url.to_string(), (task.clone(), TaskState::InFlight));
+        self.record(&task, TaskState::InFlight);
         Some(task)
     }
 
@@ -261,13 +323,12 @@ impl Frontier {
         task.attempts += 1;
         self.counts.in_flight -= 1;
         self.counts.pending += 1;
-        self.changes
-            .insert(task.url.to_string(), (task.clone(), TaskState::Pending));
+        self.record(&task, TaskState::Pending);
         self.queue(task);
     }
 
     /// Records an in-flight task as finished (`failed` or not).
-    pub fn finish(&mut self, task: Task, failed: bool) {
+    pub fn finish(&mut self, task: &Task, failed: bool) {
         self.counts.in_flight -= 1;
         let state = if failed {
             self.counts.failed += 1;
@@ -276,7 +337,7 @@ impl Frontier {
             self.counts.done += 1;
             TaskState::Done
         };
-        self.changes.insert(task.url.to_string(), (task, state));
+        self.record(task, state);
     }
 
     /// Tasks by state.
@@ -287,8 +348,8 @@ impl Frontier {
     /// Writes the changes since the last checkpoint in one batch (the caller flushes sled).
     pub fn checkpoint(&mut self) -> Result<(), String> {
         let mut batch = sled::Batch::default();
-        for (url, (task, state)) in self.changes.drain() {
-            batch.insert(url.as_bytes(), task.encode(state));
+        for (UrlKey(url), change) in self.changes.drain() {
+            batch.insert(url.as_str(), change.encode());
         }
         self.tree
             .apply_batch(batch)
@@ -296,12 +357,10 @@ impl Frontier {
     }
 }
 
-/// The scheduling key of a URL: its host and port.
-pub fn host_key(url: &Url) -> String {
-    match url.port() {
-        Some(port) => format!("{}:{port}", url.host_str().unwrap_or("")),
-        None => url.host_str().unwrap_or("").to_string(),
-    }
+/// The scheduling key of a URL: its host, and its port when it is not the scheme's default
+/// (`example.com`, `127.0.0.1:8080`, `[::1]:8080`), as the URL writes them.
+pub fn host_key(url: &Url) -> &str {
+    &url[url::Position::BeforeHost..url::Position::AfterPort]
 }
 
 #[cfg(test)]
@@ -310,6 +369,20 @@ mod tests {
 
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn host_key_is_host_and_non_default_port() {
+        let key = |s: &str| host_key(&url(s)).to_string();
+        assert_eq!(key("http://Example.COM/a"), "example.com");
+        assert_eq!(key("https://example.com:443/a"), "example.com");
+        assert_eq!(
+            key("http://user:pw@example.com:8080/a?b"),
+            "example.com:8080"
+        );
+        assert_eq!(key("http://127.0.0.1:3000/"), "127.0.0.1:3000");
+        assert_eq!(key("http://[::1]:3000/"), "[::1]:3000");
+        assert_eq!(key("http://[::1]/"), "[::1]");
     }
 
     #[test]
@@ -326,10 +399,10 @@ mod tests {
         assert_eq!(first.url.path(), "/2");
         let second = f.pop("a.test").unwrap();
         assert_eq!(second.url.path(), "/3");
-        f.finish(first, false);
+        f.finish(&first, false);
         f.checkpoint().unwrap();
         // Changes after the checkpoint are not kept.
-        f.finish(second, true);
+        f.finish(&second, true);
         assert!(f.push(url("http://c.test/"), 0, 0).unwrap());
         drop(f);
 

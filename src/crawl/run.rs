@@ -842,10 +842,14 @@ pub async fn crawl_with(
                 {
                     break;
                 }
-                let state = hosts.entry(host.clone()).or_insert_with(|| HostState {
-                    delay: shared.base_delay,
-                    ..HostState::default()
-                });
+                if !hosts.contains_key(&host) {
+                    let state = HostState {
+                        delay: shared.base_delay,
+                        ..HostState::default()
+                    };
+                    hosts.insert(host.clone(), state);
+                }
+                let state = hosts.get_mut(&host).expect("inserted above");
                 if state.in_flight >= crawl.per_host_concurrency {
                     continue;
                 }
@@ -1113,7 +1117,7 @@ async fn robots_for(shared: &Shared, url: &Url) -> Robots {
         .robots
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .entry(host)
+        .entry(host.to_string())
         .or_default()
         .clone();
     let mut cached = slot.lock().await;
@@ -1185,8 +1189,7 @@ impl Work {
 
 /// Records a worker's result: the outcome, then a failure line if it was not stored.
 fn handle(work: Work, ledger: &mut Ledger<'_>, shared: &Shared) -> Result<(), CrawlError> {
-    let task = work.task().clone();
-    if let Some(failure) = outcome(work, ledger, shared)? {
+    if let Some((task, failure)) = outcome(work, ledger, shared)? {
         ledger.totals.failures += 1;
         ledger.outputs.write(Line::Failure(FailureLine {
             url: task.url.to_string(),
@@ -1196,18 +1199,18 @@ fn handle(work: Work, ledger: &mut Ledger<'_>, shared: &Shared) -> Result<(), Cr
             attempts: task.attempts + 1,
             depth: task.depth,
         }))?;
-        ledger.frontier.finish(task, true);
+        ledger.frontier.finish(&task, true);
     }
     Ok(())
 }
 
 /// What a worker's result means: retried, stored, recorded as a duplicate (`None`), or a
-/// failure for [`handle`] to record.
+/// failure of its task for [`handle`] to record.
 fn outcome(
     work: Work,
     ledger: &mut Ledger<'_>,
     shared: &Shared,
-) -> Result<Option<Failure>, CrawlError> {
+) -> Result<Option<(Task, Failure)>, CrawlError> {
     let Ledger {
         dedup,
         frontier,
@@ -1219,30 +1222,30 @@ fn outcome(
     let (dedup, keywords) = (*dedup, shared.keywords.as_slice());
     let (max_depth, base_delay) = (shared.max_depth, shared.base_delay);
     let host = host_key(&work.task().url);
-    let state = hosts.entry(host).or_default();
+    if !hosts.contains_key(host) {
+        hosts.insert(host.to_string(), HostState::default());
+    }
+    let state = hosts.get_mut(host).expect("inserted above");
     state.in_flight = state.in_flight.saturating_sub(1);
     let now = Instant::now();
     match work {
         Work::RobotsClosed { task, until } => {
             state.next_allowed = Some(until);
             if task.attempts + 1 >= MAX_ATTEMPTS {
-                return Ok(Some(Failure::new(
-                    "robots_unavailable",
-                    format!(
-                        "robots.txt of {} failed {MAX_ATTEMPTS} times (5xx or no answer)",
-                        host_key(&task.url)
-                    ),
-                    None,
-                )));
+                let reason = format!(
+                    "robots.txt of {} failed {MAX_ATTEMPTS} times (5xx or no answer)",
+                    host_key(&task.url)
+                );
+                let failure = Failure::new("robots_unavailable", reason, None);
+                return Ok(Some((task, failure)));
             }
             frontier.retry(task);
         }
-        Work::Disallowed { .. } => {
+        Work::Disallowed { task } => {
             state.next_allowed = Some(now + state.delay);
-            return Ok(Some(Failure::new(
-                "robots",
-                "disallowed by robots.txt".into(),
-                None,
+            return Ok(Some((
+                task,
+                Failure::new("robots", "disallowed by robots.txt".into(), None),
             )));
         }
         Work::Failed { task, error } => {
@@ -1253,7 +1256,10 @@ fn outcome(
                 delayed.push((now + backoff(task.attempts, None, &task.url), task));
             } else {
                 state.next_allowed = Some(now + state.delay);
-                return Ok(Some(Failure::new(error.kind(), error.to_string(), None)));
+                return Ok(Some((
+                    task,
+                    Failure::new(error.kind(), error.to_string(), None),
+                )));
             }
         }
         Work::Page {
@@ -1284,7 +1290,10 @@ fn outcome(
                 } else {
                     format!("to {target} on another host: already seen")
                 };
-                return Ok(Some(Failure::new("redirected", reason, Some(status))));
+                return Ok(Some((
+                    task,
+                    Failure::new("redirected", reason, Some(status)),
+                )));
             }
             let retryable = status >= 500 || status == 429;
             if retryable && task.attempts + 1 < MAX_ATTEMPTS {
@@ -1298,7 +1307,10 @@ fn outcome(
             }
             if !(200..300).contains(&status) {
                 let reason = format!("HTTP {status}");
-                return Ok(Some(Failure::new("http_status", reason, Some(status))));
+                return Ok(Some((
+                    task,
+                    Failure::new("http_status", reason, Some(status)),
+                )));
             }
             // The redirect target is the page: remember it, and take it off the queue if a
             // link put it there, so that it is not fetched again.
@@ -1316,7 +1328,7 @@ fn outcome(
                     "not HTML ({})",
                     content_type.as_deref().unwrap_or("no content type")
                 );
-                return Ok(Some(Failure::new("not_html", reason, Some(status))));
+                return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
             };
             let (extracted, links, fingerprint) = *extracted;
             let verdict =
@@ -1390,10 +1402,9 @@ fn outcome(
                     }
                 }
                 PageVerdict::NoText => {
-                    return Ok(Some(Failure::new(
-                        "no_text",
-                        "no main text".into(),
-                        Some(status),
+                    return Ok(Some((
+                        task,
+                        Failure::new("no_text", "no main text".into(), Some(status)),
                     )));
                 }
             }
@@ -1428,7 +1439,7 @@ fn outcome(
                     }
                 }
             }
-            frontier.finish(task, false);
+            frontier.finish(&task, false);
         }
     }
     Ok(None)
