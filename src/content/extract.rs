@@ -1105,11 +1105,16 @@ impl<'p> Analysis<'p> {
     /// kept as well.
     fn render(&self, container: u32, listing: bool) -> String {
         let nodes = &self.page.nodes;
-        let mut writer = Writer::default();
         if nodes.is_empty() {
             return String::new();
         }
         let start = container as usize;
+        // Room for the kept characters and the spaces between words, in one allocation
+        // for most text.
+        let mut writer = Writer {
+            out: String::with_capacity(self.kept[start] as usize * 5 / 4 + 64),
+            ..Writer::default()
+        };
         let stop = nodes[start].end as usize;
         let kept = self.kept[start].max(1) as f64;
         // Inside a listing (a link-dense block that is a large part of the container), the

@@ -24,7 +24,7 @@ use super::frontier::{Frontier, FrontierCounts, Task, host_key};
 use crate::config::Config;
 use crate::content::{self, Extracted, RawLinks};
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Digest, Fingerprint, Simhash};
 use crate::index::DocId;
 use crate::urls::Canonicalizer;
 
@@ -421,12 +421,15 @@ struct PageLine {
     url: String,
     final_url: String,
     status: u16,
-    fetched_at: String,
+    #[serde(serialize_with = "rfc3339_seconds")]
+    fetched_at: std::time::SystemTime,
     depth: u32,
     title: Option<String>,
     language: Option<String>,
-    simhash: String,
-    digest: String,
+    #[serde(serialize_with = "display")]
+    simhash: Simhash,
+    #[serde(serialize_with = "display")]
+    digest: Digest,
     id: DocId,
     bytes: usize,
     text: String,
@@ -438,12 +441,29 @@ struct PageLine {
 struct DuplicateLine {
     url: String,
     final_url: String,
-    fetched_at: String,
+    #[serde(serialize_with = "rfc3339_seconds")]
+    fetched_at: std::time::SystemTime,
     kind: &'static str,
     verdict: &'static str,
     of: String,
     distance: u32,
     depth: u32,
+}
+
+/// A time as RFC 3339 in whole seconds, UTC (`2026-11-22T20:58:01Z`), written in place.
+fn rfc3339_seconds<S: serde::Serializer>(
+    time: &std::time::SystemTime,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(&humantime::format_rfc3339_seconds(*time))
+}
+
+/// A value by its `Display` form, written in place.
+fn display<S: serde::Serializer, T: std::fmt::Display>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
 }
 
 /// A line of failures.jsonl.
@@ -1333,7 +1353,7 @@ fn outcome(
             let (extracted, links, fingerprint) = *extracted;
             let verdict =
                 dedup.check_fingerprinted(final_url.as_str(), &extracted.text, &fingerprint)?;
-            let fetched_at = humantime::format_rfc3339_seconds(fetched_at).to_string();
+            let final_url: String = final_url.into();
             let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
             let mut parent_relevance = 0;
             match &verdict {
@@ -1346,14 +1366,14 @@ fn outcome(
                     parent_relevance = relevance(keywords, &extracted.text).min(5);
                     outputs.write(Line::Page(Box::new(PageLine {
                         url: task.url.to_string(),
-                        final_url: final_url.to_string(),
+                        final_url: final_url.clone(),
                         status,
                         fetched_at,
                         depth: task.depth,
                         title: extracted.title,
                         language: extracted.language,
-                        simhash: fingerprint.to_string(),
-                        digest: digest.to_string(),
+                        simhash: *fingerprint,
+                        digest: *digest,
                         id: *id,
                         bytes: body.len(),
                         text: extracted.text,
@@ -1361,9 +1381,9 @@ fn outcome(
                     })))?;
                     if outputs.warc {
                         outputs.send(OutputJob::Response {
-                            url: final_url.to_string(),
+                            url: final_url,
                             status,
-                            content_type: content_type.clone(),
+                            content_type,
                             body: std::mem::take(&mut body),
                         })?;
                     }
@@ -1376,7 +1396,7 @@ fn outcome(
                     };
                     outputs.write(Line::Duplicate(DuplicateLine {
                         url: task.url.to_string(),
-                        final_url: final_url.to_string(),
+                        final_url: final_url.clone(),
                         fetched_at,
                         kind: if matches!(verdict, PageVerdict::ExactDuplicate { .. }) {
                             "exact"
@@ -1392,9 +1412,9 @@ fn outcome(
                         matches!(verdict, PageVerdict::NearDuplicate { .. }).then_some(distance);
                     if outputs.warc {
                         outputs.send(OutputJob::Revisit {
-                            url: final_url.to_string(),
+                            url: final_url,
                             status,
-                            content_type: content_type.clone(),
+                            content_type,
                             body: std::mem::take(&mut body),
                             original: of.name.clone(),
                             distance: near,
