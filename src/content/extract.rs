@@ -161,7 +161,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
 /// A page's links as written in it (`href` not yet resolved), with the base to resolve them
 /// against. All hrefs and anchor texts share one buffer.
 #[derive(Debug, Default)]
-pub struct RawLinks {
+pub(crate) struct RawLinks {
     base: Option<Url>,
     buffer: String,
     items: Vec<RawLink>,

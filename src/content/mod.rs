@@ -7,11 +7,3 @@ mod strip;
 pub use decode::{CharsetSource, Decoded, decode};
 pub use extract::{Extracted, Link, extract, extract_bytes};
 pub(crate) use extract::{RawLinks, extract_bytes_unresolved};
-#[doc(hidden)]
-pub fn extract_bytes_unresolved_probe(
-    b: &[u8],
-    c: Option<&str>,
-    u: Option<&url::Url>,
-) -> (Extracted, RawLinks) {
-    extract_bytes_unresolved(b, c, u)
-}
