@@ -1202,6 +1202,15 @@ struct Writer {
     cells_in_row: u32,
 }
 
+/// True when `text` is ASCII whose only whitespace is single spaces (three vectorized scans,
+/// where the general path looks at every byte in turn).
+fn is_plain_spaced(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.is_ascii()
+        && !bytes.iter().any(|&b| matches!(b, b'\t'..=b'\r'))
+        && memchr::memmem::find(bytes, b"  ").is_none()
+}
+
 /// Whether a whitespace character starts at byte `i` of `text`.
 #[inline]
 fn starts_space(text: &str, i: usize) -> bool {
@@ -1214,6 +1223,22 @@ impl Writer {
             if !text.is_empty() {
                 self.flush_pending();
                 self.out.push_str(text);
+            }
+            return;
+        }
+        if is_plain_spaced(text) {
+            // ASCII words separated by single spaces: copied at once, with the spaces at
+            // either end becoming pending spaces.
+            let trimmed = text.trim_matches(' ');
+            if text.starts_with(' ') {
+                self.pending_space = true;
+            }
+            if !trimmed.is_empty() {
+                self.flush_pending();
+                self.out.push_str(trimmed);
+                if text.ends_with(' ') {
+                    self.pending_space = true;
+                }
             }
             return;
         }
@@ -1556,6 +1581,20 @@ mod tests {
             prop_assert_eq!(writer.out, words.join(" "));
             let expected = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
             prop_assert_eq!(non_space_chars(&text), expected);
+        }
+
+        #[test]
+        fn text_pieces_join_like_split_whitespace(
+            pieces in proptest::collection::vec("[a-z ]{0,12}|[a-z\t\n\u{a0} ]{0,12}", 0..6)
+        ) {
+            let mut writer = Writer::default();
+            for piece in &pieces {
+                writer.text(piece);
+            }
+            let joined = pieces.concat();
+            let words: Vec<&str> = joined.split_whitespace().collect();
+            // Pieces are adjacent text nodes: a word may continue into the next piece.
+            prop_assert_eq!(writer.out, words.join(" "));
         }
     }
 }
