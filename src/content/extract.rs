@@ -614,15 +614,12 @@ impl Page {
         let node = self.nodes[index as usize];
         let start = out.len();
         for n in &self.nodes[index as usize..node.end as usize] {
-            let words = match n.tag {
-                Tag::Text => &self.text[n.text_start as usize..n.text_end as usize],
-                _ => continue,
-            };
-            for word in words.split_whitespace() {
-                if out.len() > start {
-                    out.push(' ');
-                }
-                out.push_str(word);
+            if n.tag == Tag::Text {
+                push_words(
+                    out,
+                    start,
+                    &self.text[n.text_start as usize..n.text_end as usize],
+                );
             }
         }
     }
@@ -1413,13 +1410,19 @@ fn drop_repeated_blocks(text: String) -> String {
 /// Collapses runs of whitespace to one space and trims the ends.
 pub fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    push_words(&mut out, 0, text);
+    out
+}
+
+/// Appends the words of `text` to `out`, one space between words, and one before the first
+/// when `out` has grown past `start`.
+fn push_words(out: &mut String, start: usize, text: &str) {
     for word in text.split_whitespace() {
-        if !out.is_empty() {
+        if out.len() > start {
             out.push(' ');
         }
         out.push_str(word);
     }
-    out
 }
 
 /// A `<title>` without the site name: the longest part when split on ` | `, ` - `, ` – `,
