@@ -280,6 +280,58 @@ fn a_grid_of_title_links_is_the_content_when_nothing_else_is() {
     assert_lacks(&out, &["All recipes"]);
 }
 
+/// A mega-menu in a `nav` can hold more text than the page itself; it is still a menu.
+#[test]
+fn a_nav_of_links_larger_than_the_page_is_still_dropped() {
+    let menu: String = (0..300)
+        .map(|i| format!("<li><a href=\"/c/{i}\">Department number {i}</a></li>"))
+        .collect();
+    let html = format!(
+        "<html><body><header><nav><ul>{menu}</ul></nav></header>\
+         <div><h1>Oak dining chair</h1><p>Solid oak frame with a woven paper-cord seat, \
+         finished in clear oil. Seat height 46 cm.</p><ul><li>Frame: solid oak</li>\
+         <li>Seat: paper cord</li></ul></div></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["woven paper-cord seat", "Frame: solid oak"]);
+    assert_lacks(&out, &["Department number"]);
+    // A `nav` that is mostly prose (a table of contents with explanations) is judged
+    // like any other block.
+    let prose = "<html><body><nav><p>This guide walks through the setup in three parts, \
+        from installing the tools to running the first job and reading its report.</p>\
+        </nav><p>Short.</p></body></html>";
+    assert_has(&extract(prose, None), &["walks through the setup"]);
+}
+
+/// React streams server-rendered segments after the page's shell, each as a hidden `div`
+/// that a script moves into place: their text is the page's.
+#[test]
+fn a_segment_streamed_by_react_is_read_although_marked_hidden() {
+    let html = "<html><body><div id=\"root\"><header>Shop</header>\
+        <template id=\"B:1\"></template><p>Loading</p></div>\
+        <div hidden id=\"S:1\"><h1>Linen apron</h1><p>Heavy washed linen with two deep \
+        pockets and cross-back straps that take the weight off the neck.</p></div>\
+        <div hidden id=\"drawer\"><p>Your basket is empty, and here is a long note about \
+        delivery times that nobody sees until the drawer opens.</p></div>\
+        <script>$RC(\"B:1\",\"S:1\")</script></body></html>";
+    let out = extract(html, None);
+    assert_has(&out, &["cross-back straps"]);
+    assert_lacks(&out, &["basket is empty"]);
+}
+
+/// An icon whose `</svg>` is missing ends where the page's markup resumes, as in a
+/// browser; it does not take the rest of the page with it.
+#[test]
+fn an_unclosed_svg_does_not_swallow_the_page() {
+    let html = "<html><body><header><a href=\"/\"><svg class=\"logo\" width=18></a>\
+        </header><main><h1>Security assessments</h1><p>Our consultants review your \
+        network design against a published framework and report the gaps they find, \
+        ranked by risk.</p></main></body></html>";
+    let out = extract(html, None);
+    assert_has(&out, &["report the gaps they find, ranked by risk"]);
+    assert_eq!(out.title.as_deref(), Some("Security assessments"));
+}
+
 // ---------------------------------------------------------------------------------------
 // Charsets.
 

@@ -15,7 +15,8 @@
 //! 3. **Boilerplate by role.** An element is put in a boilerplate *category* by its tag
 //!    (`nav`, `footer`, `aside`, a page-level `header`), its ARIA role (`navigation`,
 //!    `banner`, `contentinfo`, `complementary`, `search`, `dialog`), its visibility
-//!    (`hidden`, `aria-hidden`, an inline `display:none`) or the words of its class and id
+//!    (`hidden`, `aria-hidden`, an inline `display:none`; not the `<div hidden id="S:...">`
+//!    in which React streams server-rendered content) or the words of its class and id
 //!    (menu, breadcrumb, sidebar, related, share, cookie, newsletter, comments, ...; matched
 //!    as whole words, so `ad` never matches `header`). A category is removed as a whole,
 //!    except when it holds a large share of the page's text: comments are boilerplate under an
@@ -23,7 +24,9 @@
 //!    hidden tab panel still has that text. A single element is never removed by a class
 //!    word when it holds most of the page's text or the page's `h1` or `main`. A page-level
 //!    `footer` element (one outside `article` and `main`) always goes: on a page that draws
-//!    its content with script, the site footer can be all the text there is.
+//!    its content with script, the site footer can be all the text there is. Nor is a
+//!    `nav` element made of links ever the content, however large: a mega-menu can hold
+//!    more text than the page itself.
 //!    A block that a heading opens with words that name it as recommendations ("Similar
 //!    items", "You may also like", "Frequently bought together", ...) goes too, whatever
 //!    its class words, unless it holds the `h1` or nearly all of the page's text.
@@ -419,6 +422,12 @@ impl<'a> Attrs<'a> {
                 _ => {}
             }
         }
+        // A server-rendered segment that React streams after the page's shell: it arrives
+        // as `<div hidden id="S:...">` and a script moves it into its placeholder at once.
+        // Its text is shown, often the whole of the page's content.
+        if attrs.hidden && is_streamed_segment(attrs.id) {
+            attrs.hidden = false;
+        }
         attrs
     }
 }
@@ -810,6 +819,12 @@ fn hidden_by_class(class: &str) -> bool {
     hidden
 }
 
+/// The id React gives a streamed segment: `S:` and a hexadecimal number.
+fn is_streamed_segment(id: &str) -> bool {
+    id.strip_prefix("S:")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn hidden_by_style(style: &str) -> bool {
     if style.is_empty() {
         return false;
@@ -825,6 +840,8 @@ fn hidden_by_style(style: &str) -> bool {
 // ---------------------------------------------------------------------------------------
 // Deciding what is content.
 
+/// A `nav` element whose text is at least this share link text is removed whatever its size.
+const NAV_LINKS_SHARE: f64 = 0.9;
 /// A category is kept when its text is at least this share of the text that is left.
 const KEEP_CATEGORY_SHARE: f64 = 0.5;
 /// Comments are kept (a forum thread) when they hold this share of the text that is left.
@@ -958,6 +975,13 @@ impl<'p> Analysis<'p> {
             // A page-level `<footer>` is never the content, however much of the page it
             // holds: on a page whose content is drawn by script it is all that is left.
             if node.tag == Tag::Footer && !parent_article {
+                removed_outright[i] = true;
+            } else if node.tag == Tag::Nav
+                && node.landmarks == 0
+                && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64
+            {
+                // A navigation landmark made of links is a menu, however much of the page
+                // it holds: a mega-menu can outweigh the page's own text.
                 removed_outright[i] = true;
             } else if recommendations[i]
                 && node.landmarks == 0

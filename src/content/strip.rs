@@ -6,8 +6,10 @@
 //! "enable JavaScript to run this app" and goes with its tags.
 //!
 //! It works on the text in one forward scan (time linear in the input) and never needs the
-//! tags to be well formed: an element that is never closed is cut to the end of the input,
-//! as the HTML parser would have read it as raw text anyway.
+//! tags to be well formed: a raw-text element (script, style, iframe) or template that is
+//! never closed is cut to the end of the input, as the HTML parser would have read it as
+//! raw text or inert content anyway. SVG and MathML are parsed as markup, so an unclosed one
+//! ends where the parser would leave it: at an HTML tag such as `<div>` or `</a>`.
 
 /// Elements whose whole body is dropped before parsing.
 const DROPPED: &[&[u8]] = &[
@@ -19,6 +21,73 @@ const DROPPED: &[&[u8]] = &[
     b"iframe",
     b"object",
 ];
+
+/// Dropped elements whose bodies are foreign content (SVG, MathML): the parser reads them as
+/// markup, not raw text, and leaves them early when HTML shows up (see
+/// [`find_foreign_close`]).
+const FOREIGN: &[&[u8]] = &[b"svg", b"math"];
+
+/// HTML start tags that end foreign content wherever they appear in it (the HTML standard's
+/// list for "in foreign content"; `font` is left out, as it breaks out only with some
+/// attributes).
+const BREAKOUT_START: &[&[u8]] = &[
+    b"b",
+    b"big",
+    b"blockquote",
+    b"body",
+    b"br",
+    b"center",
+    b"code",
+    b"dd",
+    b"div",
+    b"dl",
+    b"dt",
+    b"em",
+    b"embed",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"head",
+    b"hr",
+    b"i",
+    b"img",
+    b"li",
+    b"listing",
+    b"menu",
+    b"meta",
+    b"nobr",
+    b"ol",
+    b"p",
+    b"pre",
+    b"ruby",
+    b"s",
+    b"small",
+    b"span",
+    b"strong",
+    b"strike",
+    b"sub",
+    b"sup",
+    b"table",
+    b"tt",
+    b"u",
+    b"ul",
+    b"var",
+];
+
+/// End tags of HTML elements that have no SVG or MathML namesake: inside foreign content,
+/// such an end tag closes an element opened outside it, and the foreign content with it.
+const BREAKOUT_END: &[&[u8]] = &[
+    b"article", b"aside", b"body", b"br", b"button", b"dd", b"details", b"div", b"dl", b"dt",
+    b"em", b"figure", b"footer", b"form", b"h1", b"h2", b"h3", b"h4", b"h5", b"h6", b"header",
+    b"html", b"label", b"li", b"main", b"nav", b"ol", b"p", b"picture", b"section", b"span",
+    b"strong", b"summary", b"table", b"td", b"th", b"tr", b"ul",
+];
+
+/// Foreign elements in which HTML is allowed (the integration points).
+const INTEGRATION_POINTS: &[&[u8]] = &[b"foreignobject", b"desc", b"title", b"annotation-xml"];
 
 /// Elements whose tags are dropped but whose body is parsed as ordinary markup: a crawler
 /// runs no script, so what a page shows without script is what it has to offer (some
@@ -176,6 +245,8 @@ pub fn strip(html: &str) -> Stripped {
         let self_closing = open_end >= 2 && bytes[open_end - 2] == b'/' && *name == b"svg";
         let (body_end, close_end) = if self_closing {
             (open_end, open_end)
+        } else if FOREIGN.contains(name) {
+            find_foreign_close(bytes, open_end, name)
         } else {
             find_close(bytes, open_end, name)
         };
@@ -213,6 +284,64 @@ fn find_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
             return (start, end);
         }
         at = start + 2;
+    }
+    (bytes.len(), bytes.len())
+}
+
+/// Where the body of the foreign element `name` (`svg` or `math`) opened at `from` ends, and
+/// where its end tag ends. As the HTML parser does, the body also ends, with nothing
+/// consumed, at an HTML start tag from [`BREAKOUT_START`] or an end tag from
+/// [`BREAKOUT_END`] (or an `</a>` with no `<a>` opened inside), unless they sit in an
+/// integration point such as `foreignObject`: so an icon whose `</svg>` is missing ends
+/// where the page's markup resumes instead of swallowing the rest of the page.
+fn find_foreign_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
+    let mut at = from;
+    let mut integration = 0usize; // open integration points
+    let mut anchors = 0usize; // SVG `<a>` elements open inside
+    while let Some(offset) = memchr(b'<', &bytes[at..]) {
+        let start = at + offset;
+        let rest = &bytes[start + 1..];
+        let closing = rest.first() == Some(&b'/');
+        let tag = tag_name(if closing { &rest[1..] } else { rest });
+        at = start + 1;
+        if tag.is_empty() {
+            continue;
+        }
+        let is = |list: &[&[u8]]| list.iter().any(|n| n.eq_ignore_ascii_case(tag));
+        if closing && tag.eq_ignore_ascii_case(name) {
+            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            return (start, end);
+        }
+        if is(INTEGRATION_POINTS) {
+            if closing {
+                integration = integration.saturating_sub(1);
+            } else {
+                integration += 1;
+            }
+            continue;
+        }
+        if integration > 0 {
+            continue;
+        }
+        let breaks_out = if tag.eq_ignore_ascii_case(b"a") {
+            if closing && anchors == 0 {
+                true
+            } else {
+                if closing {
+                    anchors -= 1;
+                } else {
+                    anchors += 1;
+                }
+                false
+            }
+        } else if closing {
+            is(BREAKOUT_END)
+        } else {
+            is(BREAKOUT_START)
+        };
+        if breaks_out {
+            return (start, start);
+        }
     }
     (bytes.len(), bytes.len())
 }
@@ -276,6 +405,28 @@ mod tests {
         assert_eq!(strip("<p>a<script>never closed").html, "<p>a");
         assert_eq!(strip("<p>a<!-- never closed").html, "<p>a");
         assert_eq!(strip("<p>a<script").html, "<p>a");
+    }
+
+    #[test]
+    fn unclosed_svg_and_math_end_where_html_resumes() {
+        // An icon without `</svg>` inside a link: the link's end tag ends it.
+        assert_eq!(
+            strip("<a href=/><svg class=i></a><ul><li>menu</ul><p>text</p>").html,
+            "<a href=/></a><ul><li>menu</ul><p>text</p>"
+        );
+        // An HTML start tag ends it too.
+        assert_eq!(
+            strip("<svg><path d=1><div>text</div>").html,
+            "<div>text</div>"
+        );
+        assert_eq!(strip("<math><mi>x</mi><p>text").html, "<p>text");
+        // SVG's own `a`, and HTML inside `foreignObject`, stay inside.
+        assert_eq!(
+            strip("<svg><a href=x><text>t</text></a><foreignObject><div>d</div></foreignObject></svg><p>after").html,
+            "<p>after"
+        );
+        // With nothing to end it, it runs to the end as before.
+        assert_eq!(strip("<p>a<svg><path d=1>").html, "<p>a");
     }
 
     #[test]
