@@ -295,12 +295,48 @@ fn a_nav_of_links_larger_than_the_page_is_still_dropped() {
     let out = extract(&html, None);
     assert_has(&out, &["woven paper-cord seat", "Frame: solid oak"]);
     assert_lacks(&out, &["Department number"]);
+    // So is an `aside` of archive links, or a site header of links without a `nav`.
+    for wrapper in ["aside", "header"] {
+        let html = html.replace("<header><nav>", &format!("<{wrapper}><div>"));
+        let html = html.replace("</nav></header>", &format!("</div></{wrapper}>"));
+        let out = extract(&html, None);
+        assert_has(&out, &["woven paper-cord seat"]);
+        assert_lacks(&out, &["Department number"]);
+    }
     // A `nav` that is mostly prose (a table of contents with explanations) is judged
     // like any other block.
     let prose = "<html><body><nav><p>This guide walks through the setup in three parts, \
         from installing the tools to running the first job and reading its report.</p>\
         </nav><p>Short.</p></body></html>";
     assert_has(&extract(prose, None), &["walks through the setup"]);
+}
+
+/// "header" in a class names the site's header only when the element is made of links; the
+/// header of an accordion pane or a card holds content.
+#[test]
+fn blocks_called_headers_that_hold_text_are_content() {
+    let intro = "Freelancers ask the same few questions before they pick a tool: what it \
+        costs once the trial ends, whether it sends reminders for unpaid invoices, and how \
+        much of the year-end paperwork it can prepare for the accountant.";
+    let panes: String = (0..3)
+        .map(|i| {
+            format!(
+                "<div class=\"accordion-header\"><h3>Question {i}</h3><p>The answer to \
+                 question {i} explains how the plan handles invoices, receipts and the \
+                 quarterly tax estimate in a few plain sentences.</p></div>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><div class=\"site-header\"><a href=\"/\">Home</a> \
+         <a href=\"/pricing\">Pricing</a> <a href=\"/blog\">Blog</a></div>\
+         <div class=\"entry\"><h1>Accounting for freelancers</h1>\
+         <p>{intro}</p><p>{intro}</p><p>{intro}</p>{panes}</div>\
+         </body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["answer to question 0", "answer to question 2"]);
+    assert_lacks(&out, &["Pricing"]);
 }
 
 /// React streams server-rendered segments after the page's shell, each as a hidden `div`

@@ -25,8 +25,10 @@
 //!    word when it holds most of the page's text or the page's `h1` or `main`. A page-level
 //!    `footer` element (one outside `article` and `main`) always goes: on a page that draws
 //!    its content with script, the site footer can be all the text there is. Nor is a
-//!    `nav` element made of links ever the content, however large: a mega-menu can hold
-//!    more text than the page itself.
+//!    `nav`, an `aside` or a page-level `header` made of links ever the content, however
+//!    large: a mega-menu can hold more text than the page itself. A block whose class
+//!    names it a header but that holds text rather than links (the header of a card or
+//!    an accordion pane) is not taken for the site's header.
 //!    A block that a heading opens with words that name it as recommendations ("Similar
 //!    items", "You may also like", "Frequently bought together", ...) goes too, whatever
 //!    its class words, unless it holds the `h1` or nearly all of the page's text.
@@ -840,7 +842,8 @@ fn hidden_by_style(style: &str) -> bool {
 // ---------------------------------------------------------------------------------------
 // Deciding what is content.
 
-/// A `nav` element whose text is at least this share link text is removed whatever its size.
+/// A `nav`, `aside` or page-level `header` whose text is at least this share link text is
+/// removed whatever its size.
 const NAV_LINKS_SHARE: f64 = 0.9;
 /// A category is kept when its text is at least this share of the text that is left.
 const KEEP_CATEGORY_SHARE: f64 = 0.5;
@@ -966,6 +969,11 @@ impl<'p> Analysis<'p> {
             if cat == Cat::Header && node.tag == Tag::Header && parent_article {
                 cat = Cat::None;
             }
+            // Named a header by its class but made of text, not links: the header of a
+            // section, a card or an accordion pane, not the site's.
+            if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
+                cat = Cat::None;
+            }
             if cat == Cat::None && !recommendations[i] {
                 continue;
             }
@@ -976,7 +984,8 @@ impl<'p> Analysis<'p> {
             // holds: on a page whose content is drawn by script it is all that is left.
             if node.tag == Tag::Footer && !parent_article {
                 removed_outright[i] = true;
-            } else if node.tag == Tag::Nav
+            } else if (matches!(node.tag, Tag::Nav | Tag::Aside)
+                || node.tag == Tag::Header && cat == Cat::Header)
                 && node.landmarks == 0
                 && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64
             {
