@@ -311,6 +311,33 @@ fn a_nav_of_links_larger_than_the_page_is_still_dropped() {
     assert_has(&extract(prose, None), &["walks through the setup"]);
 }
 
+/// A list of links that a sentence ending in a colon introduces is part of the text (the
+/// patches a release report names); a row of links with no such introduction is not.
+#[test]
+fn a_list_of_links_introduced_by_a_colon_is_content() {
+    let body = "The compiler backend gained a lot this month, and most of the work went into \
+        the code generator and its tests, which now pass on two more architectures.";
+    let html = format!(
+        "<html><body><article><h1>Progress report</h1><p>{body}</p>\
+         <p>These patches were merged upstream:</p><div class=\"ulist\"><ul>\
+         <li><a href=\"/p/1\">Support packed structs</a></li>\
+         <li><a href=\"/p/2\">Fix volatile loads</a></li>\
+         <li><a href=\"/p/3\">Add weak variables</a></li></ul></div>\
+         <p>{body}</p><ul><li><a href=\"/\">Home</a></li><li><a href=\"/archive\">\
+         Archive</a></li><li><a href=\"/feed\">Feed</a></li></ul></article></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(
+        &out,
+        &[
+            "merged upstream:",
+            "Support packed structs",
+            "Add weak variables",
+        ],
+    );
+    assert_lacks(&out, &["Archive"]);
+}
+
 /// "header" in a class names the site's header only when the element is made of links; the
 /// header of an accordion pane or a card holds content.
 #[test]

@@ -39,7 +39,8 @@
 //! 5. **Link-dense blocks.** Inside the container, blocks made mostly of link text (menus,
 //!    tag clouds, "read more" rows) are dropped, unless the block is a large part of the
 //!    container: then it is a listing or a collection, where the links are the content, and
-//!    everything inside it is kept. When dropping them would leave no text at all, the
+//!    everything inside it is kept. A block of links that the text introduces with a colon
+//!    ("These patches were merged:") is kept too. When dropping them would leave no text at all, the
 //!    container is a listing of many small items (a title link each) and they are all
 //!    kept. Short buttons go.
 //! 6. **Structured data.** When the visible text is thin (a product page that draws its
@@ -1177,7 +1178,9 @@ impl<'p> Analysis<'p> {
                 continue;
             }
             if i >= listing_until && self.link_dense(i) {
-                if self.kept[i] as f64 >= LISTING_SHARE * kept {
+                if self.kept[i] as f64 >= LISTING_SHARE * kept
+                    || writer.out.trim_end().ends_with(':')
+                {
                     listing_until = node.end as usize;
                 } else {
                     i = node.end as usize;
