@@ -34,7 +34,8 @@
 //!    its class words, unless it holds the `h1` or nearly all of the page's text.
 //! 4. **The main container.** Starting at `body`, the walk descends into the child that
 //!    holds most of what is left (text outside links counts fully, link text counts less)
-//!    for as long as one child holds most of its parent's text. Articles end at their body,
+//!    for as long as one child holds nearly all (85%) of its parent's text, so that a
+//!    section beside the bulk of the text is not lost. Articles end at their body,
 //!    forum threads at the list of posts, listings at the list of items.
 //! 5. **Link-dense blocks.** Inside the container, blocks made mostly of link text (menus,
 //!    tag clouds, "read more" rows) are dropped, unless the block is a large part of the
@@ -76,6 +77,23 @@ const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
     &["recently", "viewed"],
     &["recommended", "for", "you"],
     &["more", "from", "this", "seller"],
+    &["people", "who", "viewed"],
+    &["people", "who", "bought"],
+    &["customers", "who"],
+    &["explore", "related"],
+    &["related", "searches"],
+    &["similar", "sponsored"],
+    &["sponsored", "items"],
+    &["sponsored", "products"],
+    &["products", "related", "to"],
+    &["compare", "similar"],
+    &["more", "like", "this"],
+    &["you", "may", "also", "be", "interested"],
+    &["you", "might", "also", "be", "interested"],
+    &["complete", "the", "look"],
+    &["shop", "similar"],
+    &["recommended", "products"],
+    &["inspired", "by", "your"],
 ];
 
 /// What [`extract`] finds in a page.
@@ -766,7 +784,7 @@ fn word_category(word: &str) -> Cat {
             Cat::Overlay
         }
         "login" | "signin" | "signup" | "newsletter" | "subscribe" | "subscription" | "search"
-        | "searchbox" => Cat::Forms,
+        | "searchbox" | "filters" | "facets" | "sort" | "sorting" | "sortby" => Cat::Forms,
         _ => Cat::None,
     }
 }
@@ -849,15 +867,15 @@ const NAV_LINKS_SHARE: f64 = 0.9;
 /// A category is kept when its text is at least this share of the text that is left.
 const KEEP_CATEGORY_SHARE: f64 = 0.5;
 /// Comments are kept (a forum thread) when they hold this share of the text that is left.
-const KEEP_COMMENTS_SHARE: f64 = 0.35;
+const KEEP_COMMENTS_SHARE: f64 = 0.45;
 /// A block headed as recommendations is removed unless it holds this share of the page.
 const KEEP_RECOMMENDATIONS_SHARE: f64 = 0.8;
 /// An element is never removed by its class words when it holds this share of the page.
 const KEEP_ELEMENT_SHARE: f64 = 0.5;
 /// Descend into a child while it holds at least this share of its parent's kept text.
-const DESCEND_SHARE: f64 = 0.7;
+const DESCEND_SHARE: f64 = 0.85;
 /// The `main` element is trusted when it holds at least this share of the kept text.
-const MAIN_SHARE: f64 = 0.2;
+const MAIN_SHARE: f64 = 0.1;
 /// Link text counts this much towards an element's weight.
 const LINK_WEIGHT: f64 = 0.3;
 /// Blocks whose kept text is more than this share links are dropped (outside listings).
