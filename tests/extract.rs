@@ -213,6 +213,16 @@ fn a_block_headed_as_recommendations_is_dropped() {
     let out = extract(&html, None);
     assert_has(&out, &["oiled walnut", "Height 55 cm"]);
     assert_lacks(&out, &["Stoneware mug", "You may also like"]);
+    for heading in [
+        "People who viewed this item also viewed",
+        "Related searches",
+        "Sponsored items from this category",
+        "More like this",
+    ] {
+        let out = extract(&html.replace("You may also like", heading), None);
+        assert_has(&out, &["oiled walnut"]);
+        assert_lacks(&out, &["Stoneware mug", heading]);
+    }
     // A section of a document that happens to be called so, among sibling sections under
     // one parent, is content: the heading does not open a block of its own.
     let spec = "<html><body><div class=\"docs\"><h1>Product feed fields</h1>\
