@@ -263,6 +263,21 @@ fn a_block_repeated_for_another_screen_size_is_kept_once() {
     assert_eq!(out.text.matches("Price").count(), 2, "{}", out.text);
     assert_has(&out, &["Walnut desk", "Ships in two weeks"]);
     assert!(!out.text.contains("\n\n\n"), "{:?}", out.text);
+    // Paragraphs drawn as `div`s (one line each, no blank line between) too.
+    let other = "Another paragraph stands between the two copies and is long enough to \
+        count as a block of its own.";
+    let divs = format!(
+        "<html><body><div class=\"post\"><div>{para}</div><div>{other}</div>\
+         <div>{para}</div></div></body></html>"
+    );
+    let out = extract(&divs, None);
+    assert_eq!(
+        out.text.matches("water-based lacquer").count(),
+        1,
+        "{}",
+        out.text
+    );
+    assert_has(&out, &["Another paragraph stands"]);
 }
 
 /// A category page that is nothing but a grid of cards, each a title link: every card is

@@ -51,8 +51,9 @@
 //!
 //! The text keeps its structure: headings and paragraphs are separated by a blank line, list
 //! items are one per line (`- ` or `1. `), table rows are one per line with cells joined by
-//! ` | `, and `pre` keeps its line breaks. A block of 80 characters or more that repeats an
-//! earlier block (the same text laid out for small and for large screens) is kept once.
+//! ` | `, and `pre` keeps its line breaks. A block or a line of 80 characters or more that
+//! repeats an earlier one (the same text laid out for small and for large screens) is kept
+//! once.
 
 use super::decode;
 use super::strip;
@@ -1428,7 +1429,7 @@ impl Writer {
     fn finish(mut self) -> String {
         let trimmed = self.out.trim_end().len();
         self.out.truncate(trimmed);
-        drop_repeated_blocks(self.out)
+        drop_repeated_lines(drop_repeated_blocks(self.out))
     }
 }
 
@@ -1457,6 +1458,39 @@ fn drop_repeated_blocks(text: String) -> String {
             out.push_str("\n\n");
         }
         out.push_str(block);
+    }
+    out
+}
+
+/// Drops each line of [`REPEATED_BLOCK_CHARS`] or more that repeats an earlier line, as
+/// [`drop_repeated_blocks`] does for blocks: paragraphs drawn as `div`s are separated by a
+/// line break, not a blank line, and the same repeated paragraph must go whatever the
+/// markup around it.
+fn drop_repeated_lines(text: String) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let repeated = text
+        .lines()
+        .any(|line| line.len() >= REPEATED_BLOCK_CHARS && !seen.insert(line.trim()));
+    if !repeated {
+        return text;
+    }
+    seen.clear();
+    let mut out = String::with_capacity(text.len());
+    let mut blank = false; // a blank line is due before the next line written
+    for line in text.split('\n') {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if line.len() >= REPEATED_BLOCK_CHARS && !seen.insert(trimmed) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank { "\n\n" } else { "\n" });
+        }
+        out.push_str(line);
+        blank = false;
     }
     out
 }
