@@ -41,9 +41,9 @@
 //!    tag clouds, "read more" rows) are dropped, unless the block is a large part of the
 //!    container: then it is a listing or a collection, where the links are the content, and
 //!    everything inside it is kept. A block of links that the text introduces with a colon
-//!    ("These patches were merged:") is kept too. When dropping them would leave no text at all, the
-//!    container is a listing of many small items (a title link each) and they are all
-//!    kept. Short buttons go.
+//!    ("These patches were merged:") is kept too. When dropping them would leave no text at
+//!    all, the container is a listing of many small items (a title link each) and they are
+//!    all kept. Short buttons go.
 //! 6. **Structured data.** When the visible text is thin (a product page that draws its
 //!    text with script), a JSON-LD `articleBody` or `description` is used instead when it
 //!    says more. (The `<meta>` description is not: a page that shows no text has no main

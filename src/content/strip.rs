@@ -156,7 +156,7 @@ fn nests(name: &[u8]) -> bool {
         b"rp",
         b"caption",
     ];
-    !NOT_NESTING.iter().any(|n| n.eq_ignore_ascii_case(name))
+    !named_in(NOT_NESTING, name)
 }
 
 /// The markup with dropped elements removed, and the JSON-LD blocks found on the way.
@@ -261,6 +261,11 @@ pub fn strip(html: &str) -> Stripped {
     out
 }
 
+/// True when the tag name `name` is one of `list` (ASCII case ignored).
+fn named_in(list: &[&[u8]], name: &[u8]) -> bool {
+    list.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
+
 /// True when `rest` (the bytes after `<`) opens the element `name`.
 fn tag_named(rest: &[u8], name: &[u8]) -> bool {
     rest.len() >= name.len()
@@ -307,12 +312,11 @@ fn find_foreign_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) 
         if tag.is_empty() {
             continue;
         }
-        let is = |list: &[&[u8]]| list.iter().any(|n| n.eq_ignore_ascii_case(tag));
         if closing && tag.eq_ignore_ascii_case(name) {
             let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
             return (start, end);
         }
-        if is(INTEGRATION_POINTS) {
+        if named_in(INTEGRATION_POINTS, tag) {
             if closing {
                 integration = integration.saturating_sub(1);
             } else {
@@ -335,9 +339,9 @@ fn find_foreign_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) 
                 false
             }
         } else if closing {
-            is(BREAKOUT_END)
+            named_in(BREAKOUT_END, tag)
         } else {
-            is(BREAKOUT_START)
+            named_in(BREAKOUT_START, tag)
         };
         if breaks_out {
             return (start, start);
