@@ -601,3 +601,44 @@ proptest! {
         prop_assert!(!out.text.contains("SECRET"), "{}", out.text);
     }
 }
+
+#[test]
+fn customer_reviews_under_a_product_are_dropped() {
+    let review = |i: usize| {
+        format!(
+            "<div class=\"review-item\"><h4>Sturdy and quiet, review {i}</h4><p>I bought this \
+             for my study and it has held up well for a year of daily use, number {i}.</p></div>"
+        )
+    };
+    let reviews: String = (0..2).map(review).collect();
+    let description = "<h1>Oak standing desk</h1><p>A standing desk with a solid oak top and a \
+        steel frame. Two motors lift it from 62 to 127 cm in under twenty seconds, and four \
+        memory buttons keep your favourite heights.</p><p>Top 140 by 70 cm, load up to 120 kg. \
+        Ships flat in two boxes; assembly takes about half an hour with the tools included.</p>";
+    // Marked by class words.
+    let html = format!(
+        "<html><body><div class=\"product\">{description}</div>\
+         <div class=\"product-reviews__list\">{reviews}</div></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["solid oak top", "Ships flat"]);
+    assert_lacks(&out, &["Sturdy and quiet", "daily use"]);
+    // Marked only by their heading, with a count before it.
+    let html = format!(
+        "<html><body><div class=\"product\">{description}</div>\
+         <div class=\"block\"><h2>12 Customer Reviews</h2><div>{}</div></div></body></html>",
+        reviews.replace("review-item", "item")
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["solid oak top", "Ships flat"]);
+    assert_lacks(&out, &["Sturdy and quiet", "Customer Reviews"]);
+    // A page of reviews is its reviews.
+    let page: String = (0..12).map(review).collect();
+    let out = extract(
+        &format!(
+            "<html><body><h1>Reviews of the oak desk</h1><div class=\"reviews\">{page}</div></body></html>"
+        ),
+        None,
+    );
+    assert_has(&out, &["Sturdy and quiet, review 0", "number 11"]);
+}

@@ -17,12 +17,13 @@
 //!    `banner`, `contentinfo`, `complementary`, `search`, `dialog`), its visibility
 //!    (`hidden`, `aria-hidden`, an inline `display:none`; not the `<div hidden id="S:...">`
 //!    in which React streams server-rendered content) or the words of its class and id
-//!    (menu, breadcrumb, sidebar, related, share, cookie, newsletter, comments, ...; matched
-//!    as whole words, so `ad` never matches `header`). A category is removed as a whole,
-//!    except when it holds a large share of the page's text: comments are boilerplate under an
-//!    article but *are* the content of a forum thread, and a page whose only text sits in a
-//!    hidden tab panel still has that text. A single element is never removed by a class
-//!    word when it holds most of the page's text or the page's `h1` or `main`. A page-level
+//!    (menu, breadcrumb, sidebar, related, share, cookie, newsletter, comments, reviews, ...;
+//!    matched as whole words, so `ad` never matches `header`). A category is removed as a
+//!    whole, except when it holds a large share of the page's text: comments (and customer
+//!    reviews) are boilerplate under an article or a product but *are* the content of a forum
+//!    thread or a page of reviews, and a page whose only text sits in a hidden tab panel
+//!    still has that text. A single element is never removed by a class word when it
+//!    holds most of the page's text or the page's `h1` or `main`. A page-level
 //!    `footer` element (one outside `article` and `main`) always goes: on a page that draws
 //!    its content with script, the site footer can be all the text there is. Nor is a
 //!    `nav`, an `aside` or a page-level `header` made of links ever the content, however
@@ -30,8 +31,9 @@
 //!    names it a header but that holds text rather than links (the header of a card or
 //!    an accordion pane) is not taken for the site's header.
 //!    A block that a heading opens with words that name it as recommendations ("Similar
-//!    items", "You may also like", "Frequently bought together", ...) goes too, whatever
-//!    its class words, unless it holds the `h1` or nearly all of the page's text.
+//!    items", "You may also like", "Frequently bought together", "Customer reviews", ...,
+//!    after a count such as "12") goes too, whatever its class words, unless it holds the
+//!    `h1` or nearly all of the page's text.
 //! 4. **The main container.** Starting at `body`, the walk descends into the child that
 //!    holds most of what is left (text outside links counts fully, link text counts less)
 //!    for as long as one child holds nearly all (85%) of its parent's text, so that a
@@ -61,7 +63,8 @@ use crate::text::{non_space_chars, space_len_at};
 use scraper::{Html, Node as DomNode};
 use url::Url;
 
-/// Opening words of a heading that introduces recommendations rather than content.
+/// Opening words of a heading that introduces recommendations (or the customers' reviews)
+/// rather than content.
 const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
     &["similar", "items"],
     &["similar", "products"],
@@ -95,6 +98,12 @@ const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
     &["shop", "similar"],
     &["recommended", "products"],
     &["inspired", "by", "your"],
+    &["customer", "reviews"],
+    &["reviews"],
+    &["customer", "ratings"],
+    &["ratings", "reviews"],
+    &["ratings", "and", "reviews"],
+    &["reviews", "and", "ratings"],
 ];
 
 /// What [`extract`] finds in a page.
@@ -777,7 +786,7 @@ fn word_category(word: &str) -> Cat {
         | "postmeta" | "tags" | "tagcloud" | "taglist" => Cat::Meta,
         "sidebar" | "aside" | "widget" | "widgets" | "related" | "recommended"
         | "recommendations" | "popular" | "trending" | "rail" => Cat::Aside,
-        "comment" | "comments" | "commentlist" | "disqus" => Cat::Comments,
+        "comment" | "comments" | "commentlist" | "disqus" | "review" | "reviews" => Cat::Comments,
         "share" | "sharing" | "social" | "socials" | "sharethis" | "addthis" => Cat::Share,
         "ad" | "ads" | "advert" | "advertisement" | "adsense" | "sponsor" | "sponsored"
         | "promo" | "dfp" => Cat::Ads,
@@ -937,6 +946,7 @@ impl<'p> Analysis<'p> {
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty())
                 .map(str::to_lowercase)
+                .skip_while(|w| w.bytes().all(|b| b.is_ascii_digit()))
                 .collect();
             if !RECOMMENDATION_HEADINGS.iter().any(|phrase| {
                 words
