@@ -218,6 +218,10 @@ fn a_block_headed_as_recommendations_is_dropped() {
         "Related searches",
         "Sponsored items from this category",
         "More like this",
+        "More stories",
+        "Read next",
+        "Most popular",
+        "Latest news",
     ] {
         let out = extract(&html.replace("You may also like", heading), None);
         assert_has(&out, &["oiled walnut"]);
