@@ -332,6 +332,31 @@ fn a_nav_of_links_larger_than_the_page_is_still_dropped() {
         assert_has(&out, &["woven paper-cord seat"]);
         assert_lacks(&out, &["Department number"]);
     }
+    // A site header is never the content, even when its menu carries a line of prose per
+    // entry and outweighs the page; a page-level header that holds the `h1` stays.
+    let described: String = (0..60)
+        .map(|i| {
+            format!(
+                "<li><a href=\"/c/{i}\">Department number {i}</a><p>Everything for \
+                 the kitchen and the table, from pans to linen {i}.</p></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<html><body><header><div class=\"menu\"><ul>{described}</ul></div></header>\
+         <div><h1>Oak dining chair</h1><p>Solid oak frame with a woven paper-cord seat, \
+         finished in clear oil. Seat height 46 cm.</p></div></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["woven paper-cord seat"]);
+    assert_lacks(&out, &["Department number", "pans to linen"]);
+    let titled = "<html><body><header><h1>Oak dining chair</h1><p>Solid oak frame with a \
+        woven paper-cord seat, finished in clear oil.</p></header><div><p>Seat height 46 cm.\
+        </p></div></body></html>";
+    assert_has(
+        &extract(titled, None),
+        &["woven paper-cord seat", "Seat height"],
+    );
     // A `nav` that is mostly prose (a table of contents with explanations) is judged
     // like any other block.
     let prose = "<html><body><nav><p>This guide walks through the setup in three parts, \

@@ -25,9 +25,10 @@
 //!    still has that text. A single element is never removed by a class word when it
 //!    holds most of the page's text or the page's `h1` or `main`. A page-level
 //!    `footer` element (one outside `article` and `main`) always goes: on a page that draws
-//!    its content with script, the site footer can be all the text there is. Nor is a
-//!    `nav`, an `aside` or a page-level `header` made of links ever the content, however
-//!    large: a mega-menu can hold more text than the page itself. A block whose class
+//!    its content with script, the site footer can be all the text there is. So does a
+//!    page-level `header` without the `h1` or `main`: a mega-menu with a line of prose per
+//!    entry can hold more text than the page itself. Nor is a `nav` or an `aside` made of
+//!    links ever the content, however large. A block whose class
 //!    names it a header but that holds text rather than links (the header of a card or
 //!    an accordion pane) is not taken for the site's header.
 //!    A block that a heading opens with words that name it as recommendations ("Similar
@@ -888,8 +889,8 @@ fn hidden_by_style(style: &str) -> bool {
 // ---------------------------------------------------------------------------------------
 // Deciding what is content.
 
-/// A `nav`, `aside` or page-level `header` whose text is at least this share link text is
-/// removed whatever its size.
+/// A `nav` or `aside` whose text is at least this share link text is removed whatever its
+/// size.
 const NAV_LINKS_SHARE: f64 = 0.9;
 /// A category is kept when its text is at least this share of the text that is left.
 const KEEP_CATEGORY_SHARE: f64 = 0.5;
@@ -1031,8 +1032,11 @@ impl<'p> Analysis<'p> {
             // holds: on a page whose content is drawn by script it is all that is left.
             if node.tag == Tag::Footer && !parent_article {
                 removed_outright[i] = true;
-            } else if (matches!(node.tag, Tag::Nav | Tag::Aside)
-                || node.tag == Tag::Header && cat == Cat::Header)
+            } else if node.tag == Tag::Header && cat == Cat::Header && node.landmarks == 0 {
+                // The site's header (outside any article): its menus can carry more text
+                // than the page, and it holds no content unless it holds the `h1`.
+                removed_outright[i] = true;
+            } else if matches!(node.tag, Tag::Nav | Tag::Aside)
                 && node.landmarks == 0
                 && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64
             {
