@@ -124,6 +124,43 @@ fn product_with_little_visible_text_uses_the_json_ld_description() {
     assert_eq!(out.title.as_deref(), Some("Trail Flask 750 ml"));
 }
 
+/// A product page whose schema.org description is substantial: that description is the
+/// main text, without the buy box, options and delivery notes around it, unless the page
+/// shows much more text than the description holds.
+#[test]
+fn product_description_in_json_ld_replaces_the_shop_around_it() {
+    let sentence = "This stoneware mug is thrown by hand and glazed in a speckled oat finish \
+        that varies from piece to piece, so no two are quite alike. ";
+    let description = sentence.repeat(4); // 100 words
+    let page = |description: &str, extra: &str| {
+        format!(
+            "<html><head><script type=\"application/ld+json\">{{\"@context\": \
+             \"https://schema.org\", \"@type\": \"Product\", \"name\": \"Oat mug\", \
+             \"description\": \"{description}\"}}</script></head><body><div class=\"pdp\">\
+             <h1>Oat mug</h1><p>$28.00</p><p>Color: Oat</p><p>Only 3 left in stock, order \
+             soon</p><p>Free delivery on orders over $50 to most addresses</p>\
+             <div class=\"description\"><p>{description}</p></div>{extra}</div></body></html>"
+        )
+    };
+    let out = extract(&page(&description, ""), None);
+    assert_has(&out, &["speckled oat finish"]);
+    assert_lacks(&out, &["$28.00", "Only 3 left", "Free delivery"]);
+    // A page with much more to say than its description keeps its own text.
+    let story: String = (0..12)
+        .map(|i| {
+            format!(
+                "<p>Chapter {i} of the making: the clay is wedged, thrown, trimmed and left \
+                 to dry for a week before the first firing in the studio kiln, then glazed.</p>"
+            )
+        })
+        .collect();
+    let out = extract(&page(&description, &story), None);
+    assert_has(&out, &["Chapter 11 of the making", "speckled oat finish"]);
+    // So does a page whose description is short.
+    let out = extract(&page(sentence, ""), None);
+    assert_has(&out, &["Only 3 left", "speckled oat finish"]);
+}
+
 #[test]
 fn service_page_keeps_every_section() {
     let out = fixture("service");

@@ -50,7 +50,10 @@
 //! 6. **Structured data.** When the visible text is thin (a product page that draws its
 //!    text with script), a JSON-LD `articleBody` or `description` is used instead when it
 //!    says more. (The `<meta>` description is not: a page that shows no text has no main
-//!    content, and its description is kept in [`Extracted::description`].)
+//!    content, and its description is kept in [`Extracted::description`].) A schema.org
+//!    `Product` description of 80 words or more is the main text of a page whose visible
+//!    text is at most three times as long: the merchant's own words about the product,
+//!    without the buy box, the options and the delivery notes around them.
 //!
 //! The text keeps its structure: headings and paragraphs are separated by a blank line, list
 //! items are one per line (`- ` or `1. `), table rows are one per line with cells joined by
@@ -193,7 +196,18 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
         // many small items (a title link each), whose links are the content.
         text = analysis.render(container, true);
     }
-    if let Some(structured) = structured_text(&stripped.json_ld) {
+    let structured = Structured::of(&stripped.json_ld);
+    if let Some(description) = structured.product_description {
+        // A product page's own description, when it is substantial and the visible text is
+        // not much more than it, is the product's text without the shop around it.
+        let words = description.split_whitespace().count();
+        if words >= PRODUCT_DESCRIPTION_WORDS
+            && text.split_whitespace().count() <= PRODUCT_TEXT_RATIO * words
+        {
+            text = description;
+        }
+    }
+    if let Some(structured) = structured.text {
         if is_thin(&text, &structured, THIN_WORDS) {
             text = structured;
         }
@@ -1564,48 +1578,85 @@ fn clean_title(title: &str) -> String {
 // ---------------------------------------------------------------------------------------
 // Structured data.
 
-/// The longest `articleBody`, else the longest `description`, found in the JSON-LD blocks.
-fn structured_text(blocks: &[String]) -> Option<String> {
-    let mut body: Option<String> = None;
-    let mut description: Option<String> = None;
-    for block in blocks {
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(block.trim()) else {
-            continue;
-        };
-        let mut stack = vec![&value];
-        let mut visited = 0;
-        while let Some(value) = stack.pop() {
-            visited += 1;
-            if visited > 10_000 {
-                break;
-            }
-            match value {
-                serde_json::Value::Array(items) => stack.extend(items.iter()),
-                serde_json::Value::Object(map) => {
-                    for (key, field) in map {
-                        match (key.as_str(), field) {
-                            ("articleBody", serde_json::Value::String(s)) => {
-                                keep_longer(&mut body, s)
+/// A schema.org `Product` description of at least this many words can be the main text.
+const PRODUCT_DESCRIPTION_WORDS: usize = 80;
+/// ... when the visible main text has at most this many times its words.
+const PRODUCT_TEXT_RATIO: usize = 3;
+
+/// What the page's JSON-LD blocks say.
+#[derive(Default)]
+struct Structured {
+    /// The longest `articleBody`, else the longest `description`, as text.
+    text: Option<String>,
+    /// The longest `description` of an item whose `@type` is `Product`, as text.
+    product_description: Option<String>,
+}
+
+impl Structured {
+    fn of(blocks: &[String]) -> Structured {
+        let mut body: Option<String> = None;
+        let mut description: Option<String> = None;
+        let mut product: Option<String> = None;
+        for block in blocks {
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(block.trim()) else {
+                continue;
+            };
+            let mut stack = vec![&value];
+            let mut visited = 0;
+            while let Some(value) = stack.pop() {
+                visited += 1;
+                if visited > 10_000 {
+                    break;
+                }
+                match value {
+                    serde_json::Value::Array(items) => stack.extend(items.iter()),
+                    serde_json::Value::Object(map) => {
+                        if let (Some(kind), Some(serde_json::Value::String(text))) =
+                            (map.get("@type"), map.get("description"))
+                        {
+                            if names_product(kind) {
+                                keep_longer(&mut product, text);
                             }
-                            ("description", serde_json::Value::String(s)) => {
-                                keep_longer(&mut description, s)
+                        }
+                        for (key, field) in map {
+                            match (key.as_str(), field) {
+                                ("articleBody", serde_json::Value::String(s)) => {
+                                    keep_longer(&mut body, s)
+                                }
+                                ("description", serde_json::Value::String(s)) => {
+                                    keep_longer(&mut description, s)
+                                }
+                                (
+                                    _,
+                                    nested @ (serde_json::Value::Array(_)
+                                    | serde_json::Value::Object(_)),
+                                ) => stack.push(nested),
+                                _ => {}
                             }
-                            (
-                                _,
-                                nested @ (serde_json::Value::Array(_)
-                                | serde_json::Value::Object(_)),
-                            ) => stack.push(nested),
-                            _ => {}
                         }
                     }
+                    _ => {}
                 }
-                _ => {}
             }
         }
+        let as_text = |text: Option<String>| {
+            text.map(|text| structured_to_text(&text))
+                .filter(|t| !t.is_empty())
+        };
+        Structured {
+            text: as_text(body.or(description)),
+            product_description: as_text(product),
+        }
     }
-    body.or(description)
-        .map(|text| structured_to_text(&text))
-        .filter(|t| !t.is_empty())
+}
+
+/// A JSON-LD `@type` that is `Product` or a list holding it.
+fn names_product(kind: &serde_json::Value) -> bool {
+    match kind {
+        serde_json::Value::String(s) => s == "Product",
+        serde_json::Value::Array(items) => items.iter().any(|i| i.as_str() == Some("Product")),
+        _ => false,
+    }
 }
 
 fn keep_longer(slot: &mut Option<String>, candidate: &str) {
