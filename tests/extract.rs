@@ -473,6 +473,32 @@ fn a_segment_streamed_by_react_is_read_although_marked_hidden() {
     assert_lacks(&out, &["basket is empty"]);
 }
 
+/// The collapsed panels of an accordion or a set of tabs are hidden until a button opens
+/// them, but they are the page's content; a hidden drawer or a decorative layer is not.
+#[test]
+fn collapsed_accordion_and_tab_panels_are_read() {
+    let html = "<html><body><main><h1>Mechanical keyboard</h1><p>A 75% board with hall \
+        effect switches, whose actuation point you set per key, from a feather touch for \
+        games to a deep press for typing, in the companion app or on the board itself. \
+        The case is a single block of aluminium with a gasket-mounted plate.</p><button aria-controls=\"p1\">Shipping</button>\
+        <div id=\"p1\" role=\"region\" aria-hidden=\"true\"><p>Most orders ship within two \
+        days of ordering, from our own warehouse.</p></div><button>Specs</button>\
+        <div role=\"tabpanel\" hidden><p>Hot-swappable sockets, aluminium case, 2.4 GHz \
+        wireless and a wired mode.</p></div></main>\
+        <div aria-hidden=\"true\"><p>Your basket is empty, and this layer only shows when \
+        the basket icon is pressed.</p></div></body></html>";
+    let out = extract(html, None);
+    assert_has(
+        &out,
+        &[
+            "hall effect",
+            "ship within two days",
+            "Hot-swappable sockets",
+        ],
+    );
+    assert_lacks(&out, &["basket is empty"]);
+}
+
 /// An icon whose `</svg>` is missing ends where the page's markup resumes, as in a
 /// browser; it does not take the rest of the page with it.
 #[test]

@@ -16,7 +16,8 @@
 //!    (`nav`, `footer`, `aside`, a page-level `header`), its ARIA role (`navigation`,
 //!    `banner`, `contentinfo`, `complementary`, `search`, `dialog`), its visibility
 //!    (`hidden`, `aria-hidden`, an inline `display:none`; not the `<div hidden id="S:...">`
-//!    in which React streams server-rendered content) or the words of its class and id
+//!    in which React streams server-rendered content, nor a collapsed accordion or tab
+//!    panel, `role="region"` or `role="tabpanel"`) or the words of its class and id
 //!    (menu, breadcrumb, sidebar, related, share, cookie, newsletter, comments, reviews, ...;
 //!    matched as whole words, so `ad` never matches `header`). A category is removed as a
 //!    whole, except when it holds a large share of the page's text: comments (and customer
@@ -489,6 +490,15 @@ impl<'a> Attrs<'a> {
         // as `<div hidden id="S:...">` and a script moves it into its placeholder at once.
         // Its text is shown, often the whole of the page's content.
         if attrs.hidden && is_streamed_segment(attrs.id) {
+            attrs.hidden = false;
+        }
+        // A collapsed accordion or tab panel: hidden until its button is pressed, but part
+        // of the page's content.
+        if (attrs.aria_hidden || attrs.hidden)
+            && (attrs.role.trim().eq_ignore_ascii_case("region")
+                || attrs.role.trim().eq_ignore_ascii_case("tabpanel"))
+        {
+            attrs.aria_hidden = false;
             attrs.hidden = false;
         }
         attrs
