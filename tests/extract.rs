@@ -734,3 +734,34 @@ fn customer_reviews_under_a_product_are_dropped() {
     );
     assert_has(&out, &["Sturdy and quiet, review 0", "number 11"]);
 }
+
+/// Readers' comments that only their heading names ("124 Reader Comments", "Leave a
+/// reply") go on a page built around an `article`; on a thread without one they are the
+/// posts.
+#[test]
+fn comments_named_by_their_heading_go_beside_an_article() {
+    let comments: String = (0..4)
+        .map(|i| {
+            format!(
+                "<div class=\"c\"><p>Reader {i} writes: I tried this at home and the \
+                 second step took me much longer than the article suggests.</p></div>"
+            )
+        })
+        .collect();
+    let story = "<h1>Proofing bread in a cold oven</h1><p>A cold oven with the light on \
+        holds a steady warmth that suits a slow rise, and the dough keeps its shape better \
+        than on a sunny windowsill. Leave it for two hours and check it with a floured \
+        finger: the dent should spring back slowly.</p>";
+    let html = format!(
+        "<html><body><article>{story}</article><div class=\"x\"><h3>4 Reader Comments</h3>\
+         <div>{comments}</div></div></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["steady warmth", "spring back slowly"]);
+    assert_lacks(&out, &["Reader Comments", "Reader 2 writes"]);
+    // Without an article, the same block is the thread's replies.
+    let thread = html
+        .replace("<article>", "<div>")
+        .replace("</article>", "</div>");
+    assert_has(&extract(&thread, None), &["Reader 2 writes"]);
+}

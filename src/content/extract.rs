@@ -35,7 +35,9 @@
 //!    A block that a heading opens with words that name it as recommendations ("Similar
 //!    items", "You may also like", "Frequently bought together", "Customer reviews", ...,
 //!    after a count such as "12") goes too, whatever its class words, unless it holds the
-//!    `h1` or nearly all of the page's text.
+//!    `h1` or nearly all of the page's text. So does a block that a heading names as
+//!    comments ("124 Reader Comments", "Leave a reply") on a page built around an
+//!    `article` that the block is not part of; on a thread without one, the replies stay.
 //! 4. **The main container.** Starting at `body`, the walk descends into the child that
 //!    holds most of what is left (text outside links counts fully, link text counts less)
 //!    for as long as one child holds nearly all (85%) of its parent's text, so that a
@@ -127,6 +129,24 @@ const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
     &["ratings", "and", "reviews"],
     &["reviews", "and", "ratings"],
 ];
+
+/// Opening words of a heading that introduces the readers' comments: the block it opens
+/// goes on a page built around an `article` outside it (see [`Analysis::headed_blocks`]).
+const COMMENT_HEADINGS: &[&[&str]] = &[
+    &["comments"],
+    &["reader", "comments"],
+    &["leave", "a", "reply"],
+    &["leave", "a", "comment"],
+    &["join", "the", "discussion"],
+];
+
+/// What a heading opens: see [`Analysis::headed_blocks`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Headed {
+    Nothing,
+    Recommendations,
+    Comments,
+}
 
 /// What [`extract`] finds in a page.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -966,10 +986,14 @@ impl<'p> Analysis<'p> {
     /// "You may also like", "Frequently bought together", ...): for each such `h2`-`h6`, the
     /// nearest ancestor that holds more than the heading, when the heading opens it. They
     /// are removed outright, like a page footer, unless one holds the page's `h1` or
-    /// `main` or nearly all of its text.
-    fn recommendation_blocks(&self) -> Vec<bool> {
+    /// `main` or nearly all of its text. Blocks headed as comments are marked too, but
+    /// only beside an `article` (before or after it, not around or inside it).
+    fn headed_blocks(&self) -> Vec<Headed> {
         let nodes = &self.page.nodes;
-        let mut marked = vec![false; nodes.len()];
+        let mut marked = vec![Headed::Nothing; nodes.len()];
+        let articles: Vec<usize> = (0..nodes.len())
+            .filter(|&i| nodes[i].tag == Tag::Article)
+            .collect();
         let mut heading = String::new();
         for (i, node) in nodes.iter().enumerate() {
             if !matches!(node.tag, Tag::H(2..=6)) || node.len == 0 || node.len > 60 {
@@ -990,15 +1014,20 @@ impl<'p> Analysis<'p> {
                 .map(str::to_lowercase)
                 .skip_while(|w| w.bytes().all(|b| b.is_ascii_digit()))
                 .collect();
-            if !RECOMMENDATION_HEADINGS.iter().any(|phrase| {
+            let opens_with = |phrase: &&[&str]| {
                 words
                     .iter()
                     .map(String::as_str)
                     .take(phrase.len())
                     .eq(phrase.iter().copied())
-            }) {
+            };
+            let headed = if RECOMMENDATION_HEADINGS.iter().any(opens_with) {
+                Headed::Recommendations
+            } else if !articles.is_empty() && COMMENT_HEADINGS.iter().any(opens_with) {
+                Headed::Comments
+            } else {
                 continue;
-            }
+            };
             let mut block = node.parent;
             while block != NO_PARENT
                 && block != self.root()
@@ -1013,8 +1042,15 @@ impl<'p> Analysis<'p> {
                 && !nodes[block as usize + 1..i]
                     .iter()
                     .any(|n| n.tag == Tag::Text && n.len > 0);
-            if opens {
-                marked[block as usize] = true;
+            // Comments go on a page built around an article that they are not part of.
+            let beside_article = |block: usize| {
+                let end = nodes[block].end as usize;
+                articles
+                    .iter()
+                    .any(|&a| (a < block && nodes[a].end as usize <= block) || a >= end)
+            };
+            if opens && (headed == Headed::Recommendations || beside_article(block as usize)) {
+                marked[block as usize] = headed;
             }
         }
         marked
@@ -1032,7 +1068,7 @@ impl<'p> Analysis<'p> {
         // Page-level footers (whatever their share of the text) and blocks headed as
         // recommendations (short of nearly all of it): removed without a category vote.
         let mut removed_outright = vec![false; nodes.len()];
-        let recommendations = self.recommendation_blocks();
+        let headed = self.headed_blocks();
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
@@ -1046,7 +1082,8 @@ impl<'p> Analysis<'p> {
             if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
                 cat = Cat::None;
             }
-            if cat == Cat::None && !recommendations[i] {
+            let recommendations = headed[i] != Headed::Nothing;
+            if cat == Cat::None && !recommendations {
                 continue;
             }
             let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
@@ -1067,10 +1104,7 @@ impl<'p> Analysis<'p> {
                 // A navigation landmark made of links is a menu, however much of the page
                 // it holds: a mega-menu can outweigh the page's own text.
                 removed_outright[i] = true;
-            } else if recommendations[i]
-                && node.landmarks == 0
-                && share < KEEP_RECOMMENDATIONS_SHARE
-            {
+            } else if recommendations && node.landmarks == 0 && share < KEEP_RECOMMENDATIONS_SHARE {
                 // Named as recommendations by its heading: removed whatever its class
                 // words say, unless it is nearly the whole page.
                 removed_outright[i] = true;
