@@ -110,10 +110,10 @@ fn main() -> Result<()> {
         let mean = mean_score(&our_scores, &indices);
         let peer_column = peer_result
             .as_ref()
-            .map(|(scores, _)| format!("   {:>14.3}", mean_score(scores, &indices).f1))
+            .map(|(scores, _)| format!("   {:>14.4}", mean_score(scores, &indices).f1))
             .unwrap_or_default();
         println!(
-            "{:<14} {:>6} {:>8.3} {:>8.3} {:>8.3}{}",
+            "{:<14} {:>6} {:>8.4} {:>8.4} {:>8.4}{}",
             name,
             indices.len(),
             mean.f1,
