@@ -991,9 +991,20 @@ impl<'p> Analysis<'p> {
     fn headed_blocks(&self) -> Vec<Headed> {
         let nodes = &self.page.nodes;
         let mut marked = vec![Headed::Nothing; nodes.len()];
-        let articles: Vec<usize> = (0..nodes.len())
-            .filter(|&i| nodes[i].tag == Tag::Article)
-            .collect();
+        // Whether an `article` lies wholly before or after a block, in constant time: the
+        // article that ends first, and the one that starts last.
+        let mut first_article_end = usize::MAX;
+        let mut last_article_start = None;
+        for (i, node) in nodes.iter().enumerate() {
+            if node.tag == Tag::Article {
+                first_article_end = first_article_end.min(node.end as usize);
+                last_article_start = Some(i);
+            }
+        }
+        let beside_article = |block: usize| {
+            first_article_end <= block
+                || last_article_start.is_some_and(|a| a >= nodes[block].end as usize)
+        };
         let mut heading = String::new();
         for (i, node) in nodes.iter().enumerate() {
             if !matches!(node.tag, Tag::H(2..=6)) || node.len == 0 || node.len > 60 {
@@ -1023,7 +1034,7 @@ impl<'p> Analysis<'p> {
             };
             let headed = if RECOMMENDATION_HEADINGS.iter().any(opens_with) {
                 Headed::Recommendations
-            } else if !articles.is_empty() && COMMENT_HEADINGS.iter().any(opens_with) {
+            } else if last_article_start.is_some() && COMMENT_HEADINGS.iter().any(opens_with) {
                 Headed::Comments
             } else {
                 continue;
@@ -1043,12 +1054,6 @@ impl<'p> Analysis<'p> {
                     .iter()
                     .any(|n| n.tag == Tag::Text && n.len > 0);
             // Comments go on a page built around an article that they are not part of.
-            let beside_article = |block: usize| {
-                let end = nodes[block].end as usize;
-                articles
-                    .iter()
-                    .any(|&a| (a < block && nodes[a].end as usize <= block) || a >= end)
-            };
             if opens && (headed == Headed::Recommendations || beside_article(block as usize)) {
                 marked[block as usize] = headed;
             }
@@ -1065,8 +1070,9 @@ impl<'p> Analysis<'p> {
         // Each element's category, after the per-element safeguards.
         let mut cats = vec![Cat::None; nodes.len()];
         let mut inside_article = vec![false; nodes.len()];
-        // Page-level footers (whatever their share of the text) and blocks headed as
-        // recommendations (short of nearly all of it): removed without a category vote.
+        // Page-level footers and headers (whatever their share of the text), menus made of
+        // links, and blocks headed as recommendations or comments (short of nearly all of
+        // it): removed without a category vote.
         let mut removed_outright = vec![false; nodes.len()];
         let headed = self.headed_blocks();
         for (i, node) in nodes.iter().enumerate() {
