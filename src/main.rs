@@ -223,11 +223,22 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(EXIT_CONFIG)
         }
+        // The reader went away (`crawldedup extract ... | head`): nothing is wrong, and
+        // nothing more needs to be written.
+        Err(Failure::Other(e)) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(Failure::Other(e)) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 enum Failure {

@@ -232,6 +232,32 @@ fn extract_reads_stdin_and_names_a_missing_file() {
     assert!(err.contains("/no/such/page.html"), "{err}");
 }
 
+/// A reader that stops early (`crawldedup extract page.html | head`) is not an error: the
+/// command stops writing and exits quietly.
+#[test]
+fn extract_stops_quietly_when_the_reader_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("long.html");
+    let paragraphs: String = (0..5_000)
+        .map(|i| format!("<p>Paragraph {i} of a long page, long enough to fill a pipe.</p>"))
+        .collect();
+    std::fs::write(&page, format!("<html><body>{paragraphs}</body></html>")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args(["extract", page.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Read;
+    let mut start = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut start).unwrap();
+    // The read end is closed here; the output (300 KB) is far larger than a pipe holds.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(&start, b"Paragraph 0 of a");
+    assert!(o.status.success(), "{:?}", o.status);
+    assert_eq!(stderr(&o), "");
+}
+
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
