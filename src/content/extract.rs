@@ -140,14 +140,6 @@ const COMMENT_HEADINGS: &[&[&str]] = &[
     &["join", "the", "discussion"],
 ];
 
-/// What a heading opens: see [`Analysis::headed_blocks`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Headed {
-    Nothing,
-    Recommendations,
-    Comments,
-}
-
 /// What [`extract`] finds in a page.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Extracted {
@@ -988,9 +980,9 @@ impl<'p> Analysis<'p> {
     /// are removed outright, like a page footer, unless one holds the page's `h1` or
     /// `main` or nearly all of its text. Blocks headed as comments are marked too, but
     /// only beside an `article` (before or after it, not around or inside it).
-    fn headed_blocks(&self) -> Vec<Headed> {
+    fn headed_blocks(&self) -> Vec<bool> {
         let nodes = &self.page.nodes;
-        let mut marked = vec![Headed::Nothing; nodes.len()];
+        let mut marked = vec![false; nodes.len()];
         // Whether an `article` lies wholly before or after a block, in constant time: the
         // article that ends first, and the one that starts last.
         let mut first_article_end = usize::MAX;
@@ -1032,13 +1024,13 @@ impl<'p> Analysis<'p> {
                     .take(phrase.len())
                     .eq(phrase.iter().copied())
             };
-            let headed = if RECOMMENDATION_HEADINGS.iter().any(opens_with) {
-                Headed::Recommendations
-            } else if last_article_start.is_some() && COMMENT_HEADINGS.iter().any(opens_with) {
-                Headed::Comments
-            } else {
+            let recommendations = RECOMMENDATION_HEADINGS.iter().any(opens_with);
+            let comments = !recommendations
+                && last_article_start.is_some()
+                && COMMENT_HEADINGS.iter().any(opens_with);
+            if !recommendations && !comments {
                 continue;
-            };
+            }
             let mut block = node.parent;
             while block != NO_PARENT
                 && block != self.root()
@@ -1054,8 +1046,8 @@ impl<'p> Analysis<'p> {
                     .iter()
                     .any(|n| n.tag == Tag::Text && n.len > 0);
             // Comments go on a page built around an article that they are not part of.
-            if opens && (headed == Headed::Recommendations || beside_article(block as usize)) {
-                marked[block as usize] = headed;
+            if opens && (recommendations || beside_article(block as usize)) {
+                marked[block as usize] = true;
             }
         }
         marked
@@ -1088,8 +1080,7 @@ impl<'p> Analysis<'p> {
             if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
                 cat = Cat::None;
             }
-            let recommendations = headed[i] != Headed::Nothing;
-            if cat == Cat::None && !recommendations {
+            if cat == Cat::None && !headed[i] {
                 continue;
             }
             let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
@@ -1110,9 +1101,9 @@ impl<'p> Analysis<'p> {
                 // A navigation landmark made of links is a menu, however much of the page
                 // it holds: a mega-menu can outweigh the page's own text.
                 removed_outright[i] = true;
-            } else if recommendations && node.landmarks == 0 && share < KEEP_RECOMMENDATIONS_SHARE {
-                // Named as recommendations by its heading: removed whatever its class
-                // words say, unless it is nearly the whole page.
+            } else if headed[i] && node.landmarks == 0 && share < KEEP_RECOMMENDATIONS_SHARE {
+                // Named as recommendations or comments by its heading: removed whatever its
+                // class words say, unless it is nearly the whole page.
                 removed_outright[i] = true;
             } else if share < KEEP_ELEMENT_SHARE && (strong || node.landmarks == 0) {
                 cats[i] = cat;
@@ -1634,7 +1625,6 @@ const PRODUCT_DESCRIPTION_WORDS: usize = 80;
 const PRODUCT_TEXT_RATIO: usize = 3;
 
 /// What the page's JSON-LD blocks say.
-#[derive(Default)]
 struct Structured {
     /// The longest `articleBody`, else the longest `description`, as text.
     text: Option<String>,
@@ -1661,20 +1651,17 @@ impl Structured {
                 match value {
                     serde_json::Value::Array(items) => stack.extend(items.iter()),
                     serde_json::Value::Object(map) => {
-                        if let (Some(kind), Some(serde_json::Value::String(text))) =
-                            (map.get("@type"), map.get("description"))
-                        {
-                            if names_product(kind) {
-                                keep_longer(&mut product, text);
-                            }
-                        }
+                        let is_product = map.get("@type").is_some_and(names_product);
                         for (key, field) in map {
                             match (key.as_str(), field) {
                                 ("articleBody", serde_json::Value::String(s)) => {
                                     keep_longer(&mut body, s)
                                 }
                                 ("description", serde_json::Value::String(s)) => {
-                                    keep_longer(&mut description, s)
+                                    keep_longer(&mut description, s);
+                                    if is_product {
+                                        keep_longer(&mut product, s);
+                                    }
                                 }
                                 (
                                     _,
