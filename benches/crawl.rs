@@ -29,8 +29,8 @@ fn cpu_seconds() -> f64 {
     stat_cpu("/proc/self/stat")
 }
 
-/// CPU seconds of the main thread, where `block_on` runs crawldedup's crawl loop (the
-/// task that decides pages and feeds the frontier): what caps throughput when it is busy.
+/// CPU seconds of the main thread, where `block_on` runs spider's crawl loop: what caps
+/// throughput when it is busy.
 fn main_thread_cpu_seconds() -> f64 {
     stat_cpu(&format!("/proc/self/task/{}/stat", std::process::id()))
 }
@@ -95,11 +95,16 @@ fn describe(which: &str, v: &serde_json::Value) -> String {
     let seconds = v["seconds"].as_f64().unwrap_or(f64::NAN);
     let cpu = v["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
     let main_cpu = v["main_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
+    // crawldedup's crawl loop is a task on the runtime's workers: its main thread only waits.
+    let main_thread = if main_cpu > 0.0 {
+        format!(" ({:3.0} us on the main thread)", main_cpu / pages * 1e6)
+    } else {
+        String::new()
+    };
     format!(
-        "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, {:5.0} us of CPU per page ({:3.0} us on the main thread), peak memory {:.0} MiB",
+        "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, {:5.0} us of CPU per page{main_thread}, peak memory {:.0} MiB",
         pages / seconds,
         cpu / pages * 1e6,
-        main_cpu / pages * 1e6,
         v["peak_kib"].as_f64().unwrap_or(0.0) / 1024.0
     )
 }

@@ -703,3 +703,58 @@ async fn stored_pages_reach_pages_jsonl_soon_without_waiting_for_a_checkpoint() 
         "after the stop every stored page is in pages.jsonl"
     );
 }
+
+#[test]
+fn dropping_the_crawl_future_stops_the_crawl_and_the_next_run_resumes() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::new(9, 2))).unwrap();
+    let seed = server.url("/");
+    let reference = tempfile::tempdir().unwrap();
+    let mut uninterrupted = config(
+        &reference.path().join("state"),
+        &reference.path().join("out"),
+        seed.clone(),
+    );
+    uninterrupted.crawl.per_host_delay_ms = 20;
+    runtime
+        .block_on(crawldedup::crawl::crawl(
+            &uninterrupted,
+            std::future::pending(),
+        ))
+        .unwrap();
+    let expected = stored_set(&reference.path().join("out"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+    let mut config = config(&state, &out, seed);
+    config.crawl.per_host_delay_ms = 20;
+    let options = crawldedup::crawl::CrawlOptions {
+        checkpoint_every: std::time::Duration::from_millis(100),
+        ..Default::default()
+    };
+    // The caller gives up on the crawl (a timeout drops its future) halfway through.
+    let given_up = runtime.block_on(async {
+        tokio::time::timeout(
+            std::time::Duration::from_millis(400),
+            crawldedup::crawl::crawl_with(&config, &options, std::future::pending()),
+        )
+        .await
+    });
+    assert!(given_up.is_err(), "the crawl finished before the timeout");
+    let requests_then = server.requests().len();
+    runtime.block_on(async { tokio::time::sleep(std::time::Duration::from_millis(300)).await });
+    assert!(
+        server.requests().len() <= requests_then + 1,
+        "the crawl went on fetching after its future was dropped"
+    );
+    // The same runtime runs the crawl again on the same state: it resumes and ends with
+    // every page stored once.
+    runtime
+        .block_on(crawldedup::crawl::crawl_with(
+            &config,
+            &options,
+            std::future::pending(),
+        ))
+        .unwrap();
+    assert_eq!(stored_set(&out), expected);
+}

@@ -732,11 +732,61 @@ pub async fn crawl(
 }
 
 /// As [`crawl`], with run options.
+///
+/// The crawl runs as a task of its own on the current Tokio runtime, so that the pages
+/// its workers finish reach it without waking another thread; this future waits for it
+/// and passes `stop` on. Dropping this future aborts the task, which is the same as a
+/// kill: the next run resumes from the last checkpoint.
 pub async fn crawl_with(
     config: &Config,
     options: &CrawlOptions,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<CrawlSummary, CrawlError> {
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let mut task = AbortOnDrop(tokio::spawn(run(config.clone(), options.clone(), stop_rx)));
+    tokio::pin!(stop);
+    let joined = tokio::select! {
+        joined = &mut task.0 => joined,
+        () = &mut stop => {
+            let _ = stop_tx.send(());
+            (&mut task.0).await
+        }
+    };
+    match joined {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(CrawlError::Setup(format!(
+            "the crawl task ended early: {e}"
+        ))),
+    }
+}
+
+/// A task that is aborted when its handle is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs `f`, which may block for a while (a checkpoint waits for the disk), without holding
+/// up the other tasks of a multi-threaded runtime's worker.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+/// The crawl itself, on its own task. `stop` resolves (or its sender goes away) when the
+/// caller asks the crawl to stop.
+async fn run(
+    config: Config,
+    options: CrawlOptions,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) -> Result<CrawlSummary, CrawlError> {
+    let (config, options) = (&config, &options);
     let started = Instant::now();
     let crawl = &config.crawl;
     let state_dir = crawl.state_dir.clone();
@@ -826,7 +876,6 @@ pub async fn crawl_with(
     let mut last_checkpoint = Instant::now();
     let mut stopping = false;
     let mut stopped_early = false;
-    tokio::pin!(stop);
     let bar = options.progress_bar.then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.enable_steady_tick(Duration::from_millis(200));
@@ -951,7 +1000,7 @@ pub async fn crawl_with(
             bar.set_message(progress_line(&totals, &frontier.counts(), run_started));
         }
         if last_checkpoint.elapsed() >= options.checkpoint_every {
-            checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
+            blocking(|| checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals))?;
             last_checkpoint = Instant::now();
             if bar.is_none() {
                 tracing::info!(
