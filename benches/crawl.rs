@@ -95,6 +95,7 @@ fn describe(which: &str, v: &serde_json::Value) -> String {
     let seconds = v["seconds"].as_f64().unwrap_or(f64::NAN);
     let cpu = v["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
     let main_cpu = v["main_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
+    let server_cpu = v["server_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
     // crawldedup's crawl loop is a task on the runtime's workers: its main thread only waits.
     let main_thread = if main_cpu > 0.0 {
         format!(" ({:3.0} us on the main thread)", main_cpu / pages * 1e6)
@@ -102,9 +103,10 @@ fn describe(which: &str, v: &serde_json::Value) -> String {
         String::new()
     };
     format!(
-        "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, {:5.0} us of CPU per page{main_thread}, peak memory {:.0} MiB",
+        "{which:7} {pages:>7} pages in {seconds:6.2} s = {:8.0} pages/s, {:5.0} us of CPU per page{main_thread} (the server: {:3.0} us), peak memory {:.0} MiB",
         pages / seconds,
         cpu / pages * 1e6,
+        server_cpu / pages * 1e6,
         v["peak_kib"].as_f64().unwrap_or(0.0) / 1024.0
     )
 }
@@ -153,15 +155,20 @@ fn main() {
     let mut runs: Vec<Vec<serde_json::Value>> = vec![Vec::new(); crawlers.len()];
     for round in 0..rounds {
         for (i, which) in crawlers.iter().enumerate() {
+            // The site's server runs in this process: its CPU during the run is what the
+            // crawler's requests cost it.
+            let server_cpu = cpu_seconds();
             let out = std::process::Command::new(std::env::current_exe().unwrap())
                 .args(["--child", which, &url])
                 .output()
                 .unwrap();
+            let server_cpu = cpu_seconds() - server_cpu;
             let line = String::from_utf8_lossy(&out.stdout);
-            let v: serde_json::Value = serde_json::from_str(
+            let mut v: serde_json::Value = serde_json::from_str(
                 line.trim().lines().last().unwrap_or("{}"),
             )
             .unwrap_or_else(|_| panic!("{which}: {}", String::from_utf8_lossy(&out.stderr)));
+            v["server_cpu_seconds"] = server_cpu.into();
             println!("round {}: {}", round + 1, describe(which, &v));
             runs[i].push(v);
         }
