@@ -765,3 +765,38 @@ fn comments_named_by_their_heading_go_beside_an_article() {
         .replace("</article>", "</div>");
     assert_has(&extract(&thread, None), &["Reader 2 writes"]);
 }
+
+#[test]
+fn article_metadata_lines_are_dropped_and_dates_in_content_stay() {
+    let html = "<html><body><article><h1>Proofing bread in a cold oven</h1>\
+        <div class=\"meta\"><span>March 3, 2026</span></div><div>5 min read</div>\
+        <p>Updated on March 4, 2026</p>\
+        <p>A cold oven with the light on holds a steady warmth that suits a slow rise. \
+        The method was first written down on March 3, 2026, in a baker's notebook.</p>\
+        <ul><li>12 May 2026: open day at the bakery</li><li>2026-06-01</li></ul>\
+        <table><tr><td>Batch</td><td>2026-03-03</td></tr></table>\
+        </article></body></html>";
+    let out = extract(html, None);
+    assert_has(
+        &out,
+        &[
+            "steady warmth",
+            "written down on March 3, 2026",
+            "12 May 2026: open day",
+            "Batch | 2026-03-03",
+        ],
+    );
+    for line in out.text.lines() {
+        assert!(
+            ![
+                "March 3, 2026",
+                "5 min read",
+                "Updated on March 4, 2026",
+                "- 2026-06-01"
+            ]
+            .contains(&line.trim()),
+            "a metadata line kept: {line:?}\n{}",
+            out.text
+        );
+    }
+}

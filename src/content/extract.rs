@@ -62,7 +62,9 @@
 //! items are one per line (`- ` or `1. `), table rows are one per line with cells joined by
 //! ` | `, and `pre` keeps its line breaks. A block or a line of 80 characters or more that
 //! repeats an earlier one (the same text laid out for small and for large screens) is kept
-//! once.
+//! once. A line that is only article metadata (a bare date, a reading time such as "5 min
+//! read", a stamp such as "Updated on March 3, 2026") is dropped; a date within a sentence,
+//! a list item or a table row stays.
 
 use super::decode;
 use super::strip;
@@ -1515,8 +1517,70 @@ impl Writer {
     fn finish(mut self) -> String {
         let trimmed = self.out.trim_end().len();
         self.out.truncate(trimmed);
-        drop_repeated_lines(drop_repeated_blocks(self.out))
+        drop_metadata_lines(drop_repeated_lines(drop_repeated_blocks(self.out)))
     }
+}
+
+/// The lines of `text` without those `dropped` names (given each line and its trimmed
+/// text, in order), blank lines kept where they separated what is left; `None` when no line
+/// is dropped.
+fn drop_lines<'a>(
+    text: &'a str,
+    mut dropped: impl FnMut(&'a str, &'a str) -> bool,
+) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut any = false;
+    let mut blank = false; // a blank line is due before the next line written
+    for line in text.split('\n') {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if dropped(line, trimmed) {
+            any = true;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank { "\n\n" } else { "\n" });
+        }
+        out.push_str(line);
+        blank = false;
+    }
+    any.then_some(out)
+}
+
+/// Lines this long or longer are never taken for article metadata.
+const METADATA_LINE_CHARS: usize = 60;
+
+/// Whether a line is article metadata rather than content: only a date ("March 3, 2026",
+/// "3 Mar 2026", "2026-03-03"), a reading time ("5 min read"), or a publication stamp
+/// ("Updated on March 3, 2026", "Posted: 03/03/2026"). A date inside a sentence, a table
+/// row or a list of events with their titles is content and stays.
+fn is_metadata_line(trimmed: &str) -> bool {
+    static PATTERNS: std::sync::OnceLock<[regex::Regex; 3]> = std::sync::OnceLock::new();
+    if trimmed.len() >= METADATA_LINE_CHARS || !trimmed.bytes().any(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let patterns = PATTERNS.get_or_init(|| {
+        const MONTH: &str = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?";
+        [
+            format!(
+                r"(?i)^(-\s*)?(({MONTH}\s+\d{{1,2}},?\s+\d{{4}})|(\d{{1,2}}\s+{MONTH},?\s+\d{{4}})|(\d{{4}}-\d{{2}}-\d{{2}}))\.?$"
+            ),
+            r"(?i)^\d+\s*(min|minute)s?\.?\s*read\.?$".to_string(),
+            r"(?i)^(updated|published|posted)( on)?:?\s+.{0,40}\d{4}\.?$".to_string(),
+        ]
+        .map(|p| regex::Regex::new(&p).expect("the metadata patterns are valid"))
+    });
+    patterns.iter().any(|p| p.is_match(trimmed))
+}
+
+/// Drops the lines that are only article metadata ([`is_metadata_line`]): the date and
+/// reading time under a headline are the page's, not the article's, and the same article
+/// under another template shows them differently or not at all.
+fn drop_metadata_lines(text: String) -> String {
+    drop_lines(&text, |_, trimmed| is_metadata_line(trimmed)).unwrap_or(text)
 }
 
 /// Blocks at least this long that repeat an earlier block of the text are dropped.
@@ -1554,31 +1618,10 @@ fn drop_repeated_blocks(text: String) -> String {
 /// markup around it.
 fn drop_repeated_lines(text: String) -> String {
     let mut seen = std::collections::HashSet::new();
-    let repeated = text
-        .lines()
-        .any(|line| line.len() >= REPEATED_BLOCK_CHARS && !seen.insert(line.trim()));
-    if !repeated {
-        return text;
-    }
-    seen.clear();
-    let mut out = String::with_capacity(text.len());
-    let mut blank = false; // a blank line is due before the next line written
-    for line in text.split('\n') {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            blank = !out.is_empty();
-            continue;
-        }
-        if line.len() >= REPEATED_BLOCK_CHARS && !seen.insert(trimmed) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(if blank { "\n\n" } else { "\n" });
-        }
-        out.push_str(line);
-        blank = false;
-    }
-    out
+    drop_lines(&text, |line, trimmed| {
+        line.len() >= REPEATED_BLOCK_CHARS && !seen.insert(trimmed)
+    })
+    .unwrap_or(text)
 }
 
 /// Collapses runs of whitespace to one space and trims the ends.
