@@ -97,7 +97,7 @@ fn describe(which: &str, v: &serde_json::Value) -> String {
     let main_cpu = v["main_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
     let server_cpu = v["server_cpu_seconds"].as_f64().unwrap_or(f64::NAN);
     // crawldedup's crawl loop is a task on the runtime's workers: its main thread only waits.
-    let main_thread = if main_cpu > 0.0 {
+    let main_thread = if main_cpu / pages * 1e6 >= 1.0 {
         format!(" ({:3.0} us on the main thread)", main_cpu / pages * 1e6)
     } else {
         String::new()
