@@ -735,8 +735,8 @@ pub async fn crawl(
 ///
 /// The crawl runs as a task of its own on the current Tokio runtime, so that the pages
 /// its workers finish reach it without waking another thread; this future waits for it
-/// and passes `stop` on. Dropping this future aborts the task, which is the same as a
-/// kill: the next run resumes from the last checkpoint.
+/// and passes `stop` on. Dropping this future aborts the task and its requests in flight,
+/// which is the same as a kill: the next run resumes from the last checkpoint.
 pub async fn crawl_with(
     config: &Config,
     options: &CrawlOptions,
@@ -871,6 +871,8 @@ async fn run(
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Work>();
     let mut hosts: HashMap<String, HostState> = HashMap::new();
     let mut in_flight = 0usize;
+    // The fetch tasks: dropped with the crawl (an aborted crawl stops its requests too).
+    let mut workers = tokio::task::JoinSet::new();
     // Tasks waiting out a retry backoff (still in flight for the frontier).
     let mut delayed: Vec<(Instant, Task)> = Vec::new();
     let mut last_checkpoint = Instant::now();
@@ -942,7 +944,7 @@ async fn run(
                     in_flight += 1;
                     let shared = Arc::clone(&shared);
                     let tx = done_tx.clone();
-                    tokio::spawn(async move {
+                    workers.spawn(async move {
                         let work = work(&shared, task).await;
                         let _ = tx.send(work);
                     });
@@ -987,6 +989,8 @@ async fn run(
                         in_flight -= 1;
                         handle(work, &mut ledger, &shared)?;
                     }
+                    // The finished tasks leave the set.
+                    while workers.try_join_next().is_some() {}
                 }
             }
             _ = tokio::time::sleep_until(sleep_until.into()) => {}
