@@ -737,14 +737,15 @@ fn dropping_the_crawl_future_stops_the_crawl_and_the_next_run_resumes() {
         .await
     });
     assert!(given_up.is_err(), "the crawl finished before the timeout");
-    // A moment for the abort to reach the tasks, then no request more.
+    // A moment for the abort to reach the tasks and for a request sent just before it to
+    // reach the server; after that, no request more.
     let pause = |ms| {
         runtime
             .block_on(async move { tokio::time::sleep(std::time::Duration::from_millis(ms)).await })
     };
-    pause(50);
-    let requests_then = server.requests().len();
     pause(500);
+    let requests_then = server.requests().len();
+    pause(700);
     assert_eq!(
         server.requests().len(),
         requests_then,
