@@ -227,6 +227,21 @@ fn stored_set(out: &Path) -> Vec<String> {
     urls
 }
 
+/// Runs a crawl with `options` until it ends by itself.
+fn crawl_to_the_end(
+    runtime: &tokio::runtime::Runtime,
+    config: &Config,
+    options: &crawldedup::crawl::CrawlOptions,
+) {
+    runtime
+        .block_on(crawldedup::crawl::crawl_with(
+            config,
+            options,
+            std::future::pending(),
+        ))
+        .unwrap();
+}
+
 /// An uninterrupted crawl from `seed` (20 ms between requests): its directory (state and
 /// out) and the pages it stored.
 fn uninterrupted_crawl(
@@ -264,13 +279,7 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
             checkpoint_every: std::time::Duration::from_millis(150),
             ..Default::default()
         };
-        runtime
-            .block_on(crawldedup::crawl::crawl_with(
-                &config,
-                &options,
-                std::future::pending(),
-            ))
-            .unwrap();
+        crawl_to_the_end(&runtime, &config, &options);
         return;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -753,12 +762,6 @@ fn dropping_the_crawl_future_stops_the_crawl_and_the_next_run_resumes() {
     );
     // The same runtime runs the crawl again on the same state: it resumes and ends with
     // every page stored once.
-    runtime
-        .block_on(crawldedup::crawl::crawl_with(
-            &config,
-            &options,
-            std::future::pending(),
-        ))
-        .unwrap();
+    crawl_to_the_end(&runtime, &config, &options);
     assert_eq!(stored_set(&out), expected);
 }

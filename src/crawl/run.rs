@@ -743,30 +743,24 @@ pub async fn crawl_with(
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<CrawlSummary, CrawlError> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut task = AbortOnDrop(tokio::spawn(run(config.clone(), options.clone(), stop_rx)));
+    // A set of one task: dropping the set (with this future) aborts the crawl.
+    let mut task = tokio::task::JoinSet::new();
+    task.spawn(run(config.clone(), options.clone(), stop_rx));
     tokio::pin!(stop);
     let joined = tokio::select! {
-        joined = &mut task.0 => joined,
+        joined = task.join_next() => joined,
         () = &mut stop => {
             let _ = stop_tx.send(());
-            (&mut task.0).await
+            task.join_next().await
         }
     };
     match joined {
-        Ok(result) => result,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(CrawlError::Setup(format!(
+        Some(Ok(result)) => result,
+        Some(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Some(Err(e)) => Err(CrawlError::Setup(format!(
             "the crawl task ended early: {e}"
         ))),
-    }
-}
-
-/// A task that is aborted when its handle is dropped.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
+        None => Err(CrawlError::Setup("the crawl task is gone".into())),
     }
 }
 
