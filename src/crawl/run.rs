@@ -83,6 +83,7 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     let frontier = Frontier::open(
         db.open_tree("frontier")
             .map_err(|e| state_error(e.to_string()))?,
+        totals.seq,
     )
     .map_err(state_error)?;
     Ok(CrawlSummary {
@@ -813,6 +814,7 @@ async fn run(
     let mut frontier = Frontier::open(
         db.open_tree("frontier")
             .map_err(|e| state_error(e.to_string()))?,
+        totals.seq,
     )
     .map_err(state_error)?;
 
@@ -999,6 +1001,7 @@ async fn run(
         }
         if last_checkpoint.elapsed() >= options.checkpoint_every {
             blocking(|| checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals))?;
+            frontier.compact().map_err(state_error)?;
             last_checkpoint = Instant::now();
             if bar.is_none() {
                 tracing::info!(
@@ -1050,7 +1053,7 @@ fn checkpoint(
     (totals.output_bytes, totals.warc) = outputs.sync()?;
     totals.index_documents = dedup.flush_index()?;
     totals.seq += 1;
-    frontier.checkpoint().map_err(state_error)?;
+    frontier.checkpoint(totals.seq).map_err(state_error)?;
     let record = serde_json::to_vec(totals).map_err(|e| state_error(e.to_string()))?;
     meta.insert(CHECKPOINT_KEY, record)
         .map_err(|e| state_error(e.to_string()))?;
