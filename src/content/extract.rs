@@ -1523,31 +1523,56 @@ impl Writer {
 
 /// The lines of `text` without those `dropped` names (given each line and its trimmed
 /// text, in order), blank lines kept where they separated what is left; `None` when no line
-/// is dropped.
+/// is dropped. Nothing is copied until a line is dropped (most texts lose none).
 fn drop_lines<'a>(
     text: &'a str,
     mut dropped: impl FnMut(&'a str, &'a str) -> bool,
 ) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    let mut any = false;
+    let mut out: Option<String> = None;
     let mut blank = false; // a blank line is due before the next line written
+    let mut start = 0;
     for line in text.split('\n') {
+        let line_start = start;
+        start += line.len() + 1;
         let trimmed = line.trim();
         if trimmed.is_empty() {
-            blank = !out.is_empty();
+            if let Some(out) = &out {
+                blank = !out.is_empty();
+            }
             continue;
         }
         if dropped(line, trimmed) {
-            any = true;
+            if out.is_none() {
+                // Every line before this one is kept: written now, as the loop below would
+                // have written them.
+                let mut kept = String::with_capacity(text.len());
+                blank = false;
+                for line in text[..line_start.saturating_sub(1)].split('\n') {
+                    push_kept_line(&mut kept, &mut blank, line);
+                }
+                out = Some(kept);
+            }
             continue;
         }
-        if !out.is_empty() {
-            out.push_str(if blank { "\n\n" } else { "\n" });
+        if let Some(out) = &mut out {
+            push_kept_line(out, &mut blank, line);
         }
-        out.push_str(line);
-        blank = false;
     }
-    any.then_some(out)
+    out
+}
+
+/// Appends a kept `line` to `out`, after one blank line when blank lines came before it
+/// (`blank`, which a blank line sets and a written line clears).
+fn push_kept_line(out: &mut String, blank: &mut bool, line: &str) {
+    if line.trim().is_empty() {
+        *blank = !out.is_empty();
+        return;
+    }
+    if !out.is_empty() {
+        out.push_str(if *blank { "\n\n" } else { "\n" });
+    }
+    out.push_str(line);
+    *blank = false;
 }
 
 /// Lines this long or longer are never taken for article metadata.
@@ -1591,16 +1616,15 @@ const REPEATED_BLOCK_CHARS: usize = 80;
 /// carry the same block twice or more (a version for small screens and one for large, the
 /// panels of a colour picker), which a reader sees once.
 fn drop_repeated_blocks(text: String) -> String {
-    let mut seen = std::collections::HashSet::new();
-    let repeated = text
-        .split("\n\n")
+    let mut seen = TextSet::default();
+    let repeated = blocks(&text)
         .any(|block| block.len() >= REPEATED_BLOCK_CHARS && !seen.insert(block.trim()));
     if !repeated {
         return text;
     }
     seen.clear();
     let mut out = String::with_capacity(text.len());
-    for block in text.split("\n\n") {
+    for block in blocks(&text) {
         if block.len() >= REPEATED_BLOCK_CHARS && !seen.insert(block.trim()) {
             continue;
         }
@@ -1612,12 +1636,34 @@ fn drop_repeated_blocks(text: String) -> String {
     out
 }
 
+/// A set of text slices hashed with xxh3 (the texts are whole paragraphs; SipHash costs
+/// several times as much on them).
+type TextSet<'a> = std::collections::HashSet<&'a str, xxhash_rust::xxh3::Xxh3DefaultBuilder>;
+
+/// The pieces of `text` between occurrences of "\n\n", as `text.split("\n\n")` gives them.
+fn blocks(text: &str) -> impl Iterator<Item = &str> {
+    static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+        std::sync::OnceLock::new();
+    let finder = FINDER.get_or_init(|| memchr::memmem::Finder::new("\n\n"));
+    let mut start = 0;
+    let mut matches = finder.find_iter(text.as_bytes());
+    std::iter::from_fn(move || {
+        if start > text.len() {
+            return None;
+        }
+        let end = matches.next().unwrap_or(text.len());
+        let block = &text[start..end];
+        start = end + 2;
+        Some(block)
+    })
+}
+
 /// Drops each line of [`REPEATED_BLOCK_CHARS`] or more that repeats an earlier line, as
 /// [`drop_repeated_blocks`] does for blocks: paragraphs drawn as `div`s are separated by a
 /// line break, not a blank line, and the same repeated paragraph must go whatever the
 /// markup around it.
 fn drop_repeated_lines(text: String) -> String {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = TextSet::default();
     drop_lines(&text, |line, trimmed| {
         line.len() >= REPEATED_BLOCK_CHARS && !seen.insert(trimmed)
     })
@@ -1848,6 +1894,37 @@ mod tests {
             let words: Vec<&str> = joined.split_whitespace().collect();
             // Pieces are adjacent text nodes: a word may continue into the next piece.
             prop_assert_eq!(writer.out, words.join(" "));
+        }
+
+        #[test]
+        fn blocks_split_like_str_split(text in "[ab \n]{0,30}") {
+            let expected: Vec<&str> = text.split("\n\n").collect();
+            prop_assert_eq!(blocks(&text).collect::<Vec<_>>(), expected);
+        }
+
+        /// The line filter, which copies nothing until a line is dropped, gives what the
+        /// plain definition gives: the kept lines, one blank line where blank lines were.
+        #[test]
+        fn drop_lines_matches_its_definition(text in "([ab ]{0,3}\n{0,3}){0,12}", gone in "[ab]") {
+            let kept: Vec<&str> = text.split('\n').collect();
+            let mut expected = String::new();
+            let mut blank = false;
+            let mut any = false;
+            for line in kept {
+                if line.trim().is_empty() {
+                    blank = !expected.is_empty();
+                } else if line.contains(gone.as_str()) {
+                    any = true;
+                } else {
+                    if !expected.is_empty() {
+                        expected.push_str(if blank { "\n\n" } else { "\n" });
+                    }
+                    expected.push_str(line);
+                    blank = false;
+                }
+            }
+            let got = drop_lines(&text, |line, _| line.contains(gone.as_str()));
+            prop_assert_eq!(got, any.then_some(expected));
         }
     }
 }
