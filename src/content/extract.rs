@@ -196,9 +196,18 @@ pub(crate) fn extract_bytes_unresolved(
     extract_unresolved(&text, url)
 }
 
+/// Parses a document with scraper, into a tree sized for the markup up front: about one
+/// node per 32 bytes (most pages have fewer), so that the tree is rarely copied to grow.
+fn parse_document(html: &str) -> Html {
+    use html5ever::tendril::TendrilSink as _;
+    let mut dom = Html::new_document();
+    dom.tree = ego_tree::Tree::with_capacity(DomNode::Document, html.len() / 32 + 16);
+    html5ever::driver::parse_document(scraper::HtmlTreeSink::new(dom), Default::default()).one(html)
+}
+
 fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
     let stripped = strip::strip(html);
-    let dom = Html::parse_document(&stripped.html);
+    let dom = parse_document(&stripped.html);
     let page = Page::build(&dom, stripped.html.len());
     drop(dom);
     let mut analysis = Analysis::new(&page);
