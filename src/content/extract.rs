@@ -197,11 +197,13 @@ pub(crate) fn extract_bytes_unresolved(
 }
 
 /// Parses a document with scraper, into a tree sized for the markup up front: about one
-/// node per 32 bytes (most pages have fewer), so that the tree is rarely copied to grow.
+/// node per 32 bytes (most pages have fewer), so that the tree is rarely copied to grow;
+/// at most 16,384 nodes (a few MB), whatever the markup's length.
 fn parse_document(html: &str) -> Html {
     use html5ever::tendril::TendrilSink as _;
+    let nodes = (html.len() / 32 + 16).min(1 << 14);
     let mut dom = Html::new_document();
-    dom.tree = ego_tree::Tree::with_capacity(DomNode::Document, html.len() / 32 + 16);
+    dom.tree = ego_tree::Tree::with_capacity(DomNode::Document, nodes);
     html5ever::driver::parse_document(scraper::HtmlTreeSink::new(dom), Default::default()).one(html)
 }
 
