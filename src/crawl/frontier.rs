@@ -8,8 +8,9 @@
 //!   [`LOG_PART_BYTES`] (one sled batch: a few milliseconds for tens of thousands of URLs,
 //!   where one key per URL costs about 7 us each).
 //! - **One entry per URL**, keyed by the canonical URL. Once the log holds
-//!   [`COMPACT_AFTER`] URLs, [`Frontier::compact`] folds it into these entries and removes
-//!   it, in one batch, on a thread of its own, while the crawl goes on.
+//!   [`COMPACT_AFTER`] URLs, [`Frontier::compact`] folds it into these entries, on a thread
+//!   of its own while the crawl goes on, in batches of [`COMPACTION_BATCH`] URLs; the last
+//!   batch removes the log.
 //!
 //! On open, the log is read in checkpoint order (a later state wins) and overrides the
 //! per-URL entries; the log of a checkpoint that never committed (numbered above the
@@ -177,6 +178,9 @@ pub const LOG_PART_BYTES: usize = 64 * 1024;
 /// per-URL entries.
 pub const COMPACT_AFTER: usize = 1 << 17;
 
+/// URLs per sled batch of a compaction (a few tens of milliseconds each).
+pub const COMPACTION_BATCH: usize = 4096;
+
 /// The change log sorts before every URL: its keys start with this byte.
 const LOG_PREFIX: u8 = 0;
 
@@ -227,6 +231,7 @@ pub struct Frontier {
     stale_keys: Vec<sled::IVec>,
     compaction: Option<Compaction>,
     compact_after: usize,
+    compaction_batch: usize,
     /// Pending tasks by host.
     hosts: HashMap<String, BTreeMap<QueueKey, Task>>,
     counts: FrontierCounts,
@@ -246,6 +251,7 @@ impl Frontier {
             stale_keys: Vec::new(),
             compaction: None,
             compact_after: COMPACT_AFTER,
+            compaction_batch: COMPACTION_BATCH,
             hosts: HashMap::new(),
             counts: FrontierCounts::default(),
             next_seq: 0,
@@ -520,18 +526,29 @@ impl Frontier {
         let keys = std::mem::take(&mut self.log_keys);
         let tree = self.tree.clone();
         let folded = changes.clone();
+        let per_batch = self.compaction_batch;
         let thread = std::thread::Builder::new()
             .name("frontier-compaction".into())
             .spawn(move || {
+                // sled holds one lock over every tree of the process while it applies a
+                // batch, so the entries go in small batches that let the crawl's reads and
+                // writes in between. Entries written before a crash are harmless: the log,
+                // removed by the last batch only, says the same or later.
+                let apply = |batch| {
+                    tree.apply_batch(batch)
+                        .map_err(|e| format!("frontier: compaction: {e}"))
+                };
                 let mut batch = sled::Batch::default();
-                for (UrlKey(url), change) in folded.iter() {
+                for (i, (UrlKey(url), change)) in folded.iter().enumerate() {
                     batch.insert(url.as_str(), change.encode());
+                    if (i + 1) % per_batch == 0 {
+                        apply(std::mem::take(&mut batch))?;
+                    }
                 }
                 for key in keys {
                     batch.remove(key);
                 }
-                tree.apply_batch(batch)
-                    .map_err(|e| format!("frontier: compaction: {e}"))
+                apply(batch)
             })
             .map_err(|e| format!("frontier: cannot start the compaction: {e}"))?;
         self.compaction = Some(Compaction { changes, thread });
@@ -723,6 +740,7 @@ mod tests {
         let reopen = |committed: u64| {
             let mut f = Frontier::open(tree.clone(), committed).unwrap();
             f.compact_after = 40;
+            f.compaction_batch = 7;
             f
         };
         let mut committed = 0u64;
