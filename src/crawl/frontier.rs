@@ -513,11 +513,12 @@ impl Frontier {
     /// error of an earlier compaction that failed (the log it was to fold stays, so nothing
     /// is lost).
     pub fn compact(&mut self) -> Result<(), String> {
-        if let Some(running) = self.compaction.take_if(|c| c.thread.is_finished()) {
-            running
-                .thread
-                .join()
-                .map_err(|_| "frontier: the compaction thread panicked".to_string())??;
+        if self
+            .compaction
+            .as_ref()
+            .is_some_and(|c| c.thread.is_finished())
+        {
+            self.finish_compaction()?;
         }
         if self.compaction.is_some() || self.logged.len() < self.compact_after {
             return Ok(());
@@ -654,6 +655,14 @@ mod tests {
         )
     }
 
+    /// An empty tree in a new database (the directory and database live as long as it).
+    fn fresh_tree() -> (tempfile::TempDir, sled::Db, sled::Tree) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::open(dir.path()).unwrap();
+        let tree = db.open_tree("f").unwrap();
+        (dir, db, tree)
+    }
+
     fn log_parts(tree: &sled::Tree) -> Vec<(u64, u32)> {
         tree.scan_prefix([LOG_PREFIX])
             .map(|item| {
@@ -668,9 +677,7 @@ mod tests {
 
     #[test]
     fn the_log_of_a_checkpoint_that_never_committed_is_ignored_and_replaced() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::open(dir.path()).unwrap();
-        let tree = db.open_tree("f").unwrap();
+        let (_dir, _db, tree) = fresh_tree();
         let mut f = Frontier::open(tree.clone(), 0).unwrap();
         assert!(f.push(url("http://a.test/committed"), 0, 0).unwrap());
         f.checkpoint(1).unwrap();
@@ -703,9 +710,7 @@ mod tests {
 
     #[test]
     fn a_corrupt_log_part_is_an_error_naming_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::open(dir.path()).unwrap();
-        let tree = db.open_tree("f").unwrap();
+        let (_dir, _db, tree) = fresh_tree();
         let mut f = Frontier::open(tree.clone(), 0).unwrap();
         assert!(f.push(url("http://a.test/1"), 0, 0).unwrap());
         f.checkpoint(1).unwrap();
@@ -727,9 +732,7 @@ mod tests {
     /// the last committed checkpoint, with what was in flight pending again.
     #[test]
     fn reopening_gives_the_last_committed_checkpoint_through_compactions_and_crashes() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::open(dir.path()).unwrap();
-        let tree = db.open_tree("f").unwrap();
+        let (_dir, _db, tree) = fresh_tree();
         let mut rng = 0x2545_f491_4f6c_dd1du64;
         let mut next = |n: u64| {
             rng ^= rng << 13;
