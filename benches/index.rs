@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crawldedup::fingerprint::{Digest, Simhash};
+use crawldedup::fingerprint::{Digest, SKETCH_BINS, Simhash, Sketch};
 use crawldedup::{DocRecord, IndexConfig, SimhashIndex};
 
 #[path = "peers/python.rs"]
@@ -50,6 +50,19 @@ fn queries(stored: &[u64], rng: &mut Rng, count: usize) -> Vec<u64> {
             }
         })
         .collect()
+}
+
+/// The sketch of an unrelated text of 300 shingles: bins drawn from the fingerprint.
+fn random_sketch(fp: u64) -> Sketch {
+    let mut rng = Rng(fp | 1);
+    let mut bins = [0u8; SKETCH_BINS];
+    for b in bins.iter_mut() {
+        *b = rng.next() as u8;
+    }
+    Sketch {
+        bins,
+        shingles: 300,
+    }
 }
 
 /// (median, p99) of per-call times.
@@ -103,7 +116,7 @@ fn run(n: u64, ours_only: bool) {
     let config = IndexConfig {
         max_distance: K,
         expected: n,
-        blocks: None,
+        ..IndexConfig::default()
     };
     let index = SimhashIndex::open(dir.path(), config).unwrap();
     let tables = index.plan().tables.len();
@@ -115,9 +128,10 @@ fn run(n: u64, ours_only: bool) {
             digest: Digest(u128::from(fp) << 64 | i as u128),
             text_chars: 2_000,
             name: format!("https://example.com/articles/{i}"),
-            sketch: None,
+            sketch: random_sketch(fp),
+            tiny_set: Vec::new(),
         };
-        index.check_and_insert(record, |_, _| true).unwrap();
+        index.check_and_insert(record).unwrap();
     }
     index.checkpoint().unwrap();
     let insert = start.elapsed();

@@ -66,22 +66,41 @@ use url::Url;
 
 use crate::config::Config;
 use crate::content::{self, Extracted};
-use crate::fingerprint::{Digest, Fingerprint, Simhash, Sketch};
-use crate::index::{Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex};
+use crate::fingerprint::{Digest, Fingerprint, Simhash};
+use crate::index::{
+    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
+};
 use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
 
-/// Short texts within k are near-duplicates only at this estimated Jaccard similarity of
-/// their word pairs or above.
-///
-/// Chosen with `cargo run --release --example eval_pairs -- ../shared/datasets/wcxb-dev` on
-/// openings (under 400 characters) of the benchmark's texts: of 7,794 pairs of different
-/// short texts (same site, same page type, and pages made from one template with different
-/// names and prices), 4 fall within k = 3 (estimated Jaccard 0.75 to 0.78), so simhash alone
-/// has precision 0.9982; with this confirmation none is called a duplicate (precision 1.0),
-/// at the cost of 16% of the edited pairs that simhash had found (their Jaccard: 10th
-/// percentile 0.78, median 0.88). A page wrongly called a duplicate is lost to the crawl, a
-/// missed duplicate only stored twice, so the threshold sits above every different pair.
-pub const SHORT_TEXT_MIN_JACCARD: f64 = 0.8;
+/// A candidate between two long texts is a near-duplicate at this estimated resemblance
+/// (Jaccard similarity of their word 3-shingle sets) or above. 0.5 is where the
+/// all-pairs evaluation draws the line between genuine near-duplicates and unrelated texts
+/// (`examples/eval_pairs.rs`; figures in [`crate::fingerprint`]): a copy with 5% of its
+/// words replaced keeps about 0.74, two different articles of one site stay under 0.2.
+pub const MIN_RESEMBLANCE: f64 = 0.5;
+
+/// The same threshold when either text is shorter than `dedup.short_text_chars`.
+pub const SHORT_MIN_RESEMBLANCE: f64 = 0.5;
+
+/// Texts with fewer distinct word 3-shingles than this (about as many words) are tiny: a
+/// product name and a price in a shared template are the whole of what tells two such
+/// pages apart, and a copy with a few words changed looks exactly like them.
+pub const TINY_SHINGLES: u32 = 40;
+
+/// Tiny texts are compared exactly, on their whole shingle sets (kept in their records),
+/// and are near-duplicates only when the sets are the same: texts that differ only in case,
+/// punctuation, spacing or Unicode forms. One changed word (a product name) already makes
+/// another page.
+pub const TINY_MIN_RESEMBLANCE: f64 = 1.0;
+
+/// A candidate between two long texts is also a near-duplicate when this share of the
+/// smaller text's shingles is estimated to be in the larger (an article with a long
+/// comment thread appended).
+pub const MIN_CONTAINMENT: f64 = 0.9;
+
+/// Containment only counts when the smaller text has at least this share of the larger's
+/// shingles: a very small text inside a large one is estimated too loosely from 64 bins.
+pub const MIN_SIZE_RATIO: f64 = 0.3;
 
 /// Folder of the index inside the state directory.
 pub const INDEX_DIR: &str = "index";
@@ -140,7 +159,7 @@ pub struct Original {
 }
 
 /// What the stage says about a page.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum PageVerdict {
     /// Nothing like it was seen: it is now recorded; store it.
     Unique {
@@ -156,12 +175,14 @@ pub enum PageVerdict {
         /// The page it repeats.
         of: Original,
     },
-    /// A main text within k bits was seen.
+    /// A main text confirmed alike on its sketch was seen.
     NearDuplicate {
-        /// The closest page it repeats.
+        /// The most similar page it repeats.
         of: Original,
         /// Hamming distance between the two simhashes.
         distance: u32,
+        /// The estimated resemblance and containment it was confirmed on.
+        similarity: Similarity,
     },
     /// The page has no main text to compare (empty, not HTML, or all boilerplate).
     NoText,
@@ -180,8 +201,9 @@ impl PageVerdict {
     }
 
     /// The verdict's fields as `crawldedup dedup --json` and the sidecar print them:
-    /// `verdict`; `of` and `distance` for duplicates (distance 0 for exact ones); `id`,
-    /// `simhash` and `digest` for unique pages.
+    /// `verdict`; `of` and `distance` for duplicates (distance 0 for exact ones); for
+    /// near-duplicates also `similarity` (estimated resemblance) and `containment`, to three
+    /// decimals; `id`, `simhash` and `digest` for unique pages.
     pub fn json_fields(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut fields = serde_json::Map::new();
         fields.insert("verdict".into(), self.label().into());
@@ -199,9 +221,15 @@ impl PageVerdict {
                 fields.insert("of".into(), of.name.clone().into());
                 fields.insert("distance".into(), 0.into());
             }
-            PageVerdict::NearDuplicate { of, distance } => {
+            PageVerdict::NearDuplicate {
+                of,
+                distance,
+                similarity,
+            } => {
                 fields.insert("of".into(), of.name.clone().into());
                 fields.insert("distance".into(), (*distance).into());
+                fields.insert("similarity".into(), round3(similarity.resemblance).into());
+                fields.insert("containment".into(), round3(similarity.containment).into());
             }
             PageVerdict::NoText => {}
         }
@@ -215,6 +243,11 @@ impl PageVerdict {
             _ => None,
         }
     }
+}
+
+/// `x` to three decimals, as the JSON outputs print estimates.
+pub(crate) fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// Counters of a [`Dedup`] since it was opened, plus the sizes of what it holds.
@@ -238,8 +271,8 @@ pub struct DedupStats {
     pub pages_near_duplicate: u64,
     /// Of those, without main text.
     pub pages_no_text: u64,
-    /// Short-text candidates within k that the Jaccard confirmation refused.
-    pub short_text_refusals: u64,
+    /// Candidates (from either source) that the sketch confirmation refused.
+    pub candidates_refused: u64,
     /// Documents in the index (from all sessions).
     pub indexed_documents: u64,
     /// URLs in the filter (from all sessions).
@@ -261,7 +294,6 @@ struct Counters {
     pages_exact: AtomicU64,
     pages_near: AtomicU64,
     pages_no_text: AtomicU64,
-    short_text_refusals: AtomicU64,
     checkpoints: AtomicU64,
 }
 
@@ -275,7 +307,6 @@ pub struct Dedup {
     canonicalizer: Canonicalizer,
     seen: SeenUrls,
     index: SimhashIndex,
-    short_text_chars: usize,
     counters: Counters,
     checkpoint_seq: AtomicU64,
 }
@@ -398,6 +429,11 @@ impl Dedup {
                 max_distance: config.dedup.max_distance,
                 expected: config.url_filter.expected_urls,
                 blocks: None,
+                confirm: ConfirmPolicy {
+                    short_text_chars: u32::try_from(config.dedup.short_text_chars)
+                        .unwrap_or(u32::MAX),
+                    ..ConfirmPolicy::default()
+                },
             },
             index_documents,
         )?;
@@ -407,7 +443,6 @@ impl Dedup {
             canonicalizer: Canonicalizer::new(config.url_filter.canonical_options()),
             seen,
             index,
-            short_text_chars: config.dedup.short_text_chars,
             counters: Counters::default(),
             checkpoint_seq: AtomicU64::new(seq),
         })
@@ -510,44 +545,8 @@ impl Dedup {
             bump(&self.counters.pages_no_text);
             return Ok(PageVerdict::NoText);
         }
-        let threshold = self.short_text_chars;
-        let short = fingerprint.chars < threshold;
-        let record = DocRecord {
-            simhash: fingerprint.simhash,
-            digest: fingerprint.digest,
-            text_chars: fingerprint.chars as u64,
-            name: name.to_string(),
-            sketch: (fingerprint.chars < 2 * threshold).then(|| Sketch::of(text)),
-        };
-        let sketch = record.sketch;
-        let mut lookup_error = None;
-        let decision = self
-            .index
-            .check_and_insert(record, |candidate, _distance| {
-                let stored = match self.index.get(candidate) {
-                    Ok(Some(stored)) => stored,
-                    Ok(None) => return false,
-                    Err(e) => {
-                        lookup_error = Some(e);
-                        return false;
-                    }
-                };
-                let either_short = short || (stored.text_chars as usize) < threshold;
-                if !either_short {
-                    return true;
-                }
-                let confirmed = match (&sketch, &stored.sketch) {
-                    (Some(a), Some(b)) => a.jaccard(b) >= SHORT_TEXT_MIN_JACCARD,
-                    _ => false,
-                };
-                if !confirmed {
-                    bump(&self.counters.short_text_refusals);
-                }
-                confirmed
-            })?;
-        if let Some(e) = lookup_error {
-            return Err(e.into());
-        }
+        let record = DocRecord::new(name, text, fingerprint);
+        let decision = self.index.check_and_insert(record)?;
         Ok(match decision {
             Decision::Unique(id) => {
                 bump(&self.counters.pages_unique);
@@ -563,11 +562,16 @@ impl Dedup {
                     of: self.original(id)?,
                 }
             }
-            Decision::Near { of, distance } => {
+            Decision::Near {
+                of,
+                distance,
+                similarity,
+            } => {
                 bump(&self.counters.pages_near);
                 PageVerdict::NearDuplicate {
                     of: self.original(of)?,
                     distance,
+                    similarity,
                 }
             }
         })
@@ -621,7 +625,7 @@ impl Dedup {
             pages_exact_duplicate: get(&c.pages_exact),
             pages_near_duplicate: get(&c.pages_near),
             pages_no_text: get(&c.pages_no_text),
-            short_text_refusals: get(&c.short_text_refusals),
+            candidates_refused: self.index.candidates_refused(),
             indexed_documents: self.index.len(),
             seen_urls: seen.count,
             seen_filter_bytes: seen.bytes,

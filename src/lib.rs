@@ -80,7 +80,7 @@ pub mod urls;
 pub use config::{Config, ConfigError};
 pub use dedup::{Dedup, DedupBuilder, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
 pub use fingerprint::{Digest, Fingerprint, Simhash};
-pub use index::{Decision, DocId, DocRecord, IndexConfig, SimhashIndex};
+pub use index::{ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, SimhashIndex, Similarity};
 pub use urls::{
     BloomParams, CanonicalError, CanonicalOptions, Canonicalizer, SeenConfig, SeenError, SeenStats,
     SeenUrls,

@@ -514,18 +514,10 @@ fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         let bytes = read_input(path).map_err(anyhow::Error::msg)?.bytes;
         let verdict = stage.check_page(&name, &bytes, None)?;
         if args.json {
-            let mut line = serde_json::json!({"file": name, "verdict": verdict.label()});
-            if let Some(of) = verdict.original() {
-                line["of"] = of.name.clone().into();
-            }
-            match &verdict {
-                crawldedup::PageVerdict::NearDuplicate { distance, .. } => {
-                    line["distance"] = (*distance).into();
-                }
-                crawldedup::PageVerdict::ExactDuplicate { .. } => line["distance"] = 0.into(),
-                _ => {}
-            }
-            writeln!(out, "{line}")?;
+            let mut line = serde_json::Map::new();
+            line.insert("file".into(), name.clone().into());
+            line.extend(verdict.json_fields());
+            writeln!(out, "{}", serde_json::Value::Object(line))?;
         } else {
             match &verdict {
                 crawldedup::PageVerdict::Unique { fingerprint, .. } => {
@@ -534,10 +526,14 @@ fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
                 crawldedup::PageVerdict::ExactDuplicate { of } => {
                     writeln!(out, "exact_duplicate  {name}  of {}", of.name)?
                 }
-                crawldedup::PageVerdict::NearDuplicate { of, distance } => writeln!(
+                crawldedup::PageVerdict::NearDuplicate {
+                    of,
+                    distance,
+                    similarity,
+                } => writeln!(
                     out,
-                    "near_duplicate   {name}  of {} (distance {distance})",
-                    of.name
+                    "near_duplicate   {name}  of {} (distance {distance}, similarity {:.2})",
+                    of.name, similarity.resemblance
                 )?,
                 crawldedup::PageVerdict::NoText => writeln!(out, "no_text          {name}")?,
             }

@@ -1,24 +1,44 @@
-//! The simhash index's promises: queries equal a brute-force scan, check-and-insert is
-//! atomic, and a checkpointed index survives a kill -9.
+//! The simhash index's promises: queries equal a brute-force scan, every candidate is
+//! confirmed on its sketch, check-and-insert is atomic, and a checkpointed index survives a
+//! kill -9.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use crawldedup::fingerprint::{Digest, Simhash};
-use crawldedup::{Decision, DocRecord, IndexConfig, SimhashIndex};
+use crawldedup::fingerprint::{Digest, Simhash, Sketch};
+use crawldedup::{Decision, DocRecord, Fingerprint, IndexConfig, SimhashIndex};
 use proptest::prelude::*;
 
 #[path = "common/child.rs"]
 mod child;
 
+/// The sketch of a text of 200 shingles of its own (no two `seed`s share one).
+fn own_sketch(seed: u64) -> Sketch {
+    let features: Vec<u64> = (0..200u64)
+        .map(|j| {
+            (seed << 16 | j)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(29)
+        })
+        .collect();
+    Sketch::from_distinct(&features)
+}
+
+/// A document with simhash and digest as given and a sketch unlike any other's.
 fn record(simhash: u64, digest: u128) -> DocRecord {
     DocRecord {
         simhash: Simhash(simhash),
         digest: Digest(digest),
         text_chars: 1000,
         name: format!("doc-{digest}"),
-        sketch: None,
+        sketch: own_sketch(digest as u64),
+        tiny_set: Vec::new(),
     }
+}
+
+/// A document made from a text.
+fn text_record(name: &str, text: &str) -> DocRecord {
+    DocRecord::new(name, text, &Fingerprint::of(text))
 }
 
 fn config(k: u32, blocks: Option<u32>) -> IndexConfig {
@@ -26,8 +46,24 @@ fn config(k: u32, blocks: Option<u32>) -> IndexConfig {
         max_distance: k,
         expected: 1_000_000,
         blocks,
+        ..IndexConfig::default()
     }
 }
+
+const STORY: &str = "The harbour board met on Thursday evening to settle the future of the old \
+    pier, which has been closed to the public since the winter storms tore away part of its \
+    railings. Engineers told the board that the timber supports are sound but the deck must be \
+    replaced within two years. Several fishermen spoke in favour of reopening the lower landing \
+    stage as soon as possible, because the boats now have to unload at the far end of the \
+    quay. The board agreed to ask the county for a grant and to publish the engineers' report \
+    on its website next week, and the chair said she was relieved that a plan was in place.";
+
+const OTHER: &str = "A new bakery opened on the corner of Mill Street this morning, and by ten \
+    o'clock the queue reached the post office. The owners, two sisters who trained in Lyon, \
+    bake sourdough, rye and a cardamom bun that sold out within the first hour. They rent the \
+    ground floor of the former bank and plan to add a few tables in the spring, once the \
+    council approves the licence for the pavement. Neighbours said the smell of bread at \
+    dawn had already changed the street, and the sisters hope to hire two apprentices.";
 
 /// Fingerprints clustered so that many lie within k of each other: a few random centres,
 /// each with copies that differ in a few bits, plus exact repeats.
@@ -69,7 +105,7 @@ proptest! {
         // index holds duplicates and near-duplicates of one another.
         let mut stored = Vec::new();
         for (i, &fp) in fps.iter().enumerate() {
-            let decision = index.check_and_insert(record(fp, i as u128), |_, _| false).unwrap();
+            let decision = index.check_and_insert(record(fp, i as u128)).unwrap();
             prop_assert_eq!(decision, Decision::Unique(i as u64));
             stored.push(fp);
         }
@@ -91,49 +127,61 @@ proptest! {
 }
 
 #[test]
-fn exact_and_near_duplicates_are_named() {
+fn exact_and_near_duplicates_are_named_and_confirmed_on_their_sketch() {
     let dir = tempfile::tempdir().unwrap();
     let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
+    let story = text_record("story", STORY);
     assert_eq!(
-        index
-            .check_and_insert(record(0xff00, 1), |_, _| true)
-            .unwrap(),
+        index.check_and_insert(story.clone()).unwrap(),
         Decision::Unique(0)
     );
     assert_eq!(
-        index
-            .check_and_insert(record(0xff00, 1), |_, _| true)
-            .unwrap(),
+        index.check_and_insert(text_record("again", STORY)).unwrap(),
         Decision::Exact(0)
     );
+    // A lightly edited copy: found and confirmed, with its estimates.
+    let edited = STORY
+        .replace("Thursday", "Friday")
+        .replace("relieved", "pleased");
+    match index
+        .check_and_insert(text_record("edited", &edited))
+        .unwrap()
+    {
+        Decision::Near { of, similarity, .. } => {
+            assert_eq!(of, 0);
+            assert!(similarity.resemblance >= 0.5, "{similarity:?}");
+        }
+        other => panic!("edited copy: {other:?}"),
+    }
+    // A candidate by its simhash (3 bits away) whose text is another: refused and stored.
+    let mut impostor = text_record("impostor", OTHER);
+    impostor.simhash = Simhash(story.simhash.0 ^ 0b111);
     assert_eq!(
-        index
-            .check_and_insert(record(0xff07, 2), |_, _| true)
-            .unwrap(),
-        Decision::Near { of: 0, distance: 3 }
+        index.query(impostor.simhash),
+        vec![(0, 3)],
+        "the simhash tables offer it"
     );
-    // A refused confirmation (a short text that is not similar enough) stores it.
     assert_eq!(
-        index
-            .check_and_insert(record(0xff07, 3), |_, _| false)
-            .unwrap(),
+        index.check_and_insert(impostor).unwrap(),
         Decision::Unique(1)
     );
-    assert_eq!(
-        index
-            .check_and_insert(record(0xff0f, 4), |_, _| false)
-            .unwrap(),
-        Decision::Unique(2)
-    );
+    assert!(index.candidates_refused() >= 1);
     // An exact duplicate has the same digest and the same simhash (the same text always
     // has both); a digest under another simhash is a caller's inconsistency, not a match.
+    let mut moved = record(0x1234_5678_0000, 1);
+    moved.digest = story.digest;
+    assert_eq!(index.check_and_insert(moved).unwrap(), Decision::Unique(2));
+    assert_eq!(index.get(1).unwrap().unwrap().name, "impostor");
+    assert_eq!(
+        index.find(&text_record("probe", STORY)).unwrap(),
+        Some(Decision::Exact(0))
+    );
     assert_eq!(
         index
-            .check_and_insert(record(0x1234_5678_0000, 1), |_, _| true)
+            .find(&text_record("probe", "nothing like it at all"))
             .unwrap(),
-        Decision::Unique(3)
+        None
     );
-    assert_eq!(index.get(1).unwrap().unwrap().name, "doc-3");
 }
 
 #[test]
@@ -148,15 +196,16 @@ fn concurrent_near_same_pages_yield_exactly_one_unique() {
                 (0..50u64)
                     .map(|round| {
                         // Each thread presents a version a bit or two away from the base, or the
-                        // base itself with its own digest.
+                        // base itself with its own digest, all of the same text.
                         let fp = if round % 2 == 0 {
                             base
                         } else {
                             base ^ (1 << (t % 64))
                         };
-                        index
-                            .check_and_insert(record(fp, u128::from(t * 1000 + round)), |_, _| true)
-                            .unwrap()
+                        let mut doc = text_record("story", STORY);
+                        doc.simhash = Simhash(fp);
+                        doc.digest = Digest(u128::from(t * 1000 + round));
+                        index.check_and_insert(doc).unwrap()
                     })
                     .filter(|d| matches!(d, Decision::Unique(_)))
                     .count()
@@ -183,7 +232,7 @@ fn checkpointed_index_survives_kill_9() {
         let index = SimhashIndex::open(Path::new(&dir), config(3, None)).unwrap();
         for i in 0..CHECKPOINTED {
             index
-                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .check_and_insert(record(nth_fp(i), u128::from(i)))
                 .unwrap();
         }
         index.checkpoint().unwrap();
@@ -191,7 +240,7 @@ fn checkpointed_index_survives_kill_9() {
         let mut i = CHECKPOINTED;
         loop {
             index
-                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .check_and_insert(record(nth_fp(i), u128::from(i)))
                 .unwrap();
             i += 1;
         }
@@ -213,7 +262,7 @@ fn checkpointed_index_survives_kill_9() {
     for i in 0..CHECKPOINTED {
         assert_eq!(
             index
-                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .check_and_insert(record(nth_fp(i), u128::from(i)))
                 .unwrap(),
             Decision::Exact(i),
             "document {i}"
@@ -229,7 +278,7 @@ fn reopen_keeps_documents_and_layout() {
         let index = SimhashIndex::open(dir.path(), config(3, Some(6))).unwrap();
         for i in 0..2_000 {
             index
-                .check_and_insert(record(nth_fp(i), u128::from(i)), |_, _| true)
+                .check_and_insert(record(nth_fp(i), u128::from(i)))
                 .unwrap();
         }
         index.checkpoint().unwrap();

@@ -448,6 +448,10 @@ struct DuplicateLine {
     verdict: &'static str,
     of: String,
     distance: u32,
+    /// Estimated resemblance of the two main texts (1 for exact duplicates).
+    similarity: f64,
+    /// Estimated share of the smaller main text found in the larger (1 for exact ones).
+    containment: f64,
     depth: u32,
 }
 
@@ -1440,9 +1444,19 @@ fn outcome(
                 }
                 PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
                     totals.duplicates += 1;
-                    let distance = match &verdict {
-                        PageVerdict::NearDuplicate { distance, .. } => *distance,
-                        _ => 0,
+                    let (distance, similarity) = match &verdict {
+                        PageVerdict::NearDuplicate {
+                            distance,
+                            similarity,
+                            ..
+                        } => (*distance, *similarity),
+                        _ => (
+                            0,
+                            crate::index::Similarity {
+                                resemblance: 1.0,
+                                containment: 1.0,
+                            },
+                        ),
                     };
                     outputs.write(Line::Duplicate(DuplicateLine {
                         url: task.url.to_string(),
@@ -1456,6 +1470,8 @@ fn outcome(
                         verdict: verdict.label(),
                         of: of.name.clone(),
                         distance,
+                        similarity: crate::dedup::round3(similarity.resemblance),
+                        containment: crate::dedup::round3(similarity.containment),
                         depth: task.depth,
                     }))?;
                     let near =

@@ -41,7 +41,7 @@ mod store;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
-use crate::fingerprint::{Digest, FINGERPRINT_VERSION, SKETCH_SLOTS, Simhash, Sketch};
+use crate::fingerprint::{BANDS, Digest, FINGERPRINT_VERSION, SKETCH_BYTES, Simhash, Sketch};
 use memory::{Bucketed, Scratch};
 pub use plan::Plan;
 use store::{Rows, Store, StoreError};
@@ -50,7 +50,7 @@ use store::{Rows, Store, StoreError};
 pub type DocId = u64;
 
 /// Version of the on-disk layout (trees and record encoding).
-pub const INDEX_FORMAT_VERSION: u32 = 2;
+pub const INDEX_FORMAT_VERSION: u32 = 3;
 
 /// What went wrong with the index.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +71,18 @@ pub enum IndexError {
         /// What is wrong.
         problem: String,
     },
+    /// The stored index was written by a build with other index or fingerprint formats;
+    /// nothing was changed.
+    #[error(
+        "index {}: written with index format {} and fingerprint version {}, this build reads format {INDEX_FORMAT_VERSION} and fingerprint version {FINGERPRINT_VERSION}; start a new state directory (or run the pages through again), the old one is left as it was",
+        path.display(), found.0, found.1
+    )]
+    Format {
+        /// The index folder.
+        path: PathBuf,
+        /// (index format, fingerprint version) found.
+        found: (u32, u32),
+    },
     /// k or the layout is out of range.
     #[error("index layout: {0}")]
     Layout(String),
@@ -85,6 +97,8 @@ pub struct IndexConfig {
     pub expected: u64,
     /// Fix the number of blocks instead of choosing it from n.
     pub blocks: Option<u32>,
+    /// When a candidate is a near-duplicate.
+    pub confirm: ConfirmPolicy,
 }
 
 impl Default for IndexConfig {
@@ -93,28 +107,141 @@ impl Default for IndexConfig {
             max_distance: 3,
             expected: 10_000_000,
             blocks: None,
+            confirm: ConfirmPolicy::default(),
         }
     }
 }
 
 /// What the index decided for a fingerprint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decision {
     /// Nothing like it was there; it is now stored under this id.
     Unique(DocId),
     /// The same digest (and simhash) is stored under this id; the lowest such id.
     Exact(DocId),
-    /// A fingerprint within k is stored under this id (the closest; the lowest id on a tie).
+    /// A candidate confirmed on its sketch is stored under this id (the most similar; the
+    /// lowest id on a tie).
     Near {
         /// The stored document.
         of: DocId,
-        /// Hamming distance.
+        /// Hamming distance between the simhashes (over k when the bands found it).
         distance: u32,
+        /// The estimates it was confirmed on.
+        similarity: Similarity,
     },
 }
 
+/// Estimated likeness of two texts, from their sketches ([`Sketch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Similarity {
+    /// Estimated Jaccard similarity of the two sets of word 3-shingles.
+    pub resemblance: f64,
+    /// Estimated share of the smaller text's shingles found in the larger.
+    pub containment: f64,
+}
+
+/// When a candidate is called a near-duplicate: its estimated resemblance reaches
+/// `min_resemblance` (`short_min_resemblance` when either text is shorter than
+/// `short_text_chars`, `tiny_min_resemblance` when either has fewer than `tiny_shingles`
+/// distinct shingles), or, for two long texts of which the smaller has at least
+/// `min_size_ratio` of the larger's shingles, its estimated containment reaches
+/// `min_containment` (an article with a comment thread appended, say).
+///
+/// The defaults and their measurement are in [`crate::dedup`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConfirmPolicy {
+    /// Resemblance that confirms a candidate between long texts.
+    pub min_resemblance: f64,
+    /// Resemblance that confirms a candidate when either text is short.
+    pub short_min_resemblance: f64,
+    /// Texts under this many characters are short.
+    pub short_text_chars: u32,
+    /// Containment that confirms a candidate between long texts.
+    pub min_containment: f64,
+    /// Containment is only considered when the smaller shingle set is at least this share
+    /// of the larger.
+    pub min_size_ratio: f64,
+    /// Texts with fewer distinct shingles than this are tiny.
+    pub tiny_shingles: u32,
+    /// Resemblance that confirms a candidate when either text is tiny.
+    pub tiny_min_resemblance: f64,
+}
+
+impl Default for ConfirmPolicy {
+    fn default() -> Self {
+        ConfirmPolicy {
+            min_resemblance: crate::dedup::MIN_RESEMBLANCE,
+            short_min_resemblance: crate::dedup::SHORT_MIN_RESEMBLANCE,
+            short_text_chars: 500,
+            min_containment: crate::dedup::MIN_CONTAINMENT,
+            min_size_ratio: crate::dedup::MIN_SIZE_RATIO,
+            tiny_shingles: crate::dedup::TINY_SHINGLES,
+            tiny_min_resemblance: crate::dedup::TINY_MIN_RESEMBLANCE,
+        }
+    }
+}
+
+impl ConfirmPolicy {
+    /// Whether either of two texts with these sketches is tiny.
+    pub fn tiny(&self, a: &Sketch, b: &Sketch) -> bool {
+        a.shingles.min(b.shingles) < self.tiny_shingles
+    }
+
+    /// The likeness of a pair, and whether it confirms the pair. `exact` holds the pair's
+    /// exact resemblance and containment when they are known (two tiny texts, compared on
+    /// their whole shingle sets); otherwise the sketches' estimates are used.
+    pub fn judge(
+        &self,
+        a: (&Sketch, u32),
+        b: (&Sketch, u32),
+        exact: Option<Similarity>,
+    ) -> (Similarity, bool) {
+        let ((a, a_chars), (b, b_chars)) = (a, b);
+        let similarity = exact.unwrap_or_else(|| Similarity {
+            resemblance: a.resemblance(b),
+            containment: a.containment(b),
+        });
+        let short = a_chars.min(b_chars) < self.short_text_chars;
+        let confirmed = if self.tiny(a, b) {
+            similarity.resemblance >= self.tiny_min_resemblance
+        } else if short {
+            similarity.resemblance >= self.short_min_resemblance
+        } else {
+            let (small, large) = (
+                a.shingles.min(b.shingles) as f64,
+                a.shingles.max(b.shingles) as f64,
+            );
+            similarity.resemblance >= self.min_resemblance
+                || (similarity.containment >= self.min_containment
+                    && small >= self.min_size_ratio * large)
+        };
+        (similarity, confirmed)
+    }
+}
+
+/// Exact resemblance and containment of two sorted sets.
+pub fn exact_similarity(a: &[u32], b: &[u32]) -> Similarity {
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    Similarity {
+        resemblance: common as f64 / union.max(1) as f64,
+        containment: common as f64 / a.len().min(b.len()).max(1) as f64,
+    }
+}
+
 /// A stored document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DocRecord {
     /// Its simhash.
     pub simhash: Simhash,
@@ -124,24 +251,46 @@ pub struct DocRecord {
     pub text_chars: u64,
     /// Its name: a URL or a file path.
     pub name: String,
-    /// For a short text, its MinHash sketch (see [`Sketch`]).
-    pub sketch: Option<Sketch>,
+    /// Its confirmation sketch (see [`Sketch`]).
+    pub sketch: Sketch,
+    /// For a tiny text (fewer than [`ConfirmPolicy::tiny_shingles`] distinct shingles), its
+    /// whole shingle set ([`crate::fingerprint::tiny_set`]), on which tiny candidates are
+    /// confirmed exactly; empty otherwise.
+    pub tiny_set: Vec<u32>,
 }
 
 impl DocRecord {
-    /// Encoding: simhash (8 bytes), digest (16), text length (8), sketch flag (1: 0 or 1),
-    /// sketch (128 bytes when the flag is 1), then the name in UTF-8; integers big-endian.
+    /// The record of a main text under `name`, with its fingerprint.
+    pub fn new(name: &str, text: &str, fingerprint: &crate::Fingerprint) -> DocRecord {
+        DocRecord {
+            simhash: fingerprint.simhash,
+            digest: fingerprint.digest,
+            text_chars: fingerprint.chars as u64,
+            name: name.to_string(),
+            sketch: fingerprint.sketch,
+            tiny_set: if fingerprint.sketch.shingles < crate::dedup::TINY_SHINGLES {
+                crate::fingerprint::tiny_set(text)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+impl DocRecord {
+    /// Encoding: simhash (8 bytes), digest (16), text length (8), sketch
+    /// ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each), then the name in
+    /// UTF-8; integers big-endian.
     fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(33 + SKETCH_SLOTS * 4 + self.name.len());
+        let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(u16::MAX))];
+        let mut out = Vec::with_capacity(34 + SKETCH_BYTES + 4 * set.len() + self.name.len());
         out.extend_from_slice(&self.simhash.0.to_be_bytes());
         out.extend_from_slice(&self.digest.0.to_be_bytes());
         out.extend_from_slice(&self.text_chars.to_be_bytes());
-        match &self.sketch {
-            Some(sketch) => {
-                out.push(1);
-                out.extend_from_slice(&sketch.to_bytes());
-            }
-            None => out.push(0),
+        out.extend_from_slice(&self.sketch.to_bytes());
+        out.extend_from_slice(&(set.len() as u16).to_be_bytes());
+        for h in set {
+            out.extend_from_slice(&h.to_be_bytes());
         }
         out.extend_from_slice(self.name.as_bytes());
         out
@@ -151,14 +300,15 @@ impl DocRecord {
         let simhash = Simhash(u64::from_be_bytes(bytes.get(0..8)?.try_into().ok()?));
         let digest = Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?));
         let text_chars = u64::from_be_bytes(bytes.get(24..32)?.try_into().ok()?);
-        let (sketch, rest) = match bytes.get(32)? {
-            0 => (None, 33),
-            1 => {
-                let end = 33 + SKETCH_SLOTS * 4;
-                (Some(Sketch::from_bytes(bytes.get(33..end)?)?), end)
-            }
-            _ => return None,
-        };
+        let at = 32 + SKETCH_BYTES;
+        let sketch = Sketch::from_bytes(bytes.get(32..at)?)?;
+        let count = usize::from(u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
+        let rest = at + 2 + 4 * count;
+        let tiny_set = bytes
+            .get(at + 2..rest)?
+            .chunks_exact(4)
+            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
         let name = String::from_utf8(bytes.get(rest..)?.to_vec()).ok()?;
         Some(DocRecord {
             simhash,
@@ -166,58 +316,94 @@ impl DocRecord {
             text_chars,
             name,
             sketch,
+            tiny_set,
         })
     }
 }
 
+/// What memory keeps of every document, by id: enough to report the distance, find an
+/// exact duplicate and confirm a candidate without reading sled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stored {
+    pub(crate) simhash: u64,
+    pub(crate) digest: Digest,
+    /// Characters of the main text (saturating).
+    pub(crate) chars: u32,
+    pub(crate) sketch: Sketch,
+}
+
+impl Stored {
+    pub(crate) fn of(record: &DocRecord) -> Stored {
+        Stored {
+            simhash: record.simhash.0,
+            digest: record.digest,
+            chars: u32::try_from(record.text_chars).unwrap_or(u32::MAX),
+            sketch: record.sketch,
+        }
+    }
+}
+
+/// The probe keys of one fingerprint: its permuted simhash per table, its band keys.
+struct Keys {
+    permuted: Vec<u64>,
+    bands: [u64; BANDS],
+}
+
 struct Memory {
+    /// The permuted simhash tables.
     tables: Vec<Bucketed>,
-    /// Every document's digest, by id.
-    digests: Vec<Digest>,
-    count: u64,
+    /// One table per sketch band, keyed by the band key (exact match).
+    bands: Vec<Bucketed>,
+    /// Every document, by id.
+    docs: Vec<Stored>,
 }
 
 impl Memory {
-    /// The lowest id among `near` (candidates of one fingerprint, by id, with distances)
-    /// whose simhash is the same and whose digest is `digest`.
-    fn exact(&self, near: &[(DocId, u32)], digest: Digest) -> Option<DocId> {
-        near.iter()
-            .filter(|&&(id, d)| d == 0 && self.digests.get(id as usize) == Some(&digest))
-            .map(|&(id, _)| id)
-            .min()
+    fn count(&self) -> u64 {
+        self.docs.len() as u64
     }
 
     /// Asks for the cache lines that probes for `keys` will read: all the offsets first,
     /// then all the first entries, so that the misses overlap.
-    fn prefetch(&self, keys: &[u64]) {
-        for (table, &key) in self.tables.iter().zip(keys) {
+    fn prefetch(&self, keys: &Keys) {
+        let pairs = || {
+            self.tables
+                .iter()
+                .zip(&keys.permuted)
+                .chain(self.bands.iter().zip(&keys.bands))
+        };
+        for (table, &key) in pairs() {
             table.prefetch_offsets(key);
         }
-        for (table, &key) in self.tables.iter().zip(keys) {
+        for (table, &key) in pairs() {
             table.prefetch_entries(key);
         }
     }
 
-    /// Documents within `k` of the fingerprint whose permuted keys are `keys`, by id.
-    fn near(&self, keys: &[u64], k: u32) -> Vec<(DocId, u32)> {
+    /// Documents within `k` bits of the fingerprint, or sharing a band key with it: the
+    /// candidates, by id, without repeats.
+    fn candidates(&self, keys: &Keys, k: u32) -> Vec<u32> {
         let mut found = Vec::with_capacity(4);
-        for (table, &key) in self.tables.iter().zip(keys) {
+        for (table, &key) in self.tables.iter().zip(&keys.permuted) {
             table.probe(key, k, &mut found);
         }
-        found.sort_unstable();
-        found.dedup_by_key(|e| e.0);
-        found
-            .into_iter()
-            .map(|(id, d)| (u64::from(id), d))
-            .collect()
+        for (table, &key) in self.bands.iter().zip(&keys.bands) {
+            table.probe(key, 0, &mut found);
+        }
+        let mut ids: Vec<u32> = found.into_iter().map(|(id, _)| id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
-    fn add(&mut self, keys: &[u64], digest: Digest, id: u32) {
-        for (table, &key) in self.tables.iter_mut().zip(keys) {
+    fn add(&mut self, keys: &Keys, stored: Stored, id: u32) {
+        for (table, &key) in self.tables.iter_mut().zip(&keys.permuted) {
             table.insert(key, id);
         }
-        self.digests.push(digest);
-        self.count += 1;
+        for (table, &key) in self.bands.iter_mut().zip(&keys.bands) {
+            table.insert(key, id);
+        }
+        self.docs.push(stored);
     }
 }
 
@@ -227,6 +413,9 @@ pub struct SimhashIndex {
     db: sled::Db,
     store: Store,
     plan: Plan,
+    confirm: ConfirmPolicy,
+    /// Candidates the confirmation refused, since opening.
+    refused: std::sync::atomic::AtomicU64,
     memory: RwLock<Memory>,
     writer: Mutex<()>,
     /// Documents decided unique but not yet written to sled, in id order from
@@ -290,9 +479,10 @@ impl SimhashIndex {
         let plan = match store.layout().map_err(store_error)? {
             Some((version, fp_version, k, blocks)) => {
                 if version != INDEX_FORMAT_VERSION || fp_version != FINGERPRINT_VERSION {
-                    return Err(corrupt(format!(
-                        "format {version} with fingerprint version {fp_version}; this build uses {INDEX_FORMAT_VERSION} and {FINGERPRINT_VERSION}"
-                    )));
+                    return Err(IndexError::Format {
+                        path: path.clone(),
+                        found: (version, fp_version),
+                    });
                 }
                 Plan::with_blocks(k, blocks).ok_or_else(|| {
                     corrupt(format!("stored layout k = {k}, {blocks} blocks is invalid"))
@@ -349,8 +539,10 @@ impl SimhashIndex {
             )));
         }
         let memory = build_memory(&plan, rows);
-        let count = memory.count;
+        let count = memory.count();
         Ok(SimhashIndex {
+            confirm: config.confirm,
+            refused: Default::default(),
             path,
             db,
             store,
@@ -371,7 +563,12 @@ impl SimhashIndex {
 
     /// Number of documents stored.
     pub fn len(&self) -> u64 {
-        self.read().count
+        self.read().count()
+    }
+
+    /// Candidates that the sketch confirmation refused since opening.
+    pub fn candidates_refused(&self) -> u64 {
+        self.refused.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether nothing is stored.
@@ -382,26 +579,100 @@ impl SimhashIndex {
     /// Bytes of memory the in-memory tables use.
     pub fn memory_bytes(&self) -> usize {
         let memory = self.read();
-        memory.tables.iter().map(Bucketed::bytes).sum::<usize>()
-            + memory.digests.len() * std::mem::size_of::<Digest>()
+        memory
+            .tables
+            .iter()
+            .chain(&memory.bands)
+            .map(Bucketed::bytes)
+            .sum::<usize>()
+            + memory.docs.capacity() * std::mem::size_of::<Stored>()
     }
 
-    /// Every stored document within distance k of `simhash`, with its distance, by id.
+    /// Every stored document within distance k of `simhash` in the permuted tables, with
+    /// its distance, by id (the first candidate source alone, unconfirmed).
     pub fn query(&self, simhash: Simhash) -> Vec<(DocId, u32)> {
-        self.query_keys(&self.keys(simhash))
-    }
-
-    /// The permuted key of `simhash` in every table, computed once per page.
-    fn keys(&self, simhash: Simhash) -> Vec<u64> {
-        (0..self.plan.tables.len())
-            .map(|t| self.plan.permute(t, simhash.0))
+        let keys = self.keys(simhash, &Sketch::default());
+        let memory = self.read();
+        memory.prefetch(&keys);
+        let mut found = Vec::new();
+        for (table, &key) in memory.tables.iter().zip(&keys.permuted) {
+            table.probe(key, self.plan.k, &mut found);
+        }
+        found.sort_unstable();
+        found.dedup_by_key(|e| e.0);
+        found
+            .into_iter()
+            .map(|(id, d)| (u64::from(id), d))
             .collect()
     }
 
-    fn query_keys(&self, keys: &[u64]) -> Vec<(DocId, u32)> {
-        let memory = self.read();
+    /// What [`SimhashIndex::check_and_insert`] would decide for `record`, without storing
+    /// it: `None` for a unique document.
+    pub fn find(&self, record: &DocRecord) -> Result<Option<Decision>, IndexError> {
+        let keys = self.keys(record.simhash, &record.sketch);
+        self.decide(&self.read(), &keys, &Stored::of(record), &record.tiny_set)
+    }
+
+    /// The probe keys of a fingerprint, computed once per page.
+    fn keys(&self, simhash: Simhash, sketch: &Sketch) -> Keys {
+        Keys {
+            permuted: (0..self.plan.tables.len())
+                .map(|t| self.plan.permute(t, simhash.0))
+                .collect(),
+            bands: sketch.band_keys(),
+        }
+    }
+
+    /// The decision for a document with these keys: an exact duplicate (same digest and
+    /// simhash, lowest id), else the confirmed candidate of highest resemblance (lowest id
+    /// on a tie), else `None`.
+    fn decide(
+        &self,
+        memory: &Memory,
+        keys: &Keys,
+        new: &Stored,
+        tiny_set: &[u32],
+    ) -> Result<Option<Decision>, IndexError> {
         memory.prefetch(keys);
-        memory.near(keys, self.plan.k)
+        let candidates = memory.candidates(keys, self.plan.k);
+        let mut best: Option<(DocId, u32, Similarity)> = None;
+        for &id in &candidates {
+            let Some(stored) = memory.docs.get(id as usize) else {
+                continue;
+            };
+            let distance = (stored.simhash ^ new.simhash).count_ones();
+            if distance == 0 && stored.digest == new.digest {
+                // Candidates come in id order: the first exact one is the lowest.
+                return Ok(Some(Decision::Exact(u64::from(id))));
+            }
+            // Two tiny texts are compared on their whole shingle sets, kept in the record.
+            let both_tiny = new.sketch.shingles < self.confirm.tiny_shingles
+                && stored.sketch.shingles < self.confirm.tiny_shingles;
+            let exact = if both_tiny && !tiny_set.is_empty() {
+                self.get(u64::from(id))?
+                    .filter(|r| !r.tiny_set.is_empty())
+                    .map(|r| exact_similarity(tiny_set, &r.tiny_set))
+            } else {
+                None
+            };
+            let (similarity, confirmed) = self.confirm.judge(
+                (&new.sketch, new.chars),
+                (&stored.sketch, stored.chars),
+                exact,
+            );
+            let better = best.is_none_or(|(_, _, b)| similarity.resemblance > b.resemblance);
+            if !confirmed {
+                self.refused
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            } else if better {
+                best = Some((u64::from(id), distance, similarity));
+            }
+        }
+        Ok(best.map(|(of, distance, similarity)| Decision::Near {
+            of,
+            distance,
+            similarity,
+        }))
     }
 
     /// The stored document with this id.
@@ -429,36 +700,19 @@ impl SimhashIndex {
         }
     }
 
-    /// Decides and, when unique, stores in one step. `confirm(id, distance)` is asked about
-    /// each near candidate, closest first, and may refuse it (the short-text check); exact
-    /// duplicates (the same digest and simhash) need no confirmation.
-    pub fn check_and_insert(
-        &self,
-        record: DocRecord,
-        mut confirm: impl FnMut(DocId, u32) -> bool,
-    ) -> Result<Decision, IndexError> {
+    /// Decides and, when unique, stores in one step (see the module doc for what is a
+    /// candidate and how it is confirmed).
+    pub fn check_and_insert(&self, record: DocRecord) -> Result<Decision, IndexError> {
         let _writer = lock(&self.writer);
-        let keys = self.keys(record.simhash);
-        let mut near = {
-            let memory = self.read();
-            memory.prefetch(&keys);
-            let near = memory.near(&keys, self.plan.k);
-            if let Some(id) = memory.exact(&near, record.digest) {
-                return Ok(Decision::Exact(id));
-            }
-            near
-        };
-        near.sort_by_key(|&(id, d)| (d, id));
-        for (of, distance) in near {
-            if confirm(of, distance) {
-                return Ok(Decision::Near { of, distance });
-            }
+        let keys = self.keys(record.simhash, &record.sketch);
+        let stored = Stored::of(&record);
+        if let Some(decision) = self.decide(&self.read(), &keys, &stored, &record.tiny_set)? {
+            return Ok(decision);
         }
         let id = self.len();
         let small = u32::try_from(id)
             .map_err(|_| IndexError::Layout("index full (2^32 documents)".into()))?;
         // Into the buffer before memory, so that whoever finds the id by a query can `get` it.
-        let digest = record.digest;
         let full = {
             let mut pending = lock(&self.pending);
             pending.docs.push(record);
@@ -467,7 +721,7 @@ impl SimhashIndex {
         self.memory
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .add(&keys, digest, small);
+            .add(&keys, stored, small);
         if full {
             self.write_pending()?;
         }
@@ -509,24 +763,34 @@ impl SimhashIndex {
     }
 }
 
-/// Builds the in-memory tables from the stored rows: the permuted tables are jobs taken in
-/// turn by one thread per core. Each table is built straight from the stored simhashes
-/// (ids are row numbers), with no intermediate array of keys.
+/// Builds the in-memory tables from the stored rows: the permuted tables and the band
+/// tables are jobs taken in turn by one thread per core. Each table is built straight from
+/// the stored rows (ids are row numbers), with no intermediate array of keys.
 fn build_memory(plan: &Plan, rows: Rows) -> Memory {
     let table_count = plan.tables.len();
-    let jobs = table_count;
+    let jobs = table_count + BANDS;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, jobs);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let simhashes = &rows.simhashes;
+    let docs = &rows.docs;
     let build = |job: usize, scratch: &mut Scratch| {
-        Bucketed::build_from(
-            plan.tables[job].leading_bits,
-            simhashes.len(),
-            |i| (plan.permute(job, simhashes[i]), i as u32),
-            scratch,
-        )
+        if job < table_count {
+            Bucketed::build_from(
+                plan.tables[job].leading_bits,
+                docs.len(),
+                |i| (plan.permute(job, docs[i].simhash), i as u32),
+                scratch,
+            )
+        } else {
+            let band = job - table_count;
+            Bucketed::build_from(
+                64,
+                docs.len(),
+                |i| (docs[i].sketch.band_key(band), i as u32),
+                scratch,
+            )
+        }
     };
     let mut built: Vec<(usize, Bucketed)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
@@ -550,13 +814,53 @@ fn build_memory(plan: &Plan, rows: Rows) -> Memory {
             .collect()
     });
     built.sort_by_key(|&(job, _)| job);
+    let mut tables: Vec<Bucketed> = built.into_iter().map(|(_, table)| table).collect();
+    let bands = tables.split_off(table_count);
     Memory {
-        tables: built.into_iter().map(|(_, table)| table).collect(),
-        count: rows.len() as u64,
-        digests: rows.digests,
+        tables,
+        bands,
+        docs: rows.docs,
     }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_of_an_older_format_is_refused_with_both_versions_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+            index.checkpoint().unwrap();
+            // What the previous format (2, fingerprint 2) wrote into the meta tree.
+            index.store.set_layout(2, 2, 3, 6).unwrap();
+            index.db.flush().unwrap();
+        }
+        let e = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap_err();
+        let line = e.to_string();
+        assert!(
+            matches!(e, IndexError::Format { found: (2, 2), .. }),
+            "{line}"
+        );
+        assert!(
+            line.contains("index format 2 and fingerprint version 2"),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!(
+                "format {INDEX_FORMAT_VERSION} and fingerprint version {FINGERPRINT_VERSION}"
+            )),
+            "{line}"
+        );
+        assert!(line.contains("start a new state directory"), "{line}");
+        assert!(!line.contains('\n'));
+        // Nothing was overwritten: the old layout is still there.
+        let e = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap_err();
+        assert!(matches!(e, IndexError::Format { found: (2, 2), .. }));
+    }
 }

@@ -8,9 +8,10 @@
 //!   (key: `id / DOC_CHUNK`, 8 bytes big-endian; value: a count, an offset per record, then
 //!   the records), so that a batch of new documents costs one sled write per 64 documents
 //!   and `get` reads one small value;
-//! - `rows`: per document, the simhash (8 bytes) and the digest (16 bytes), [`ROW_CHUNK`]
-//!   consecutive ids per value (key: `id / ROW_CHUNK`), from which the in-memory tables are
-//!   rebuilt on open without reading the records.
+//! - `rows`: per document, the simhash (8 bytes), the digest (16), the text length (4) and
+//!   the confirmation sketch (68), [`ROW_CHUNK`] consecutive ids per value (key:
+//!   `id / ROW_CHUNK`), from which the in-memory tables are rebuilt on open without reading
+//!   the records.
 //!
 //! The permuted tables are not stored: they are a function of the simhashes, and permuting
 //! and bucketing 10 M rows in memory is faster than reading 10 copies of them back. (One
@@ -21,55 +22,41 @@
 //! crash leaves at most a tail of documents whose rows are missing or stale; open rebuilds
 //! those rows from the records and stores them before anything else happens.
 
-use super::{DocId, DocRecord};
-use crate::fingerprint::Digest;
+use super::{DocId, DocRecord, Stored};
+use crate::fingerprint::{Digest, SKETCH_BYTES, Sketch};
 
 /// Document records per `docs` value.
 pub const DOC_CHUNK: u64 = 64;
 /// Rows per `rows` value.
-pub const ROW_CHUNK: u64 = 4096;
-/// Bytes per row: simhash (8) and digest (16).
-pub const ROW_BYTES: usize = 24;
+pub const ROW_CHUNK: u64 = 1024;
+/// Bytes per row: simhash (8), digest (16), text length (4), sketch.
+pub const ROW_BYTES: usize = 28 + SKETCH_BYTES;
 
 const LAYOUT_KEY: &str = "layout";
 const WRITTEN_KEY: &str = "written";
 
-/// One stored row: a document's simhash and digest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Row {
-    simhash: u64,
-    digest: u128,
-}
-
-/// Every document's row, by id, as the in-memory index keeps them: the simhashes (read
-/// by the table builders) and the digests (kept for exact matches) in arrays of their own,
-/// read straight into place with no array of rows in between.
+/// Every document's row, by id, as the in-memory index keeps them, read straight into
+/// place with no array of rows in between.
 #[derive(Debug, Default)]
 pub(crate) struct Rows {
-    pub(crate) simhashes: Vec<u64>,
-    pub(crate) digests: Vec<Digest>,
+    pub(crate) docs: Vec<Stored>,
 }
 
 impl Rows {
     pub(crate) fn len(&self) -> usize {
-        self.simhashes.len()
+        self.docs.len()
     }
 
-    fn push(&mut self, row: Row) {
-        self.simhashes.push(row.simhash);
-        self.digests.push(Digest(row.digest));
+    fn push(&mut self, row: Stored) {
+        self.docs.push(row);
     }
 
     fn truncate(&mut self, len: usize) {
-        self.simhashes.truncate(len);
-        self.digests.truncate(len);
+        self.docs.truncate(len);
     }
 
-    fn row(&self, id: usize) -> Row {
-        Row {
-            simhash: self.simhashes[id],
-            digest: self.digests[id].0,
-        }
+    fn row(&self, id: usize) -> Stored {
+        self.docs[id]
     }
 }
 
@@ -135,8 +122,7 @@ impl Store {
     pub(crate) fn load_rows(&self) -> Result<Rows, StoreError> {
         let written = self.written()?;
         let mut rows = Rows {
-            simhashes: super::memory::with_capacity(written as usize),
-            digests: super::memory::with_capacity(written as usize),
+            docs: super::memory::with_capacity(written as usize),
         };
         for item in self.rows.range(..chunk_key(written.div_ceil(ROW_CHUNK))) {
             let (key, value) = item?;
@@ -152,7 +138,9 @@ impl Store {
                 )));
             }
             for row in value.chunks_exact(ROW_BYTES) {
-                rows.push(decode_row(row));
+                rows.push(decode_row(row).ok_or_else(|| {
+                    StoreError::Corrupt(format!("row chunk {chunk} holds an unreadable row"))
+                })?);
             }
         }
         if (rows.len() as u64) < written {
@@ -184,10 +172,7 @@ impl Store {
             let first = written;
             self.write_rows(first, &tail, Some(&rows))?;
             for r in &tail {
-                rows.push(Row {
-                    simhash: r.simhash.0,
-                    digest: r.digest.0,
-                });
+                rows.push(Stored::of(r));
             }
             self.meta
                 .insert(WRITTEN_KEY, &(rows.len() as u64).to_be_bytes())?;
@@ -312,10 +297,7 @@ impl Store {
             return Err(StoreError::Corrupt(format!("row chunk {chunk} is short")));
         }
         for record in docs {
-            bytes.extend_from_slice(&encode_row(Row {
-                simhash: record.simhash.0,
-                digest: record.digest.0,
-            }));
+            bytes.extend_from_slice(&encode_row(Stored::of(record)));
             if bytes.len() == ROW_CHUNK as usize * ROW_BYTES {
                 batch.insert(&chunk_key(chunk)[..], std::mem::take(&mut bytes));
                 chunk += 1;
@@ -339,22 +321,22 @@ fn key_number(key: &[u8]) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Corrupt("bad chunk key".into()))
 }
 
-fn encode_row(row: Row) -> [u8; ROW_BYTES] {
+fn encode_row(row: Stored) -> [u8; ROW_BYTES] {
     let mut out = [0u8; ROW_BYTES];
     out[..8].copy_from_slice(&row.simhash.to_be_bytes());
-    out[8..].copy_from_slice(&row.digest.to_be_bytes());
+    out[8..24].copy_from_slice(&row.digest.0.to_be_bytes());
+    out[24..28].copy_from_slice(&row.chars.to_be_bytes());
+    out[28..].copy_from_slice(&row.sketch.to_bytes());
     out
 }
 
-fn decode_row(bytes: &[u8]) -> Row {
-    let mut simhash = [0u8; 8];
-    let mut digest = [0u8; 16];
-    simhash.copy_from_slice(&bytes[..8]);
-    digest.copy_from_slice(&bytes[8..ROW_BYTES]);
-    Row {
-        simhash: u64::from_be_bytes(simhash),
-        digest: u128::from_be_bytes(digest),
-    }
+fn decode_row(bytes: &[u8]) -> Option<Stored> {
+    Some(Stored {
+        simhash: u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?),
+        digest: Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?)),
+        chars: u32::from_be_bytes(bytes.get(24..28)?.try_into().ok()?),
+        sketch: Sketch::from_bytes(bytes.get(28..ROW_BYTES)?)?,
+    })
 }
 
 /// A chunk of records: count (u16), end offset of each record (u32 each), the records.

@@ -62,14 +62,17 @@ use std::fmt;
 
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128};
 
+mod sketch;
+pub use sketch::{BAND_BINS, BANDS, SKETCH_BINS, SKETCH_BITS, SKETCH_BYTES, SKETCH_SEED, Sketch};
+
 /// Version of the feature and hashing rules. Stored by the index; bump on any change.
-pub const FINGERPRINT_VERSION: u32 = 2;
+pub const FINGERPRINT_VERSION: u32 = 3;
 
 /// A feature occurring `tf` times weighs `tf^TF_EXPONENT`.
-pub const TF_EXPONENT: f64 = 1.3;
+pub const TF_EXPONENT: f64 = 1.0;
 
 /// Tokens per shingle.
-pub const SHINGLE_WORDS: usize = 1;
+pub const SHINGLE_WORDS: usize = 3;
 
 /// Seed of the per-token xxh3 hash.
 pub const FEATURE_SEED: u64 = 0x5348_494e_474c_4531;
@@ -128,6 +131,8 @@ pub struct Fingerprint {
     pub simhash: Simhash,
     /// Exact-duplicate fingerprint.
     pub digest: Digest,
+    /// Confirmation sketch of the same shingles.
+    pub sketch: Sketch,
     /// Number of tokens (words and bigrams) in the text.
     pub tokens: usize,
     /// Characters of the whitespace-normalised text.
@@ -145,11 +150,17 @@ impl Fingerprint {
     /// assert_eq!(a.simhash, b.simhash);
     /// ```
     pub fn of(text: &str) -> Fingerprint {
-        let (simhash, tokens) = shingled(text, SHINGLE_WORDS);
+        let (mut features, tokens) = shingle_features(text, SHINGLE_WORDS);
+        // The sketch reads the features before the simhash reuses their array; the
+        // simhash's table of distinct features then gives the count.
+        let mut sketch = Sketch::from_features(features.iter().copied(), 0);
+        let (simhash, distinct) = weighted_simhash(&mut features);
+        sketch.shingles = u32::try_from(distinct).unwrap_or(u32::MAX);
         let (digest, chars) = normalized_digest(text);
         Fingerprint {
             simhash,
             digest,
+            sketch,
             tokens,
             chars,
         }
@@ -171,15 +182,48 @@ pub fn simhash_with_shingle(text: &str, words: usize) -> Simhash {
 }
 
 fn shingled(text: &str, words: usize) -> (Simhash, usize) {
+    let (mut features, seen) = shingle_features(text, words);
+    (weighted_simhash(&mut features).0, seen)
+}
+
+/// The distinct shingle hashes of a text (the features of its simhash and sketch), sorted:
+/// for computing exact resemblance and containment in evaluations.
+pub fn shingle_set(text: &str) -> Vec<u64> {
+    let mut set = features(text, SHINGLE_WORDS);
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// The distinct shingle hashes of a text in 32 bits, sorted: what the index keeps of a
+/// tiny text to confirm its candidates exactly (two distinct shingles of a text share 32
+/// bits with probability 2^-32).
+pub fn tiny_set(text: &str) -> Vec<u32> {
+    let mut set: Vec<u32> = features(text, SHINGLE_WORDS)
+        .into_iter()
+        .map(|h| (h >> 32) as u32)
+        .collect();
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// The shingle hashes of a text, with repeats (see the module doc).
+pub(crate) fn features(text: &str, words: usize) -> Vec<u64> {
+    shingle_features(text, words).0
+}
+
+/// The shingle hashes of a text, and the number of tokens.
+fn shingle_features(text: &str, words: usize) -> (Vec<u64>, usize) {
     let mut features = Vec::with_capacity(text.len() / 6 + 1);
     if words == 1 {
-        // The index's features: one word each, `mix_shingle(&[hash])` written out.
+        // One word each, `mix_shingle(&[hash])` written out.
         let mut seen = 0usize;
         for_each_token(text, |token| {
             features.push(fmix64(xxh3_64_with_seed(token, FEATURE_SEED) ^ 1));
             seen += 1;
         });
-        return (weighted_simhash(&mut features), seen);
+        return (features, seen);
     }
     let mut window = [0u64; MAX_SHINGLE_WORDS];
     let mut seen = 0usize;
@@ -194,14 +238,14 @@ fn shingled(text: &str, words: usize) -> (Simhash, usize) {
     if seen > 0 && seen < words {
         features.push(mix_shingle(&window[MAX_SHINGLE_WORDS - seen..]));
     }
-    (weighted_simhash(&mut features), seen)
+    (features, seen)
 }
 
 /// The simhash of a bag of feature hashes, each distinct feature weighted `tf^1.3`
 /// (`features` is used as working space and left in an unspecified order). On
 /// x86-64 with AVX2 the same code is compiled for 256-bit registers and chosen at run time;
 /// the arithmetic is integer, so both give the same bits.
-fn weighted_simhash(features: &mut [u64]) -> Simhash {
+fn weighted_simhash(features: &mut [u64]) -> (Simhash, usize) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
@@ -214,12 +258,12 @@ fn weighted_simhash(features: &mut [u64]) -> Simhash {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn weighted_simhash_avx2(features: &mut [u64]) -> Simhash {
+fn weighted_simhash_avx2(features: &mut [u64]) -> (Simhash, usize) {
     weighted_simhash_portable(features)
 }
 
 #[inline(always)]
-fn weighted_simhash_portable(features: &mut [u64]) -> Simhash {
+fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize) {
     // Every occurrence adds the unit weight (tf^1.3 at tf = 1) per set bit: counted per
     // bit position with carry-save adders, a few logic operations each and no branch. A
     // feature seen tf >= 2 times then adds the rest of its weight, tf^1.3 - tf units, found
@@ -235,6 +279,7 @@ fn weighted_simhash_portable(features: &mut [u64]) -> Simhash {
     // (the list never outgrows the features read so far): written unconditionally, kept
     // by moving the end only when the count is 2 (the branch would go either way at random).
     let mut repeats = 0usize;
+    let mut distinct = 0usize;
     let mut all = PositionalCount::default();
     let mut zero_count = 0usize; // the hash 0 marks an empty slot, so it is counted apart
     for i in 0..features.len() {
@@ -251,6 +296,7 @@ fn weighted_simhash_portable(features: &mut [u64]) -> Simhash {
         }
         let entry = &mut table[slot];
         entry.0 = hash;
+        distinct += usize::from(entry.1 == 0);
         entry.1 += 1;
         features[repeats] = slot as u64;
         repeats += usize::from(entry.1 == 2);
@@ -265,7 +311,7 @@ fn weighted_simhash_portable(features: &mut [u64]) -> Simhash {
         acc.add(0, tf_weight(zero_count) - zero_count as u64 * unit);
     }
     all.add_to(&mut acc, unit);
-    acc.finish()
+    (acc.finish(), distinct + usize::from(zero_count > 0))
 }
 
 /// `tf^1.3` in 1/256 units, from a table for small counts.
@@ -291,7 +337,7 @@ pub fn mix_shingle(tokens: &[u64]) -> u64 {
     fmix64(h)
 }
 
-fn fmix64(mut k: u64) -> u64 {
+pub(crate) fn fmix64(mut k: u64) -> u64 {
     k ^= k >> 33;
     k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
     k ^= k >> 33;
@@ -524,8 +570,38 @@ fn ascii_alnum_upper(x: u64) -> (u64, u64) {
     ((digit | upper | lower) & ascii, upper & ascii)
 }
 
-/// Calls `emit` with every token of `text` (lower-cased UTF-8), in order.
-fn for_each_token(text: &str, mut emit: impl FnMut(&[u8])) {
+/// Calls `emit` with every token of `text`, in order: the text in Unicode compatibility
+/// form (NFKC: full-width letters and digits, ligatures and the like fold to their plain
+/// forms), lower-cased, with decimal digits of every script as ASCII digits.
+fn for_each_token(text: &str, emit: impl FnMut(&[u8])) {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
+    // ASCII is its own NFKC form; most other text is too, which the quick check tells
+    // without allocating.
+    if !text.is_ascii() && is_nfkc_quick(text.chars()) != IsNormalized::Yes {
+        let normalized: String = text.nfkc().collect();
+        return tokenize(&normalized, emit);
+    }
+    tokenize(text, emit)
+}
+
+/// The zero of every run of ten decimal digits outside ASCII that NFKC leaves alone
+/// (Arabic-Indic, Devanagari, Bengali, Thai, Myanmar, ...): a digit maps to its value.
+const DIGIT_ZEROS: [u32; 22] = [
+    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+    0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0,
+];
+
+/// `c` as an ASCII digit, when it is a decimal digit of another script.
+fn ascii_digit(c: char) -> Option<char> {
+    let code = c as u32;
+    DIGIT_ZEROS
+        .iter()
+        .find(|&&zero| (zero..zero + 10).contains(&code))
+        .and_then(|&zero| char::from_digit(code - zero, 10))
+}
+
+/// [`for_each_token`] on text already in NFKC form.
+fn tokenize(text: &str, mut emit: impl FnMut(&[u8])) {
     let bytes = text.as_bytes();
     let mut word: Vec<u8> = Vec::with_capacity(64);
     let mut prev_unspaced: Option<char> = None;
@@ -621,6 +697,7 @@ fn for_each_token(text: &str, mut emit: impl FnMut(&[u8])) {
         } else if is_word_char(c) || (is_mark(c) && !word.is_empty()) {
             flush_unspaced(&mut prev_unspaced, &mut unspaced_run, &mut emit);
             let mut buf = [0u8; 4];
+            let c = ascii_digit(c).unwrap_or(c);
             for lower in c.to_lowercase() {
                 word.extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
             }
@@ -719,124 +796,9 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
-/// Number of minimums in a [`Sketch`].
-pub const SKETCH_SLOTS: usize = 32;
-
-/// Words per shingle in a [`Sketch`].
-pub const SKETCH_SHINGLE_WORDS: usize = 2;
-
-/// A MinHash sketch of a short text's set of word pairs, from which the Jaccard similarity of
-/// two texts is estimated ([`Sketch::jaccard`]); stored for short pages, whose simhash alone
-/// is not reliable.
-///
-/// Features: overlapping pairs of tokens (a text of one token has that token). For each of
-/// [`SKETCH_SLOTS`] slots, the feature hash is remixed with the slot's seed and the minimum
-/// kept (its low 32 bits), so an estimate from 32 slots has a standard error of at most
-/// about 0.09.
-///
-/// ```
-/// use crawldedup::fingerprint::Sketch;
-/// let a = Sketch::of("Free delivery on orders over 50 euros, returns within 30 days.");
-/// let b = Sketch::of("Free delivery on orders over 60 euros, returns within 30 days.");
-/// let c = Sketch::of("Our studio is closed on Sundays and public holidays.");
-/// assert!(a.jaccard(&b) > 0.4);
-/// assert!(a.jaccard(&c) < 0.2);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sketch(pub [u32; SKETCH_SLOTS]);
-
-impl Sketch {
-    /// The sketch of a text.
-    pub fn of(text: &str) -> Sketch {
-        let mut mins = [u32::MAX; SKETCH_SLOTS];
-        let mut previous: Option<u64> = None;
-        let mut count = 0usize;
-        let add = |feature: u64, mins: &mut [u32; SKETCH_SLOTS]| {
-            for (slot, min) in mins.iter_mut().enumerate() {
-                let h = fmix64(feature ^ SKETCH_SEEDS[slot]) as u32;
-                *min = (*min).min(h);
-            }
-        };
-        for_each_token(text, |token| {
-            let hash = xxh3_64_with_seed(token, FEATURE_SEED);
-            if let Some(prev) = previous {
-                add(mix_shingle(&[prev, hash]), &mut mins);
-            }
-            previous = Some(hash);
-            count += 1;
-        });
-        if count == 1 {
-            if let Some(only) = previous {
-                add(mix_shingle(&[only]), &mut mins);
-            }
-        }
-        Sketch(mins)
-    }
-
-    /// Estimated Jaccard similarity of the two texts' word-pair sets, 0 to 1.
-    pub fn jaccard(&self, other: &Sketch) -> f64 {
-        let equal = self
-            .0
-            .iter()
-            .zip(&other.0)
-            .filter(|(a, b)| a == b && **a != u32::MAX)
-            .count();
-        equal as f64 / SKETCH_SLOTS as f64
-    }
-
-    /// The sketch as bytes (big-endian), for storage.
-    pub fn to_bytes(&self) -> [u8; SKETCH_SLOTS * 4] {
-        let mut out = [0u8; SKETCH_SLOTS * 4];
-        for (chunk, value) in out.chunks_exact_mut(4).zip(&self.0) {
-            chunk.copy_from_slice(&value.to_be_bytes());
-        }
-        out
-    }
-
-    /// A sketch from [`Sketch::to_bytes`] output.
-    pub fn from_bytes(bytes: &[u8]) -> Option<Sketch> {
-        if bytes.len() != SKETCH_SLOTS * 4 {
-            return None;
-        }
-        let mut mins = [0u32; SKETCH_SLOTS];
-        for (value, chunk) in mins.iter_mut().zip(bytes.chunks_exact(4)) {
-            *value = u32::from_be_bytes(chunk.try_into().ok()?);
-        }
-        Some(Sketch(mins))
-    }
-}
-
-/// Per-slot seeds of the sketch: fixed, part of the stored format.
-const SKETCH_SEEDS: [u64; SKETCH_SLOTS] = {
-    let mut seeds = [0u64; SKETCH_SLOTS];
-    let mut state = 0x534b_4554_4348_5631u64; // "SKETCHV1"
-    let mut i = 0;
-    while i < SKETCH_SLOTS {
-        // splitmix64
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        seeds[i] = z ^ (z >> 31);
-        i += 1;
-    }
-    seeds
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sketch_of_identical_texts_is_identical_and_round_trips() {
-        let a = Sketch::of("one two three four five");
-        assert_eq!(a, Sketch::of("One two  three four five"));
-        assert_eq!(a.jaccard(&a), 1.0);
-        assert_eq!(Sketch::from_bytes(&a.to_bytes()), Some(a));
-        let empty = Sketch::of("");
-        assert_eq!(empty.jaccard(&empty), 0.0);
-        assert_eq!(Sketch::of("word").jaccard(&Sketch::of("WORD")), 1.0);
-    }
 
     #[test]
     fn tokens_split_words_and_bigram_unspaced_scripts() {
@@ -847,6 +809,17 @@ mod tests {
         );
         assert_eq!(tokens("字 x"), vec!["字", "x"]);
         assert_eq!(tokens("Ünïcödé ΕΛΛΗΝΙΚΆ"), vec!["ünïcödé", "ελληνικά"]);
+    }
+
+    #[test]
+    fn tokens_fold_compatibility_forms_and_digits_of_other_scripts() {
+        // Full-width letters and digits, a ligature, Arabic-Indic and Devanagari digits.
+        assert_eq!(tokens("ＡＢＣ ２０２６ ﬁne"), vec!["abc", "2026", "fine"]);
+        assert_eq!(tokens("٢٠٢٦ ह२"), vec!["2026", "ह2"]);
+        assert_eq!(
+            Fingerprint::of("ＴＨＥ ｃｏｕｎｃｉｌ ｍｅｔ ｏｎ ｔｕｅｓｄａｙ").simhash,
+            Fingerprint::of("The council met on Tuesday").simhash
+        );
     }
 
     /// The definition, written plainly: per distinct feature, +tf^1.3 on its set bits.
@@ -884,7 +857,7 @@ mod tests {
                 .iter()
                 .map(|&p| if p == 999 { 0 } else { distinct[(p * p / 997) % distinct.len()] })
                 .collect();
-            proptest::prop_assert_eq!(weighted_simhash(&mut features.clone()), reference_simhash(&features));
+            proptest::prop_assert_eq!(weighted_simhash(&mut features.clone()).0, reference_simhash(&features));
         }
 
         #[test]
