@@ -75,7 +75,9 @@ impl Corpus {
             }
         }
         if sentences.len() < 1000 {
-            return Err(format!("only {} sentences under {}", sentences.len(), dir.display()).into());
+            return Err(
+                format!("only {} sentences under {}", sentences.len(), dir.display()).into(),
+            );
         }
         Ok(Corpus { sentences, words })
     }
@@ -106,7 +108,11 @@ impl Corpus {
             }
             1 => format!("{text} This paragraph was added in a later revision to clarify a point."),
             2 => format!("{text}\n\nComment from a reader: thank you, this was useful to me."),
-            _ => text.replacen("Published on day", "Updated on day 3, first published on day", 1),
+            _ => text.replacen(
+                "Published on day",
+                "Updated on day 3, first published on day",
+                1,
+            ),
         }
     }
 }
@@ -183,7 +189,10 @@ fn rss_bytes() -> u64 {
 fn quantiles(mut times: Vec<Duration>) -> (f64, f64) {
     times.sort();
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    (us(times[times.len() / 2]), us(times[times.len() * 99 / 100]))
+    (
+        us(times[times.len() / 2]),
+        us(times[times.len() * 99 / 100]),
+    )
 }
 
 fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
@@ -224,7 +233,8 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
                         first_false.push(format!("{name}: {other:?}"));
                         if std::env::var_os("SCALE_SHOW").is_some() {
                             if let Some(o) = other.original() {
-                                let id: u64 = o.name.trim_start_matches("doc/").parse().unwrap_or(0);
+                                let id: u64 =
+                                    o.name.trim_start_matches("doc/").parse().unwrap_or(0);
                                 println!("--- {name}\n{text}\n--- {}\n{}", o.name, corpus.doc(id));
                             }
                         }
@@ -305,8 +315,11 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok((times, matched))
     };
-    let (fresh_times, fresh_matched) =
-        probe((0..PROBES as u64).map(|i| Item::New(n + 1_000_000 + i)).collect())?;
+    let (fresh_times, fresh_matched) = probe(
+        (0..PROBES as u64)
+            .map(|i| Item::New(n + 1_000_000 + i))
+            .collect(),
+    )?;
     let (copy_times, copy_matched) = probe(
         (0..PROBES as u64)
             .map(|i| Item::Copy {
@@ -335,7 +348,10 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let mut data = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/datasets/wcxb-dev"));
+    let mut data = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/datasets/wcxb-dev"
+    ));
     let mut sizes = Vec::new();
     while let Some(arg) = args.next() {
         if arg == "--data" {
