@@ -15,15 +15,25 @@
 //! 1. The body is decoded and its main text extracted; a page with no words in its main
 //!    text, or that is not HTML (by its content type, or binary bytes), is
 //!    [`PageVerdict::NoText`] and is not indexed.
-//! 2. The text is fingerprinted (simhash and exact digest, [`Fingerprint`]).
-//! 3. The index answers in one atomic step: the same digest is an exact duplicate; a stored
-//!    fingerprint within `dedup.max_distance` bits is a near-duplicate; otherwise the page
-//!    is stored and unique.
-//! 4. Short texts: when either text is shorter than `dedup.short_text_chars`, a candidate
-//!    within k is a near-duplicate only if the estimated Jaccard similarity of the two texts'
-//!    word pairs ([`Sketch`]) is at least [`SHORT_TEXT_MIN_JACCARD`]; sketches are stored for
-//!    texts under twice the threshold so that a short page can be compared with a slightly
-//!    longer one.
+//! 2. The text is fingerprinted ([`Fingerprint`]): an exact digest, a simhash of its word
+//!    3-shingles and a 64-byte MinHash sketch of the same shingles.
+//! 3. The index answers in one atomic step ([`SimhashIndex::check_and_insert`]): the same
+//!    digest is an exact duplicate; otherwise every stored text whose simhash is within
+//!    `dedup.max_distance` bits or that shares a sketch band is a candidate, and a
+//!    candidate is a near-duplicate only if its sketch confirms it: estimated resemblance
+//!    (Jaccard similarity of the shingle sets) of at least [`MIN_RESEMBLANCE`] (or
+//!    [`SHORT_MIN_RESEMBLANCE`] when either text is shorter than `dedup.short_text_chars`),
+//!    or, between long texts of comparable size, estimated containment of at least
+//!    [`MIN_CONTAINMENT`]. Two tiny texts (under [`TINY_SHINGLES`] shingles) are compared on
+//!    their exact shingle sets. Otherwise the page is stored and unique.
+//! 4. A near-duplicate verdict carries the estimates it was confirmed on
+//!    ([`Similarity`]): `similarity` and `containment` in `dedup --json`, the sidecar and
+//!    `duplicates.jsonl`.
+//!
+//! Precision does not decay with the index: unrelated texts get nearly independent
+//! simhashes and almost never share a band, and those that do are refused by their
+//! sketches. The measurements are in [`crate::fingerprint`] and, for indexes of 1 M and
+//! 10 M documents, in the README (`cargo bench --bench scale`).
 //!
 //! # Concurrency and durability
 //! `Dedup` is `Send + Sync`; share it in an `Arc` between tasks or threads. URL checks take

@@ -175,13 +175,22 @@ impl Sketch {
 
     /// Band key `band` of [`Sketch::band_keys`] (`band < BANDS`).
     pub fn band_key(&self, band: usize) -> u64 {
+        Sketch::band_key_of(band, self.band_bins(band))
+    }
+
+    /// The four bins of band `band`, as one word (little-endian).
+    pub fn band_bins(&self, band: usize) -> u32 {
         let at = (band % BANDS) * BAND_BINS;
         let mut word = [0u8; 4];
         word.copy_from_slice(&self.bins[at..at + BAND_BINS]);
-        let bits = u64::from(u32::from_le_bytes(word));
+        u32::from_le_bytes(word)
+    }
+
+    /// The key of band `band` whose bins are `bins` ([`Sketch::band_bins`]).
+    pub fn band_key_of(band: usize, bins: u32) -> u64 {
         // The band number goes into the key so that equal bins in different bands never
         // make equal keys; the mix spreads them over the 64 bits the table buckets by.
-        fmix64(bits ^ ((band as u64 + 1) << 40) ^ SKETCH_SEED)
+        fmix64(u64::from(bins) ^ ((band as u64 + 1) << 40) ^ SKETCH_SEED)
     }
 
     /// The sketch as bytes: the bins, then the shingle count (big-endian).
