@@ -507,7 +507,10 @@ fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
             temporary.path().to_path_buf()
         }
     };
-    let stage = crawldedup::Dedup::open(&state_dir, &config)?;
+    // A state directory that will not open (damaged, or of another format) is a problem
+    // with what the command was given: one line, exit code 2.
+    let stage =
+        crawldedup::Dedup::open(&state_dir, &config).map_err(|e| Failure::Setup(e.to_string()))?;
     let mut out = BufWriter::new(io::stdout().lock());
     for path in &args.files {
         let name = path.display().to_string();

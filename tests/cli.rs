@@ -456,3 +456,54 @@ fn stats_on_a_directory_without_a_crawl_is_one_line_and_exit_2() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("no crawl here"), "{err}");
 }
+
+#[test]
+fn a_state_directory_of_an_older_format_is_refused_in_one_line_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let article = fixture("article");
+    let o = crawldedup(&["dedup", "--state-dir", state.to_str().unwrap(), &article]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // What the previous format (index format 2, fingerprint version 2) wrote as its layout.
+    let layout: Vec<u8> = [2u32, 2, 3, 6]
+        .iter()
+        .flat_map(|w| w.to_be_bytes())
+        .collect();
+    {
+        let db = sled::open(state.join("index")).unwrap();
+        db.open_tree("meta")
+            .unwrap()
+            .insert("layout", layout.clone())
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let o = crawldedup(&["dedup", "--state-dir", state.to_str().unwrap(), &article]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("index format 2 and fingerprint version 2"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "this build reads format {} and fingerprint version {}",
+            crawldedup::index::INDEX_FORMAT_VERSION,
+            crawldedup::fingerprint::FINGERPRINT_VERSION
+        )),
+        "{err}"
+    );
+    assert!(err.contains("start a new state directory"), "{err}");
+    assert!(!err.contains("panicked"));
+    // Nothing was overwritten.
+    let db = sled::open(state.join("index")).unwrap();
+    assert_eq!(
+        db.open_tree("meta")
+            .unwrap()
+            .get("layout")
+            .unwrap()
+            .unwrap()
+            .to_vec(),
+        layout
+    );
+}

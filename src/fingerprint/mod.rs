@@ -595,12 +595,64 @@ fn ascii_alnum_upper(x: u64) -> (u64, u64) {
 fn for_each_token(text: &str, emit: impl FnMut(&[u8])) {
     use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
     // ASCII is its own NFKC form; most other text is too, which the quick check tells
-    // without allocating.
-    if !text.is_ascii() && is_nfkc_quick(text.chars()) != IsNormalized::Yes {
+    // without allocating. It looks only at the characters that could change a word
+    // ([`may_change_a_word`]): letters, digits and marks outside the common ranges that are
+    // their own NFKC form. Separators and punctuation (a no-break space, an ellipsis) are
+    // dropped between words whatever their form, so a text that has them is not normalised
+    // for their sake, and the table lookup is skipped for nearly every character.
+    if !text.is_ascii()
+        && is_nfkc_quick(non_ascii_chars(text).filter(|&c| may_change_a_word(c)))
+            != IsNormalized::Yes
+    {
         let normalized: String = text.nfkc().collect();
         return tokenize(&normalized, emit);
     }
     tokenize(text, emit)
+}
+
+/// Characters that are their own NFKC form and have combining class 0, by ranges cheap to
+/// test: ASCII, the Latin-1 letters, basic Cyrillic, dashes and quotation marks, CJK
+/// punctuation, kana, CJK ideographs and Hangul syllables. (A test checks every one.)
+fn surely_nfkc_stable(c: char) -> bool {
+    matches!(c as u32,
+        0x00..=0x7F
+        | 0xC0..=0xFF
+        | 0x0410..=0x044F
+        | 0x2013..=0x2014
+        | 0x2018..=0x201D
+        | 0x3001..=0x3002
+        | 0x3041..=0x3096
+        | 0x30A1..=0x30FA
+        | 0x4E00..=0x9FFF
+        | 0xAC00..=0xD7A3
+    )
+}
+
+/// The characters of `text` outside ASCII, found eight bytes at a time.
+fn non_ascii_chars(text: &str) -> impl Iterator<Item = char> + '_ {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0x80; 8]));
+            if word & HIGH_BITS != 0 {
+                break;
+            }
+            i += 8;
+        }
+        while bytes.get(i).is_some_and(|b| b.is_ascii()) {
+            i += 1;
+        }
+        let c = text.get(i..)?.chars().next()?;
+        i += c.len_utf8();
+        Some(c)
+    })
+}
+
+/// Whether NFKC could change a word that `c` is part of: a letter, digit or mark that is
+/// not surely its own NFKC form.
+fn may_change_a_word(c: char) -> bool {
+    !surely_nfkc_stable(c) && (c.is_alphanumeric() || is_mark(c) || c > '\u{2FFF}')
 }
 
 /// The zero of every run of ten decimal digits outside ASCII that NFKC leaves alone
@@ -828,6 +880,27 @@ mod tests {
         );
         assert_eq!(tokens("字 x"), vec!["字", "x"]);
         assert_eq!(tokens("Ünïcödé ΕΛΛΗΝΙΚΆ"), vec!["ünïcödé", "ελληνικά"]);
+    }
+
+    #[test]
+    fn non_ascii_chars_are_found_wherever_they_sit() {
+        let text = "abcdefgh\u{e9}ijklmnopqrstuvwx\u{ff21}yz\u{4e2d}";
+        let want: Vec<char> = text.chars().filter(|c| !c.is_ascii()).collect();
+        assert_eq!(non_ascii_chars(text).collect::<Vec<_>>(), want);
+        assert_eq!(non_ascii_chars("plain ascii only").count(), 0);
+    }
+
+    #[test]
+    fn characters_taken_as_nfkc_stable_are() {
+        use unicode_normalization::UnicodeNormalization;
+        use unicode_normalization::char::canonical_combining_class;
+        for c in (0u32..0x3_0000).filter_map(char::from_u32) {
+            if surely_nfkc_stable(c) {
+                let one = c.to_string();
+                assert_eq!(one.nfkc().collect::<String>(), one, "U+{:04X}", c as u32);
+                assert_eq!(canonical_combining_class(c), 0, "U+{:04X}", c as u32);
+            }
+        }
     }
 
     #[test]
