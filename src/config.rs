@@ -201,9 +201,10 @@ impl UrlFilterConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DedupConfig {
-    /// Largest Hamming distance between simhashes called a near-duplicate (k), 0 to 8.
+    /// Simhashes within this many bits are near-duplicate candidates (k), 0 to 8; every
+    /// candidate is confirmed on its sketch (see [`crate::dedup`]).
     pub max_distance: u32,
-    /// Main texts shorter than this (characters) need an exact-similarity confirmation.
+    /// Main texts shorter than this (characters) are confirmed on resemblance alone.
     pub short_text_chars: usize,
 }
 

@@ -340,7 +340,7 @@ impl std::fmt::Debug for Dedup {
 /// let dedup = Dedup::builder()
 ///     .expected_urls(5_000_000)      // sizes the URL filter (n)
 ///     .false_positive_rate(0.001)    // and its error bound (p)
-///     .max_distance(3)               // near-duplicates: simhashes within 3 bits
+///     .max_distance(3)               // candidates: simhashes within 3 bits (and sketch bands)
 ///     .open(state.path())?;
 /// assert_eq!(dedup.stats().indexed_documents, 0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -387,14 +387,15 @@ impl DedupBuilder {
         self
     }
 
-    /// Largest Hamming distance between simhashes called a near-duplicate (k), 0 to 8.
+    /// Simhashes within this many bits are near-duplicate candidates (k), 0 to 8; every
+    /// candidate is still confirmed on its sketch.
     pub fn max_distance(mut self, k: u32) -> DedupBuilder {
         self.config.dedup.max_distance = k;
         self
     }
 
-    /// Main texts shorter than this many characters are near-duplicates only after an
-    /// exact-similarity confirmation.
+    /// Main texts shorter than this many characters are confirmed on their estimated
+    /// resemblance alone, never on containment.
     pub fn short_text_chars(mut self, chars: usize) -> DedupBuilder {
         self.config.dedup.short_text_chars = chars;
         self
