@@ -157,23 +157,8 @@ impl Item {
 
 /// Exact Jaccard similarity and containment (of the smaller set) of two sorted sets.
 fn exact(a: &[u64], b: &[u64]) -> (f64, f64) {
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - common;
-    (
-        common as f64 / union.max(1) as f64,
-        common as f64 / a.len().min(b.len()).max(1) as f64,
-    )
+    let s = exact_similarity(a, b);
+    (s.resemblance, s.containment)
 }
 
 /// How the full decision treats a pair: (simhash candidate, band candidate, confirmed).

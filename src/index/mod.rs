@@ -238,8 +238,8 @@ impl ConfirmPolicy {
     }
 }
 
-/// Exact resemblance and containment of two sorted sets.
-pub fn exact_similarity(a: &[u32], b: &[u32]) -> Similarity {
+/// Exact resemblance and containment of two sorted sets without repeats.
+pub fn exact_similarity<T: Ord>(a: &[T], b: &[T]) -> Similarity {
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
