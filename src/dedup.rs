@@ -179,6 +179,10 @@ pub enum PageVerdict {
         fingerprint: Simhash,
         /// The exact digest of its main text.
         digest: Digest,
+        /// The estimates for the most alike stored page that was a candidate but not
+        /// confirmed (none when no stored page was a candidate): how close the page came to
+        /// being called a near-duplicate.
+        nearest: Option<Similarity>,
     },
     /// The same main text (after whitespace normalisation) was seen.
     ExactDuplicate {
@@ -213,7 +217,8 @@ impl PageVerdict {
     /// The verdict's fields as `crawldedup dedup --json` and the sidecar print them:
     /// `verdict`; `of` and `distance` for duplicates (distance 0 for exact ones); for
     /// near-duplicates also `similarity` (estimated resemblance) and `containment`, to three
-    /// decimals; `id`, `simhash` and `digest` for unique pages.
+    /// decimals; `id`, `simhash` and `digest` for unique pages, and `nearest_similarity`
+    /// when a stored page was a candidate that the confirmation refused.
     pub fn json_fields(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut fields = serde_json::Map::new();
         fields.insert("verdict".into(), self.label().into());
@@ -222,10 +227,17 @@ impl PageVerdict {
                 id,
                 fingerprint,
                 digest,
+                nearest,
             } => {
                 fields.insert("id".into(), (*id).into());
                 fields.insert("simhash".into(), fingerprint.to_string().into());
                 fields.insert("digest".into(), digest.to_string().into());
+                if let Some(nearest) = nearest {
+                    fields.insert(
+                        "nearest_similarity".into(),
+                        round3(nearest.resemblance).into(),
+                    );
+                }
             }
             PageVerdict::ExactDuplicate { of } => {
                 fields.insert("of".into(), of.name.clone().into());
@@ -557,7 +569,7 @@ impl Dedup {
             return Ok(PageVerdict::NoText);
         }
         let record = DocRecord::new(name, text, fingerprint);
-        let decision = self.index.check_and_insert(record)?;
+        let (decision, nearest) = self.index.check_and_insert_nearest(record)?;
         Ok(match decision {
             Decision::Unique(id) => {
                 bump(&self.counters.pages_unique);
@@ -565,6 +577,7 @@ impl Dedup {
                     id,
                     fingerprint: fingerprint.simhash,
                     digest: fingerprint.digest,
+                    nearest,
                 }
             }
             Decision::Exact(id) => {

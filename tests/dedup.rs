@@ -217,15 +217,23 @@ fn short_pages_of_one_template_stay_apart_and_short_edits_are_found() {
     let dir = tempfile::tempdir().unwrap();
     let dedup = open(dir.path());
     let pages = short_template_pages();
+    let mut came_close = 0;
     for (i, text) in pages.iter().enumerate() {
         assert!(text.len() < 500);
         match dedup.check_text(&format!("p{i}"), text).unwrap() {
-            PageVerdict::Unique { .. } => {}
+            PageVerdict::Unique { nearest, .. } => {
+                // A refused candidate is reported with its estimates.
+                if let Some(nearest) = nearest {
+                    assert!(nearest.resemblance < 1.0, "{nearest:?}");
+                    came_close += 1;
+                }
+            }
             other => panic!("{text:?} is another product: {other:?}"),
         }
     }
     // The bands and simhash offered many of them to each other; the sketches refused.
     assert!(dedup.stats().candidates_refused >= 1);
+    assert!(came_close >= 1);
 
     // An edit that keeps most word pairs is still a near-duplicate.
     let short = "The library is open from nine to five on weekdays and from ten to two on \

@@ -432,6 +432,10 @@ struct PageLine {
     #[serde(serialize_with = "display")]
     digest: Digest,
     id: DocId,
+    /// Estimated resemblance of the most alike stored page that was a candidate but not
+    /// confirmed; absent when no stored page was a candidate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nearest_similarity: Option<f64>,
     bytes: usize,
     text: String,
     redirects: Vec<String>,
@@ -1415,6 +1419,7 @@ fn outcome(
                     id,
                     fingerprint,
                     digest,
+                    nearest,
                 } => {
                     totals.stored += 1;
                     parent_relevance = relevance(keywords, &extracted.text).min(5);
@@ -1429,6 +1434,7 @@ fn outcome(
                         simhash: *fingerprint,
                         digest: *digest,
                         id: *id,
+                        nearest_similarity: nearest.map(|n| crate::dedup::round3(n.resemblance)),
                         bytes: body.len(),
                         text: extracted.text,
                         redirects: redirect_list,

@@ -629,7 +629,9 @@ impl SimhashIndex {
     /// it: `None` for a unique document.
     pub fn find(&self, record: &DocRecord) -> Result<Option<Decision>, IndexError> {
         let keys = self.keys(record.simhash, &record.sketch);
-        self.decide(&self.read(), &keys, &Stored::of(record), &record.tiny_set)
+        Ok(self
+            .decide(&self.read(), &keys, &Stored::of(record), &record.tiny_set)?
+            .0)
     }
 
     /// The probe keys of a fingerprint, computed once per page.
@@ -651,8 +653,10 @@ impl SimhashIndex {
         keys: &Keys,
         new: &Stored,
         tiny_set: &[u32],
-    ) -> Result<Option<Decision>, IndexError> {
+    ) -> Result<(Option<Decision>, Option<Similarity>), IndexError> {
         memory.prefetch(keys);
+        // The most alike of the candidates the confirmation refused, for the record.
+        let mut nearest: Option<Similarity> = None;
         let candidates = memory.candidates(keys, self.plan.k);
         let mut best: Option<(DocId, u32, Similarity)> = None;
         for &id in &candidates {
@@ -662,7 +666,7 @@ impl SimhashIndex {
             let distance = (stored.simhash ^ new.simhash).count_ones();
             if distance == 0 && stored.digest == new.digest {
                 // Candidates come in id order: the first exact one is the lowest.
-                return Ok(Some(Decision::Exact(u64::from(id))));
+                return Ok((Some(Decision::Exact(u64::from(id))), None));
             }
             // Two tiny texts are compared on their whole shingle sets, kept in the record.
             let both_tiny = new.sketch.shingles < self.confirm.tiny_shingles
@@ -683,15 +687,19 @@ impl SimhashIndex {
             if !confirmed {
                 self.refused
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if nearest.is_none_or(|n| similarity.resemblance > n.resemblance) {
+                    nearest = Some(similarity);
+                }
             } else if better {
                 best = Some((u64::from(id), distance, similarity));
             }
         }
-        Ok(best.map(|(of, distance, similarity)| Decision::Near {
+        let decision = best.map(|(of, distance, similarity)| Decision::Near {
             of,
             distance,
             similarity,
-        }))
+        });
+        Ok((decision, nearest))
     }
 
     /// The stored document with this id.
@@ -722,11 +730,22 @@ impl SimhashIndex {
     /// Decides and, when unique, stores in one step (see the module doc for what is a
     /// candidate and how it is confirmed).
     pub fn check_and_insert(&self, record: DocRecord) -> Result<Decision, IndexError> {
+        Ok(self.check_and_insert_nearest(record)?.0)
+    }
+
+    /// As [`SimhashIndex::check_and_insert`], also returning, for a unique document, the
+    /// estimates of the most alike candidate that the confirmation refused (none when no
+    /// candidate was found).
+    pub fn check_and_insert_nearest(
+        &self,
+        record: DocRecord,
+    ) -> Result<(Decision, Option<Similarity>), IndexError> {
         let _writer = lock(&self.writer);
         let keys = self.keys(record.simhash, &record.sketch);
         let stored = Stored::of(&record);
-        if let Some(decision) = self.decide(&self.read(), &keys, &stored, &record.tiny_set)? {
-            return Ok(decision);
+        let (decision, nearest) = self.decide(&self.read(), &keys, &stored, &record.tiny_set)?;
+        if let Some(decision) = decision {
+            return Ok((decision, None));
         }
         let id = self.len();
         let small = u32::try_from(id)
@@ -744,7 +763,7 @@ impl SimhashIndex {
         if full {
             self.write_pending()?;
         }
-        Ok(Decision::Unique(id))
+        Ok((Decision::Unique(id), nearest))
     }
 
     /// Writes the buffered documents to sled (see [`store`] for the order of writes).
