@@ -45,6 +45,9 @@ pub const SKETCH_BYTES: usize = SKETCH_BINS + 4;
 /// Seed that decorrelates the sketch's hashes from the simhash's use of the same features.
 pub const SKETCH_SEED: u64 = 0x4d49_4e48_4153_4833; // "MINHASH3"
 
+/// Random probes for a full bin before an empty bin takes the next full one in order.
+const MAX_PROBES: u64 = 4096;
+
 /// Chance agreement of one bin between unrelated texts: 2^-SKETCH_BITS.
 const CHANCE: f64 = 1.0 / (1u32 << SKETCH_BITS) as f64;
 
@@ -120,9 +123,16 @@ impl Sketch {
             let mut value = mins[i];
             let mut attempt = 0u64;
             while value == EMPTY {
-                // The probe sequence depends on the bin and the attempt only.
+                // The probe sequence depends on the bin and the attempt only. A text with
+                // at least one shingle has a full bin, which the random probes find in 64
+                // attempts on average; past `MAX_PROBES` (never seen in practice) the bins
+                // after this one are taken in turn, so the loop always ends.
                 attempt += 1;
-                let j = (fmix64(((i as u64) << 32) ^ attempt ^ SKETCH_SEED) >> 58) as usize;
+                let j = if attempt <= MAX_PROBES {
+                    (fmix64(((i as u64) << 32) ^ attempt ^ SKETCH_SEED) >> 58) as usize
+                } else {
+                    (i + (attempt - MAX_PROBES) as usize) % SKETCH_BINS
+                };
                 value = mins[j];
             }
             // Low bits of a minimum are uniform; a borrowed value is marked by the bin it
@@ -273,6 +283,15 @@ mod tests {
         let (a, b) = (Sketch::from_distinct(&small), Sketch::from_distinct(&large));
         assert!(a.containment(&b) > 0.75, "{}", a.containment(&b));
         assert!(a.resemblance(&b) < 0.5);
+    }
+
+    #[test]
+    fn a_text_of_one_shingle_fills_every_bin_with_it() {
+        let a = Sketch::from_distinct(&[42]);
+        let b = Sketch::from_distinct(&[42]);
+        assert_eq!(a, b);
+        assert_eq!(a.resemblance(&b), 1.0);
+        assert!(Sketch::from_distinct(&[43]).resemblance(&a) < 0.2);
     }
 
     #[test]
