@@ -9,8 +9,10 @@
 //!   -> urls::seen           tuned Bloom filter: seen before? -> drop
 //!   -> fetch                (the crawler, or yours)
 //!   -> content              bytes -> UTF-8 -> main text without boilerplate
-//!   -> fingerprint          exact digest + 64-bit simhash of the main text
-//!   -> index                permuted-table simhash index: near-duplicate?
+//!   -> fingerprint          exact digest, 64-bit simhash and 64-byte MinHash sketch of the
+//!                           main text's word 3-shingles
+//!   -> index                candidates from permuted simhash tables and sketch bands, each
+//!                           confirmed on its sketch: near-duplicate?
 //!   -> verdict              unique pages are stored, duplicates recorded
 //! ```
 //!
@@ -37,7 +39,9 @@
 //! // After the fetch: boilerplate stripped, main text fingerprinted, checked and recorded.
 //! let text = "<p>The harbour authority reopened the north quay on Monday after six weeks of \
 //!     repairs to the sea wall, which storms had cracked in two places last winter. Fishing \
-//!     boats return to their moorings this week; the ferry keeps the south berth.</p>";
+//!     boats return to their moorings this week; the ferry keeps the south berth. The \
+//!     authority thanked the divers and masons who worked through the spring tides, and said \
+//!     the harbour cafe reopens on Saturday with a small exhibition about the repairs.</p>";
 //! let page = format!("<html><body><nav><a href=/>Home</a></nav><article>{text}</article></body></html>");
 //! let verdict = dedup.check_page(url.as_str(), page.as_bytes(), Some("text/html"))?;
 //! assert!(matches!(verdict, PageVerdict::Unique { .. }));   // store it
@@ -46,6 +50,18 @@
 //! let syndicated = format!("<html><body><div class=menu><a href=/x>Sections</a></div><main>{text}</main><footer>(c) News</footer></body></html>");
 //! match dedup.check_page("https://mirror.example/quay", syndicated.as_bytes(), Some("text/html"))? {
 //!     PageVerdict::ExactDuplicate { of } => assert_eq!(of.name, url.as_str()),
+//!     other => panic!("{other:?}"),
+//! }
+//!
+//! // A lightly edited copy (a correction at the end) is a near-duplicate, with the
+//! // estimated resemblance of the two texts it was confirmed on.
+//! let corrected = text.replace("south berth.", "south berth until May.");
+//! let edited = format!("<html><body><article>{corrected}</article></body></html>");
+//! match dedup.check_page("https://example.com/news/story?id=8", edited.as_bytes(), Some("text/html"))? {
+//!     PageVerdict::NearDuplicate { of, similarity, .. } => {
+//!         assert_eq!(of.name, url.as_str());
+//!         assert!(similarity.resemblance >= 0.5);
+//!     }
 //!     other => panic!("{other:?}"),
 //! }
 //!
