@@ -13,15 +13,10 @@
 use std::path::Path;
 use std::time::Instant;
 
+mod support;
+
 fn peak_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
+    support::status_kib("VmHWM")
 }
 
 /// CPU seconds (user + system) this process has used, from /proc/self/stat.

@@ -21,6 +21,8 @@ use crawldedup::{DocRecord, IndexConfig, SimhashIndex};
 
 #[path = "peers/python.rs"]
 mod peers;
+mod support;
+use support::dir_bytes;
 
 const QUERIES: usize = 20_000;
 const K: u32 = 3;
@@ -69,19 +71,6 @@ fn random_sketch(fp: u64) -> Sketch {
 fn latency(mut times: Vec<Duration>) -> (Duration, Duration) {
     times.sort();
     (times[times.len() / 2], times[times.len() * 99 / 100])
-}
-
-fn dir_bytes(dir: &Path) -> u64 {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let meta = entry.metadata().unwrap();
-        total += if meta.is_dir() {
-            dir_bytes(&entry.path())
-        } else {
-            meta.len()
-        };
-    }
-    total
 }
 
 fn micros(d: Duration) -> String {

@@ -28,6 +28,9 @@ use std::time::{Duration, Instant};
 
 use crawldedup::{Dedup, DocRecord, Fingerprint, IndexConfig, PageVerdict, SimhashIndex};
 
+mod support;
+use support::dir_bytes;
+
 const SENTENCES_PER_DOC: u64 = 10;
 const COPY_EVERY: u64 = 200;
 const PROBES: usize = 20_000;
@@ -162,28 +165,8 @@ fn fingerprint_all(corpus: &Corpus, items: &[Item]) -> Vec<(String, Fingerprint)
     })
 }
 
-fn dir_bytes(dir: &Path) -> u64 {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let Ok(meta) = entry.metadata() else { continue };
-        total += if meta.is_dir() {
-            dir_bytes(&entry.path())
-        } else {
-            meta.len()
-        };
-    }
-    total
-}
-
 fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
+    support::status_kib("VmRSS") * 1024
 }
 
 fn quantiles(mut times: Vec<Duration>) -> (f64, f64) {

@@ -209,7 +209,7 @@ fn shingled(text: &str, words: usize) -> (Simhash, usize) {
 /// The distinct shingle hashes of a text (the features of its simhash and sketch), sorted:
 /// for computing exact resemblance and containment in evaluations.
 pub fn shingle_set(text: &str) -> Vec<u64> {
-    let mut set = features(text, SHINGLE_WORDS);
+    let mut set = shingle_features(text, SHINGLE_WORDS).0;
     set.sort_unstable();
     set.dedup();
     set
@@ -219,18 +219,13 @@ pub fn shingle_set(text: &str) -> Vec<u64> {
 /// tiny text to confirm its candidates exactly (two distinct shingles of a text share 32
 /// bits with probability 2^-32).
 pub fn tiny_set(text: &str) -> Vec<u32> {
-    let mut set: Vec<u32> = features(text, SHINGLE_WORDS)
+    // The top 32 bits of a sorted set are sorted too; only repeats need removing.
+    let mut set: Vec<u32> = shingle_set(text)
         .into_iter()
         .map(|h| (h >> 32) as u32)
         .collect();
-    set.sort_unstable();
     set.dedup();
     set
-}
-
-/// The shingle hashes of a text, with repeats (see the module doc).
-pub(crate) fn features(text: &str, words: usize) -> Vec<u64> {
-    shingle_features(text, words).0
 }
 
 /// The shingle hashes of a text, and the number of tokens.

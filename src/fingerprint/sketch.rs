@@ -91,10 +91,7 @@ impl std::fmt::Debug for Sketch {
 impl Sketch {
     /// The sketch of a text's word 3-shingles (the features of its simhash).
     pub fn of(text: &str) -> Sketch {
-        let mut features = super::features(text, super::SHINGLE_WORDS);
-        features.sort_unstable();
-        features.dedup();
-        Sketch::from_distinct(&features)
+        Sketch::from_distinct(&super::shingle_set(text))
     }
 
     /// The sketch of a set of distinct feature hashes.

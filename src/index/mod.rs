@@ -362,6 +362,17 @@ impl Stored {
     }
 }
 
+/// What [`SimhashIndex`]'s lookup found for one document.
+#[derive(Default)]
+struct Judgement {
+    /// An exact or confirmed near-duplicate; none for a unique document.
+    decision: Option<Decision>,
+    /// The estimates of the most alike candidate that the confirmation refused.
+    nearest: Option<Similarity>,
+    /// Candidates the confirmation refused.
+    refused: u64,
+}
+
 /// The probe keys of one fingerprint: its permuted simhash per table, its band keys.
 struct Keys {
     permuted: Vec<u64>,
@@ -433,7 +444,7 @@ pub struct SimhashIndex {
     store: Store,
     plan: Plan,
     confirm: ConfirmPolicy,
-    /// Candidates the confirmation refused, since opening.
+    /// Candidates the confirmation refused in check-and-insert, since opening.
     refused: std::sync::atomic::AtomicU64,
     memory: RwLock<Memory>,
     writer: Mutex<()>,
@@ -631,7 +642,7 @@ impl SimhashIndex {
         let keys = self.keys(record.simhash, &record.sketch);
         Ok(self
             .decide(&self.read(), &keys, &Stored::of(record), &record.tiny_set)?
-            .0)
+            .decision)
     }
 
     /// The probe keys of a fingerprint, computed once per page.
@@ -646,17 +657,16 @@ impl SimhashIndex {
 
     /// The decision for a document with these keys: an exact duplicate (same digest and
     /// simhash, lowest id), else the confirmed candidate of highest resemblance (lowest id
-    /// on a tie), else `None`.
+    /// on a tie), else none; with what the confirmation refused.
     fn decide(
         &self,
         memory: &Memory,
         keys: &Keys,
         new: &Stored,
         tiny_set: &[u32],
-    ) -> Result<(Option<Decision>, Option<Similarity>), IndexError> {
+    ) -> Result<Judgement, IndexError> {
         memory.prefetch(keys);
-        // The most alike of the candidates the confirmation refused, for the record.
-        let mut nearest: Option<Similarity> = None;
+        let mut judgement = Judgement::default();
         let candidates = memory.candidates(keys, self.plan.k);
         let mut best: Option<(DocId, u32, Similarity)> = None;
         for &id in &candidates {
@@ -666,7 +676,8 @@ impl SimhashIndex {
             let distance = (stored.simhash ^ new.simhash).count_ones();
             if distance == 0 && stored.digest == new.digest {
                 // Candidates come in id order: the first exact one is the lowest.
-                return Ok((Some(Decision::Exact(u64::from(id))), None));
+                judgement.decision = Some(Decision::Exact(u64::from(id)));
+                return Ok(judgement);
             }
             // Two tiny texts are compared on their whole shingle sets, kept in the record.
             let both_tiny = new.sketch.shingles < self.confirm.tiny_shingles
@@ -683,23 +694,24 @@ impl SimhashIndex {
                 (&stored.sketch, stored.chars),
                 exact,
             );
-            let better = best.is_none_or(|(_, _, b)| similarity.resemblance > b.resemblance);
             if !confirmed {
-                self.refused
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if nearest.is_none_or(|n| similarity.resemblance > n.resemblance) {
-                    nearest = Some(similarity);
+                judgement.refused += 1;
+                if judgement
+                    .nearest
+                    .is_none_or(|n| similarity.resemblance > n.resemblance)
+                {
+                    judgement.nearest = Some(similarity);
                 }
-            } else if better {
+            } else if best.is_none_or(|(_, _, b)| similarity.resemblance > b.resemblance) {
                 best = Some((u64::from(id), distance, similarity));
             }
         }
-        let decision = best.map(|(of, distance, similarity)| Decision::Near {
+        judgement.decision = best.map(|(of, distance, similarity)| Decision::Near {
             of,
             distance,
             similarity,
         });
-        Ok((decision, nearest))
+        Ok(judgement)
     }
 
     /// The stored document with this id.
@@ -743,10 +755,13 @@ impl SimhashIndex {
         let _writer = lock(&self.writer);
         let keys = self.keys(record.simhash, &record.sketch);
         let stored = Stored::of(&record);
-        let (decision, nearest) = self.decide(&self.read(), &keys, &stored, &record.tiny_set)?;
-        if let Some(decision) = decision {
+        let judgement = self.decide(&self.read(), &keys, &stored, &record.tiny_set)?;
+        self.refused
+            .fetch_add(judgement.refused, std::sync::atomic::Ordering::Relaxed);
+        if let Some(decision) = judgement.decision {
             return Ok((decision, None));
         }
+        let nearest = judgement.nearest;
         let id = self.len();
         let small = u32::try_from(id)
             .map_err(|_| IndexError::Layout("index full (2^32 documents)".into()))?;
