@@ -78,6 +78,11 @@ fn micros(d: Duration) -> String {
 }
 
 fn main() {
+    // RUST_LOG=crawldedup=debug shows where a reopen spends its time.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let sizes: Vec<u64> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())

@@ -140,7 +140,7 @@ struct Item {
     fp: Fingerprint,
     set: Vec<u64>,
     tiny: Vec<u32>,
-    bands: [u64; BANDS],
+    bands: [u32; BANDS],
 }
 
 impl Item {

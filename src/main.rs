@@ -580,7 +580,8 @@ fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
             // A setup problem (a seed, a seed file, a pattern, the state directory) is a
             // configuration error: exit code 2.
             crawldedup::crawl::CrawlError::Setup(_)
-            | crawldedup::crawl::CrawlError::State { .. } => Failure::Setup(e.to_string()),
+            | crawldedup::crawl::CrawlError::State { .. }
+            | crawldedup::crawl::CrawlError::OutputBehind { .. } => Failure::Setup(e.to_string()),
             other => Failure::from(other),
         })?;
     if args.json {

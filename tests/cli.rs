@@ -507,3 +507,33 @@ fn a_state_directory_of_an_older_format_is_refused_in_one_line_and_left_alone() 
         layout
     );
 }
+
+#[test]
+fn a_damaged_index_is_refused_in_one_line_and_its_pages_never_come_back_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let article = fixture("article");
+    let o = crawldedup(&["dedup", "--state-dir", state.to_str().unwrap(), &article]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("unique"), "{}", stdout(&o));
+    // Cut every sled data file to nothing, as a full disk or a bad copy would.
+    for entry in std::fs::read_dir(state.join("index")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_file() && name != "conf" && !name.starts_with("crawldedup-manifest") {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+        }
+    }
+    let o = crawldedup(&["dedup", "--state-dir", state.to_str().unwrap(), &article]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("damaged"), "{err}");
+    assert!(err.contains("restore the state directory"), "{err}");
+    assert!(!stdout(&o).contains("unique"), "{}", stdout(&o));
+}

@@ -833,3 +833,86 @@ fn dropping_the_crawl_future_stops_the_crawl_and_the_next_run_resumes() {
     crawl_to_the_end(&runtime, &config, &options);
     assert_eq!(stored_set(&out), expected);
 }
+
+/// The outputs of a finished crawl of the tiny site, damaged by `damage`, then the same
+/// crawl run again: the error it gives (it must give one) and the pages.jsonl bytes after.
+async fn resume_after(
+    damage: impl FnOnce(&Path),
+    out_elsewhere: bool,
+) -> (crawldedup::crawl::CrawlError, Vec<u8>) {
+    let (base, _) = tiny_site(|_| (200, "User-agent: *\nAllow: /\n"), None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl_tiny(format!("{base}/"), dir.path()).await;
+    assert_eq!(summary.totals.stored, 2);
+    let out = if out_elsewhere {
+        dir.path().join("elsewhere")
+    } else {
+        dir.path().join("out")
+    };
+    damage(&dir.path().join("out"));
+    let mut again = config(&dir.path().join("state"), &out, format!("{base}/"));
+    again.crawl.respect_robots = true;
+    let err = crawldedup::crawl::crawl(&again, std::future::pending())
+        .await
+        .expect_err("outputs shorter than the checkpoint must be refused");
+    let pages = std::fs::read(out.join("pages.jsonl")).unwrap_or_default();
+    (err, pages)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_output_is_refused_on_resume_and_never_padded_with_zeros() {
+    let (err, pages) = resume_after(
+        |out| {
+            let path = out.join("pages.jsonl");
+            let text = std::fs::read(&path).unwrap();
+            std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+        },
+        false,
+    )
+    .await;
+    let message = err.to_string();
+    assert!(
+        matches!(err, crawldedup::crawl::CrawlError::OutputBehind { found, expected, .. } if found < expected),
+        "{message}"
+    );
+    assert!(message.contains("pages.jsonl"), "{message}");
+    assert!(message.contains("the last checkpoint wrote"), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+    assert!(!pages.contains(&0), "a hole of zeros was written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outputs_pointed_elsewhere_are_refused_on_resume() {
+    let (err, pages) = resume_after(|_| {}, true).await;
+    assert!(
+        matches!(
+            err,
+            crawldedup::crawl::CrawlError::OutputBehind { found: 0, .. }
+        ),
+        "{err}"
+    );
+    assert!(pages.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_warc_file_is_refused_on_resume() {
+    let (err, pages) = resume_after(
+        |out| {
+            for entry in std::fs::read_dir(out.join("warc")).unwrap() {
+                std::fs::remove_file(entry.unwrap().path()).unwrap();
+            }
+        },
+        false,
+    )
+    .await;
+    let message = err.to_string();
+    assert!(message.contains(".warc.gz"), "{message}");
+    assert!(
+        matches!(
+            err,
+            crawldedup::crawl::CrawlError::OutputBehind { found: 0, .. }
+        ),
+        "{message}"
+    );
+    assert!(!pages.contains(&0));
+}

@@ -289,3 +289,160 @@ fn reopen_keeps_documents_and_layout() {
     assert_eq!(index.len(), 2_000);
     assert_eq!(index.query(Simhash(nth_fp(1234) ^ 0b11)), vec![(1234, 2)]);
 }
+
+/// An index of 500 documents, checkpointed and closed, in a new folder.
+fn checkpointed_index() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
+    for i in 0..500u64 {
+        let fp = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        assert!(matches!(
+            index.check_and_insert(record(fp, u128::from(i))).unwrap(),
+            Decision::Unique(_)
+        ));
+    }
+    index.checkpoint().unwrap();
+    drop(index);
+    // sled's background threads may hold the files a moment after the drop.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    dir
+}
+
+/// Opening `dir` must fail with one line that says the index is damaged.
+fn assert_refused_as_damaged(dir: &Path, what: &str) {
+    match SimhashIndex::open(dir, config(3, None)) {
+        Ok(index) => panic!("{what}: opened with {} documents", index.len()),
+        Err(e) => assert_one_damage_line(&e.to_string(), what),
+    }
+}
+
+fn assert_one_damage_line(line: &str, what: &str) {
+    assert!(line.contains("damaged"), "{what}: {line}");
+    assert!(!line.contains('\n'), "{what}: one line: {line}");
+}
+
+/// After damage to sled's files, opening `dir` either fails with one line saying the index
+/// is damaged, or (when the damage hit bytes sled no longer uses) gives back all 500
+/// documents, each found again as an exact duplicate: never fewer, never a silent `unique`.
+/// Returns whether it refused.
+fn refused_or_whole(dir: &Path, what: &str) -> bool {
+    match SimhashIndex::open(dir, config(3, None)) {
+        Err(e) => {
+            assert_one_damage_line(&e.to_string(), what);
+            true
+        }
+        Ok(index) => {
+            assert_eq!(index.len(), 500, "{what}");
+            for i in 0..500u64 {
+                let fp = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let found = index.find(&record(fp, u128::from(i))).unwrap();
+                assert_eq!(found, Some(Decision::Exact(i)), "{what}: document {i}");
+            }
+            false
+        }
+    }
+}
+
+/// sled's data files in an index folder (everything but the configuration and the
+/// manifest).
+fn sled_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = walk(dir)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name != "conf" && !name.starts_with(crawldedup::index::manifest::MANIFEST_FILE)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_truncated_database_is_refused_never_read_as_empty() {
+    let mut refusals = 0;
+    for keep in [0.0, 0.5, 0.9] {
+        let dir = checkpointed_index();
+        for file in sled_files(dir.path()) {
+            let len = std::fs::metadata(&file).unwrap().len();
+            let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+            f.set_len((len as f64 * keep) as u64).unwrap();
+        }
+        refusals += usize::from(refused_or_whole(dir.path(), &format!("cut to {keep}")));
+    }
+    assert!(refusals >= 2, "an empty or half database is refused");
+}
+
+#[test]
+fn overwritten_database_bytes_are_refused_never_read_as_empty() {
+    let mut refusals = 0;
+    for at in [0.1, 0.5, 0.8] {
+        let dir = checkpointed_index();
+        for file in sled_files(dir.path()) {
+            let mut bytes = std::fs::read(&file).unwrap();
+            if bytes.is_empty() {
+                continue;
+            }
+            let start = (bytes.len() as f64 * at) as usize;
+            let end = (start + 4096).min(bytes.len());
+            for b in &mut bytes[start..end] {
+                *b = 0x5a;
+            }
+            std::fs::write(&file, &bytes).unwrap();
+        }
+        refusals += usize::from(refused_or_whole(
+            dir.path(),
+            &format!("bytes overwritten at {at}"),
+        ));
+    }
+    assert!(refusals >= 1, "overwritten data is refused");
+}
+
+#[test]
+fn a_missing_or_damaged_manifest_is_refused() {
+    let dir = checkpointed_index();
+    let manifest = dir.path().join(crawldedup::index::manifest::MANIFEST_FILE);
+    let text = std::fs::read(&manifest).unwrap();
+    let mut changed = text.clone();
+    // "documents 500" becomes "documents 400": the check line no longer matches.
+    let at = changed.windows(3).position(|w| w == b"500").unwrap();
+    changed[at] = b'4';
+    std::fs::write(&manifest, &changed).unwrap();
+    assert_refused_as_damaged(dir.path(), "manifest changed");
+    std::fs::remove_file(&manifest).unwrap();
+    assert_refused_as_damaged(dir.path(), "manifest deleted");
+    // Put back, the index opens whole.
+    std::fs::write(&manifest, &text).unwrap();
+    assert_eq!(
+        SimhashIndex::open(dir.path(), config(3, None))
+            .unwrap()
+            .len(),
+        500
+    );
+}
+
+#[test]
+fn documents_after_the_last_checkpoint_are_kept_and_counted_by_the_next() {
+    let dir = checkpointed_index();
+    {
+        let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
+        assert_eq!(index.len(), 500);
+        index.check_and_insert(record(42, 10_000)).unwrap();
+        index.checkpoint().unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
+    assert_eq!(index.len(), 501);
+}

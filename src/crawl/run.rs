@@ -136,6 +136,23 @@ pub enum CrawlError {
     /// A setting is unusable (a bad seed, a bad pattern).
     #[error("{0}")]
     Setup(String),
+    /// An output file is shorter than the last checkpoint recorded: it was truncated,
+    /// replaced or deleted, or the outputs are not this state directory's. Resuming would
+    /// leave a hole, so nothing is written.
+    #[error(
+        "output {}: {found} bytes, the last checkpoint wrote {expected}: the outputs do not match \
+         the state directory (restore the file, point --out at this crawl's outputs, or start \
+         a new state directory); nothing was written",
+        path.display()
+    )]
+    OutputBehind {
+        /// The file.
+        path: PathBuf,
+        /// Its length on disk (0 when it is missing).
+        found: u64,
+        /// The length the checkpoint recorded.
+        expected: u64,
+    },
 }
 
 /// The record a checkpoint writes last.
@@ -235,6 +252,30 @@ impl Scope {
     }
 }
 
+/// Refuses an output that is shorter than `expected`, the length the last checkpoint
+/// recorded (a missing file counts as empty): cutting it back is fine, extending it would
+/// write a hole of zeros.
+fn check_not_behind(path: &Path, expected: u64) -> Result<(), CrawlError> {
+    let found = match std::fs::metadata(path) {
+        Ok(meta) => meta.len(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(source) => {
+            return Err(CrawlError::Output {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if found < expected {
+        return Err(CrawlError::OutputBehind {
+            path: path.to_path_buf(),
+            found,
+            expected,
+        });
+    }
+    Ok(())
+}
+
 /// The three JSONL outputs and the WARC writer, owned by the writer thread.
 struct OutputFiles {
     paths: [PathBuf; 3],
@@ -266,6 +307,7 @@ impl OutputFiles {
                     path: path.clone(),
                     source,
                 };
+                check_not_behind(&path, lengths[i])?;
                 let mut file = std::fs::OpenOptions::new()
                     .create(true)
                     .read(true)
@@ -282,6 +324,8 @@ impl OutputFiles {
         let (p2, f2) = open_one(2)?;
         let warc_dir = dir.join("warc");
         let warc = if output.warc {
+            let (number, length) = record.warc;
+            check_not_behind(&warc_dir.join(super::warc::file_name(number)), length)?;
             Some(
                 super::warc::WarcWriter::open(&warc_dir, output.warc_rotate_bytes, record.warc)
                     .map_err(|source| CrawlError::Output {

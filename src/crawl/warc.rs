@@ -53,7 +53,7 @@ pub struct WarcWriter {
     member: Vec<u8>,
 }
 
-fn file_name(number: u64) -> String {
+pub(crate) fn file_name(number: u64) -> String {
     format!("crawldedup-{number:05}.warc.gz")
 }
 

@@ -27,6 +27,16 @@
 
 use super::fmix64;
 
+/// MurmurHash3's 32-bit finaliser: a bijection of `u32` that spreads every input bit over
+/// the output.
+fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
 /// Bins in a [`Sketch`].
 pub const SKETCH_BINS: usize = 64;
 
@@ -174,14 +184,14 @@ impl Sketch {
         (r * (a + b) / (1.0 + r) / smaller).min(1.0)
     }
 
-    /// The [`BANDS`] candidate keys: bins `4i..4i + 4` with the band number, mixed to 64
-    /// bits (texts sharing a key are candidates).
-    pub fn band_keys(&self) -> [u64; BANDS] {
+    /// The [`BANDS`] candidate keys: bins `4i..4i + 4` with the band number, mixed (texts
+    /// sharing a key are candidates).
+    pub fn band_keys(&self) -> [u32; BANDS] {
         std::array::from_fn(|band| self.band_key(band))
     }
 
     /// Band key `band` of [`Sketch::band_keys`] (`band < BANDS`).
-    pub fn band_key(&self, band: usize) -> u64 {
+    pub fn band_key(&self, band: usize) -> u32 {
         Sketch::band_key_of(band, self.band_bins(band))
     }
 
@@ -193,11 +203,14 @@ impl Sketch {
         u32::from_le_bytes(word)
     }
 
-    /// The key of band `band` whose bins are `bins` ([`Sketch::band_bins`]).
-    pub fn band_key_of(band: usize, bins: u32) -> u64 {
-        // The band number goes into the key so that equal bins in different bands never
-        // make equal keys; the mix spreads them over the 64 bits the table buckets by.
-        fmix64(u64::from(bins) ^ ((band as u64 + 1) << 40) ^ SKETCH_SEED)
+    /// The key of band `band` whose bins are `bins` ([`Sketch::band_bins`]): the bins
+    /// xor a constant of the band, through a bijective mix, so two keys of one band are
+    /// equal exactly when their bins are, and the keys spread evenly over the 32 bits the
+    /// band table buckets by. (Four 8-bit bins are 32 bits: a wider key would carry
+    /// nothing more, and 4 bytes less per document and band is 64 bytes per document.)
+    pub fn band_key_of(band: usize, bins: u32) -> u32 {
+        let salt = (fmix64(band as u64 ^ SKETCH_SEED) >> 32) as u32;
+        fmix32(bins ^ salt)
     }
 
     /// The sketch as bytes: the bins, then the shingle count (big-endian).

@@ -25,10 +25,16 @@
 //! compact row (simhash, digest, length and sketch: 96 bytes) per document in chunks of
 //! 1,024, and a meta tree (format version, fingerprint version, layout, count written). The
 //! tables are rebuilt in memory from the rows on open rather than stored once per table.
+//! Beside the database, a [`manifest`] written at every checkpoint records how many
+//! documents the checkpoint made durable and a checksum of their rows; opening refuses, in
+//! one line, an index that holds fewer of them or other ones (sled reads a database whose
+//! files were cut or overwritten as a shorter or empty one, which would answer `unique` for
+//! every page it lost).
 //!
 //! # Memory
-//! Per table, the (key, id) entries bucketed by the top bits of the key (about two per
-//! bucket; built in O(n) by one scatter pass and a per-group counting sort), plus a list of
+//! Per table, the (key, id) entries bucketed by the top bits of the key (8-byte keys in
+//! the simhash tables, 4-byte keys in the band tables, whose four 8-bit bins hold no more;
+//! 8 to 16 entries per bucket; built in O(n) by one scatter pass and a per-group counting sort), plus a list of
 //! recent inserts chained from a direct-mapped array of heads, merged in by one sequential
 //! pass when it passes a quarter of the table; and every document's row, by id. A query
 //! reads one bucket and one chain per table, and asks for the cache lines of all tables
@@ -49,10 +55,12 @@
 //! # Writes and durability
 //! Unique documents are kept in a buffer and written to sled in batches of
 //! [`WRITE_BATCH`] (one batch per tree); [`SimhashIndex::checkpoint`] writes the buffer and
-//! flushes sled, and everything inserted before it survives a kill -9. Documents inserted
+//! flushes sled, then writes the manifest, and everything inserted before it survives a
+//! kill -9. Documents inserted
 //! after the last checkpoint may be lost by a crash; the index is still whole on reopen
 //! (the last written batch is mended from the document tree if a crash cut it short).
 
+pub mod manifest;
 mod memory;
 pub mod plan;
 mod store;
@@ -61,15 +69,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
 use crate::fingerprint::{BANDS, Digest, FINGERPRINT_VERSION, SKETCH_BYTES, Simhash, Sketch};
+use manifest::{MANIFEST_FILE, Manifest};
 use memory::{Bucketed, Scratch};
 pub use plan::Plan;
 use store::{Rows, Store, StoreError};
+
+/// What to do about a damaged index, the end of every message that reports one.
+const RESTORE: &str =
+    "nothing was changed: restore the state directory from a backup, or start a new one";
 
 /// A document's number in the index, given in insertion order from 0.
 pub type DocId = u64;
 
 /// Version of the on-disk layout (trees and record encoding).
-pub const INDEX_FORMAT_VERSION: u32 = 3;
+pub const INDEX_FORMAT_VERSION: u32 = 4;
 
 /// What went wrong with the index.
 #[derive(Debug, thiserror::Error)]
@@ -376,14 +389,16 @@ struct Judgement {
 /// The probe keys of one fingerprint: its permuted simhash per table, its band keys.
 struct Keys {
     permuted: Vec<u64>,
-    bands: [u64; BANDS],
+    bands: [u32; BANDS],
 }
 
 struct Memory {
+    /// Sum of the row checksums of `docs` (see [`manifest`]).
+    checksum: u64,
     /// The permuted simhash tables.
     tables: Vec<Bucketed>,
     /// One table per sketch band, keyed by the band key (exact match).
-    bands: Vec<Bucketed>,
+    bands: Vec<Bucketed<u32>>,
     /// Every document, by id.
     docs: Vec<Stored>,
 }
@@ -396,18 +411,12 @@ impl Memory {
     /// Asks for the cache lines that probes for `keys` will read: all the offsets first,
     /// then all the first entries, so that the misses overlap.
     fn prefetch(&self, keys: &Keys) {
-        let pairs = || {
-            self.tables
-                .iter()
-                .zip(&keys.permuted)
-                .chain(self.bands.iter().zip(&keys.bands))
-        };
-        for (table, &key) in pairs() {
-            table.prefetch_offsets(key);
-        }
-        for (table, &key) in pairs() {
-            table.prefetch_entries(key);
-        }
+        let tables = || self.tables.iter().zip(&keys.permuted);
+        let bands = || self.bands.iter().zip(&keys.bands);
+        tables().for_each(|(table, &key)| table.prefetch_offsets(key));
+        bands().for_each(|(table, &key)| table.prefetch_offsets(key));
+        tables().for_each(|(table, &key)| table.prefetch_entries(key));
+        bands().for_each(|(table, &key)| table.prefetch_entries(key));
     }
 
     /// Documents within `k` bits of the fingerprint, or sharing a band key with it: the
@@ -433,6 +442,10 @@ impl Memory {
         for (table, &key) in self.bands.iter_mut().zip(&keys.bands) {
             table.insert(key, id);
         }
+        self.checksum = self.checksum.wrapping_add(manifest::row_checksum(
+            u64::from(id),
+            &store::encode_row(stored),
+        ));
         self.docs.push(stored);
     }
 }
@@ -503,22 +516,51 @@ impl SimhashIndex {
                 crate::config::MAX_DISTANCE_LIMIT
             )));
         }
+        let started = std::time::Instant::now();
         let db = crate::db::open(&sled::Config::new().path(dir).cache_capacity(256 << 20))
             .map_err(store_error)?;
+        let sled_opened = started.elapsed();
         let store = Store::open(&db).map_err(store_error)?;
-        let plan = match store.layout().map_err(store_error)? {
-            Some((version, fp_version, k, blocks)) => {
+        let manifest = Manifest::read(dir).map_err(&corrupt)?;
+        let (plan, manifest) = match (store.layout().map_err(store_error)?, manifest) {
+            (Some((version, fp_version, k, blocks)), manifest) => {
                 if version != INDEX_FORMAT_VERSION || fp_version != FINGERPRINT_VERSION {
                     return Err(IndexError::Format {
                         path: path.clone(),
                         found: (version, fp_version),
                     });
                 }
-                Plan::with_blocks(k, blocks).ok_or_else(|| {
+                let plan = Plan::with_blocks(k, blocks).ok_or_else(|| {
                     corrupt(format!("stored layout k = {k}, {blocks} blocks is invalid"))
-                })?
+                })?;
+                let manifest = match manifest {
+                    Some(m) => m,
+                    // Created, then stopped before its first manifest: nothing to lose.
+                    None if store.is_empty().map_err(store_error)? => Manifest::empty(),
+                    None => {
+                        return Err(corrupt(format!(
+                            "damaged: the manifest ({MANIFEST_FILE}) is missing, so the index \
+                             cannot be checked; {RESTORE}"
+                        )));
+                    }
+                };
+                if (manifest.format, manifest.fingerprint) != (version, fp_version) {
+                    return Err(corrupt(format!(
+                        "damaged: the manifest names index format {} and fingerprint version \
+                         {}, the database {version} and {fp_version}; {RESTORE}",
+                        manifest.format, manifest.fingerprint
+                    )));
+                }
+                (plan, manifest)
             }
-            None => {
+            (None, Some(manifest)) => {
+                return Err(corrupt(format!(
+                    "damaged: the database holds no index, the manifest records {} documents; \
+                     {RESTORE}",
+                    manifest.documents
+                )));
+            }
+            (None, None) => {
                 let plan = match config.blocks {
                     Some(r) => Plan::with_blocks(config.max_distance, r),
                     None => Plan::choose(
@@ -541,7 +583,10 @@ impl SimhashIndex {
                         plan.blocks.len() as u32,
                     )
                     .map_err(store_error)?;
-                plan
+                db.flush().map_err(store_error)?;
+                let manifest = Manifest::empty();
+                manifest.write(dir).map_err(|e| corrupt(e.to_string()))?;
+                (plan, manifest)
             }
         };
         let store_failure = |e: StoreError| match e {
@@ -551,7 +596,22 @@ impl SimhashIndex {
             },
             StoreError::Corrupt(problem) => corrupt(problem),
         };
-        let mut rows = store.load_rows().map_err(store_failure)?;
+        let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
+        let mut rows = store.load_rows(&marks).map_err(store_failure)?;
+        if (rows.len() as u64) < manifest.documents {
+            return Err(corrupt(format!(
+                "damaged: {} documents readable, the manifest records {}; {RESTORE}",
+                rows.len(),
+                manifest.documents
+            )));
+        }
+        if rows.checksums_at[0].1 != Some(manifest.rows_checksum) {
+            return Err(corrupt(format!(
+                "damaged: the rows of the first {} documents do not match the manifest's \
+                 checksum; {RESTORE}",
+                manifest.documents
+            )));
+        }
         if let Some(limit) = limit {
             if (rows.len() as u64) < limit {
                 return Err(corrupt(format!(
@@ -559,8 +619,17 @@ impl SimhashIndex {
                     rows.len()
                 )));
             }
-            store.truncate(limit, &mut rows).map_err(store_failure)?;
-            db.flush().map_err(store_error)?;
+            if (rows.len() as u64) > limit {
+                store.truncate(limit, &mut rows).map_err(store_failure)?;
+                db.flush().map_err(store_error)?;
+                Manifest {
+                    documents: limit,
+                    rows_checksum: rows.checksum,
+                    ..manifest
+                }
+                .write(dir)
+                .map_err(|e| corrupt(e.to_string()))?;
+            }
         }
         if u32::try_from(rows.len()).is_err() {
             return Err(corrupt(format!(
@@ -568,8 +637,16 @@ impl SimhashIndex {
                 rows.len()
             )));
         }
+        let rows_read = started.elapsed();
         let memory = build_memory(&plan, rows);
         let count = memory.count();
+        tracing::debug!(
+            "{}: opened with {count} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
+            path.display(),
+            sled_opened.as_secs_f64(),
+            (rows_read - sled_opened).as_secs_f64(),
+            (started.elapsed() - rows_read).as_secs_f64()
+        );
         Ok(SimhashIndex {
             confirm: config.confirm,
             refused: Default::default(),
@@ -609,12 +686,8 @@ impl SimhashIndex {
     /// Bytes of memory the in-memory tables use.
     pub fn memory_bytes(&self) -> usize {
         let memory = self.read();
-        memory
-            .tables
-            .iter()
-            .chain(&memory.bands)
-            .map(Bucketed::bytes)
-            .sum::<usize>()
+        memory.tables.iter().map(Bucketed::bytes).sum::<usize>()
+            + memory.bands.iter().map(Bucketed::bytes).sum::<usize>()
             + memory.docs.capacity() * std::mem::size_of::<Stored>()
     }
 
@@ -801,14 +874,29 @@ impl SimhashIndex {
     /// Makes everything inserted so far durable: writes the buffered documents and flushes
     /// sled.
     pub fn checkpoint(&self) -> Result<(), IndexError> {
+        // What the manifest will promise, taken first: every document counted here is
+        // already in the buffer or in sled (it enters the buffer before memory), so the
+        // write and the flush below make all of it durable before the manifest says so.
+        let (documents, rows_checksum) = {
+            let memory = self.read();
+            (memory.count(), memory.checksum)
+        };
         self.write_pending()?;
-        self.db
-            .flush()
-            .map(|_| ())
-            .map_err(|source| IndexError::Store {
-                path: self.path.clone(),
-                source,
-            })
+        self.db.flush().map_err(|source| IndexError::Store {
+            path: self.path.clone(),
+            source,
+        })?;
+        Manifest {
+            format: INDEX_FORMAT_VERSION,
+            fingerprint: FINGERPRINT_VERSION,
+            documents,
+            rows_checksum,
+        }
+        .write(&self.path)
+        .map_err(|e| IndexError::Corrupt {
+            path: self.path.clone(),
+            problem: format!("writing the manifest: {e}"),
+        })
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Memory> {
@@ -829,36 +917,47 @@ fn build_memory(plan: &Plan, rows: Rows) -> Memory {
     // One pass over the rows pulls out what the tables are keyed by, a column each: every
     // table then reads 4 or 8 bytes per document instead of a 96-byte row (at 10 M rows,
     // 26 passes over the rows would move 25 GB through the caches).
+    // All columns come from one pass, in which every row is read once.
     let docs = &rows.docs;
     let simhashes: Vec<u64> = docs.iter().map(|d| d.simhash).collect();
-    let bins: Vec<Vec<u32>> = (0..BANDS)
-        .map(|band| docs.iter().map(|d| d.sketch.band_bins(band)).collect())
+    let mut bins: Vec<Vec<u32>> = (0..BANDS)
+        .map(|_| memory::with_capacity(docs.len()))
         .collect();
-    let build = |job: usize, scratch: &mut Scratch| {
+    for doc in docs {
+        for (band, column) in bins.iter_mut().enumerate() {
+            column.push(doc.sketch.band_bins(band));
+        }
+    }
+    // A worker keeps one set of working arrays per key width.
+    enum Built {
+        Table(Bucketed<u64>),
+        Band(Bucketed<u32>),
+    }
+    let build = |job: usize, scratch: &mut (Scratch<u64>, Scratch<u32>)| {
         if job < table_count {
-            Bucketed::build_from(
+            Built::Table(Bucketed::build_from(
                 plan.tables[job].leading_bits,
                 simhashes.len(),
                 |i| (plan.permute(job, simhashes[i]), i as u32),
-                scratch,
-            )
+                &mut scratch.0,
+            ))
         } else {
             let band = job - table_count;
             let column = &bins[band];
-            Bucketed::build_from(
-                64,
+            Built::Band(Bucketed::build_from(
+                32,
                 column.len(),
                 |i| (Sketch::band_key_of(band, column[i]), i as u32),
-                scratch,
-            )
+                &mut scratch.1,
+            ))
         }
     };
-    let mut built: Vec<(usize, Bucketed)> = std::thread::scope(|scope| {
+    let mut built: Vec<(usize, Built)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
-                    let mut scratch = Scratch::default();
+                    let mut scratch = Default::default();
                     loop {
                         let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         if job >= jobs {
@@ -875,9 +974,16 @@ fn build_memory(plan: &Plan, rows: Rows) -> Memory {
             .collect()
     });
     built.sort_by_key(|&(job, _)| job);
-    let mut tables: Vec<Bucketed> = built.into_iter().map(|(_, table)| table).collect();
-    let bands = tables.split_off(table_count);
+    let mut tables = Vec::with_capacity(table_count);
+    let mut bands = Vec::with_capacity(BANDS);
+    for (_, table) in built {
+        match table {
+            Built::Table(table) => tables.push(table),
+            Built::Band(band) => bands.push(band),
+        }
+    }
     Memory {
+        checksum: rows.checksum,
         tables,
         bands,
         docs: rows.docs,

@@ -40,6 +40,10 @@ const WRITTEN_KEY: &str = "written";
 #[derive(Debug, Default)]
 pub(crate) struct Rows {
     pub(crate) docs: Vec<Stored>,
+    /// Sum of the row checksums of every row ([`super::manifest::row_checksum`]).
+    pub(crate) checksum: u64,
+    /// The sum over the first `n` rows, for each `n` asked for (`None` when fewer rows).
+    pub(crate) checksums_at: Vec<(u64, Option<u64>)>,
 }
 
 impl Rows {
@@ -47,12 +51,38 @@ impl Rows {
         self.docs.len()
     }
 
-    fn push(&mut self, row: Stored) {
+    /// Adds the next row, from its stored bytes.
+    fn push(&mut self, bytes: &[u8]) -> Option<()> {
+        let row = decode_row(bytes)?;
+        self.checksum = self
+            .checksum
+            .wrapping_add(super::manifest::row_checksum(self.docs.len() as u64, bytes));
         self.docs.push(row);
+        let len = self.docs.len() as u64;
+        for (at, sum) in &mut self.checksums_at {
+            if *at == len {
+                *sum = Some(self.checksum);
+            }
+        }
+        Some(())
     }
 
+    /// Keeps the first `len` rows, and their checksum.
     fn truncate(&mut self, len: usize) {
+        if self.docs.len() <= len {
+            return;
+        }
         self.docs.truncate(len);
+        let marked = self
+            .checksums_at
+            .iter()
+            .find(|(at, _)| *at == len as u64)
+            .and_then(|(_, sum)| *sum);
+        self.checksum = marked.unwrap_or_else(|| {
+            self.docs.iter().enumerate().fold(0u64, |sum, (id, row)| {
+                sum.wrapping_add(super::manifest::row_checksum(id as u64, &encode_row(*row)))
+            })
+        });
     }
 
     fn row(&self, id: usize) -> Stored {
@@ -109,6 +139,11 @@ impl Store {
         Ok(())
     }
 
+    /// Whether no document was ever written here.
+    pub(crate) fn is_empty(&self) -> Result<bool, sled::Error> {
+        Ok(self.docs.is_empty() && self.rows.is_empty() && self.meta.get(WRITTEN_KEY)?.is_none())
+    }
+
     fn written(&self) -> Result<u64, StoreError> {
         match self.meta.get(WRITTEN_KEY)? {
             Some(v) => Ok(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| {
@@ -118,11 +153,17 @@ impl Store {
         }
     }
 
-    /// Every document's row, by id; mends the rows of a tail that a crash cut short.
-    pub(crate) fn load_rows(&self) -> Result<Rows, StoreError> {
+    /// Every document's row, by id; mends the rows of a tail that a crash cut short. The
+    /// checksum of the first `n` rows is kept for each `n` of `marks`.
+    pub(crate) fn load_rows(&self, marks: &[u64]) -> Result<Rows, StoreError> {
         let written = self.written()?;
         let mut rows = Rows {
             docs: super::memory::with_capacity(written as usize),
+            checksum: 0,
+            checksums_at: marks
+                .iter()
+                .map(|&at| (at, (at == 0).then_some(0)))
+                .collect(),
         };
         for item in self.rows.range(..chunk_key(written.div_ceil(ROW_CHUNK))) {
             let (key, value) = item?;
@@ -138,9 +179,9 @@ impl Store {
                 )));
             }
             for row in value.chunks_exact(ROW_BYTES) {
-                rows.push(decode_row(row).ok_or_else(|| {
+                rows.push(row).ok_or_else(|| {
                     StoreError::Corrupt(format!("row chunk {chunk} holds an unreadable row"))
-                })?);
+                })?;
             }
         }
         if (rows.len() as u64) < written {
@@ -149,7 +190,22 @@ impl Store {
                 rows.len()
             )));
         }
-        rows.truncate(written as usize);
+        if rows.len() as u64 > written {
+            // Rows past the count (a chunk rewritten in place): recount without them.
+            let mut kept = Rows {
+                docs: super::memory::with_capacity(written as usize),
+                checksum: 0,
+                checksums_at: std::mem::take(&mut rows.checksums_at)
+                    .into_iter()
+                    .map(|(at, _)| (at, (at == 0).then_some(0)))
+                    .collect(),
+            };
+            for row in &rows.docs[..written as usize] {
+                kept.push(&encode_row(*row))
+                    .expect("a row just encoded reads back");
+            }
+            rows = kept;
+        }
         // Documents written after the last complete batch: mend their rows.
         let mut tail = Vec::new();
         for item in self.docs.range(chunk_key(written / DOC_CHUNK)..) {
@@ -172,7 +228,8 @@ impl Store {
             let first = written;
             self.write_rows(first, &tail, Some(&rows))?;
             for r in &tail {
-                rows.push(Stored::of(r));
+                rows.push(&encode_row(Stored::of(r)))
+                    .expect("a row just encoded reads back");
             }
             self.meta
                 .insert(WRITTEN_KEY, &(rows.len() as u64).to_be_bytes())?;
@@ -321,7 +378,7 @@ fn key_number(key: &[u8]) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::Corrupt("bad chunk key".into()))
 }
 
-fn encode_row(row: Stored) -> [u8; ROW_BYTES] {
+pub(crate) fn encode_row(row: Stored) -> [u8; ROW_BYTES] {
     let mut out = [0u8; ROW_BYTES];
     out[..8].copy_from_slice(&row.simhash.to_be_bytes());
     out[8..24].copy_from_slice(&row.digest.0.to_be_bytes());

@@ -1,0 +1,180 @@
+//! The index's manifest: what a damaged database is checked against.
+//!
+//! sled keeps a checksum per log entry and, on recovery, stops at the first entry that
+//! fails it, so bytes overwritten or cut off in its files can come back as a shorter or an
+//! empty database with no error. Read alone, such an index would answer `unique` for every
+//! page it lost. The manifest is a small file beside the database, rewritten atomically
+//! (temporary file, fsync, rename, fsync of the folder) at every checkpoint, after sled's
+//! flush. It records the formats, the number of documents the checkpoint made durable and
+//! a checksum of their rows, and carries a checksum of its own text. Opening reads every
+//! row anyway (to build the tables), sums the row checksums on the way and refuses an index
+//! that holds fewer documents than the manifest, or whose first documents do not add up to
+//! the recorded checksum. A document written after the last checkpoint may be missing after
+//! a crash (it was never promised), never one from before it.
+//!
+//! Text, one `key value` per line, the last line `check` and the xxh3 of everything before
+//! it, so that an operator can read it with `cat`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+
+/// File name of the manifest, inside the index folder.
+pub const MANIFEST_FILE: &str = "crawldedup-manifest";
+
+const HEADER: &str = "crawldedup index manifest";
+
+/// What a checkpoint made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Manifest {
+    /// Index format version.
+    pub format: u32,
+    /// Fingerprint version.
+    pub fingerprint: u32,
+    /// Documents made durable.
+    pub documents: u64,
+    /// Sum (wrapping) of [`row_checksum`] over those documents.
+    pub rows_checksum: u64,
+}
+
+/// The checksum of document `id`'s stored row bytes.
+pub fn row_checksum(id: u64, row: &[u8]) -> u64 {
+    xxh3_64_with_seed(row, id)
+}
+
+impl Manifest {
+    /// The manifest of a new, empty index of this build's formats.
+    pub fn empty() -> Manifest {
+        Manifest {
+            format: super::INDEX_FORMAT_VERSION,
+            fingerprint: crate::fingerprint::FINGERPRINT_VERSION,
+            documents: 0,
+            rows_checksum: 0,
+        }
+    }
+
+    /// The path of the manifest of the index in `dir`.
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST_FILE)
+    }
+
+    fn text(&self) -> String {
+        let body = format!(
+            "{HEADER}\nformat {}\nfingerprint {}\ndocuments {}\nrows-checksum {:016x}\n",
+            self.format, self.fingerprint, self.documents, self.rows_checksum
+        );
+        let check = xxh3_64(body.as_bytes());
+        format!("{body}check {check:016x}\n")
+    }
+
+    /// Reads the manifest of the index in `dir`: `Ok(None)` if there is none, an error
+    /// naming the problem if it cannot be read or does not check.
+    pub fn read(dir: &Path) -> Result<Option<Manifest>, String> {
+        let path = Manifest::path(dir);
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("manifest {}: {e}", path.display())),
+        };
+        Manifest::parse(&text)
+            .map(Some)
+            .map_err(|problem| format!("manifest {}: {problem}", path.display()))
+    }
+
+    fn parse(bytes: &[u8]) -> Result<Manifest, String> {
+        let text = std::str::from_utf8(bytes).map_err(|_| "not text: damaged".to_string())?;
+        let check_at = text
+            .rfind("check ")
+            .ok_or("no check line: damaged or truncated")?;
+        let (body, check) = text.split_at(check_at);
+        let check = check
+            .strip_suffix('\n')
+            .ok_or("no end of line after the check: truncated")?
+            .strip_prefix("check ")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .ok_or("unreadable check line: damaged")?;
+        if check != xxh3_64(body.as_bytes()) {
+            return Err("checksum mismatch: damaged".into());
+        }
+        let mut lines = body.lines();
+        if lines.next() != Some(HEADER) {
+            return Err("not a crawldedup index manifest".into());
+        }
+        let mut field = |name: &str| -> Result<&str, String> {
+            lines
+                .next()
+                .and_then(|l| l.strip_prefix(name))
+                .and_then(|l| l.strip_prefix(' '))
+                .ok_or_else(|| format!("missing `{name}`"))
+        };
+        let number = |s: &str, name: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("unreadable `{name}`: {s}"))
+        };
+        let format = number(field("format")?, "format")?;
+        let fingerprint = number(field("fingerprint")?, "fingerprint")?;
+        let documents = number(field("documents")?, "documents")?;
+        let rows = field("rows-checksum")?;
+        let rows_checksum = u64::from_str_radix(rows, 16)
+            .map_err(|_| format!("unreadable `rows-checksum`: {rows}"))?;
+        Ok(Manifest {
+            format: u32::try_from(format).map_err(|_| "format out of range".to_string())?,
+            fingerprint: u32::try_from(fingerprint)
+                .map_err(|_| "fingerprint out of range".to_string())?,
+            documents,
+            rows_checksum,
+        })
+    }
+
+    /// Replaces the manifest of the index in `dir` with this one, atomically and durably:
+    /// after a crash the file is the old one or the new one, never a mix.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let path = Manifest::path(dir);
+        let temporary = dir.join(format!("{MANIFEST_FILE}.tmp"));
+        {
+            let mut file = std::fs::File::create(&temporary)?;
+            file.write_all(self.text().as_bytes())?;
+            file.sync_all()?;
+        }
+        std::fs::rename(&temporary, &path)?;
+        // The rename is durable once the folder's entry is.
+        std::fs::File::open(dir)?.sync_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Manifest {
+        Manifest {
+            format: 4,
+            fingerprint: 3,
+            documents: 12_345,
+            rows_checksum: 0xdead_beef_0123_4567,
+        }
+    }
+
+    #[test]
+    fn a_manifest_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Manifest::read(dir.path()).unwrap(), None);
+        sample().write(dir.path()).unwrap();
+        assert_eq!(Manifest::read(dir.path()).unwrap(), Some(sample()));
+        assert!(!dir.path().join(format!("{MANIFEST_FILE}.tmp")).exists());
+    }
+
+    #[test]
+    fn every_changed_or_cut_byte_is_detected() {
+        let text = sample().text().into_bytes();
+        for at in 0..text.len() {
+            let mut changed = text.clone();
+            changed[at] ^= 0x01;
+            assert!(Manifest::parse(&changed).is_err(), "byte {at} changed");
+            // A cut that leaves the check line whole but drops part of the body, or that
+            // cuts into the check line, is refused too.
+            assert!(Manifest::parse(&text[..at]).is_err(), "cut at {at}");
+        }
+    }
+}
