@@ -623,6 +623,13 @@ impl Dedup {
         Ok(())
     }
 
+    /// Makes every page stored so far durable before it returns (a group commit: see
+    /// [`SimhashIndex::sync`]); what a caller answers after this call survives a kill -9.
+    pub fn sync_pages(&self) -> Result<(), DedupError> {
+        self.index.sync()?;
+        Ok(())
+    }
+
     /// Writes and flushes the index alone, and returns how many documents it holds (a
     /// crawl records this number in its own checkpoint).
     pub fn flush_index(&self) -> Result<u64, DedupError> {

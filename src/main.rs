@@ -75,6 +75,11 @@ struct ServeArgs {
     /// Checkpoint this often (for example 30s, 5m; 0 turns it off).
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     checkpoint_every: humantime::Duration,
+    /// When a stored page is durable: `answered` (before its answer goes out; a kill -9
+    /// loses nothing that was answered) or `checkpoint` (at the next checkpoint; faster, a
+    /// kill -9 forgets the pages stored since).
+    #[arg(long, value_name = "WHEN", default_value = "answered")]
+    durability: crawldedup::adapters::serve::Durability,
     #[command(flatten)]
     config: ConfigArgs,
 }
@@ -610,6 +615,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
         token: args.token.filter(|t| !t.is_empty()),
         max_request_bytes: args.max_request_bytes,
         checkpoint_every: (!every.is_zero()).then_some(every),
+        durability: args.durability,
         ..serve::ServeOptions::default()
     };
     let runtime =

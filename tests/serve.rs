@@ -581,3 +581,101 @@ fn unusable_listen_address_or_state_dir_is_one_line_and_exit_2() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// Page checks from 8 concurrent clients, each sending the site's articles in its own
+/// order, until a SIGKILL `kill_after` into the burst: the (path, verdict) of every answer
+/// received, with the clients' errors after the kill ignored.
+fn burst_until_killed(
+    runtime: &tokio::runtime::Runtime,
+    site: &Site,
+    state: &std::path::Path,
+    extra: &[&str],
+    kill_after: std::time::Duration,
+) -> Vec<(String, String)> {
+    let (mut child, base) = spawn_binary(state, extra);
+    let articles: Vec<String> = site.articles().iter().map(|a| a.path()).collect();
+    let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let mut tasks = Vec::new();
+        for c in 0..8usize {
+            let (client, base, answered) = (client.clone(), base.clone(), answered.clone());
+            let mut order = articles.clone();
+            let turn = c * order.len() / 8;
+            order.rotate_left(turn);
+            let bodies: Vec<(String, String)> = order
+                .into_iter()
+                .map(|p| {
+                    let body = page(site, &p);
+                    (p, body)
+                })
+                .collect();
+            tasks.push(tokio::spawn(async move {
+                for (path, body) in bodies {
+                    let sent = client
+                        .post(format!("{base}/v1/pages/check"))
+                        .json(&page_request(&path, &body))
+                        .send()
+                        .await;
+                    let Ok(response) = sent else { return };
+                    let Ok(got) = response.json::<Value>().await else {
+                        return;
+                    };
+                    let verdict = got["verdict"].as_str().unwrap_or("").to_string();
+                    answered.lock().unwrap().push((path, verdict));
+                }
+            }));
+        }
+        tokio::time::sleep(kill_after).await;
+        signal(&child, "KILL");
+        for task in tasks {
+            let _ = task.await;
+        }
+    });
+    let _ = child.0.wait();
+    let answered = answered.lock().unwrap().clone();
+    answered
+}
+
+/// With `--durability checkpoint` (and no periodic checkpoint) the same test fails: pages
+/// answered `unique` come back `unique` after the restart.
+#[test]
+fn every_page_answered_unique_before_a_sigkill_is_a_duplicate_after_the_restart() {
+    let site = Site::new(5, 20);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut unique_answered = 0;
+    // Kill at several moments of the burst, resuming each time from the same directory.
+    for kill_after in [150u64, 400, 900] {
+        let answered = burst_until_killed(
+            &runtime,
+            &site,
+            state.path(),
+            &[],
+            std::time::Duration::from_millis(kill_after),
+        );
+        let unique: Vec<&String> = answered
+            .iter()
+            .filter(|(_, v)| v == "unique")
+            .map(|(p, _)| p)
+            .collect();
+        unique_answered += unique.len();
+        // Every page answered `unique` is known after the restart.
+        let (mut child, base) = spawn_binary(state.path(), &[]);
+        let client = reqwest::Client::new();
+        for path in unique {
+            let (_, got) = runtime.block_on(answer(
+                client
+                    .post(format!("{base}/v1/pages/check"))
+                    .json(&page_request("again", &page(&site, path))),
+            ));
+            assert_eq!(
+                got["verdict"], "exact_duplicate",
+                "{path}, answered unique before the kill at {kill_after} ms: {got}"
+            );
+        }
+        signal(&child, "KILL");
+        let _ = child.0.wait();
+    }
+    assert!(unique_answered > 0, "the burst was answered before the kills");
+}

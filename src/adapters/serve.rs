@@ -21,10 +21,16 @@
 //! never stalls the other requests. The stage's own atomicity holds across clients: of
 //! identical pages posted at the same moment, exactly one is `unique`.
 //!
-//! Durability: the server checkpoints every [`ServeOptions::checkpoint_every`], on
-//! `POST /v1/checkpoint`, and once more when it shuts down (the future passed to [`serve`],
-//! which `crawldedup serve` ties to SIGINT and SIGTERM). A kill -9 loses at most what was
-//! recorded since the last checkpoint.
+//! Durability ([`Durability`]): by default a page check that stores a page answers only
+//! once the page is durable (index written, sled flushed, manifest rewritten), so a
+//! `unique` the client has received survives a kill -9 and the same page is a duplicate
+//! after the restart. Concurrent checks share one flush (group commit: the first waiter
+//! runs it, the others queue behind it and are covered by it or by the next).
+//! `Durability::Checkpoint` answers at once and leaves durability to the checkpoints, for
+//! a client that can redo its recent pages after a crash. Either way the server checkpoints
+//! every [`ServeOptions::checkpoint_every`], on `POST /v1/checkpoint`, and once more when
+//! it shuts down (the future passed to [`serve`], which `crawldedup serve` ties to SIGINT
+//! and SIGTERM); URL verdicts are durable at those checkpoints.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -69,6 +75,34 @@ pub struct ServeOptions {
     pub max_urls: usize,
     /// Checkpoint this often while serving (`None`: only on request and at shutdown).
     pub checkpoint_every: Option<Duration>,
+    /// When a stored page becomes durable: before its answer (the default) or at the next
+    /// checkpoint.
+    pub durability: Durability,
+}
+
+/// When a page the sidecar stores becomes durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Before the answer goes out: every `unique` answered survives a kill -9.
+    #[default]
+    Answered,
+    /// At the next checkpoint: faster, and a kill -9 forgets the pages stored since the
+    /// last checkpoint (they come back `unique`).
+    Checkpoint,
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "answered" => Ok(Durability::Answered),
+            "checkpoint" => Ok(Durability::Checkpoint),
+            other => Err(format!(
+                "unknown durability `{other}`: use `answered` or `checkpoint`"
+            )),
+        }
+    }
 }
 
 impl Default for ServeOptions {
@@ -78,6 +112,7 @@ impl Default for ServeOptions {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             max_urls: DEFAULT_MAX_URLS,
             checkpoint_every: Some(Duration::from_secs(30)),
+            durability: Durability::default(),
         }
     }
 }
@@ -396,6 +431,7 @@ async fn check_page(
     let url = request.url;
     let content_type = request.content_type;
     let include_text = request.include_text;
+    let durability = state.options.durability;
     let answer = tokio::task::spawn_blocking(move || -> Result<Value, DedupError> {
         let (verdict, title, text) = match input {
             Input::Html(bytes) => {
@@ -405,6 +441,13 @@ async fn check_page(
             }
             Input::Text(text) => (dedup.check_text(&url, &text)?, None, text),
         };
+        // A stored page is durable before it is answered; a duplicate changed nothing
+        // (its original was made durable when it was answered).
+        if durability == Durability::Answered
+            && matches!(verdict, crate::dedup::PageVerdict::Unique { .. })
+        {
+            dedup.sync_pages()?;
+        }
         let mut answer = serde_json::Map::new();
         answer.insert("url".into(), url.into());
         answer.extend(verdict.json_fields());

@@ -461,6 +461,10 @@ pub struct SimhashIndex {
     refused: std::sync::atomic::AtomicU64,
     memory: RwLock<Memory>,
     writer: Mutex<()>,
+    /// Documents known durable (the count at the start of the last checkpoint); held for
+    /// the whole of a checkpoint, so that callers of [`SimhashIndex::sync`] queue behind
+    /// the one running and most find their documents covered by it.
+    durable: Mutex<u64>,
     /// Documents decided unique but not yet written to sled, in id order from
     /// `Pending::first`; written in one batch per tree when `WRITE_BATCH` accumulate, and at
     /// every checkpoint.
@@ -656,6 +660,7 @@ impl SimhashIndex {
             plan,
             memory: RwLock::new(memory),
             writer: Mutex::new(()),
+            durable: Mutex::new(count),
             pending: Mutex::new(Pending {
                 first: count,
                 docs: Vec::new(),
@@ -874,6 +879,29 @@ impl SimhashIndex {
     /// Makes everything inserted so far durable: writes the buffered documents and flushes
     /// sled.
     pub fn checkpoint(&self) -> Result<(), IndexError> {
+        let mut durable = lock(&self.durable);
+        *durable = self.checkpoint_locked()?;
+        Ok(())
+    }
+
+    /// Makes every document inserted before the call durable, as a checkpoint does, unless
+    /// a checkpoint that started after the insert has already done so: a group commit.
+    /// Callers that answer a client (the sidecar) call it before the answer goes out; of
+    /// many concurrent callers, one runs the checkpoint and the others, queued behind it,
+    /// find their documents covered or share the next one.
+    pub fn sync(&self) -> Result<(), IndexError> {
+        let wanted = self.len();
+        let mut durable = lock(&self.durable);
+        if *durable >= wanted {
+            return Ok(());
+        }
+        *durable = self.checkpoint_locked()?;
+        Ok(())
+    }
+
+    /// The checkpoint itself (the caller holds `durable`); returns the documents it made
+    /// durable.
+    fn checkpoint_locked(&self) -> Result<u64, IndexError> {
         // What the manifest will promise, taken first: every document counted here is
         // already in the buffer or in sled (it enters the buffer before memory), so the
         // write and the flush below make all of it durable before the manifest says so.
@@ -896,7 +924,8 @@ impl SimhashIndex {
         .map_err(|e| IndexError::Corrupt {
             path: self.path.clone(),
             problem: format!("writing the manifest: {e}"),
-        })
+        })?;
+        Ok(documents)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Memory> {
