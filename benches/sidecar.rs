@@ -1,6 +1,8 @@
 //! The sidecar (`crawldedup serve`) on loopback: URL checks per second in batches of 100,
 //! and page checks per second for typical pages, with 1, 2 and 8 concurrent clients, next
-//! to the same work done by calling the library in process (what HTTP and JSON cost).
+//! to the same work done by calling the library in process (what HTTP and JSON cost), and
+//! page checks again with `Durability::Checkpoint` (what answering only durable pages, the
+//! default, costs).
 //!
 //! Pages: the first 300 WCXB dev pages (real pages, 280 KB on average) when
 //! `../shared/datasets/wcxb-dev` is present, otherwise articles of the generated fixture
@@ -112,6 +114,27 @@ fn url_batch(client: usize, i: u64) -> Vec<String> {
         .collect()
 }
 
+/// Page checks per second through the sidecar at `base`.
+async fn drive_pages(base: &str, clients: usize, seconds: f64, pages: &Arc<Vec<Vec<u8>>>) -> f64 {
+    let base = base.to_string();
+    let pages = pages.clone();
+    drive(clients, seconds, move |client, i| {
+        let base = base.clone();
+        let pages = pages.clone();
+        async move {
+            let page = &pages[(i as usize * CLIENTS[2] + client) % pages.len()];
+            let body = json!({
+                "url": format!("https://c{client}.example/{i}"),
+                "content_type": "text/html",
+                "body_base64": data_encoding::BASE64.encode(page),
+            });
+            post(&base, "/v1/pages/check", body).await;
+            1
+        }
+    })
+    .await
+}
+
 fn main() {
     let seconds: f64 = std::env::args()
         .skip(1)
@@ -127,8 +150,13 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
-        "{:<8} {:>18} {:>18} {:>18} {:>18}",
-        "clients", "URLs/s (sidecar)", "URLs/s (library)", "pages/s (sidecar)", "pages/s (library)"
+        "{:<8} {:>18} {:>18} {:>18} {:>22} {:>18}",
+        "clients",
+        "URLs/s (sidecar)",
+        "URLs/s (library)",
+        "pages/s (sidecar)",
+        "(durable at checkpt)",
+        "pages/s (library)"
     );
     let mut rows = Vec::new();
     for clients in CLIENTS {
@@ -161,22 +189,26 @@ fn main() {
                 BATCH as u64
             }
         }));
-        let page_base = base.clone();
-        let page_list = pages.clone();
-        let sidecar_pages = runtime.block_on(drive(clients, seconds, move |client, i| {
-            let base = page_base.clone();
-            let pages = page_list.clone();
-            async move {
-                let page = &pages[(i as usize * CLIENTS[2] + client) % pages.len()];
-                let body = json!({
-                    "url": format!("https://c{client}.example/{i}"),
-                    "content_type": "text/html",
-                    "body_base64": data_encoding::BASE64.encode(page),
-                });
-                post(&base, "/v1/pages/check", body).await;
-                1
-            }
-        }));
+        let sidecar_pages = runtime.block_on(drive_pages(&base, clients, seconds, &pages));
+        let _ = stop.send(());
+        // Again with durability left to the checkpoints: what answering only durable
+        // pages costs.
+        let (_dir, dedup) = new_stage();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let base = runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let options = ServeOptions {
+                checkpoint_every: None,
+                durability: serve::Durability::Checkpoint,
+                ..ServeOptions::default()
+            };
+            tokio::spawn(serve::serve(dedup.clone(), listener, options, async {
+                let _ = stopped.await;
+            }));
+            base
+        });
+        let lazy_pages = runtime.block_on(drive_pages(&base, clients, seconds, &pages));
         let _ = stop.send(());
 
         // The library in process, on the same number of threads.
@@ -217,22 +249,24 @@ fn main() {
             }
         }));
         println!(
-            "{clients:<8} {sidecar_urls:>18.0} {library_urls:>18.0} {sidecar_pages:>18.1} {library_pages:>18.1}"
+            "{clients:<8} {sidecar_urls:>18.0} {library_urls:>18.0} {sidecar_pages:>18.1} {lazy_pages:>22.1} {library_pages:>18.1}"
         );
         rows.push((
             clients,
             sidecar_urls,
             library_urls,
             sidecar_pages,
+            lazy_pages,
             library_pages,
         ));
     }
     println!();
-    for (clients, su, lu, sp, lp) in rows {
+    for (clients, su, lu, sp, lazy, lp) in rows {
         println!(
-            "{clients} client(s): sidecar / library = {:.2}x for URL batches, {:.2}x for pages",
+            "{clients} client(s): sidecar / library = {:.2}x for URL batches, {:.2}x for pages; durable answers / durable at checkpoints = {:.2}x",
             su / lu,
-            sp / lp
+            sp / lp,
+            sp / lazy
         );
     }
 }
