@@ -32,6 +32,24 @@ fn open_waiting(config: &sled::Config, wait: Duration) -> sled::Result<sled::Db>
     }
 }
 
+/// One line for a sled error on the database at a state directory's part: the lock held by
+/// another process, damaged data, or the I/O error (sled's own text for corruption is a
+/// debug dump, `Read corrupted data at file offset Some(Inline(195)) backtrace ()`).
+pub(crate) fn describe(e: &sled::Error) -> String {
+    match e {
+        sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
+            "another process holds this state directory (a crawl, `serve` or `dedup` running \
+             on it?); stop it first, or use another state directory"
+                .to_string()
+        }
+        sled::Error::Corruption { .. } => "damaged: the database's files fail their checksums; \
+             nothing was changed: restore the state directory from a backup, or start a new one"
+            .to_string(),
+        sled::Error::Io(io) => io.to_string(),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

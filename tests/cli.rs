@@ -537,3 +537,74 @@ fn a_damaged_index_is_refused_in_one_line_and_its_pages_never_come_back_unique()
     assert!(err.contains("restore the state directory"), "{err}");
     assert!(!stdout(&o).contains("unique"), "{}", stdout(&o));
 }
+
+/// A crawl of a one-page site on loopback into `dir` (state and out), by the binary.
+fn crawl_once(dir: &std::path::Path, seed: &str) -> Output {
+    crawldedup(&[
+        "crawl",
+        "--seed",
+        seed,
+        "--state-dir",
+        dir.join("state").to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+        "--set",
+        "crawl.allow_private_ips=true",
+        "--set",
+        "crawl.per_host_delay_ms=0",
+        "--set",
+        "crawl.max_depth=1",
+        "--set",
+        "crawl.request_timeout_ms=800",
+    ])
+}
+
+#[test]
+fn an_emptied_or_damaged_crawl_database_is_one_line_and_rolls_nothing_back() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let site = crawldedup::fixture::Site::new(3, 2);
+    let server = runtime.block_on(crawldedup::fixture::serve(site)).unwrap();
+    let seed = server.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let o = crawl_once(dir.path(), &seed);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pages = std::fs::read(dir.path().join("out/pages.jsonl")).unwrap();
+    assert!(!pages.is_empty());
+    let db_file = dir.path().join("state/crawl/db");
+    let original = std::fs::read(&db_file).unwrap();
+    for (what, bytes) in [
+        ("zero length", Vec::new()),
+        ("overwritten", {
+            let mut b = original.clone();
+            let mid = b.len() / 3;
+            for x in &mut b[mid..(mid + 512).min(original.len())] {
+                *x = 0xa5;
+            }
+            b
+        }),
+    ] {
+        std::fs::write(&db_file, &bytes).unwrap();
+        let o = crawl_once(dir.path(), &seed);
+        let err = stderr(&o);
+        if o.status.success() {
+            // The damage hit bytes sled no longer reads: the crawl must then have found its
+            // checkpoint and changed nothing it had stored.
+            assert_eq!(
+                std::fs::read(dir.path().join("out/pages.jsonl")).unwrap(),
+                pages,
+                "{what}"
+            );
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
+        assert!(err.contains("damaged"), "{what}: {err}");
+        assert!(!err.contains("backtrace"), "{what}: {err}");
+        // Nothing was rolled back.
+        assert_eq!(
+            std::fs::read(dir.path().join("out/pages.jsonl")).unwrap(),
+            pages,
+            "{what}"
+        );
+    }
+}

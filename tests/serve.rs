@@ -677,5 +677,33 @@ fn every_page_answered_unique_before_a_sigkill_is_a_duplicate_after_the_restart(
         signal(&child, "KILL");
         let _ = child.0.wait();
     }
-    assert!(unique_answered > 0, "the burst was answered before the kills");
+    assert!(
+        unique_answered > 0,
+        "the burst was answered before the kills"
+    );
+}
+
+#[test]
+fn a_state_directory_held_by_a_running_server_is_refused_in_one_line() {
+    let state = tempfile::tempdir().unwrap();
+    let (mut child, _base) = spawn_binary(state.path(), &[]);
+    let page = format!(
+        "{}/tests/fixtures/pages/article.html",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args(["dedup", "--state-dir"])
+        .arg(state.path())
+        .arg(&page)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("another process holds this state directory"),
+        "{err}"
+    );
+    signal(&child, "TERM");
+    assert!(child.0.wait().unwrap().success());
 }

@@ -68,13 +68,13 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
         return Err(state_error("no crawl here".into()));
     }
     let db = crate::db::open(&sled::Config::new().path(&db_path))
-        .map_err(|e| state_error(format!("cannot open (is a crawl running?): {e}")))?;
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
     let meta = db
         .open_tree("meta")
-        .map_err(|e| state_error(e.to_string()))?;
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
     let totals: CheckpointRecord = match meta
         .get(CHECKPOINT_KEY)
-        .map_err(|e| state_error(e.to_string()))?
+        .map_err(|e| state_error(crate::db::describe(&e)))?
     {
         Some(v) => serde_json::from_slice(&v)
             .map_err(|e| state_error(format!("unreadable checkpoint record: {e}")))?,
@@ -82,7 +82,7 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     };
     let frontier = Frontier::open(
         db.open_tree("frontier")
-            .map_err(|e| state_error(e.to_string()))?,
+            .map_err(|e| state_error(crate::db::describe(&e)))?,
         totals.seq,
     )
     .map_err(state_error)?;
@@ -846,13 +846,13 @@ async fn run(
         problem,
     };
     let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
-        .map_err(|e| state_error(e.to_string()))?;
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
     let meta = db
         .open_tree("meta")
-        .map_err(|e| state_error(e.to_string()))?;
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
     let record: Option<CheckpointRecord> = match meta
         .get(CHECKPOINT_KEY)
-        .map_err(|e| state_error(e.to_string()))?
+        .map_err(|e| state_error(crate::db::describe(&e)))?
     {
         Some(v) => Some(
             serde_json::from_slice(&v)
@@ -860,12 +860,28 @@ async fn run(
         ),
         None => None,
     };
+    if record.is_none() {
+        // No checkpoint record, yet the index's manifest shows checkpoints were taken: the
+        // crawl database was emptied or replaced. Starting over would roll the index back
+        // to nothing; refuse instead.
+        let index_dir = state_dir.join(crate::dedup::INDEX_DIR);
+        if let Ok(Some(manifest)) = crate::index::manifest::Manifest::read(&index_dir) {
+            if manifest.documents > 0 {
+                return Err(state_error(format!(
+                    "damaged: the crawl database ({CRAWL_DB}) holds no checkpoint, while the \
+                     index holds {} documents from earlier checkpoints; nothing was changed: \
+                     restore the state directory from a backup, or start a new one",
+                    manifest.documents
+                )));
+            }
+        }
+    }
     let mut totals = record.clone().unwrap_or_default();
     let dedup = Dedup::open_at(&state_dir, config, Some(totals.index_documents))?;
     let mut outputs = Outputs::open(&crawl.out_dir, &config.output, &totals)?;
     let mut frontier = Frontier::open(
         db.open_tree("frontier")
-            .map_err(|e| state_error(e.to_string()))?,
+            .map_err(|e| state_error(crate::db::describe(&e)))?,
         totals.seq,
     )
     .map_err(state_error)?;
@@ -1108,8 +1124,9 @@ fn checkpoint(
     frontier.checkpoint(totals.seq).map_err(state_error)?;
     let record = serde_json::to_vec(totals).map_err(|e| state_error(e.to_string()))?;
     meta.insert(CHECKPOINT_KEY, record)
-        .map_err(|e| state_error(e.to_string()))?;
-    db.flush().map_err(|e| state_error(e.to_string()))?;
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
+    db.flush()
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
     // The URL filter may lag the frontier (it is saved after the commit point); the
     // frontier itself never queues a URL twice.
     dedup.save_urls()?;

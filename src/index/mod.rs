@@ -88,7 +88,7 @@ pub const INDEX_FORMAT_VERSION: u32 = 4;
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     /// sled failed.
-    #[error("index {}: {source}", path.display())]
+    #[error("index {}: {}", path.display(), crate::db::describe(source))]
     Store {
         /// The index folder.
         path: PathBuf,
