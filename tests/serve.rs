@@ -633,8 +633,7 @@ fn burst_until_killed(
         }
     });
     let _ = child.0.wait();
-    let answered = answered.lock().unwrap().clone();
-    answered
+    std::mem::take(&mut *answered.lock().unwrap())
 }
 
 /// With `--durability checkpoint` (and no periodic checkpoint) the same test fails: pages
