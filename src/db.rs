@@ -32,6 +32,23 @@ fn open_waiting(config: &sled::Config, wait: Duration) -> sled::Result<sled::Db>
     }
 }
 
+/// Creates a state directory (and its parents) if it is missing; a path that is a file, or
+/// that runs through one, is "not a directory" rather than the system's "File exists".
+pub(crate) fn create_state_dir(path: &std::path::Path) -> std::io::Result<()> {
+    let not_a_directory =
+        || std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory");
+    if path.exists() && !path.is_dir() {
+        return Err(not_a_directory());
+    }
+    if let Some(file) = path.ancestors().skip(1).find(|p| p.is_file()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("not a directory: {} is a file", file.display()),
+        ));
+    }
+    std::fs::create_dir_all(path)
+}
+
 /// One line for a sled error on the database at a state directory's part: the lock held by
 /// another process, damaged data, or the I/O error (sled's own text for corruption is a
 /// debug dump, `Read corrupted data at file offset Some(Inline(195)) backtrace ()`).

@@ -444,7 +444,7 @@ impl Dedup {
         config: &Config,
         index_documents: Option<u64>,
     ) -> Result<Dedup, DedupError> {
-        std::fs::create_dir_all(state_dir).map_err(|source| DedupError::StateDir {
+        crate::db::create_state_dir(state_dir).map_err(|source| DedupError::StateDir {
             path: state_dir.to_path_buf(),
             source,
         })?;

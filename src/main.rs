@@ -272,8 +272,10 @@ fn init_logging(verbose: u8, quiet: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colours only for a person at a terminal, never into a log file or a pipe.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(io::IsTerminal::is_terminal(&io::stderr()))
         .with_writer(io::stderr)
         .with_target(false)
         .init();
@@ -604,6 +606,15 @@ fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
         .listen
         .parse()
         .map_err(|e| Failure::Setup(format!("--listen {}: {e} (expected IP:PORT)", args.listen)))?;
+    if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        // An empty token would either turn authentication off without a word or lock
+        // every client out; neither is what was meant.
+        return Err(Failure::Setup(
+            "--token (or CRAWLDEDUP_TOKEN) is empty: give a token, or leave both unset to \
+             serve without one"
+                .into(),
+        ));
+    }
     if !serve::is_loopback(&addr) && args.token.is_none() {
         tracing::warn!("listening on {addr} without a token: anyone who can reach it can use it");
     }
@@ -612,7 +623,7 @@ fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     })?;
     let every = std::time::Duration::from(args.checkpoint_every);
     let options = serve::ServeOptions {
-        token: args.token.filter(|t| !t.is_empty()),
+        token: args.token,
         max_request_bytes: args.max_request_bytes,
         checkpoint_every: (!every.is_zero()).then_some(every),
         durability: args.durability,

@@ -580,6 +580,27 @@ fn unusable_listen_address_or_state_dir_is_one_line_and_exit_2() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+    // A state directory that is a file, and an empty token.
+    for (extra, dir, says) in [
+        (vec![], blocker.clone(), "not a directory"),
+        (
+            vec!["--token", ""],
+            state.path().join("ok"),
+            "--token (or CRAWLDEDUP_TOKEN) is empty",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(&extra)
+            .arg("--state-dir")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
 }
 
 /// Page checks from 8 concurrent clients, each sending the site's articles in its own

@@ -302,7 +302,7 @@ async fn authorize(
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(bearer_credentials);
         let ok = presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes()));
         if !ok {
             return Err(ApiError {
@@ -312,6 +312,15 @@ async fn authorize(
         }
     }
     Ok(next.run(request).await)
+}
+
+/// The credentials of an `Authorization: Bearer <token>` value; the scheme is matched
+/// without regard to case (RFC 9110, 11.1), and spaces after it are skipped.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| rest.trim_start_matches(' '))
 }
 
 /// Compares without stopping at the first difference, so response times do not reveal how
@@ -493,6 +502,15 @@ async fn checkpoint(State(state): State<Arc<AppState>>) -> Result<axum::Json<Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_matched_in_any_case() {
+        for value in ["Bearer abc", "bearer abc", "BEARER abc", "Bearer   abc"] {
+            assert_eq!(bearer_credentials(value), Some("abc"), "{value}");
+        }
+        assert_eq!(bearer_credentials("Basic abc"), None);
+        assert_eq!(bearer_credentials("Bearerabc"), None);
+    }
 
     #[test]
     fn token_comparison_needs_every_byte() {

@@ -837,7 +837,7 @@ async fn run(
     let started = Instant::now();
     let crawl = &config.crawl;
     let state_dir = crawl.state_dir.clone();
-    std::fs::create_dir_all(&state_dir).map_err(|e| CrawlError::State {
+    crate::db::create_state_dir(&state_dir).map_err(|e| CrawlError::State {
         path: state_dir.clone(),
         problem: e.to_string(),
     })?;
