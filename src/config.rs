@@ -26,6 +26,25 @@ pub struct ConfigError {
     pub problem: String,
 }
 
+impl ConfigError {
+    /// The same error, naming the `--set KEY=VALUE` that set its key when one did (the
+    /// last one, as the last one wins), instead of the file or the defaults.
+    fn blamed_on(mut self, overrides: &[String]) -> ConfigError {
+        let key = self.key.split('[').next().unwrap_or_default();
+        let culprit = overrides.iter().rev().find(|item| {
+            let set = item
+                .split_once('=')
+                .map_or(item.as_str(), |(k, _)| k)
+                .trim();
+            !key.is_empty() && (set == key || key.starts_with(&format!("{set}.")))
+        });
+        if let Some(item) = culprit {
+            self.source_name = format!("--set {item}");
+        }
+        self
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.key.is_empty() {
@@ -278,8 +297,9 @@ impl Config {
                     key: if key == "." { String::new() } else { key },
                     problem: one_line(e.inner().message()),
                 }
+                .blamed_on(overrides)
             })?;
-        config.validate(name)?;
+        config.validate(name).map_err(|e| e.blamed_on(overrides))?;
         Ok(config)
     }
 
@@ -499,6 +519,28 @@ mod tests {
         assert_eq!(e.key, "dedup.max_distance");
         let e = Config::from_toml_str("", "c.toml", &["nodot=1".into()]).unwrap_err();
         assert_eq!(e.source_name, "--set");
+    }
+
+    #[test]
+    fn an_override_error_names_the_override_not_the_file() {
+        for (item, key) in [
+            ("crawl.bogus=1", "crawl.bogus"),
+            ("crawl.concurrency=abc", "crawl.concurrency"),
+            ("crawl.concurrency=0", "crawl.concurrency"),
+        ] {
+            let e = Config::from_toml_str("", "defaults", &[item.into()]).unwrap_err();
+            assert_eq!(e.key, key, "{item}");
+            assert_eq!(e.source_name, format!("--set {item}"), "{item}");
+            assert!(e.to_string().starts_with(&format!("--set {item}: {key}: ")));
+        }
+        // A problem in the file itself still names the file.
+        let e = Config::from_toml_str(
+            "[crawl]\nconcurrency = 0\n",
+            "c.toml",
+            &["crawl.max_depth=2".into()],
+        )
+        .unwrap_err();
+        assert_eq!(e.source_name, "c.toml");
     }
 
     #[test]
