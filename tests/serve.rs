@@ -72,7 +72,13 @@ fn page(site: &Site, path: &str) -> String {
     }
 }
 
+/// A page check of `body` at `url`; a path is taken as one on the fixture site's host.
 fn page_request(url: &str, body: &str) -> Value {
+    let url = if url.starts_with('/') {
+        format!("http://site.test{url}")
+    } else {
+        url.to_string()
+    };
     json!({"url": url, "content_type": "text/html; charset=utf-8", "body": body})
 }
 
@@ -273,7 +279,7 @@ async fn page_check_gives_the_verdicts_of_dedup_json() {
         .call(
             "POST",
             "/v1/pages/check",
-            Some(&json!({"url": "doc-1", "text": "Café crème brûlée: the recipe asks for six egg yolks, cream, sugar and a vanilla pod, baked slowly in a water bath and caramelised under a hot grill just before serving."})),
+            Some(&json!({"url": "http://site.test/doc-1", "text": "Café crème brûlée: the recipe asks for six egg yolks, cream, sugar and a vanilla pod, baked slowly in a water bath and caramelised under a hot grill just before serving."})),
         )
         .await;
     assert_eq!(got["verdict"], "exact_duplicate", "{got}");
@@ -329,13 +335,13 @@ async fn bad_requests_get_a_json_4xx_naming_the_problem() {
         (
             raw(
                 "/v1/pages/check",
-                "{\"url\": \"u\", \"body\": \"x\", \"text\": \"y\"}",
+                "{\"url\": \"http://site.test/u\", \"body\": \"x\", \"text\": \"y\"}",
             ),
             400,
             "exactly one of",
         ),
         (
-            raw("/v1/pages/check", "{\"url\": \"u\"}"),
+            raw("/v1/pages/check", "{\"url\": \"http://site.test/u\"}"),
             400,
             "exactly one of",
         ),
@@ -347,10 +353,26 @@ async fn bad_requests_get_a_json_4xx_naming_the_problem() {
         (
             raw(
                 "/v1/pages/check",
-                "{\"url\": \"u\", \"body_base64\": \"%%%\"}",
+                "{\"url\": \"http://site.test/u\", \"body_base64\": \"%%%\"}",
             ),
             400,
             "body_base64",
+        ),
+        (
+            raw(
+                "/v1/pages/check",
+                "{\"url\": \"::not a url::\", \"text\": \"y\"}",
+            ),
+            400,
+            "url: `::not a url::`",
+        ),
+        (
+            raw(
+                "/v1/pages/check",
+                "{\"url\": \"mailto:a@b.test\", \"text\": \"y\"}",
+            ),
+            400,
+            "unsupported scheme",
         ),
         (raw("/v1/nothing", "{}"), 404, "no route"),
     ];
@@ -362,7 +384,7 @@ async fn bad_requests_get_a_json_4xx_naming_the_problem() {
         assert!(!error.contains('\n'), "one line: {error}");
     }
     // Over the byte limit, and over the URL count.
-    let big = json!({"url": "u", "body": "x".repeat(100 * 1024)});
+    let big = json!({"url": "http://site.test/u", "body": "x".repeat(100 * 1024)});
     let (status, got) = sidecar.call("POST", "/v1/pages/check", Some(&big)).await;
     assert_eq!(status, 413, "{got}");
     let many = json!({"urls": vec!["http://a.test/"; 101]});
@@ -524,10 +546,13 @@ fn sigterm_and_sigint_stop_the_binary_with_a_checkpoint() {
     let (_, got) = post(
         &base,
         "/v1/pages/check",
-        page_request("again", &page(&site, &articles[1])),
+        page_request("http://again.test/", &page(&site, &articles[1])),
     );
     assert_eq!(got["verdict"], "exact_duplicate", "{got}");
-    assert_eq!(got["of"], articles[1].as_str());
+    assert_eq!(
+        got["of"],
+        format!("http://site.test{}", articles[1]).as_str()
+    );
     let (_, got) = post(
         &base,
         "/v1/urls/check",
@@ -548,7 +573,7 @@ fn sigterm_and_sigint_stop_the_binary_with_a_checkpoint() {
     let (_, got) = post(
         &base,
         "/v1/pages/check",
-        page_request("third", &page(&site, path)),
+        page_request("http://third.test/", &page(&site, path)),
     );
     assert_eq!(got["verdict"], "exact_duplicate", "{got}");
     signal(&child, "TERM");
@@ -687,7 +712,7 @@ fn every_page_answered_unique_before_a_sigkill_is_a_duplicate_after_the_restart(
             let (_, got) = runtime.block_on(answer(
                 client
                     .post(format!("{base}/v1/pages/check"))
-                    .json(&page_request("again", &page(&site, path))),
+                    .json(&page_request("http://again.test/", &page(&site, path))),
             ));
             assert_eq!(
                 got["verdict"], "exact_duplicate",

@@ -417,6 +417,14 @@ async fn check_page(
     if request.url.trim().is_empty() {
         return Err(ApiError::bad_request("url: must not be empty"));
     }
+    // The page's URL names it in verdicts and resolves its links: one that `urls/check`
+    // would call invalid is refused the same way, before any work.
+    if let Err(e) = state.dedup.canonicalizer().canonicalize(&request.url) {
+        return Err(ApiError::bad_request(format!(
+            "url: `{}`: {e}",
+            request.url
+        )));
+    }
     enum Input {
         Html(Vec<u8>),
         Text(String),
