@@ -49,6 +49,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::dedup::{Dedup, DedupError, UrlVerdict};
+use crate::urls::Canonicalizer;
 
 /// The OpenAPI 3.1 description of the routes, as served at `GET /v1/openapi.json`.
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -183,11 +184,8 @@ impl From<BytesRejection> for ApiError {
 }
 
 /// Parses a JSON request body, naming the field at fault on error.
-fn parse_json<T: serde::de::DeserializeOwned>(
-    body: Result<Bytes, BytesRejection>,
-) -> Result<T, ApiError> {
-    let body = body?;
-    let mut de = serde_json::Deserializer::from_slice(&body);
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -364,17 +362,7 @@ async fn check_urls(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let request: UrlsRequest = parse_json(body)?;
-    if request.urls.len() > state.options.max_urls {
-        return Err(ApiError {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            message: format!(
-                "{} URLs in one request; at most {} (send several batches)",
-                request.urls.len(),
-                state.options.max_urls
-            ),
-        });
-    }
+    let request = read_url_check(&body?, state.options.max_urls)?;
     let mut results = Vec::with_capacity(request.urls.len());
     for url in request.urls {
         let verdict = state.dedup.check_url(&url)?;
@@ -409,25 +397,33 @@ struct PageRequest {
     include_text: bool,
 }
 
-async fn check_page(
-    State(state): State<Arc<AppState>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<axum::Json<Value>, ApiError> {
+/// What a page check is given, read and checked.
+enum Input {
+    Html(Vec<u8>),
+    Text(String),
+}
+
+/// A page check's request, read and checked: nothing in it can fail later but the work.
+struct PageCheck {
+    url: String,
+    content_type: Option<String>,
+    input: Input,
+    include_text: bool,
+}
+
+/// Reads a `pages/check` body: JSON of the documented shape, a URL that canonicalizes
+/// (one that `urls/check` would call invalid is refused the same way, before any work),
+/// exactly one of the three inputs, valid base64.
+fn read_page_check(body: &[u8], canonicalizer: &Canonicalizer) -> Result<PageCheck, ApiError> {
     let request: PageRequest = parse_json(body)?;
     if request.url.trim().is_empty() {
         return Err(ApiError::bad_request("url: must not be empty"));
     }
-    // The page's URL names it in verdicts and resolves its links: one that `urls/check`
-    // would call invalid is refused the same way, before any work.
-    if let Err(e) = state.dedup.canonicalizer().canonicalize(&request.url) {
+    if let Err(e) = canonicalizer.canonicalize(&request.url) {
         return Err(ApiError::bad_request(format!(
             "url: `{}`: {e}",
             request.url
         )));
-    }
-    enum Input {
-        Html(Vec<u8>),
-        Text(String),
     }
     let input = match (request.body, request.body_base64, request.text) {
         (Some(body), None, None) => Input::Html(body.into_bytes()),
@@ -444,10 +440,56 @@ async fn check_page(
             ));
         }
     };
+    Ok(PageCheck {
+        url: request.url,
+        content_type: request.content_type,
+        input,
+        include_text: request.include_text,
+    })
+}
+
+/// Reads a `urls/check` body: JSON of the documented shape, at most `max_urls` URLs.
+fn read_url_check(body: &[u8], max_urls: usize) -> Result<UrlsRequest, ApiError> {
+    let request: UrlsRequest = parse_json(body)?;
+    if request.urls.len() > max_urls {
+        return Err(ApiError {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            message: format!(
+                "{} URLs in one request; at most {max_urls} (send several batches)",
+                request.urls.len(),
+            ),
+        });
+    }
+    Ok(request)
+}
+
+/// Reads a request body for `route` (`/v1/urls/check` or `/v1/pages/check`) as the server
+/// does, without doing the work: `Err` holds the status and the one-line message the
+/// client would get. For fuzzing and for clients that want to check requests offline.
+pub fn read_request(route: &str, body: &[u8]) -> Result<(), (u16, String)> {
+    let refused = |e: ApiError| (e.status.as_u16(), e.message);
+    match route {
+        "/v1/urls/check" => read_url_check(body, DEFAULT_MAX_URLS)
+            .map(|_| ())
+            .map_err(refused),
+        "/v1/pages/check" => read_page_check(body, &Canonicalizer::default())
+            .map(|_| ())
+            .map_err(refused),
+        other => Err((404, format!("no route {other}"))),
+    }
+}
+
+async fn check_page(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let PageCheck {
+        url,
+        content_type,
+        input,
+        include_text,
+    } = read_page_check(&body?, state.dedup.canonicalizer())?;
     let dedup = state.dedup.clone();
-    let url = request.url;
-    let content_type = request.content_type;
-    let include_text = request.include_text;
     let durability = state.options.durability;
     let answer = tokio::task::spawn_blocking(move || -> Result<Value, DedupError> {
         let (verdict, title, text) = match input {
