@@ -176,7 +176,8 @@ fn meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
         let start = at + offset;
         let rest = &head[start..];
         if rest.starts_with(b"<!--") {
-            at = start + 4 + find(&rest[4..], b"-->").map_or(rest.len(), |end| end + 3);
+            // An unterminated comment runs to the end of the scanned head.
+            at = find(&rest[4..], b"-->").map_or(head.len(), |end| start + 4 + end + 3);
             continue;
         }
         if starts_with_ignore_case(rest, b"<body") {
@@ -307,6 +308,30 @@ pub fn is_html_content_type(content_type: Option<&str>, sniff_missing: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `decode` fuzz target: an unterminated comment in the head made the
+    /// `<meta>` scan index past the end of the bytes.
+    #[test]
+    fn an_unterminated_comment_in_the_head_is_read_to_the_end() {
+        for body in [
+            &b"<!--"[..],
+            b"<p><!-- no end",
+            b"<!----",
+            b"<!-- <meta charset=latin1>",
+        ] {
+            let decoded = decode(body, None, None);
+            assert_eq!(decoded.encoding, encoding_rs::UTF_8, "{body:?}");
+        }
+        let crash = include_bytes!("../../tests/fixtures/fuzz/decode-unterminated-comment");
+        let _ = decode(
+            &crash[1..],
+            Some("text/html"),
+            Some("http://fuzz.test/page.html"),
+        );
+        // The same, reached through extraction.
+        let crash = include_bytes!("../../tests/fixtures/fuzz/extract-unterminated-comment");
+        let _ = crate::content::extract_bytes(crash, Some("text/html"), None);
+    }
 
     #[test]
     fn charset_parameter_forms() {
