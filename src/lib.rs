@@ -90,6 +90,7 @@ pub mod demo;
 pub mod fingerprint;
 pub mod fixture;
 pub mod index;
+pub mod state;
 mod text;
 pub mod urls;
 

@@ -47,6 +47,14 @@ enum Command {
     Crawl(CrawlArgs),
     /// Prints the figures of a crawl on disk (as of its last checkpoint).
     Stats(StatsArgs),
+    /// Checks every part of a state directory (crawl database, frontier, URL filter,
+    /// index, and a crawl's outputs against its last checkpoint): one line per part, fine or
+    /// what is wrong; exit code 1 if anything is wrong.
+    Verify(StateArgs),
+    /// Mends a state directory from what is intact (outputs past the checkpoint cut back;
+    /// with --accept-loss, a damaged URL filter set aside and the index's manifest rewritten
+    /// for what its database holds) and says what it could not; never deletes data.
+    Repair(RepairArgs),
     /// Serves the page stage over HTTP/JSON for crawlers in any language (a sidecar);
     /// SIGINT or SIGTERM stops it with a checkpoint.
     Serve(ServeArgs),
@@ -82,6 +90,26 @@ struct ServeArgs {
     durability: crawldedup::adapters::serve::Durability,
     #[command(flatten)]
     config: ConfigArgs,
+}
+
+#[derive(Args)]
+struct StateArgs {
+    /// The state directory (of a crawl, `serve` or `dedup`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: PathBuf,
+    /// A crawl's output directory, checked against its last checkpoint.
+    #[arg(long = "out", value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct RepairArgs {
+    #[command(flatten)]
+    state: StateArgs,
+    /// Accept losing what cannot be recovered: set a damaged URL filter aside (its URLs are
+    /// fetched again) and accept the documents a damaged index still holds.
+    #[arg(long)]
+    accept_loss: bool,
 }
 
 #[derive(Args)]
@@ -281,6 +309,30 @@ fn init_logging(verbose: u8, quiet: bool) {
         .init();
 }
 
+/// `verify` (no `accept_loss`) or `repair`: one line per part; exit code 1 if any part is
+/// wrong (verify) or could not be mended (repair).
+fn state_command(args: &StateArgs, repair: Option<bool>) -> Result<ExitCode, Failure> {
+    if !args.state_dir.is_dir() {
+        return Err(Failure::Setup(format!(
+            "state directory {}: not a directory",
+            args.state_dir.display()
+        )));
+    }
+    let out = args.out_dir.as_deref();
+    let parts = match repair {
+        None => crawldedup::state::verify(&args.state_dir, out),
+        Some(accept_loss) => crawldedup::state::repair(&args.state_dir, out, accept_loss),
+    };
+    for part in &parts {
+        println!("{part}");
+    }
+    Ok(if parts.iter().all(|p| p.result.is_ok()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 fn run(command: Command) -> Result<ExitCode, Failure> {
     match command {
         Command::Demo => run_demo(),
@@ -292,6 +344,8 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Dedup(args) => dedup(args),
         Command::Crawl(args) => crawl(args),
         Command::Serve(args) => serve(args),
+        Command::Verify(args) => state_command(&args, None),
+        Command::Repair(args) => state_command(&args.state, Some(args.accept_loss)),
         Command::Stats(args) => {
             let summary = crawldedup::crawl::run::stats(&args.state_dir)
                 .map_err(|e| Failure::Setup(e.to_string()))?;

@@ -608,3 +608,151 @@ fn an_emptied_or_damaged_crawl_database_is_one_line_and_rolls_nothing_back() {
         );
     }
 }
+
+/// A finished crawl of a small fixture site in a new folder: (folder, server, seed).
+fn crawled() -> (tempfile::TempDir, tokio::runtime::Runtime, String) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(crawldedup::fixture::serve(crawldedup::fixture::Site::new(
+            3, 2,
+        )))
+        .unwrap();
+    let seed = server.url("/");
+    // The server lives as long as the runtime's worker threads.
+    std::mem::forget(server);
+    let dir = tempfile::tempdir().unwrap();
+    let o = crawl_once(dir.path(), &seed);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (dir, runtime, seed)
+}
+
+/// `verify` or `repair` (with `extra`) on the crawl in `dir`: exit code and stdout lines.
+fn state_command(command: &str, dir: &std::path::Path, extra: &[&str]) -> (i32, Vec<String>) {
+    let (state, out) = (dir.join("state"), dir.join("out"));
+    let mut args = vec![
+        command,
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = crawldedup(&args);
+    assert!(stderr(&o).trim().is_empty(), "{}", stderr(&o));
+    (
+        o.status.code().unwrap(),
+        stdout(&o).lines().map(str::to_string).collect(),
+    )
+}
+
+fn line<'a>(lines: &'a [String], part: &str) -> &'a str {
+    lines
+        .iter()
+        .find(|l| l.starts_with(&format!("{part}: ")))
+        .unwrap_or_else(|| panic!("no `{part}` line in {lines:?}"))
+}
+
+#[test]
+fn verify_names_each_damaged_part_and_repair_mends_what_it_can() {
+    let (dir, _runtime, seed) = crawled();
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    for part in [
+        "crawl database",
+        "frontier",
+        "URL filter",
+        "index",
+        "outputs",
+    ] {
+        assert!(line(&lines, part).contains(": fine: "), "{lines:?}");
+    }
+    let pages_path = dir.path().join("out/pages.jsonl");
+    let pages = std::fs::read(&pages_path).unwrap();
+
+    // Lines past the checkpoint: fine for verify, cut back by repair.
+    let mut longer = pages.clone();
+    longer.extend_from_slice(b"{\"torn\": tr");
+    std::fs::write(&pages_path, &longer).unwrap();
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(line(&lines, "outputs").contains("past the checkpoint"));
+    let (code, lines) = state_command("repair", dir.path(), &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(
+        line(&lines, "outputs").contains("cut back by 11 bytes"),
+        "{lines:?}"
+    );
+    assert_eq!(std::fs::read(&pages_path).unwrap(), pages);
+
+    // A truncated output: named by verify, not rebuilt by repair.
+    std::fs::write(&pages_path, &pages[..pages.len() / 2]).unwrap();
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "outputs").contains("pages.jsonl"), "{lines:?}");
+    let (code, lines) = state_command("repair", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "outputs").contains("could not recover"),
+        "{lines:?}"
+    );
+    std::fs::write(&pages_path, &pages).unwrap();
+
+    // A damaged URL filter: set aside only with --accept-loss, never deleted.
+    let bloom = dir.path().join("state/seen-urls.bloom");
+    let mut bytes = std::fs::read(&bloom).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&bloom, &bytes).unwrap();
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "URL filter").contains("damaged"), "{lines:?}");
+    let (code, lines) = state_command("repair", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "URL filter").contains("--accept-loss"),
+        "{lines:?}"
+    );
+    assert!(bloom.exists());
+    let (code, lines) = state_command("repair", dir.path(), &["--accept-loss"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(!bloom.exists());
+    assert_eq!(
+        std::fs::read(dir.path().join("state/seen-urls.bloom.damaged")).unwrap(),
+        bytes
+    );
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 0, "{lines:?}");
+
+    // The index's manifest lost: named by verify; repair --accept-loss writes one for what
+    // the database holds, and the crawl resumes.
+    let manifest = dir.path().join("state/index/crawldedup-manifest");
+    std::fs::remove_file(&manifest).unwrap();
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "index").contains("damaged"), "{lines:?}");
+    let (code, lines) = state_command("repair", dir.path(), &["--accept-loss"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(
+        line(&lines, "index").contains("manifest rewritten"),
+        "{lines:?}"
+    );
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    let o = crawl_once(dir.path(), &seed);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // An emptied crawl database: named by verify, not rebuilt by repair.
+    std::fs::write(dir.path().join("state/crawl/db"), b"").unwrap();
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "crawl database").contains("damaged"),
+        "{lines:?}"
+    );
+    let (code, lines) = state_command("repair", dir.path(), &["--accept-loss"]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "crawl database").contains("could not recover"),
+        "{lines:?}"
+    );
+}

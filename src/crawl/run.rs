@@ -94,6 +94,61 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     })
 }
 
+/// The crawl's parts of a state directory, checked for `crawldedup verify`: the crawl
+/// database (and its last checkpoint record) and the frontier. `Ok(None)` when the
+/// directory holds no crawl; for each part, a line saying it is fine or what is wrong.
+pub fn check_parts(
+    state_dir: &Path,
+) -> Option<(
+    Result<String, String>,
+    Result<String, String>,
+    Option<CheckpointRecord>,
+)> {
+    let db_path = state_dir.join(CRAWL_DB);
+    if !db_path.exists() {
+        return None;
+    }
+    let skipped = || Err("not checked: the crawl database is unreadable".to_string());
+    let db = match crate::db::open(&sled::Config::new().path(&db_path)) {
+        Ok(db) => db,
+        Err(e) => return Some((Err(crate::db::describe(&e)), skipped(), None)),
+    };
+    let record = db
+        .open_tree("meta")
+        .and_then(|meta| meta.get(CHECKPOINT_KEY))
+        .map_err(|e| crate::db::describe(&e))
+        .and_then(|value| match value {
+            Some(v) => serde_json::from_slice::<CheckpointRecord>(&v)
+                .map(Some)
+                .map_err(|e| format!("unreadable checkpoint record: {e}")),
+            None => Ok(None),
+        });
+    let record = match record {
+        Ok(record) => record,
+        Err(problem) => return Some((Err(problem), skipped(), None)),
+    };
+    let crawl_db = Ok(match &record {
+        Some(r) => format!(
+            "checkpoint {}: {} fetched, {} stored, {} duplicates, {} failures",
+            r.seq, r.fetched, r.stored, r.duplicates, r.failures
+        ),
+        None => "no checkpoint yet".to_string(),
+    });
+    let seq = record.as_ref().map_or(0, |r| r.seq);
+    let frontier = db
+        .open_tree("frontier")
+        .map_err(|e| crate::db::describe(&e))
+        .and_then(|tree| Frontier::open(tree, seq))
+        .map(|f| {
+            let c = f.counts();
+            format!(
+                "{} pending, {} in flight, {} done, {} failed",
+                c.pending, c.in_flight, c.done, c.failed
+            )
+        });
+    Some((crawl_db, frontier, record))
+}
+
 fn progress_line(totals: &CheckpointRecord, frontier: &FrontierCounts, started: Instant) -> String {
     format!(
         "fetched {} | queued {} | stored {} | duplicates {} | failures {} | {:.1} pages/s",

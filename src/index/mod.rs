@@ -668,6 +668,44 @@ impl SimhashIndex {
         })
     }
 
+    /// Rewrites the manifest of the index in `dir` to the documents its database holds now,
+    /// for `crawldedup repair --accept-loss` after the database lost documents or the
+    /// manifest was lost: returns (documents held, documents the old manifest recorded, if
+    /// it was readable). Nothing in the database changes.
+    pub fn rewrite_manifest(dir: &Path) -> Result<(u64, Option<u64>), IndexError> {
+        let path = dir.to_path_buf();
+        let store_error = |source| IndexError::Store {
+            path: path.clone(),
+            source,
+        };
+        let corrupt = |problem: String| IndexError::Corrupt {
+            path: path.clone(),
+            problem,
+        };
+        let old = Manifest::read(dir).ok().flatten().map(|m| m.documents);
+        let db = crate::db::open(&sled::Config::new().path(dir)).map_err(store_error)?;
+        let store = Store::open(&db).map_err(store_error)?;
+        let Some((format, fingerprint, _, _)) = store.layout().map_err(store_error)? else {
+            return Err(corrupt(
+                "the database holds no index: nothing to rewrite the manifest for".into(),
+            ));
+        };
+        let rows = store.load_rows(&[]).map_err(|e| match e {
+            StoreError::Sled(source) => store_error(source),
+            StoreError::Corrupt(problem) => corrupt(problem),
+        })?;
+        db.flush().map_err(store_error)?;
+        Manifest {
+            format,
+            fingerprint,
+            documents: rows.len() as u64,
+            rows_checksum: rows.checksum,
+        }
+        .write(dir)
+        .map_err(|e| corrupt(format!("writing the manifest: {e}")))?;
+        Ok((rows.len() as u64, old))
+    }
+
     /// The layout in use.
     pub fn plan(&self) -> &Plan {
         &self.plan

@@ -552,6 +552,22 @@ impl Reader<'_> {
     }
 }
 
+/// Reads and checks the filter saved in `state_dir` without opening it for use:
+/// `Ok(None)` when there is none, else (checkpoint sequence, URLs recorded), or what is
+/// wrong with it.
+pub fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
+    let file = state_dir.join(SEEN_FILE);
+    match fs::read(&file) {
+        Ok(bytes) => {
+            let (seq, layers) = decode(&bytes)?;
+            let count = layers.iter().map(|l| l.count.load(Ordering::Relaxed)).sum();
+            Ok(Some((seq, count)))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err("not a crawldedup seen-URL filter (bad magic bytes)".into());

@@ -1,0 +1,292 @@
+//! Checking and mending a state directory: `crawldedup verify` and `crawldedup repair`.
+//!
+//! [`verify`] looks at every part a state directory can hold (a crawl's database and
+//! frontier, the URL filter, the near-duplicate index, and a crawl's outputs against its
+//! last checkpoint) and says of each, in one line, that it is fine or what is wrong. It
+//! changes nothing a crawl would not change on resume (opening the index can mend a batch
+//! of rows that a crash cut short, from the document records).
+//!
+//! [`repair`] does what can be done from what is intact, and says what it could not:
+//! - outputs longer than the last checkpoint are cut back to it (what a resumed crawl does;
+//!   the lines past it are redone by the crawl);
+//! - with `accept_loss` only: a damaged URL filter is set aside (renamed, never deleted) so
+//!   that the next run starts an empty one, and an index whose manifest is missing or
+//!   records more documents than the database holds gets a manifest for what it holds;
+//! - outputs shorter than the checkpoint, and a damaged crawl database, cannot be rebuilt
+//!   from the rest: restore them from a backup.
+
+use std::path::{Path, PathBuf};
+
+use crate::crawl::CheckpointRecord;
+use crate::dedup::INDEX_DIR;
+use crate::index::{IndexConfig, SimhashIndex, manifest::Manifest};
+
+/// What was found (or done) for one part of a state directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// The part: `crawl database`, `frontier`, `URL filter`, `index`, `outputs`.
+    pub name: &'static str,
+    /// `Ok`: fine (or mended), with figures; `Err`: what is wrong (or could not be mended).
+    pub result: Result<String, String>,
+}
+
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.result {
+            Ok(fine) => write!(f, "{}: fine: {fine}", self.name),
+            Err(problem) => write!(f, "{}: {problem}", self.name),
+        }
+    }
+}
+
+const OUTPUTS: [&str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
+
+/// Checks every part of the state directory `state_dir` (and, for a crawl, its outputs in
+/// `out_dir`).
+pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let crawl = crate::crawl::run::check_parts(state_dir);
+    let mut record: Option<CheckpointRecord> = None;
+    if let Some((mut db, frontier, r)) = crawl {
+        // No checkpoint record while the index shows checkpoints: the database was emptied
+        // or replaced (a crawl refuses to resume from it).
+        let durable = Manifest::read(&state_dir.join(INDEX_DIR))
+            .ok()
+            .flatten()
+            .map_or(0, |m| m.documents);
+        if db.is_ok() && r.is_none() && durable > 0 {
+            db = Err(format!(
+                "damaged: no checkpoint record, while the index holds {durable} documents from \
+                 earlier checkpoints"
+            ));
+        }
+        parts.push(Part {
+            name: "crawl database",
+            result: db,
+        });
+        parts.push(Part {
+            name: "frontier",
+            result: frontier,
+        });
+        record = r;
+    }
+    let checkpoints_taken = record.as_ref().is_some_and(|r| r.seq > 0);
+    parts.push(Part {
+        name: "URL filter",
+        result: match crate::urls::seen::check_saved(state_dir) {
+            Ok(Some((seq, count))) => Ok(format!("{count} URLs, saved at checkpoint {seq}")),
+            Ok(None) if set_aside_path(state_dir).exists() => Ok(format!(
+                "none: the damaged one was set aside as {}; the next run starts an empty filter",
+                set_aside_path(state_dir).display()
+            )),
+            Ok(None) if checkpoints_taken => Err(format!(
+                "missing: {} is gone although the crawl took checkpoints",
+                crate::urls::seen::SEEN_FILE
+            )),
+            Ok(None) => Ok("none saved yet".into()),
+            Err(problem) => Err(format!(
+                "damaged: {}: {problem}",
+                crate::urls::seen::SEEN_FILE
+            )),
+        },
+    });
+    parts.push(Part {
+        name: "index",
+        result: verify_index(&state_dir.join(INDEX_DIR), record.as_ref()),
+    });
+    if let (Some(record), Some(out)) = (&record, out_dir) {
+        parts.push(Part {
+            name: "outputs",
+            result: verify_outputs(out, record),
+        });
+    }
+    parts
+}
+
+fn verify_index(dir: &Path, record: Option<&CheckpointRecord>) -> Result<String, String> {
+    if !dir.exists() {
+        return Ok("none yet".into());
+    }
+    let index = SimhashIndex::open(dir, IndexConfig::default()).map_err(|e| e.to_string())?;
+    let held = index.len();
+    drop(index);
+    let durable = Manifest::read(dir)
+        .ok()
+        .flatten()
+        .map_or(0, |m| m.documents);
+    if let Some(r) = record {
+        if held < r.index_documents {
+            return Err(format!(
+                "damaged: {held} documents, the crawl's last checkpoint recorded {}",
+                r.index_documents
+            ));
+        }
+    }
+    Ok(format!(
+        "{held} documents, {durable} of them made durable by the last checkpoint"
+    ))
+}
+
+/// The outputs against the checkpoint: each JSONL file at least as long as recorded and
+/// made of whole JSON lines up to that length, the WARC file at least as long as recorded.
+fn verify_outputs(out: &Path, record: &CheckpointRecord) -> Result<String, String> {
+    let mut notes = Vec::new();
+    for (name, &expected) in OUTPUTS.iter().zip(&record.output_bytes) {
+        let path = out.join(name);
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        if (bytes.len() as u64) < expected {
+            return Err(format!(
+                "{}: {} bytes, the last checkpoint wrote {expected}: restore the file from a \
+                 backup (repair cannot rebuild it)",
+                path.display(),
+                bytes.len()
+            ));
+        }
+        let head = &bytes[..expected as usize];
+        if !head.is_empty() && !head.ends_with(b"\n") {
+            return Err(format!(
+                "{}: the checkpoint's length ends inside a line",
+                path.display()
+            ));
+        }
+        for (i, line) in head.split(|&b| b == b'\n').enumerate() {
+            if !line.is_empty() && serde_json::from_slice::<serde_json::Value>(line).is_err() {
+                return Err(format!(
+                    "{}: line {} is not JSON: the file is damaged",
+                    path.display(),
+                    i + 1
+                ));
+            }
+        }
+        let past = bytes.len() as u64 - expected;
+        if past > 0 {
+            notes.push(format!(
+                "{name} has {past} bytes past the checkpoint (cut back on resume)"
+            ));
+        }
+    }
+    let (number, length) = record.warc;
+    let warc = out.join("warc").join(crate::crawl::warc::file_name(number));
+    if length > 0 {
+        let found = std::fs::metadata(&warc).map_or(0, |m| m.len());
+        if found < length {
+            return Err(format!(
+                "{}: {found} bytes, the last checkpoint wrote {length}: restore the file from a \
+                 backup",
+                warc.display()
+            ));
+        }
+    }
+    if notes.is_empty() {
+        Ok("as the last checkpoint recorded".into())
+    } else {
+        Ok(notes.join("; "))
+    }
+}
+
+/// Mends what can be mended (see the module doc); one [`Part`] per action taken or refused.
+pub fn repair(state_dir: &Path, out_dir: Option<&Path>, accept_loss: bool) -> Vec<Part> {
+    let mut done = Vec::new();
+    let found = verify(state_dir, out_dir);
+    let record = crate::crawl::run::check_parts(state_dir).and_then(|(_, _, r)| r);
+    for part in &found {
+        let Err(problem) = &part.result else {
+            continue;
+        };
+        let result = match part.name {
+            "URL filter" if accept_loss => set_aside(state_dir),
+            "index" if accept_loss => SimhashIndex::rewrite_manifest(&state_dir.join(INDEX_DIR))
+                .map(|(held, old)| match old {
+                    Some(old) if old > held => format!(
+                        "manifest rewritten for the {held} documents the database holds ({} lost)",
+                        old - held
+                    ),
+                    _ => format!("manifest rewritten for the {held} documents the database holds"),
+                })
+                .map_err(|e| format!("could not recover: {e}")),
+            "URL filter" | "index" => Err(format!(
+                "{problem}; `repair --accept-loss` would {}",
+                if part.name == "index" {
+                    "accept the documents the database still holds"
+                } else {
+                    "set the file aside and start an empty filter"
+                }
+            )),
+            _ => Err(format!("could not recover: {problem}")),
+        };
+        done.push(Part {
+            name: part.name,
+            result,
+        });
+    }
+    if let (Some(record), Some(out)) = (&record, out_dir) {
+        if let Some(cut) = cut_outputs_back(out, record) {
+            done.push(Part {
+                name: "outputs",
+                result: cut,
+            });
+        }
+    }
+    if done.is_empty() {
+        done.push(Part {
+            name: "state directory",
+            result: Ok("nothing to repair".into()),
+        });
+    }
+    done
+}
+
+/// Where [`repair`] puts a damaged URL filter.
+fn set_aside_path(state_dir: &Path) -> PathBuf {
+    state_dir.join(format!("{}.damaged", crate::urls::seen::SEEN_FILE))
+}
+
+/// Renames a damaged URL filter to `NAME.damaged` (never deletes it).
+fn set_aside(state_dir: &Path) -> Result<String, String> {
+    let path = state_dir.join(crate::urls::seen::SEEN_FILE);
+    if !path.exists() {
+        return Ok("nothing to set aside: the next run starts an empty filter".into());
+    }
+    let aside = set_aside_path(state_dir);
+    if aside.exists() {
+        return Err(format!(
+            "could not set {} aside: {} already exists (move it away first)",
+            path.display(),
+            aside.display()
+        ));
+    }
+    std::fs::rename(&path, &aside)
+        .map(|()| {
+            format!(
+                "set aside as {}; the next run starts an empty filter (URLs seen before are \
+                 fetched again, their pages found as duplicates)",
+                aside.display()
+            )
+        })
+        .map_err(|e| format!("could not set {} aside: {e}", path.display()))
+}
+
+/// Cuts outputs that run past the checkpoint back to it; `None` when none do.
+fn cut_outputs_back(out: &Path, record: &CheckpointRecord) -> Option<Result<String, String>> {
+    let mut cut = Vec::new();
+    for (name, &expected) in OUTPUTS.iter().zip(&record.output_bytes) {
+        let path = out.join(name);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.len() > expected {
+            let result = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_len(expected).and_then(|()| f.sync_all()));
+            if let Err(e) = result {
+                return Some(Err(format!("could not cut {} back: {e}", path.display())));
+            }
+            cut.push(format!(
+                "{name} cut back by {} bytes",
+                meta.len() - expected
+            ));
+        }
+    }
+    (!cut.is_empty()).then(|| Ok(cut.join("; ")))
+}
