@@ -147,10 +147,27 @@ struct ApiError {
 }
 
 impl ApiError {
+    /// A 400; a line break or other control character that the client sent and the
+    /// message quotes is escaped, so the message stays one line.
     fn bad_request(message: impl Into<String>) -> ApiError {
+        let message: String = message.into();
+        let message = if message.chars().any(char::is_control) {
+            message
+                .chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        } else {
+            message
+        };
         ApiError {
             status: StatusCode::BAD_REQUEST,
-            message: message.into(),
+            message,
         }
     }
 }
@@ -552,6 +569,27 @@ async fn checkpoint(State(state): State<Arc<AppState>>) -> Result<axum::Json<Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `sidecar_request` fuzz target: a URL with a line break in it was quoted
+    /// raw in the 400's message.
+    #[test]
+    fn a_refused_request_is_one_line_whatever_it_quotes() {
+        let crash = include_bytes!("../../tests/fixtures/fuzz/sidecar-newline-in-url");
+        let (status, message) = read_request("/v1/pages/check", &crash[1..]).unwrap_err();
+        assert_eq!(status, 400);
+        assert!(!message.contains('\n'), "{message}");
+        assert!(
+            message.contains("\\n"),
+            "the line break is shown escaped: {message}"
+        );
+        let (status, message) = read_request(
+            "/v1/pages/check",
+            b"{\"url\": \"a\\u0000\\r\\nb\", \"text\": \"x\"}",
+        )
+        .unwrap_err();
+        assert_eq!(status, 400);
+        assert!(!message.contains(['\n', '\r', '\0']), "{message:?}");
+    }
 
     #[test]
     fn the_bearer_scheme_is_matched_in_any_case() {

@@ -94,16 +94,18 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     })
 }
 
-/// The crawl's parts of a state directory, checked for `crawldedup verify`: the crawl
-/// database (and its last checkpoint record) and the frontier. `Ok(None)` when the
-/// directory holds no crawl; for each part, a line saying it is fine or what is wrong.
-pub fn check_parts(
-    state_dir: &Path,
-) -> Option<(
+/// What [`check_parts`] found: the crawl database, the frontier (each a line saying it is
+/// fine, or what is wrong), and the last checkpoint record if it could be read.
+pub type CrawlParts = (
     Result<String, String>,
     Result<String, String>,
     Option<CheckpointRecord>,
-)> {
+);
+
+/// The crawl's parts of a state directory, checked for `crawldedup verify`: the crawl
+/// database (and its last checkpoint record) and the frontier. `None` when the directory
+/// holds no crawl.
+pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
     let db_path = state_dir.join(CRAWL_DB);
     if !db_path.exists() {
         return None;
