@@ -87,6 +87,8 @@ mod db;
 pub mod dedup;
 #[doc(hidden)]
 pub mod demo;
+#[doc(hidden)]
+pub mod faults;
 pub mod fingerprint;
 pub mod fixture;
 pub mod index;

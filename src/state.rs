@@ -48,17 +48,18 @@ pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
     let crawl = crate::crawl::run::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
     if let Some((mut db, frontier, r)) = crawl {
-        // No checkpoint record while the index shows checkpoints: the database was emptied
-        // or replaced (a crawl refuses to resume from it).
-        let durable = Manifest::read(&state_dir.join(INDEX_DIR))
-            .ok()
-            .flatten()
-            .map_or(0, |m| m.documents);
-        if db.is_ok() && r.is_none() && durable > 0 {
-            db = Err(format!(
-                "damaged: no checkpoint record, while the index holds {durable} documents from \
-                 earlier checkpoints"
-            ));
+        // An older checkpoint than the one the state directory knows was committed: the
+        // database was emptied, replaced or cut (a crawl refuses to resume from it).
+        let found = r.as_ref().map_or(0, |r| r.seq);
+        match crate::crawl::run::committed_seq(state_dir) {
+            Ok(committed) if db.is_ok() && found < committed => {
+                db = Err(format!(
+                    "damaged: it holds checkpoint {found}, while checkpoint {committed} was \
+                     committed"
+                ));
+            }
+            Err(problem) => db = Err(problem),
+            _ => {}
         }
         parts.push(Part {
             name: "crawl database",

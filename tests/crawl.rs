@@ -345,6 +345,8 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let options = crawldedup::crawl::CrawlOptions {
             checkpoint_every: std::time::Duration::from_millis(150),
+            // Compactions all the time, so that kills land in them too.
+            compact_after: Some(16),
             ..Default::default()
         };
         crawl_to_the_end(&runtime, &config, &options);
@@ -366,25 +368,90 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
         "seed": seed,
     })
     .to_string();
-    for (round, after_ms) in [700u64, 1900, 3100, 0].into_iter().enumerate() {
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+    // Killed (SIGKILL) twelve times, then left to finish: first inside a checkpoint (its
+    // outputs, index and frontier log written, its record not) and inside a frontier
+    // compaction (some entries folded, the log not yet removed), held there by the fault
+    // points of `crawldedup::faults`, then at moments spread over the crawl.
+    enum Kill {
+        At(&'static str),
+        After(u64),
+        Never,
+    }
+    let rounds = [
+        Kill::At("checkpoint-before-record"),
+        Kill::At("compaction-batch"),
+        Kill::After(230),
+        Kill::At("checkpoint-before-record"),
+        Kill::After(410),
+        Kill::At("compaction-batch"),
+        Kill::After(170),
+        Kill::After(530),
+        Kill::After(90),
+        Kill::At("checkpoint-before-record"),
+        Kill::After(350),
+        Kill::After(610),
+        Kill::Never,
+    ];
+    let mut kills = 0;
+    let mut held = Vec::new();
+    for round in rounds {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command
             .args([
                 "--exact",
                 "kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
+                // The fault point's line must reach the pipe, not the harness's capture.
+                "--nocapture",
             ])
             .env(CHILD_ENV, &spec)
             .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        if after_ms == 0 {
-            let status = child.wait().unwrap();
-            assert!(status.success(), "the last run failed");
-        } else {
-            std::thread::sleep(std::time::Duration::from_millis(after_ms));
-            child.kill().unwrap(); // SIGKILL
-            child.wait().unwrap();
+            .stderr(std::process::Stdio::piped());
+        if let Kill::At(point) = round {
+            command.env(crawldedup::faults::PAUSE_AT, point);
         }
-        let _ = round;
+        let mut child = command.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        match round {
+            Kill::Never => {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut { stderr }, &mut text).unwrap();
+                let status = child.wait().unwrap();
+                let last: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.contains("panicked") || l.contains("Err") || l.contains("error"))
+                    .collect();
+                assert!(status.success(), "the last run failed: {last:?}");
+            }
+            Kill::After(ms) => {
+                drop(stderr);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                if child.try_wait().unwrap().is_none() {
+                    child.kill().unwrap();
+                    kills += 1;
+                }
+                child.wait().unwrap();
+            }
+            Kill::At(point) => {
+                use std::io::BufRead;
+                let paused = std::io::BufReader::new(stderr)
+                    .lines()
+                    .map_while(Result::ok)
+                    .any(|l| l.contains(&format!("paused at {point}")));
+                if paused {
+                    child.kill().unwrap();
+                    kills += 1;
+                    held.push(point);
+                }
+                child.wait().unwrap();
+            }
+        }
+    }
+    assert!(
+        kills >= 10,
+        "only {kills} kills landed before the crawl ended"
+    );
+    for point in ["checkpoint-before-record", "compaction-batch"] {
+        assert!(held.contains(&point), "no kill at {point}: {held:?}");
     }
     assert_eq!(stored_set(&out), expected);
     // The WARC files hold each stored page once too.

@@ -544,6 +544,8 @@ impl Frontier {
                     batch.insert(url.as_str(), change.encode());
                     if (i + 1) % per_batch == 0 {
                         apply(std::mem::take(&mut batch))?;
+                        // Some entries folded, the log not yet removed.
+                        crate::faults::point("compaction-batch");
                     }
                 }
                 for key in keys {
@@ -554,6 +556,13 @@ impl Frontier {
             .map_err(|e| format!("frontier: cannot start the compaction: {e}"))?;
         self.compaction = Some(Compaction { changes, thread });
         Ok(())
+    }
+
+    /// Compacts once the log holds `after` URLs, in batches of `batch` (the defaults are
+    /// [`COMPACT_AFTER`] and [`COMPACTION_BATCH`]).
+    pub fn set_compaction(&mut self, after: usize, batch: usize) {
+        self.compact_after = after.max(1);
+        self.compaction_batch = batch.max(1);
     }
 
     /// Waits for a running compaction to end and reports its error.

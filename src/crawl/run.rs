@@ -43,6 +43,10 @@ pub struct CrawlOptions {
     /// How long a host whose robots.txt answered 5xx (or not at all) stays closed before
     /// robots.txt is asked again.
     pub robots_retry: Duration,
+    /// The frontier's change log is folded into per-URL entries once it holds this many
+    /// URLs, and in batches of a sixteenth of it (`None`: the frontier's defaults; a crash
+    /// test sets it low so that compactions run all the time).
+    pub compact_after: Option<usize>,
 }
 
 impl Default for CrawlOptions {
@@ -51,6 +55,7 @@ impl Default for CrawlOptions {
             checkpoint_every: CHECKPOINT_EVERY,
             progress_bar: false,
             robots_retry: ROBOTS_RETRY,
+            compact_after: None,
         }
     }
 }
@@ -167,6 +172,25 @@ pub const ROBOTS_RETRY: Duration = Duration::from_secs(60);
 
 const CRAWL_DB: &str = "crawl";
 const CHECKPOINT_KEY: &str = "checkpoint";
+/// The number of the last committed checkpoint, written (atomically) after its record is
+/// flushed: the database must hold at least this one.
+pub const COMMITTED_FILE: &str = "crawl-committed";
+
+/// The last checkpoint the state directory knows was committed (0 when none).
+pub fn committed_seq(state_dir: &Path) -> Result<u64, String> {
+    let path = state_dir.join(COMMITTED_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => text.trim().parse().map_err(|_| {
+            format!(
+                "damaged: {} holds {:?}, not a checkpoint number",
+                path.display(),
+                text.trim()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
 
 /// What went wrong with a crawl as a whole (a page's failure is recorded, not returned).
 #[derive(Debug, thiserror::Error)]
@@ -917,21 +941,22 @@ async fn run(
         ),
         None => None,
     };
-    if record.is_none() {
-        // No checkpoint record, yet the index's manifest shows checkpoints were taken: the
-        // crawl database was emptied or replaced. Starting over would roll the index back
-        // to nothing; refuse instead.
-        let index_dir = state_dir.join(crate::dedup::INDEX_DIR);
-        if let Ok(Some(manifest)) = crate::index::manifest::Manifest::read(&index_dir) {
-            if manifest.documents > 0 {
-                return Err(state_error(format!(
-                    "damaged: the crawl database ({CRAWL_DB}) holds no checkpoint, while the \
-                     index holds {} documents from earlier checkpoints; nothing was changed: \
-                     restore the state directory from a backup, or start a new one",
-                    manifest.documents
-                )));
+    // The database must hold the last checkpoint the state directory knows was committed:
+    // an emptied, replaced or cut database would otherwise roll the index and the outputs
+    // back without a word.
+    let committed = committed_seq(&state_dir).map_err(&state_error)?;
+    let found = record.as_ref().map_or(0, |r| r.seq);
+    if found < committed {
+        return Err(state_error(format!(
+            "damaged: the crawl database ({CRAWL_DB}) holds {}, while checkpoint {committed} \
+             was committed; nothing was changed: restore the state directory from a backup, or \
+             start a new one",
+            if found == 0 {
+                "no checkpoint".to_string()
+            } else {
+                format!("checkpoint {found}")
             }
-        }
+        )));
     }
     let mut totals = record.clone().unwrap_or_default();
     let dedup = Dedup::open_at(&state_dir, config, Some(totals.index_documents))?;
@@ -942,6 +967,9 @@ async fn run(
         totals.seq,
     )
     .map_err(state_error)?;
+    if let Some(after) = options.compact_after {
+        frontier.set_compaction(after, (after / 16).max(1));
+    }
 
     // Seeds: canonical, in scope, queued once.
     let mut seeds = Vec::new();
@@ -1179,11 +1207,19 @@ fn checkpoint(
     totals.index_documents = dedup.flush_index()?;
     totals.seq += 1;
     frontier.checkpoint(totals.seq).map_err(state_error)?;
+    // Outputs synced, index flushed, frontier's log written; the record is not.
+    crate::faults::point("checkpoint-before-record");
     let record = serde_json::to_vec(totals).map_err(|e| state_error(e.to_string()))?;
     meta.insert(CHECKPOINT_KEY, record)
         .map_err(|e| state_error(crate::db::describe(&e)))?;
     db.flush()
         .map_err(|e| state_error(crate::db::describe(&e)))?;
+    // Committed: say so outside the database too, so that a database that loses it is found.
+    crate::urls::seen::write_atomically(
+        &dedup.state_dir().join(COMMITTED_FILE),
+        format!("{}\n", totals.seq).as_bytes(),
+    )
+    .map_err(|e| state_error(format!("{COMMITTED_FILE}: {e}")))?;
     // The URL filter may lag the frontier (it is saved after the commit point); the
     // frontier itself never queues a URL twice.
     dedup.save_urls()?;
