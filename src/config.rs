@@ -345,6 +345,32 @@ impl Config {
                 if p.is_empty() {
                     return Err(err(&format!("{key}[{i}]"), "empty pattern".into()));
                 }
+                if let Err(e) = regex::Regex::new(p) {
+                    return Err(err(
+                        &format!("{key}[{i}]"),
+                        format!(
+                            "`{p}` is not a regular expression: {}",
+                            one_line(&e.to_string())
+                        ),
+                    ));
+                }
+            }
+        }
+        for (i, file) in c.seed_files.iter().enumerate() {
+            match std::fs::metadata(file) {
+                Ok(meta) if meta.is_file() => {}
+                Ok(_) => {
+                    return Err(err(
+                        &format!("crawl.seed_files[{i}]"),
+                        format!("{}: not a file", file.display()),
+                    ));
+                }
+                Err(e) => {
+                    return Err(err(
+                        &format!("crawl.seed_files[{i}]"),
+                        format!("{}: {e}", file.display()),
+                    ));
+                }
             }
         }
         let u = &self.url_filter;
@@ -519,6 +545,23 @@ mod tests {
         assert_eq!(e.key, "dedup.max_distance");
         let e = Config::from_toml_str("", "c.toml", &["nodot=1".into()]).unwrap_err();
         assert_eq!(e.source_name, "--set");
+    }
+
+    #[test]
+    fn bad_patterns_and_missing_seed_files_are_refused_by_the_check() {
+        let e = Config::from_toml_str("[scope]\ninclude = [\"(unclosed\"]\n", "c.toml", &[])
+            .unwrap_err();
+        assert_eq!(e.key, "scope.include[0]");
+        assert!(e.problem.contains("not a regular expression"), "{e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+        let e = Config::from_toml_str(
+            "[crawl]\nseed_files = [\"/nonexistent/seeds.txt\"]\n",
+            "c.toml",
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "crawl.seed_files[0]");
+        assert!(e.problem.contains("/nonexistent/seeds.txt"), "{e}");
     }
 
     #[test]
