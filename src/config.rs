@@ -85,7 +85,8 @@ pub struct CrawlConfig {
     pub state_dir: PathBuf,
     /// Where pages.jsonl, duplicates.jsonl and the WARC files go.
     pub out_dir: PathBuf,
-    /// Stop after this many fetched pages (0 = no limit).
+    /// Stop after this many fetched pages (0 = no limit), counted over every run of the
+    /// crawl: a resumed crawl counts what earlier runs fetched.
     pub max_pages: u64,
     /// Follow links at most this many hops from a seed.
     pub max_depth: u32,

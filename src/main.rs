@@ -138,7 +138,8 @@ struct CrawlArgs {
     /// crawl.out_dir
     #[arg(long = "out", value_name = "DIR")]
     out_dir: Option<PathBuf>,
-    /// crawl.max_pages
+    /// crawl.max_pages: stop once this many pages are fetched, counting every run of this
+    /// crawl (a resumed crawl counts what earlier runs fetched)
     #[arg(long)]
     max_pages: Option<u64>,
     /// crawl.allow_private_ips = true
@@ -721,10 +722,14 @@ fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {
         return;
     }
     println!(
-        "time         {:.1} s ({:.1} pages/s){}",
+        "time         {:.1} s ({} pages fetched by this run, {:.1} pages/s){}",
         summary.seconds,
-        t.fetched as f64 / summary.seconds.max(1e-9),
-        if summary.stopped_early {
+        summary.fetched_this_run,
+        summary.fetched_this_run as f64 / summary.seconds.max(1e-9),
+        if summary.page_limit_reached {
+            ", stopped at crawl.max_pages (it counts every run of this crawl): raise it to \
+             go on"
+        } else if summary.stopped_early {
             ", stopped early: run again to resume"
         } else {
             ""

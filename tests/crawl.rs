@@ -983,3 +983,35 @@ async fn a_deleted_warc_file_is_refused_on_resume() {
     );
     assert!(!pages.contains(&0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_pages_counts_every_run_and_a_crawl_at_its_limit_says_so() {
+    let server = serve(Site::new(4, 2)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(
+        &dir.path().join("state"),
+        &dir.path().join("out"),
+        server.url("/"),
+    );
+    config.crawl.max_pages = 5;
+    let first = crawldedup::crawl::crawl(&config, std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(first.totals.fetched, 5);
+    assert_eq!(first.fetched_this_run, 5);
+    assert!(first.page_limit_reached && first.stopped_early);
+    // Resumed at its limit: nothing more is fetched, and the summary says why.
+    let second = crawldedup::crawl::crawl(&config, std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(second.totals.fetched, 5);
+    assert_eq!(second.fetched_this_run, 0);
+    assert!(second.page_limit_reached);
+    // Raised, the crawl goes on from where it stopped.
+    config.crawl.max_pages = 8;
+    let third = crawldedup::crawl::crawl(&config, std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(third.totals.fetched, 8);
+    assert_eq!(third.fetched_this_run, 3);
+}

@@ -95,6 +95,8 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
         totals,
         frontier: frontier.counts(),
         seconds: 0.0,
+        fetched_this_run: 0,
+        page_limit_reached: false,
         stopped_early: frontier.counts().pending > 0,
     })
 }
@@ -156,7 +158,14 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
     Some((crawl_db, frontier, record))
 }
 
-fn progress_line(totals: &CheckpointRecord, frontier: &FrontierCounts, started: Instant) -> String {
+/// The progress line: the crawl's totals over all its runs, and this run's rate (pages
+/// fetched since `fetched_before`, the total when the run started).
+fn progress_line(
+    totals: &CheckpointRecord,
+    frontier: &FrontierCounts,
+    started: Instant,
+    fetched_before: u64,
+) -> String {
     format!(
         "fetched {} | queued {} | stored {} | duplicates {} | failures {} | {:.1} pages/s",
         totals.fetched,
@@ -164,7 +173,7 @@ fn progress_line(totals: &CheckpointRecord, frontier: &FrontierCounts, started: 
         totals.stored,
         totals.duplicates,
         totals.failures,
-        totals.fetched as f64 / started.elapsed().as_secs_f64().max(1e-9)
+        (totals.fetched - fetched_before) as f64 / started.elapsed().as_secs_f64().max(1e-9)
     )
 }
 /// How long a host stays closed after its robots.txt failed with 5xx or a timeout.
@@ -267,6 +276,12 @@ pub struct CrawlSummary {
     pub frontier: FrontierCounts,
     /// Seconds this run took.
     pub seconds: f64,
+    /// Responses received by this run alone (the totals count every run).
+    pub fetched_this_run: u64,
+    /// Whether the crawl stopped at `crawl.max_pages` with URLs still queued; the limit
+    /// counts the pages of every run of the crawl, so running again fetches nothing more
+    /// until it is raised.
+    pub page_limit_reached: bool,
     /// Whether the crawl stopped early (Ctrl-C or the page limit).
     pub stopped_early: bool,
 }
@@ -1033,6 +1048,8 @@ async fn run(
         bar
     });
     let run_started = Instant::now();
+    let fetched_before = totals.fetched;
+    let mut page_limit_reached = false;
 
     loop {
         // Retries whose backoff is over go back to the queue.
@@ -1047,6 +1064,7 @@ async fn run(
             crawl.max_pages > 0 && totals.fetched + in_flight as u64 >= crawl.max_pages;
         if limit_reached && frontier.counts().pending > 0 {
             stopped_early = true;
+            page_limit_reached = true;
         }
         let now = Instant::now();
         let mut wake_at: Option<Instant> = None;
@@ -1150,7 +1168,12 @@ async fn run(
             }
         }
         if let Some(bar) = &bar {
-            bar.set_message(progress_line(&totals, &frontier.counts(), run_started));
+            bar.set_message(progress_line(
+                &totals,
+                &frontier.counts(),
+                run_started,
+                fetched_before,
+            ));
         }
         if last_checkpoint.elapsed() >= options.checkpoint_every {
             blocking(|| checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals))?;
@@ -1159,7 +1182,7 @@ async fn run(
             if bar.is_none() {
                 tracing::info!(
                     "{}",
-                    progress_line(&totals, &frontier.counts(), run_started)
+                    progress_line(&totals, &frontier.counts(), run_started, fetched_before)
                 );
             }
         }
@@ -1173,9 +1196,11 @@ async fn run(
     }
     checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
     Ok(CrawlSummary {
+        fetched_this_run: totals.fetched - fetched_before,
         totals,
         frontier: frontier.counts(),
         seconds: started.elapsed().as_secs_f64(),
+        page_limit_reached,
         stopped_early,
     })
 }
