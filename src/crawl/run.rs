@@ -1047,7 +1047,8 @@ async fn run(
         bar.enable_steady_tick(Duration::from_millis(200));
         bar
     });
-    let run_started = Instant::now();
+    // Rates in the log use the same clock as the summary's (the run's start).
+    let run_started = started;
     let fetched_before = totals.fetched;
     let mut page_limit_reached = false;
 
@@ -1195,6 +1196,13 @@ async fn run(
         frontier.retry(task);
     }
     checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
+    if !options.progress_bar {
+        // The last line of the log gives the figures the summary gives.
+        tracing::info!(
+            "{}",
+            progress_line(&totals, &frontier.counts(), run_started, fetched_before)
+        );
+    }
     Ok(CrawlSummary {
         fetched_this_run: totals.fetched - fetched_before,
         totals,
