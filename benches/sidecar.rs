@@ -114,6 +114,30 @@ fn url_batch(client: usize, i: u64) -> Vec<String> {
         .collect()
 }
 
+/// A sidecar on a fresh state (so that pages are not all duplicates of an earlier
+/// measurement's), with no periodic checkpoint: its folder, its stop switch and base URL.
+fn start_sidecar(
+    runtime: &tokio::runtime::Runtime,
+    durability: serve::Durability,
+) -> (tempfile::TempDir, tokio::sync::oneshot::Sender<()>, String) {
+    let (dir, dedup) = new_stage();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let base = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let options = ServeOptions {
+            checkpoint_every: None,
+            durability,
+            ..ServeOptions::default()
+        };
+        tokio::spawn(serve::serve(dedup, listener, options, async {
+            let _ = stopped.await;
+        }));
+        base
+    });
+    (dir, stop, base)
+}
+
 /// Page checks per second through the sidecar at `base`.
 async fn drive_pages(base: &str, clients: usize, seconds: f64, pages: &Arc<Vec<Vec<u8>>>) -> f64 {
     let base = base.to_string();
@@ -162,20 +186,7 @@ fn main() {
     for clients in CLIENTS {
         // Sidecar: a fresh state for each measurement, so that pages are not all
         // duplicates of the previous run's.
-        let (_dir, dedup) = new_stage();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let base = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://{}", listener.local_addr().unwrap());
-            let options = ServeOptions {
-                checkpoint_every: None,
-                ..ServeOptions::default()
-            };
-            tokio::spawn(serve::serve(dedup.clone(), listener, options, async {
-                let _ = stopped.await;
-            }));
-            base
-        });
+        let (_dir, stop, base) = start_sidecar(&runtime, serve::Durability::Answered);
         let url_base = base.clone();
         let sidecar_urls = runtime.block_on(drive(clients, seconds, move |client, i| {
             let base = url_base.clone();
@@ -193,21 +204,7 @@ fn main() {
         let _ = stop.send(());
         // Again with durability left to the checkpoints: what answering only durable
         // pages costs.
-        let (_dir, dedup) = new_stage();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let base = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://{}", listener.local_addr().unwrap());
-            let options = ServeOptions {
-                checkpoint_every: None,
-                durability: serve::Durability::Checkpoint,
-                ..ServeOptions::default()
-            };
-            tokio::spawn(serve::serve(dedup.clone(), listener, options, async {
-                let _ = stopped.await;
-            }));
-            base
-        });
+        let (_dir, stop, base) = start_sidecar(&runtime, serve::Durability::Checkpoint);
         let lazy_pages = runtime.block_on(drive_pages(&base, clients, seconds, &pages));
         let _ = stop.send(());
 

@@ -120,6 +120,27 @@ pub enum IndexError {
     Layout(String),
 }
 
+impl IndexError {
+    /// Builders of the two errors about the index at `path`: sled's, and damage.
+    fn makers(
+        path: &Path,
+    ) -> (
+        impl Fn(sled::Error) -> IndexError + Copy + '_,
+        impl Fn(String) -> IndexError + Copy + '_,
+    ) {
+        (
+            move |source| IndexError::Store {
+                path: path.to_path_buf(),
+                source,
+            },
+            move |problem| IndexError::Corrupt {
+                path: path.to_path_buf(),
+                problem,
+            },
+        )
+    }
+}
+
 /// How an index is laid out.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IndexConfig {
@@ -505,14 +526,7 @@ impl SimhashIndex {
         limit: Option<u64>,
     ) -> Result<SimhashIndex, IndexError> {
         let path = dir.to_path_buf();
-        let store_error = |source| IndexError::Store {
-            path: path.clone(),
-            source,
-        };
-        let corrupt = |problem: String| IndexError::Corrupt {
-            path: path.clone(),
-            problem,
-        };
+        let (store_error, corrupt) = IndexError::makers(&path);
         if config.max_distance > crate::config::MAX_DISTANCE_LIMIT {
             return Err(IndexError::Layout(format!(
                 "k = {} is over the limit of {}",
@@ -673,15 +687,7 @@ impl SimhashIndex {
     /// manifest was lost: returns (documents held, documents the old manifest recorded, if
     /// it was readable). Nothing in the database changes.
     pub fn rewrite_manifest(dir: &Path) -> Result<(u64, Option<u64>), IndexError> {
-        let path = dir.to_path_buf();
-        let store_error = |source| IndexError::Store {
-            path: path.clone(),
-            source,
-        };
-        let corrupt = |problem: String| IndexError::Corrupt {
-            path: path.clone(),
-            problem,
-        };
+        let (store_error, corrupt) = IndexError::makers(dir);
         let old = Manifest::read(dir).ok().flatten().map(|m| m.documents);
         let db = crate::db::open(&sled::Config::new().path(dir)).map_err(store_error)?;
         let store = Store::open(&db).map_err(store_error)?;
