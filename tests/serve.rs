@@ -585,46 +585,38 @@ fn unusable_listen_address_or_state_dir_is_one_line_and_exit_2() {
     let state = tempfile::tempdir().unwrap();
     let blocker = state.path().join("file");
     std::fs::write(&blocker, b"not a directory").unwrap();
-    for args in [
-        vec!["--listen", "localhost-ish", "--state-dir"],
-        vec!["--listen", "127.0.0.1:0", "--state-dir"],
-    ] {
-        let dir = if args[1] == "127.0.0.1:0" {
-            blocker.join("state")
-        } else {
-            state.path().join("ok")
-        };
-        let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
-            .arg("serve")
-            .args(&args)
-            .arg(&dir)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
-    }
-    // A state directory that is a file, and an empty token.
-    for (extra, dir, says) in [
-        (vec![], blocker.clone(), "not a directory"),
+    let ok = state.path().join("ok");
+    // (arguments, state directory, what the one line says)
+    for (args, dir, says) in [
+        (vec!["--listen", "localhost-ish"], ok.clone(), "--listen"),
         (
-            vec!["--token", ""],
-            state.path().join("ok"),
+            vec!["--listen", "127.0.0.1:0"],
+            blocker.join("state"),
+            "state",
+        ),
+        (
+            vec!["--listen", "127.0.0.1:0"],
+            blocker.clone(),
+            "not a directory",
+        ),
+        (
+            vec!["--listen", "127.0.0.1:0", "--token", ""],
+            ok.clone(),
             "--token (or CRAWLDEDUP_TOKEN) is empty",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(&extra)
+            .arg("serve")
+            .args(&args)
             .arg("--state-dir")
             .arg(&dir)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        assert!(stderr.contains(says), "{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
 
