@@ -44,6 +44,14 @@ const OUTPUTS: [&str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"]
 /// Checks every part of the state directory `state_dir` (and, for a crawl, its outputs in
 /// `out_dir`).
 pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
+    verify_with_record(state_dir, out_dir).0
+}
+
+/// [`verify`], also returning the crawl's last checkpoint record when it could be read.
+fn verify_with_record(
+    state_dir: &Path,
+    out_dir: Option<&Path>,
+) -> (Vec<Part>, Option<CheckpointRecord>) {
     let mut parts = Vec::new();
     let crawl = crate::crawl::run::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
@@ -101,7 +109,7 @@ pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
             result: verify_outputs(out, record),
         });
     }
-    parts
+    (parts, record)
 }
 
 fn verify_index(dir: &Path, record: Option<&CheckpointRecord>) -> Result<String, String> {
@@ -188,8 +196,7 @@ fn verify_outputs(out: &Path, record: &CheckpointRecord) -> Result<String, Strin
 /// Mends what can be mended (see the module doc); one [`Part`] per action taken or refused.
 pub fn repair(state_dir: &Path, out_dir: Option<&Path>, accept_loss: bool) -> Vec<Part> {
     let mut done = Vec::new();
-    let found = verify(state_dir, out_dir);
-    let record = crate::crawl::run::check_parts(state_dir).and_then(|(_, _, r)| r);
+    let (found, record) = verify_with_record(state_dir, out_dir);
     for part in &found {
         let Err(problem) = &part.result else {
             continue;

@@ -79,13 +79,8 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     let meta = db
         .open_tree("meta")
         .map_err(|e| state_error(crate::db::describe(&e)))?;
-    let totals: CheckpointRecord = match meta
-        .get(CHECKPOINT_KEY)
-        .map_err(|e| state_error(crate::db::describe(&e)))?
-    {
-        Some(v) => serde_json::from_slice(&v)
-            .map_err(|e| state_error(format!("unreadable checkpoint record: {e}")))?,
-        None => return Err(state_error("no checkpoint yet".into())),
+    let Some(totals) = read_record(&meta).map_err(state_error)? else {
+        return Err(state_error("no checkpoint yet".into()));
     };
     let frontier = Frontier::open(
         db.open_tree("frontier")
@@ -126,14 +121,8 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
     };
     let record = db
         .open_tree("meta")
-        .and_then(|meta| meta.get(CHECKPOINT_KEY))
         .map_err(|e| crate::db::describe(&e))
-        .and_then(|value| match value {
-            Some(v) => serde_json::from_slice::<CheckpointRecord>(&v)
-                .map(Some)
-                .map_err(|e| format!("unreadable checkpoint record: {e}")),
-            None => Ok(None),
-        });
+        .and_then(|meta| read_record(&meta));
     let record = match record {
         Ok(record) => record,
         Err(problem) => return Some((Err(problem), skipped(), None)),
@@ -186,6 +175,19 @@ const CHECKPOINT_KEY: &str = "checkpoint";
 /// The number of the last committed checkpoint, written (atomically) after its record is
 /// flushed: the database must hold at least this one.
 pub const COMMITTED_FILE: &str = "crawl-committed";
+
+/// The last checkpoint record in the crawl database's meta tree (`None` before the first).
+fn read_record(meta: &sled::Tree) -> Result<Option<CheckpointRecord>, String> {
+    match meta
+        .get(CHECKPOINT_KEY)
+        .map_err(|e| crate::db::describe(&e))?
+    {
+        Some(v) => serde_json::from_slice(&v)
+            .map(Some)
+            .map_err(|e| format!("unreadable checkpoint record: {e}")),
+        None => Ok(None),
+    }
+}
 
 /// The last checkpoint the state directory knows was committed (0 when none).
 pub fn committed_seq(state_dir: &Path) -> Result<u64, String> {
@@ -948,16 +950,7 @@ async fn run(
     let meta = db
         .open_tree("meta")
         .map_err(|e| state_error(crate::db::describe(&e)))?;
-    let record: Option<CheckpointRecord> = match meta
-        .get(CHECKPOINT_KEY)
-        .map_err(|e| state_error(crate::db::describe(&e)))?
-    {
-        Some(v) => Some(
-            serde_json::from_slice(&v)
-                .map_err(|e| state_error(format!("unreadable checkpoint record: {e}")))?,
-        ),
-        None => None,
-    };
+    let record = read_record(&meta).map_err(&state_error)?;
     // The database must hold the last checkpoint the state directory knows was committed:
     // an emptied, replaced or cut database would otherwise roll the index and the outputs
     // back without a word.
