@@ -41,7 +41,9 @@
 //! lookup and insert, not for decoding, extraction and fingerprinting. Of many callers
 //! presenting the same page (or the same URL) at once, exactly one is told it is new.
 //! [`Dedup::checkpoint`] saves the URL filter atomically and flushes the index; what was
-//! recorded before a checkpoint survives a kill -9.
+//! recorded before a checkpoint survives a kill -9. Between checkpoints,
+//! [`Dedup::sync_pages`] and [`Dedup::sync_urls`] make what was answered so far durable
+//! (group commits of the index and of the URL journal, [`crate::urls::journal`]).
 //!
 //! ```
 //! use crawldedup::{Config, Dedup, PageVerdict, UrlVerdict};
@@ -433,22 +435,40 @@ impl Dedup {
     /// saved there. The URL filter and index keep the sizing and layout they were created
     /// with; `config` sizes new ones (`url_filter.*`, `dedup.max_distance`) and sets the
     /// rules that apply per call (canonicalization, `dedup.short_text_chars`).
+    ///
+    /// New URLs are journaled (see [`Dedup::sync_urls`]), so that a caller can make a "new"
+    /// answer durable before it passes it on.
     pub fn open(state_dir: &Path, config: &Config) -> Result<Dedup, DedupError> {
-        Dedup::open_at(state_dir, config, None)
+        Dedup::open_with(state_dir, config, None, true)
     }
 
     /// As [`Dedup::open`], with the index rolled back to its first `index_documents`
-    /// documents (what a crawl's last checkpoint recorded).
+    /// documents (what a crawl's last checkpoint recorded), and without the URL journal:
+    /// a crawl rolls its frontier back to the same checkpoint and finds the URLs recorded
+    /// after it again, so its URL filter must not remember them.
     pub fn open_at(
         state_dir: &Path,
         config: &Config,
         index_documents: Option<u64>,
     ) -> Result<Dedup, DedupError> {
+        Dedup::open_with(state_dir, config, index_documents, false)
+    }
+
+    fn open_with(
+        state_dir: &Path,
+        config: &Config,
+        index_documents: Option<u64>,
+        journaled: bool,
+    ) -> Result<Dedup, DedupError> {
         crate::db::create_state_dir(state_dir).map_err(|source| DedupError::StateDir {
             path: state_dir.to_path_buf(),
             source,
         })?;
-        let seen = SeenUrls::open(state_dir, config.url_filter.seen_config())?;
+        let seen = if journaled {
+            SeenUrls::open_journaled(state_dir, config.url_filter.seen_config())?
+        } else {
+            SeenUrls::open(state_dir, config.url_filter.seen_config())?
+        };
         let index = SimhashIndex::open_at(
             &state_dir.join(INDEX_DIR),
             IndexConfig {
@@ -627,6 +647,15 @@ impl Dedup {
     /// [`SimhashIndex::sync`]); what a caller answers after this call survives a kill -9.
     pub fn sync_pages(&self) -> Result<(), DedupError> {
         self.index.sync()?;
+        Ok(())
+    }
+
+    /// Makes every URL answered [`UrlVerdict::New`] so far durable before it returns (one
+    /// sync of the URL journal shared by every caller waiting at that moment): after a
+    /// kill -9, those URLs are [`UrlVerdict::Seen`]. Without the journal (a stage opened
+    /// by [`Dedup::open_at`]) URLs are durable at checkpoints only and this does nothing.
+    pub fn sync_urls(&self) -> Result<(), DedupError> {
+        self.seen.sync()?;
         Ok(())
     }
 

@@ -10,7 +10,8 @@
 //! - outputs longer than the last checkpoint are cut back to it (what a resumed crawl does;
 //!   the lines past it are redone by the crawl);
 //! - with `accept_loss` only: a damaged URL filter is set aside (renamed, never deleted) so
-//!   that the next run starts an empty one, and an index whose manifest is missing or
+//!   that the next run starts an empty one, so is a damaged generation of the URL journal
+//!   (the sidecar's "new" answers since the last save), and an index whose manifest is missing or
 //!   records more documents than the database holds gets a manifest for what it holds;
 //! - outputs shorter than the checkpoint, and a damaged crawl database, cannot be rebuilt
 //!   from the rest: restore them from a backup.
@@ -24,7 +25,8 @@ use crate::index::{IndexConfig, SimhashIndex, manifest::Manifest};
 /// What was found (or done) for one part of a state directory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
-    /// The part: `crawl database`, `frontier`, `URL filter`, `index`, `outputs`.
+    /// The part: `crawl database`, `frontier`, `URL filter`, `URL journal`, `index`,
+    /// `outputs`.
     pub name: &'static str,
     /// `Ok`: fine (or mended), with figures; `Err`: what is wrong (or could not be mended).
     pub result: Result<String, String>,
@@ -97,6 +99,19 @@ fn verify_with_record(
                 "damaged: {}: {problem}",
                 crate::urls::seen::SEEN_FILE
             )),
+        },
+    });
+    parts.push(Part {
+        name: "URL journal",
+        result: match crate::urls::journal::read_all(state_dir) {
+            Ok(generations) if generations.is_empty() => Ok("none".into()),
+            Ok(generations) => Ok(format!(
+                "{} URLs in {} generation{} since the filter was saved",
+                generations.iter().map(|g| g.entries.len()).sum::<usize>(),
+                generations.len(),
+                if generations.len() == 1 { "" } else { "s" }
+            )),
+            Err((path, problem)) => Err(format!("damaged: {}: {problem}", path.display())),
         },
     });
     parts.push(Part {
@@ -203,6 +218,7 @@ pub fn repair(state_dir: &Path, out_dir: Option<&Path>, accept_loss: bool) -> Ve
         };
         let result = match part.name {
             "URL filter" if accept_loss => set_aside(state_dir),
+            "URL journal" if accept_loss => set_aside_journal(state_dir),
             "index" if accept_loss => SimhashIndex::rewrite_manifest(&state_dir.join(INDEX_DIR))
                 .map(|(held, old)| match old {
                     Some(old) if old > held => format!(
@@ -212,12 +228,15 @@ pub fn repair(state_dir: &Path, out_dir: Option<&Path>, accept_loss: bool) -> Ve
                     _ => format!("manifest rewritten for the {held} documents the database holds"),
                 })
                 .map_err(|e| format!("could not recover: {e}")),
-            "URL filter" | "index" => Err(format!(
+            "URL filter" | "URL journal" | "index" => Err(format!(
                 "{problem}; `repair --accept-loss` would {}",
-                if part.name == "index" {
-                    "accept the documents the database still holds"
-                } else {
-                    "set the file aside and start an empty filter"
+                match part.name {
+                    "index" => "accept the documents the database still holds",
+                    "URL journal" => {
+                        "set the generation aside (its URLs are fetched again, their pages \
+                         found as duplicates)"
+                    }
+                    _ => "set the file aside and start an empty filter",
                 }
             )),
             _ => Err(format!("could not recover: {problem}")),
@@ -272,6 +291,32 @@ fn set_aside(state_dir: &Path) -> Result<String, String> {
             )
         })
         .map_err(|e| format!("could not set {} aside: {e}", path.display()))
+}
+
+/// Renames each damaged URL journal generation to `NAME.damaged` (never deletes it).
+fn set_aside_journal(state_dir: &Path) -> Result<String, String> {
+    let mut moved = Vec::new();
+    while let Err((path, _)) = crate::urls::journal::read_all(state_dir) {
+        let aside = PathBuf::from(format!("{}.damaged", path.display()));
+        if aside.exists() || moved.contains(&aside) {
+            return Err(format!(
+                "could not set {} aside: {} already exists (move it away first)",
+                path.display(),
+                aside.display()
+            ));
+        }
+        std::fs::rename(&path, &aside)
+            .map_err(|e| format!("could not set {} aside: {e}", path.display()))?;
+        moved.push(aside);
+    }
+    Ok(format!(
+        "set aside as {}; the URLs it held are fetched again, their pages found as duplicates",
+        moved
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// Cuts outputs that run past the checkpoint back to it; `None` when none do.

@@ -756,3 +756,74 @@ fn verify_names_each_damaged_part_and_repair_mends_what_it_can() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_damaged_url_journal_is_refused_named_by_verify_and_set_aside_by_repair() {
+    use crawldedup::{Config, Dedup, UrlVerdict};
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    {
+        let dedup = Dedup::open(&state, &Config::default()).unwrap();
+        for i in 0..50 {
+            let url = format!("http://journal.test/{i}");
+            assert!(matches!(dedup.check_url(&url).unwrap(), UrlVerdict::New(_)));
+        }
+        dedup.sync_urls().unwrap();
+        // Dropped without a checkpoint, as a kill would leave it: the journal holds the 50.
+    }
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(
+        line(&lines, "URL journal").contains("50 URLs in 1 generation"),
+        "{lines:?}"
+    );
+    {
+        let dedup = Dedup::open(&state, &Config::default()).unwrap();
+        assert!(matches!(
+            dedup.check_url("http://journal.test/7").unwrap(),
+            UrlVerdict::Seen(_)
+        ));
+    }
+
+    // One flipped byte in the middle of the journal: the stage refuses to open, naming the
+    // file, rather than answering `new` for URLs it answered before.
+    let journal = std::fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("seen-urls.journal.")
+        })
+        .unwrap();
+    let mut bytes = std::fs::read(&journal).unwrap();
+    bytes[36 + 32 * 10 + 5] ^= 0x40;
+    std::fs::write(&journal, &bytes).unwrap();
+    let error = Dedup::open(&state, &Config::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("seen-urls.journal."), "{error}");
+    assert!(error.contains("record 11"), "{error}");
+    assert_eq!(error.lines().count(), 1);
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "URL journal").contains("damaged"), "{lines:?}");
+    let (code, lines) = state_command("repair", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "URL journal").contains("--accept-loss"),
+        "{lines:?}"
+    );
+    assert!(journal.exists());
+    let (code, lines) = state_command("repair", dir.path(), &["--accept-loss"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(!journal.exists());
+    assert_eq!(
+        std::fs::read(format!("{}.damaged", journal.display())).unwrap(),
+        bytes
+    );
+    let dedup = Dedup::open(&state, &Config::default()).unwrap();
+    assert_eq!(dedup.stats().seen_urls, 0, "the set-aside URLs are gone");
+}

@@ -268,3 +268,74 @@ fn save_leaves_no_temporary_file_behind() {
         .collect();
     assert_eq!(names, vec![SEEN_FILE.to_string()]);
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// The journal's promise: a URL recorded as new and synced survives a crash at any point,
+/// including between a save's switch to a new journal generation and its rename of the
+/// saved filter.
+#[test]
+fn journaled_urls_survive_a_crash_and_a_save_cut_short() {
+    let config = SeenConfig {
+        confirm_on_disk: true,
+        ..small_config()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    let seen = SeenUrls::open_journaled(&live, config).unwrap();
+    assert!(!seen.insert("http://a.test/").unwrap());
+    seen.save(&live, 1).unwrap();
+    assert!(!seen.insert("http://b.test/").unwrap());
+    seen.sync().unwrap();
+    // What the state directory held before the next save began.
+    let before_save = dir.path().join("before-save");
+    copy_dir(&live, &before_save);
+    seen.save(&live, 2).unwrap();
+    for i in 0..3000 {
+        // Past n = 5,000 with the two above and the layer's growth, on the second run.
+        assert!(!seen.insert(&member(i)).unwrap());
+    }
+    seen.sync().unwrap();
+    drop(seen);
+
+    // The crash: the filter saved at 1 and its generation, with the new generation (2)
+    // already begun and written to.
+    let crashed = dir.path().join("crashed");
+    copy_dir(&before_save, &crashed);
+    let generation2 = format!("{}2", crawldedup::urls::journal::JOURNAL_PREFIX);
+    std::fs::copy(live.join(&generation2), crashed.join(&generation2)).unwrap();
+    for state in [&live, &crashed] {
+        let seen = SeenUrls::open_journaled(state, config).unwrap();
+        for url in ["http://a.test/", "http://b.test/"]
+            .into_iter()
+            .map(String::from)
+            .chain((0..3000).map(member))
+        {
+            assert!(seen.insert(&url).unwrap(), "{url} forgotten in {state:?}");
+        }
+        assert_eq!(seen.stats().count, 3002, "{state:?}");
+        // The next save must not reuse a generation number still on disk.
+        assert_eq!(seen.checkpoint_seq(), 2);
+    }
+
+    // Opened without the journal (a crawl), the generations are still replayed.
+    let seen = SeenUrls::open(&crashed, config).unwrap();
+    assert!(seen.contains("http://b.test/").unwrap());
+    seen.save(&crashed, 3).unwrap();
+    let left: Vec<_> = std::fs::read_dir(&crashed)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter(|n| n.starts_with(crawldedup::urls::journal::JOURNAL_PREFIX))
+        .collect();
+    assert!(left.is_empty(), "generations covered by the save: {left:?}");
+}

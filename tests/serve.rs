@@ -744,3 +744,134 @@ fn a_state_directory_held_by_a_running_server_is_refused_in_one_line() {
     signal(&child, "TERM");
     assert!(child.0.wait().unwrap().success());
 }
+
+/// URL checks from 8 concurrent clients, batches of 25 URLs never sent before, until a
+/// SIGKILL `kill_after` into the burst: every URL answered, with its verdict.
+fn url_burst_until_killed(
+    runtime: &tokio::runtime::Runtime,
+    state: &std::path::Path,
+    extra: &[&str],
+    round: u64,
+    kill_after: std::time::Duration,
+) -> Vec<(String, String)> {
+    let (mut child, base) = spawn_binary(state, extra);
+    let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let mut tasks = Vec::new();
+        for c in 0..8u64 {
+            let (client, base, answered) = (client.clone(), base.clone(), answered.clone());
+            tasks.push(tokio::spawn(async move {
+                for batch in 0.. {
+                    let urls: Vec<String> = (0..25)
+                        .map(|i| format!("http://r{round}.test/c{c}/b{batch}/u{i}"))
+                        .collect();
+                    let sent = client
+                        .post(format!("{base}/v1/urls/check"))
+                        .json(&json!({ "urls": urls }))
+                        .send()
+                        .await;
+                    let Ok(response) = sent else { return };
+                    let Ok(got) = response.json::<Value>().await else {
+                        return;
+                    };
+                    let mut answered = answered.lock().unwrap();
+                    for result in got["results"].as_array().into_iter().flatten() {
+                        answered.push((
+                            result["url"].as_str().unwrap_or("").to_string(),
+                            result["verdict"].as_str().unwrap_or("").to_string(),
+                        ));
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(kill_after).await;
+        signal(&child, "KILL");
+        for task in tasks {
+            let _ = task.await;
+        }
+    });
+    let _ = child.0.wait();
+    std::mem::take(&mut *answered.lock().unwrap())
+}
+
+/// The URLs of `answered` that a restarted server (same state directory) calls `new`.
+fn forgotten_after_restart(
+    runtime: &tokio::runtime::Runtime,
+    state: &std::path::Path,
+    answered: &[(String, String)],
+) -> Vec<String> {
+    let (mut child, base) = spawn_binary(state, &[]);
+    let client = reqwest::Client::new();
+    let mut forgotten = Vec::new();
+    for chunk in answered.chunks(1000) {
+        let urls: Vec<&str> = chunk.iter().map(|(u, _)| u.as_str()).collect();
+        let (status, got) = runtime.block_on(answer(
+            client
+                .post(format!("{base}/v1/urls/check"))
+                .json(&json!({ "urls": urls })),
+        ));
+        assert_eq!(status, 200, "{got}");
+        for result in got["results"].as_array().unwrap() {
+            if result["verdict"] != "seen" {
+                forgotten.push(result["url"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    signal(&child, "KILL");
+    let _ = child.0.wait();
+    forgotten
+}
+
+#[test]
+fn every_url_answered_new_before_a_sigkill_is_seen_after_the_restart() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut new_answered = 0;
+    // Kill at several moments, resuming each time from the same directory; a checkpoint
+    // in between (a clean stop) moves the journal to a new generation.
+    for (round, kill_after) in [(0u64, 150u64), (1, 400), (2, 900)] {
+        let answered = url_burst_until_killed(
+            &runtime,
+            state.path(),
+            &[],
+            round,
+            std::time::Duration::from_millis(kill_after),
+        );
+        let new: Vec<(String, String)> = answered.into_iter().filter(|(_, v)| v == "new").collect();
+        new_answered += new.len();
+        let forgotten = forgotten_after_restart(&runtime, state.path(), &new);
+        assert!(
+            forgotten.is_empty(),
+            "{} of {} URLs answered new before the kill at {kill_after} ms came back new, \
+             first {}",
+            forgotten.len(),
+            new.len(),
+            forgotten[0]
+        );
+        if round == 1 {
+            let (child, base) = spawn_binary(state.path(), &[]);
+            let (status, _) = runtime.block_on(answer(
+                reqwest::Client::new().post(format!("{base}/v1/checkpoint")),
+            ));
+            assert_eq!(status, 200);
+            signal(&child, "KILL");
+        }
+    }
+    assert!(new_answered > 0, "the burst was answered before the kills");
+
+    // The contrast: answering before the URLs are durable forgets them.
+    let answered = url_burst_until_killed(
+        &runtime,
+        state.path(),
+        &["--durability", "checkpoint"],
+        3,
+        std::time::Duration::from_millis(400),
+    );
+    let new: Vec<(String, String)> = answered.into_iter().filter(|(_, v)| v == "new").collect();
+    assert!(!new.is_empty());
+    assert!(
+        !forgotten_after_restart(&runtime, state.path(), &new).is_empty(),
+        "with --durability checkpoint a kill forgets recent URLs"
+    );
+}

@@ -21,16 +21,18 @@
 //! never stalls the other requests. The stage's own atomicity holds across clients: of
 //! identical pages posted at the same moment, exactly one is `unique`.
 //!
-//! Durability ([`Durability`]): by default a page check that stores a page answers only
-//! once the page is durable (index written, sled flushed, manifest rewritten), so a
-//! `unique` the client has received survives a kill -9 and the same page is a duplicate
-//! after the restart. Concurrent checks share one flush (group commit: the first waiter
-//! runs it, the others queue behind it and are covered by it or by the next).
-//! `Durability::Checkpoint` answers at once and leaves durability to the checkpoints, for
-//! a client that can redo its recent pages after a crash. Either way the server checkpoints
-//! every [`ServeOptions::checkpoint_every`], on `POST /v1/checkpoint`, and once more when
-//! it shuts down (the future passed to [`serve`], which `crawldedup serve` ties to SIGINT
-//! and SIGTERM); URL verdicts are durable at those checkpoints.
+//! Durability ([`Durability`]): by default a check answers only once what it recorded is
+//! durable. A page check that stores a page waits for the index (written, sled flushed,
+//! manifest rewritten), so a `unique` the client has received survives a kill -9 and the
+//! same page is a duplicate after the restart; a URL check that answers `new` waits for the
+//! URL journal ([`crate::urls::journal`]), so the URL is `seen` after the restart.
+//! Concurrent checks share one flush (group commit: the first waiter runs it, the others
+//! queue behind it and are covered by it or by the next). `Durability::Checkpoint` answers
+//! at once and leaves durability to the checkpoints, for a client that can redo its recent
+//! work after a crash. Either way the server checkpoints every
+//! [`ServeOptions::checkpoint_every`], on `POST /v1/checkpoint`, and once more when it
+//! shuts down (the future passed to [`serve`], which `crawldedup serve` ties to SIGINT and
+//! SIGTERM).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -84,11 +86,12 @@ pub struct ServeOptions {
 /// When a page the sidecar stores becomes durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// Before the answer goes out: every `unique` answered survives a kill -9.
+    /// Before the answer goes out: every `unique` and every `new` answered survives a
+    /// kill -9.
     #[default]
     Answered,
-    /// At the next checkpoint: faster, and a kill -9 forgets the pages stored since the
-    /// last checkpoint (they come back `unique`).
+    /// At the next checkpoint: faster, and a kill -9 forgets the pages and URLs recorded
+    /// since the last checkpoint (they come back `unique` and `new`).
     Checkpoint,
 }
 
@@ -380,21 +383,37 @@ async fn check_urls(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let request = read_url_check(&body?, state.options.max_urls)?;
-    let mut results = Vec::with_capacity(request.urls.len());
-    for url in request.urls {
-        let verdict = state.dedup.check_url(&url)?;
-        let mut result = json!({"url": url, "verdict": verdict.label()});
-        match verdict {
-            UrlVerdict::New(canonical) | UrlVerdict::Seen(canonical) => {
-                result["canonical"] = canonical.as_str().into();
+    let dedup = state.dedup.clone();
+    let durability = state.options.durability;
+    let results = tokio::task::spawn_blocking(move || -> Result<Vec<Value>, DedupError> {
+        let mut results = Vec::with_capacity(request.urls.len());
+        let mut any_new = false;
+        for url in request.urls {
+            let verdict = dedup.check_url(&url)?;
+            any_new |= matches!(verdict, UrlVerdict::New(_));
+            let mut result = json!({"url": url, "verdict": verdict.label()});
+            match verdict {
+                UrlVerdict::New(canonical) | UrlVerdict::Seen(canonical) => {
+                    result["canonical"] = canonical.as_str().into();
+                }
+                UrlVerdict::Invalid(e) => {
+                    result["canonical"] = Value::Null;
+                    result["error"] = e.to_string().into();
+                }
             }
-            UrlVerdict::Invalid(e) => {
-                result["canonical"] = Value::Null;
-                result["error"] = e.to_string().into();
-            }
+            results.push(result);
         }
-        results.push(result);
-    }
+        // A URL answered `new` is durable before the answer goes out.
+        if durability == Durability::Answered && any_new {
+            dedup.sync_urls()?;
+        }
+        Ok(results)
+    })
+    .await
+    .map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: format!("URL check task: {e}"),
+    })??;
     Ok(axum::Json(json!({ "results": results })))
 }
 

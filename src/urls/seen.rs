@@ -50,6 +50,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use fastbloom::AtomicBloomFilter;
+
+use super::journal::{self, Entry, Journal};
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 /// Seed of the xxh3 hash of canonical URLs. Part of the file format: changing it makes
@@ -96,8 +98,9 @@ pub enum SeenError {
         /// The cause.
         source: io::Error,
     },
-    /// The saved filter is damaged or was not written by this program.
-    #[error("{}: {problem} (remove the file to start with an empty filter)", path.display())]
+    /// The saved filter or a URL journal generation is damaged or was not written by this
+    /// program.
+    #[error("{}: {problem} (`crawldedup repair --accept-loss` sets it aside)", path.display())]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -251,6 +254,7 @@ pub struct SeenUrls {
     layers: RwLock<Vec<Layer>>,
     stripes: Box<[Mutex<()>]>,
     confirm: Option<ConfirmStore>,
+    journal: Option<Journal>,
     checkpoint_seq: AtomicU64,
 }
 
@@ -271,10 +275,30 @@ impl SeenUrls {
         Ok(SeenUrls::assemble(config, vec![Layer::new(first)], None, 0))
     }
 
+    /// As [`SeenUrls::open`], and every URL recorded as new is also appended to the URL
+    /// journal ([`crate::urls::journal`]), so that [`SeenUrls::sync`] can make answers
+    /// durable between saves. For callers that answer to someone else (the sidecar); a
+    /// crawl that rolls its frontier back to a checkpoint must not use it, since the
+    /// filter would then remember URLs that the frontier forgot.
+    pub fn open_journaled(state_dir: &Path, config: SeenConfig) -> Result<SeenUrls, SeenError> {
+        SeenUrls::open_with(state_dir, config, true)
+    }
+
     /// Opens the filter saved in `state_dir`, or starts an empty one there. A saved filter
     /// keeps the layout it was created with; a different `config` sizing only applies to
     /// new state directories.
+    ///
+    /// Journal generations left by a journaled run ([`SeenUrls::open_journaled`]) are
+    /// replayed either way: their URLs were answered as new.
     pub fn open(state_dir: &Path, config: SeenConfig) -> Result<SeenUrls, SeenError> {
+        SeenUrls::open_with(state_dir, config, false)
+    }
+
+    fn open_with(
+        state_dir: &Path,
+        config: SeenConfig,
+        journaled: bool,
+    ) -> Result<SeenUrls, SeenError> {
         let first = first_layer_params(&config)?;
         let confirm = if config.confirm_on_disk {
             let path = state_dir.join(CONFIRM_DIR);
@@ -288,22 +312,46 @@ impl SeenUrls {
             None
         };
         let file = state_dir.join(SEEN_FILE);
-        match fs::read(&file) {
+        let seen = match fs::read(&file) {
             Ok(bytes) => {
                 let (seq, layers) = decode(&bytes).map_err(|problem| SeenError::Corrupt {
                     path: file.clone(),
                     problem,
                 })?;
-                Ok(SeenUrls::assemble(config, layers, confirm, seq))
+                SeenUrls::assemble(config, layers, confirm, seq)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(SeenUrls::assemble(
-                config,
-                vec![Layer::new(first)],
-                confirm,
-                0,
-            )),
-            Err(source) => Err(SeenError::Io { path: file, source }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                SeenUrls::assemble(config, vec![Layer::new(first)], confirm, 0)
+            }
+            Err(source) => return Err(SeenError::Io { path: file, source }),
+        };
+        seen.replay(state_dir, journaled)
+    }
+
+    /// Re-records the URLs of the journal generations at or after the saved filter's
+    /// sequence, deletes older ones, and starts the journal when `journaled`.
+    fn replay(mut self, state_dir: &Path, journaled: bool) -> Result<SeenUrls, SeenError> {
+        let saved = self.checkpoint_seq();
+        let generations = journal::read_all(state_dir)
+            .map_err(|(path, problem)| SeenError::Corrupt { path, problem })?;
+        let live: Vec<_> = generations.into_iter().filter(|g| g.seq >= saved).collect();
+        for generation in &live {
+            for entry in &generation.entries {
+                self.record_new(entry.hash)?;
+                self.confirm_insert(entry.hash128)?;
+            }
         }
+        let seq = live.last().map_or(saved, |g| g.seq.max(saved));
+        self.checkpoint_seq.store(seq, Ordering::Relaxed);
+        let io_error = |source| SeenError::Io {
+            path: state_dir.to_path_buf(),
+            source,
+        };
+        journal::remove_before(state_dir, saved).map_err(io_error)?;
+        if journaled {
+            self.journal = Some(Journal::start(state_dir, seq, live.last()).map_err(io_error)?);
+        }
+        Ok(self)
     }
 
     fn assemble(
@@ -317,6 +365,7 @@ impl SeenUrls {
             layers: RwLock::new(layers),
             stripes: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
             confirm,
+            journal: None,
             checkpoint_seq: AtomicU64::new(seq),
         }
     }
@@ -330,17 +379,37 @@ impl SeenUrls {
         if self.maybe_contains(hash) && self.confirmed(canonical)? {
             return Ok(true);
         }
-        self.record_new(hash)?;
+        let hash128 = url_hash128(canonical);
+        self.record_new_logged(Entry { hash, hash128 })?;
+        self.confirm_insert(hash128)?;
+        Ok(false)
+    }
+
+    /// Makes every URL recorded as new so far durable before it returns: one sync of the
+    /// URL journal shared by every caller waiting at that moment. Without a journal (see
+    /// [`SeenUrls::open_journaled`]) URLs are durable only at [`SeenUrls::save`], and this
+    /// does nothing.
+    pub fn sync(&self) -> Result<(), SeenError> {
+        match &self.journal {
+            Some(journal) => journal.sync().map_err(|source| SeenError::Io {
+                path: journal.current_path(),
+                source,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn confirm_insert(&self, hash128: u128) -> Result<(), SeenError> {
         if let Some(store) = &self.confirm {
             store
                 .db
-                .insert(url_hash128(canonical).to_be_bytes(), &[])
+                .insert(hash128.to_be_bytes(), &[])
                 .map_err(|source| SeenError::Store {
                     path: store.path.clone(),
                     source,
                 })?;
         }
-        Ok(false)
+        Ok(())
     }
 
     /// Whether a canonical URL was (probably, or with confirmation certainly) seen, without
@@ -370,13 +439,35 @@ impl SeenUrls {
     }
 
     fn record_new(&self, hash: u64) -> Result<(), SeenError> {
+        self.record_new_with(hash, None)
+    }
+
+    fn record_new_logged(&self, entry: Entry) -> Result<(), SeenError> {
+        self.record_new_with(entry.hash, Some(entry))
+    }
+
+    /// Sets the URL's bits and appends it to the journal (when there is one and `entry` is
+    /// given) while the layers are held, so that a save copies the bits and switches the
+    /// journal either before both or after both.
+    fn record_new_with(&self, hash: u64, entry: Option<Entry>) -> Result<(), SeenError> {
+        let log = |entry: Option<Entry>| -> Result<(), SeenError> {
+            match (&self.journal, entry) {
+                (Some(journal), Some(entry)) => {
+                    journal.append(entry).map_err(|source| SeenError::Io {
+                        path: journal.current_path(),
+                        source,
+                    })
+                }
+                _ => Ok(()),
+            }
+        };
         {
             let layers = read(&self.layers);
             let last = layers.last().expect("a SeenUrls always has a layer");
             if last.count.load(Ordering::Relaxed) < last.params.n {
                 last.filter.insert_hash(hash);
                 last.count.fetch_add(1, Ordering::Relaxed);
-                return Ok(());
+                return log(entry);
             }
         }
         let mut layers = write(&self.layers);
@@ -391,7 +482,7 @@ impl SeenUrls {
         let last = layers.last().expect("a SeenUrls always has a layer");
         last.filter.insert_hash(hash);
         last.count.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        log(entry)
     }
 
     /// Current figures.
@@ -438,13 +529,24 @@ impl SeenUrls {
             })?;
         }
         let bytes = {
-            // The write lock stops inserts for the copy, so the counts match the bits.
+            // The write lock stops inserts for the copy, so the counts match the bits, and
+            // the journal switches generation at the same point.
             let layers = write(&self.layers);
+            if let Some(journal) = &self.journal {
+                journal.rotate(seq).map_err(|source| SeenError::Io {
+                    path: journal::path_of(state_dir, seq),
+                    source,
+                })?;
+            }
             encode(seq, &layers)
         };
         let path = state_dir.join(SEEN_FILE);
         write_atomically(&path, &bytes).map_err(|source| SeenError::Io { path, source })?;
         self.checkpoint_seq.store(seq, Ordering::Relaxed);
+        journal::remove_before(state_dir, seq).map_err(|source| SeenError::Io {
+            path: state_dir.to_path_buf(),
+            source,
+        })?;
         Ok(())
     }
 }
