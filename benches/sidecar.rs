@@ -1,8 +1,9 @@
 //! The sidecar (`crawldedup serve`) on loopback: URL checks per second in batches of 100,
 //! and page checks per second for typical pages, with 1, 2 and 8 concurrent clients, next
 //! to the same work done by calling the library in process (what HTTP and JSON cost), and
-//! page checks again with `Durability::Checkpoint` (what answering only durable pages, the
-//! default, costs).
+//! both again with `Durability::Checkpoint` (what answering only durable verdicts, the
+//! default, costs: a sync of the URL journal per batch with a new URL, a flush of the index
+//! per unique page, each shared by the clients waiting at that moment).
 //!
 //! Pages: the first 300 WCXB dev pages (real pages, 280 KB on average) when
 //! `../shared/datasets/wcxb-dev` is present, otherwise articles of the generated fixture
@@ -138,6 +139,24 @@ fn start_sidecar(
     (dir, stop, base)
 }
 
+/// URL checks per second through the sidecar at `base`, in batches of [`BATCH`] new URLs.
+async fn drive_urls(base: &str, clients: usize, seconds: f64) -> f64 {
+    let base = base.to_string();
+    drive(clients, seconds, move |client, i| {
+        let base = base.clone();
+        async move {
+            post(
+                &base,
+                "/v1/urls/check",
+                json!({ "urls": url_batch(client, i) }),
+            )
+            .await;
+            BATCH as u64
+        }
+    })
+    .await
+}
+
 /// Page checks per second through the sidecar at `base`.
 async fn drive_pages(base: &str, clients: usize, seconds: f64, pages: &Arc<Vec<Vec<u8>>>) -> f64 {
     let base = base.to_string();
@@ -174,9 +193,10 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
-        "{:<8} {:>18} {:>18} {:>18} {:>22} {:>18}",
+        "{:<8} {:>18} {:>22} {:>18} {:>18} {:>22} {:>18}",
         "clients",
         "URLs/s (sidecar)",
+        "(durable at checkpt)",
         "URLs/s (library)",
         "pages/s (sidecar)",
         "(durable at checkpt)",
@@ -187,24 +207,13 @@ fn main() {
         // Sidecar: a fresh state for each measurement, so that pages are not all
         // duplicates of the previous run's.
         let (_dir, stop, base) = start_sidecar(&runtime, serve::Durability::Answered);
-        let url_base = base.clone();
-        let sidecar_urls = runtime.block_on(drive(clients, seconds, move |client, i| {
-            let base = url_base.clone();
-            async move {
-                post(
-                    &base,
-                    "/v1/urls/check",
-                    json!({ "urls": url_batch(client, i) }),
-                )
-                .await;
-                BATCH as u64
-            }
-        }));
+        let sidecar_urls = runtime.block_on(drive_urls(&base, clients, seconds));
         let sidecar_pages = runtime.block_on(drive_pages(&base, clients, seconds, &pages));
         let _ = stop.send(());
         // Again with durability left to the checkpoints: what answering only durable
-        // pages costs.
+        // verdicts costs.
         let (_dir, stop, base) = start_sidecar(&runtime, serve::Durability::Checkpoint);
+        let lazy_urls = runtime.block_on(drive_urls(&base, clients, seconds));
         let lazy_pages = runtime.block_on(drive_pages(&base, clients, seconds, &pages));
         let _ = stop.send(());
 
@@ -246,11 +255,12 @@ fn main() {
             }
         }));
         println!(
-            "{clients:<8} {sidecar_urls:>18.0} {library_urls:>18.0} {sidecar_pages:>18.1} {lazy_pages:>22.1} {library_pages:>18.1}"
+            "{clients:<8} {sidecar_urls:>18.0} {lazy_urls:>22.0} {library_urls:>18.0} {sidecar_pages:>18.1} {lazy_pages:>22.1} {library_pages:>18.1}"
         );
         rows.push((
             clients,
             sidecar_urls,
+            lazy_urls,
             library_urls,
             sidecar_pages,
             lazy_pages,
@@ -258,12 +268,13 @@ fn main() {
         ));
     }
     println!();
-    for (clients, su, lu, sp, lazy, lp) in rows {
+    for (clients, su, lazy_u, lu, sp, lazy_p, lp) in rows {
         println!(
-            "{clients} client(s): sidecar / library = {:.2}x for URL batches, {:.2}x for pages; durable answers / durable at checkpoints = {:.2}x",
+            "{clients} client(s): sidecar / library = {:.2}x for URL batches, {:.2}x for pages; durable answers / durable at checkpoints = {:.2}x for URL batches, {:.2}x for pages",
             su / lu,
             sp / lp,
-            sp / lazy
+            su / lazy_u,
+            sp / lazy_p
         );
     }
 }
