@@ -36,7 +36,12 @@ impl ConfigError {
                 .split_once('=')
                 .map_or(item.as_str(), |(k, _)| k)
                 .trim();
-            !key.is_empty() && (set == key || key.starts_with(&format!("{set}.")))
+            // The key itself, a table the override set, or (for an unknown key) the table
+            // the override reached into.
+            !key.is_empty()
+                && (set == key
+                    || key.starts_with(&format!("{set}."))
+                    || set.starts_with(&format!("{key}.")))
         });
         if let Some(item) = culprit {
             self.source_name = format!("--set {item}");
@@ -571,6 +576,8 @@ mod tests {
             ("crawl.bogus=1", "crawl.bogus"),
             ("crawl.concurrency=abc", "crawl.concurrency"),
             ("crawl.concurrency=0", "crawl.concurrency"),
+            // An unknown table: the error's key is the table, shorter than what was set.
+            ("nosuch.key=1", "nosuch"),
         ] {
             let e = Config::from_toml_str("", "defaults", &[item.into()]).unwrap_err();
             assert_eq!(e.key, key, "{item}");

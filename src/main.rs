@@ -399,13 +399,15 @@ fn canonicalize(args: CanonicalizeArgs) -> Result<ExitCode, Failure> {
 }
 
 fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
-    let single = BloomParams::new(args.n, args.p)?;
+    let refused = |e: crawldedup::SeenError| Failure::Setup(e.to_string());
+    let single = BloomParams::new(args.n, args.p).map_err(refused)?;
     let seen = SeenConfig {
         expected_urls: args.n,
         false_positive_rate: args.p,
         confirm_on_disk: false,
     };
-    let first = BloomParams::new(seen.expected_urls, seen.false_positive_rate / 2.0)?;
+    let first =
+        BloomParams::new(seen.expected_urls, seen.false_positive_rate / 2.0).map_err(refused)?;
     println!("n                 {}", single.n);
     println!("p                 {}", single.p);
     println!("m (bits)          {}", single.m);
@@ -424,8 +426,11 @@ fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
 
 fn index_plan(args: IndexPlanArgs) -> Result<ExitCode, Failure> {
     use crawldedup::index::plan::Plan;
+    if args.n == 0 {
+        return Err(Failure::Setup("--n: must be at least 1".into()));
+    }
     let chosen = Plan::choose(args.n, args.k, args.budget)
-        .ok_or_else(|| anyhow::anyhow!("no layout for k = {} (k must be below 16)", args.k))?;
+        .ok_or_else(|| Failure::Setup(format!("--k {}: no layout (k must be below 16)", args.k)))?;
     println!(
         "n = {}, k = {}, budget {} candidates per query",
         args.n, args.k, args.budget
@@ -673,9 +678,8 @@ fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     if !serve::is_loopback(&addr) && args.token.is_none() {
         tracing::warn!("listening on {addr} without a token: anyone who can reach it can use it");
     }
-    let stage = crawldedup::Dedup::open(&args.state_dir, &config).map_err(|e| {
-        Failure::Setup(format!("state directory {}: {e}", args.state_dir.display()))
-    })?;
+    let stage = crawldedup::Dedup::open(&args.state_dir, &config)
+        .map_err(|e| Failure::Setup(e.to_string()))?;
     let every = std::time::Duration::from(args.checkpoint_every);
     let options = serve::ServeOptions {
         token: args.token,

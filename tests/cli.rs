@@ -80,6 +80,21 @@ fn bloom_params_refuses_a_rate_out_of_range() {
     let err = stderr(&o);
     assert!(err.contains("strictly between 0 and 1"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(o.status.code(), Some(2), "a bad argument, nothing started");
+}
+
+#[test]
+fn index_plan_refuses_what_it_cannot_plan_with_exit_2() {
+    for (args, says) in [
+        (["--n", "0", "--k", "3"], "--n: must be at least 1"),
+        (["--n", "1000", "--k", "99"], "--k 99: no layout"),
+    ] {
+        let o = crawldedup(&[&["index-plan"][..], &args[..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }
 
 #[test]
