@@ -47,13 +47,15 @@ enum Command {
     Crawl(CrawlArgs),
     /// Prints the figures of a crawl on disk (as of its last checkpoint).
     Stats(StatsArgs),
-    /// Checks every part of a state directory (crawl database, frontier, URL filter,
-    /// index, and a crawl's outputs against its last checkpoint): one line per part, fine or
-    /// what is wrong; exit code 1 if anything is wrong.
+    /// Checks every part of a state directory (crawl database, frontier, URL filter, URL
+    /// journal, index, and a crawl's outputs against its last checkpoint): one line per
+    /// part, fine or what is wrong; exit code 1 if anything is wrong.
     Verify(StateArgs),
-    /// Mends a state directory from what is intact (outputs past the checkpoint cut back;
-    /// with --accept-loss, a damaged URL filter set aside and the index's manifest rewritten
-    /// for what its database holds) and says what it could not; never deletes data.
+    /// Mends a state directory from what is intact (outputs past the checkpoint cut back; a
+    /// crawl's damaged URL filter rebuilt from its frontier; with --accept-loss, other URL
+    /// filters rebuilt from the stored pages, damaged journal generations set aside and the
+    /// index's manifest rewritten for what its database holds) and says what it could not;
+    /// never deletes data.
     Repair(RepairArgs),
     /// Serves the page stage over HTTP/JSON for crawlers in any language (a sidecar);
     /// SIGINT or SIGTERM stops it with a checkpoint.
@@ -106,10 +108,15 @@ struct StateArgs {
 struct RepairArgs {
     #[command(flatten)]
     state: StateArgs,
-    /// Accept losing what cannot be recovered: set a damaged URL filter aside (its URLs are
-    /// fetched again) and accept the documents a damaged index still holds.
+    /// Accept losing what cannot be recovered: outside a crawl, rebuild a damaged URL filter
+    /// from the stored pages alone (URLs answered `new` that never became pages are
+    /// forgotten); set a damaged URL journal generation aside; accept the documents a
+    /// damaged index still holds.
     #[arg(long)]
     accept_loss: bool,
+    /// Sizes a rebuilt URL filter (`[url_filter]`, as for a new state directory).
+    #[command(flatten)]
+    config: ConfigArgs,
 }
 
 #[derive(Args)]
@@ -312,7 +319,10 @@ fn init_logging(verbose: u8, quiet: bool) {
 
 /// `verify` (no `accept_loss`) or `repair`: one line per part; exit code 1 if any part is
 /// wrong (verify) or could not be mended (repair).
-fn state_command(args: &StateArgs, repair: Option<bool>) -> Result<ExitCode, Failure> {
+fn state_command(
+    args: &StateArgs,
+    repair: Option<(bool, &ConfigArgs)>,
+) -> Result<ExitCode, Failure> {
     if !args.state_dir.is_dir() {
         return Err(Failure::Setup(format!(
             "state directory {}: not a directory",
@@ -322,7 +332,10 @@ fn state_command(args: &StateArgs, repair: Option<bool>) -> Result<ExitCode, Fai
     let out = args.out_dir.as_deref();
     let parts = match repair {
         None => crawldedup::state::verify(&args.state_dir, out),
-        Some(accept_loss) => crawldedup::state::repair(&args.state_dir, out, accept_loss),
+        Some((accept_loss, config)) => {
+            let config = config.load().map_err(Failure::Config)?;
+            crawldedup::state::repair(&args.state_dir, out, accept_loss, &config)
+        }
     };
     for part in &parts {
         println!("{part}");
@@ -346,7 +359,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Crawl(args) => crawl(args),
         Command::Serve(args) => serve(args),
         Command::Verify(args) => state_command(&args, None),
-        Command::Repair(args) => state_command(&args.state, Some(args.accept_loss)),
+        Command::Repair(args) => state_command(&args.state, Some((args.accept_loss, &args.config))),
         Command::Stats(args) => {
             let summary = crawldedup::crawl::run::stats(&args.state_dir)
                 .map_err(|e| Failure::Setup(e.to_string()))?;

@@ -9,18 +9,25 @@
 //! [`repair`] does what can be done from what is intact, and says what it could not:
 //! - outputs longer than the last checkpoint are cut back to it (what a resumed crawl does;
 //!   the lines past it are redone by the crawl);
-//! - with `accept_loss` only: a damaged URL filter is set aside (renamed, never deleted) so
-//!   that the next run starts an empty one, so is a damaged generation of the URL journal
-//!   (the sidecar's "new" answers since the last save), and an index whose manifest is missing or
+//! - a crawl's damaged or missing URL filter is rebuilt from its frontier, which holds
+//!   every URL the filter recorded up to the last checkpoint; the damaged file is set aside
+//!   (renamed to `seen-urls.bloom.damaged`, never deleted);
+//! - with `accept_loss` only: another state directory's URL filter is rebuilt the same way
+//!   from the names of the pages its index holds (URLs answered `new` that never became
+//!   pages are forgotten), a damaged generation of the URL journal (the sidecar's "new"
+//!   answers since the last save) is set aside, and an index whose manifest is missing or
 //!   records more documents than the database holds gets a manifest for what it holds;
 //! - outputs shorter than the checkpoint, and a damaged crawl database, cannot be rebuilt
 //!   from the rest: restore them from a backup.
 
 use std::path::{Path, PathBuf};
 
+use crate::config::Config;
 use crate::crawl::CheckpointRecord;
 use crate::dedup::INDEX_DIR;
 use crate::index::{IndexConfig, SimhashIndex, manifest::Manifest};
+use crate::urls::seen::SEEN_FILE;
+use crate::urls::{Canonicalizer, SeenUrls};
 
 /// What was found (or done) for one part of a state directory.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,7 +216,15 @@ fn verify_outputs(out: &Path, record: &CheckpointRecord) -> Result<String, Strin
 }
 
 /// Mends what can be mended (see the module doc); one [`Part`] per action taken or refused.
-pub fn repair(state_dir: &Path, out_dir: Option<&Path>, accept_loss: bool) -> Vec<Part> {
+///
+/// `config` sizes a rebuilt URL filter (its `[url_filter]` section, as for a new state
+/// directory) and canonicalizes the page names it is rebuilt from.
+pub fn repair(
+    state_dir: &Path,
+    out_dir: Option<&Path>,
+    accept_loss: bool,
+    config: &Config,
+) -> Vec<Part> {
     let mut done = Vec::new();
     let (found, record) = verify_with_record(state_dir, out_dir);
     for part in &found {
@@ -217,7 +232,9 @@ pub fn repair(state_dir: &Path, out_dir: Option<&Path>, accept_loss: bool) -> Ve
             continue;
         };
         let result = match part.name {
-            "URL filter" if accept_loss => set_aside(state_dir),
+            "URL filter" if crawl_here(state_dir) || accept_loss => {
+                rebuild_url_filter(state_dir, config)
+            }
             "URL journal" if accept_loss => set_aside_journal(state_dir),
             "index" if accept_loss => SimhashIndex::rewrite_manifest(&state_dir.join(INDEX_DIR))
                 .map(|(held, old)| match old {
@@ -236,7 +253,10 @@ pub fn repair(state_dir: &Path, out_dir: Option<&Path>, accept_loss: bool) -> Ve
                         "set the generation aside (its URLs are fetched again, their pages \
                          found as duplicates)"
                     }
-                    _ => "set the file aside and start an empty filter",
+                    _ => {
+                        "set the file aside and rebuild the filter from the URLs of the stored \
+                         pages (URLs answered `new` that did not become pages are forgotten)"
+                    }
                 }
             )),
             _ => Err(format!("could not recover: {problem}")),
@@ -268,29 +288,73 @@ fn set_aside_path(state_dir: &Path) -> PathBuf {
     state_dir.join(format!("{}.damaged", crate::urls::seen::SEEN_FILE))
 }
 
-/// Renames a damaged URL filter to `NAME.damaged` (never deletes it).
-fn set_aside(state_dir: &Path) -> Result<String, String> {
-    let path = state_dir.join(crate::urls::seen::SEEN_FILE);
-    if !path.exists() {
-        return Ok("nothing to set aside: the next run starts an empty filter".into());
-    }
+/// Whether `state_dir` holds a crawl (its database).
+fn crawl_here(state_dir: &Path) -> bool {
+    state_dir.join(crate::crawl::run::CRAWL_DB).exists()
+}
+
+/// Rebuilds a damaged or missing URL filter from the stored records, after setting the
+/// damaged file aside (renamed, never deleted): a crawl's from its frontier, which holds
+/// every URL the filter recorded up to the last checkpoint (nothing is lost); another
+/// state directory's from the names of the pages its index holds (the URLs answered `new`
+/// that never became pages are lost, so only with `--accept-loss`). Journal generations
+/// are kept and replayed on the next open.
+fn rebuild_url_filter(state_dir: &Path, config: &Config) -> Result<String, String> {
+    let path = state_dir.join(SEEN_FILE);
     let aside = set_aside_path(state_dir);
-    if aside.exists() {
+    if path.exists() && aside.exists() {
         return Err(format!(
             "could not set {} aside: {} already exists (move it away first)",
             path.display(),
             aside.display()
         ));
     }
-    std::fs::rename(&path, &aside)
-        .map(|()| {
-            format!(
-                "set aside as {}; the next run starts an empty filter (URLs seen before are \
-                 fetched again, their pages found as duplicates)",
-                aside.display()
-            )
-        })
-        .map_err(|e| format!("could not set {} aside: {e}", path.display()))
+    let seen = SeenUrls::new(config.url_filter.seen_config()).map_err(|e| e.to_string())?;
+    let mut urls = 0u64;
+    let mut record = |url: &str| -> Result<(), String> {
+        seen.insert(url).map_err(|e| e.to_string())?;
+        urls += 1;
+        Ok(())
+    };
+    let (seq, from) = if crawl_here(state_dir) {
+        let seq = crate::crawl::run::each_frontier_url(state_dir, &mut record)
+            .map_err(|e| format!("could not rebuild from the frontier: {e}"))?;
+        (seq, "the crawl's frontier")
+    } else {
+        let canonicalizer = Canonicalizer::new(config.url_filter.canonical_options());
+        let dir = state_dir.join(INDEX_DIR);
+        if dir.exists() {
+            let index = SimhashIndex::open(&dir, IndexConfig::default())
+                .map_err(|e| format!("could not rebuild from the index: {e}"))?;
+            for id in 0..index.len() {
+                let name = index
+                    .get(id)
+                    .map_err(|e| format!("could not rebuild from the index: {e}"))?
+                    .map(|r| r.name)
+                    .unwrap_or_default();
+                if let Ok(url) = canonicalizer.canonicalize(&name) {
+                    record(url.as_str())?;
+                }
+            }
+        }
+        // Below every journal generation left, so that all of them are replayed.
+        let oldest = crate::urls::journal::read_all(state_dir)
+            .map_err(|(path, problem)| format!("{}: {problem}", path.display()))?
+            .first()
+            .map_or(0, |g| g.seq);
+        (oldest, "the pages in the index")
+    };
+    let moved = if path.exists() {
+        std::fs::rename(&path, &aside)
+            .map_err(|e| format!("could not set {} aside: {e}", path.display()))?;
+        format!("; the damaged file set aside as {}", aside.display())
+    } else {
+        String::new()
+    };
+    seen.save(state_dir, seq).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "rebuilt from the {urls} URLs of {from}, saved at checkpoint {seq}{moved}"
+    ))
 }
 
 /// Renames each damaged URL journal generation to `NAME.damaged` (never deletes it).

@@ -712,7 +712,11 @@ fn verify_names_each_damaged_part_and_repair_mends_what_it_can() {
     );
     std::fs::write(&pages_path, &pages).unwrap();
 
-    // A damaged URL filter: set aside only with --accept-loss, never deleted.
+    // A damaged URL filter: a crawl's is rebuilt from its frontier, exactly, and the
+    // damaged file set aside, never deleted.
+    let (code, lines) = state_command("verify", dir.path(), &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    let filter_line = line(&lines, "URL filter").to_string();
     let bloom = dir.path().join("state/seen-urls.bloom");
     let mut bytes = std::fs::read(&bloom).unwrap();
     let mid = bytes.len() / 2;
@@ -722,21 +726,23 @@ fn verify_names_each_damaged_part_and_repair_mends_what_it_can() {
     assert_eq!(code, 1);
     assert!(line(&lines, "URL filter").contains("damaged"), "{lines:?}");
     let (code, lines) = state_command("repair", dir.path(), &[]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0, "{lines:?}");
     assert!(
-        line(&lines, "URL filter").contains("--accept-loss"),
+        line(&lines, "URL filter").contains("rebuilt from the")
+            && line(&lines, "URL filter").contains("crawl's frontier"),
         "{lines:?}"
     );
-    assert!(bloom.exists());
-    let (code, lines) = state_command("repair", dir.path(), &["--accept-loss"]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert!(!bloom.exists());
     assert_eq!(
         std::fs::read(dir.path().join("state/seen-urls.bloom.damaged")).unwrap(),
         bytes
     );
     let (code, lines) = state_command("verify", dir.path(), &[]);
     assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        line(&lines, "URL filter"),
+        filter_line,
+        "the same URLs, at the same checkpoint"
+    );
 
     // The index's manifest lost: named by verify; repair --accept-loss writes one for what
     // the database holds, and the crawl resumes.
@@ -841,4 +847,58 @@ fn a_damaged_url_journal_is_refused_named_by_verify_and_set_aside_by_repair() {
     );
     let dedup = Dedup::open(&state, &Config::default()).unwrap();
     assert_eq!(dedup.stats().seen_urls, 0, "the set-aside URLs are gone");
+}
+
+#[test]
+fn a_stage_filter_is_rebuilt_from_its_pages_only_when_loss_is_accepted() {
+    use crawldedup::{Config, Dedup, PageVerdict, UrlVerdict};
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let site = crawldedup::fixture::Site::without_traps(4, 2);
+    let page = |i: usize| match site.respond(&site.articles()[i].path()) {
+        crawldedup::fixture::Reply::Full { body, .. } => body,
+        _ => panic!("an article answers in full"),
+    };
+    {
+        let dedup = Dedup::open(&state, &Config::default()).unwrap();
+        for i in 0..5 {
+            let url = format!("http://pages.test/{i}");
+            assert!(matches!(dedup.check_url(&url).unwrap(), UrlVerdict::New(_)));
+            let verdict = dedup.check_page(&url, &page(i), Some("text/html")).unwrap();
+            assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+        }
+        dedup.check_url("http://pages.test/never-fetched").unwrap();
+        dedup.checkpoint().unwrap();
+    }
+    let bloom = state.join("seen-urls.bloom");
+    let mut bytes = std::fs::read(&bloom).unwrap();
+    let at = bytes.len() - 3;
+    bytes[at] ^= 1;
+    std::fs::write(&bloom, &bytes).unwrap();
+    let (code, lines) = state_command("repair", dir.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "URL filter").contains("--accept-loss"),
+        "{lines:?}"
+    );
+    assert_eq!(std::fs::read(&bloom).unwrap(), bytes, "nothing changed");
+    let (code, lines) = state_command("repair", dir.path(), &["--accept-loss"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(
+        line(&lines, "URL filter").contains("rebuilt from the 5 URLs of the pages in the index"),
+        "{lines:?}"
+    );
+    let dedup = Dedup::open(&state, &Config::default()).unwrap();
+    for i in 0..5 {
+        let url = format!("http://pages.test/{i}");
+        assert!(
+            matches!(dedup.check_url(&url).unwrap(), UrlVerdict::Seen(_)),
+            "{url}"
+        );
+    }
+    // The one URL that never became a page is what --accept-loss gave up.
+    assert!(matches!(
+        dedup.check_url("http://pages.test/never-fetched").unwrap(),
+        UrlVerdict::New(_)
+    ));
 }

@@ -239,6 +239,23 @@ pub struct Frontier {
 }
 
 impl Frontier {
+    /// Calls `f` with every URL the frontier holds, in any state (what the crawl's URL
+    /// filter recorded up to the frontier's checkpoint): the rebuild of a lost filter.
+    pub fn each_url(&self, mut f: impl FnMut(&str) -> Result<(), String>) -> Result<(), String> {
+        for UrlKey(url) in self.logged.keys().chain(self.changes.keys()) {
+            f(url.as_str())?;
+        }
+        for item in self.tree.range([LOG_PREFIX + 1]..) {
+            let (key, _) = item.map_err(|e| format!("frontier: {e}"))?;
+            let url = std::str::from_utf8(&key)
+                .map_err(|_| "frontier: a key is not UTF-8".to_string())?;
+            if !self.logged.contains_key(url) && !self.changes.contains_key(url) {
+                f(url)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Opens the frontier stored in `tree` as of checkpoint `committed` (the number of the
     /// crawl's last checkpoint record; 0 before the first): what was pending or in flight
     /// then is queued again.

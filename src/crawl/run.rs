@@ -149,6 +149,24 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
     Some((crawl_db, frontier, record))
 }
 
+/// Calls `f` with every URL in the frontier of the crawl in `state_dir` as of its last
+/// checkpoint; returns that checkpoint's number. `Err` when there is no crawl or its
+/// database or frontier cannot be read.
+pub fn each_frontier_url(
+    state_dir: &Path,
+    f: impl FnMut(&str) -> Result<(), String>,
+) -> Result<u64, String> {
+    let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
+        .map_err(|e| crate::db::describe(&e))?;
+    let meta = db.open_tree("meta").map_err(|e| crate::db::describe(&e))?;
+    let seq = read_record(&meta)?.map_or(0, |r| r.seq);
+    let tree = db
+        .open_tree("frontier")
+        .map_err(|e| crate::db::describe(&e))?;
+    Frontier::open(tree, seq)?.each_url(f)?;
+    Ok(seq)
+}
+
 /// The progress line: the crawl's totals over all its runs, and this run's rate (pages
 /// fetched since `fetched_before`, the total when the run started).
 fn progress_line(
@@ -170,7 +188,7 @@ fn progress_line(
 /// How long a host stays closed after its robots.txt failed with 5xx or a timeout.
 pub const ROBOTS_RETRY: Duration = Duration::from_secs(60);
 
-const CRAWL_DB: &str = "crawl";
+pub(crate) const CRAWL_DB: &str = "crawl";
 const CHECKPOINT_KEY: &str = "checkpoint";
 /// The number of the last committed checkpoint, written (atomically) after its record is
 /// flushed: the database must hold at least this one.
