@@ -77,7 +77,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use url::Url;
 
 use crate::config::Config;
-use crate::content::{self, Extracted};
+use crate::content::Extracted;
+use crate::page::{self, Prepared};
 use crate::fingerprint::{Digest, Fingerprint, Simhash};
 use crate::index::{
     ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
@@ -559,17 +560,24 @@ impl Dedup {
         body: &[u8],
         content_type: Option<&str>,
     ) -> Result<(PageVerdict, Extracted), DedupError> {
-        let html = content::decode::is_html_content_type(content_type, true)
-            && !content::decode::looks_binary(body);
-        if !html {
+        let base = Url::parse(url).ok();
+        let Some(prepared) = page::prepare(body, content_type, base.as_ref()) else {
             bump(&self.counters.pages_checked);
             bump(&self.counters.pages_no_text);
             return Ok((PageVerdict::NoText, Extracted::default()));
-        }
-        let base = Url::parse(url).ok();
-        let extracted = content::extract_bytes(body, content_type, base.as_ref());
-        let verdict = self.check_text(url, &extracted.text)?;
+        };
+        let verdict = self.decide(url, &prepared)?;
+        let links = prepared.links();
+        let mut extracted = prepared.extracted;
+        extracted.links = links;
         Ok((verdict, extracted))
+    }
+
+    /// Decides a page that [`page::prepare`] made ready (on any thread), and records it:
+    /// the one decision call that every way in ends with. `name` is the page's URL, or any
+    /// name when it has none.
+    pub fn decide(&self, name: &str, prepared: &Prepared) -> Result<PageVerdict, DedupError> {
+        self.check_fingerprinted(name, &prepared.extracted.text, &prepared.fingerprint)
     }
 
     /// Decides a main text that the caller extracted itself.

@@ -92,6 +92,7 @@ pub mod faults;
 pub mod fingerprint;
 pub mod fixture;
 pub mod index;
+pub mod page;
 pub mod state;
 mod text;
 pub mod urls;

@@ -304,7 +304,7 @@ impl RawLinks {
 
     /// Resolves every href to an absolute http(s) URL without its fragment; the others
     /// are left out.
-    fn resolve(&self) -> Vec<Link> {
+    pub(crate) fn resolve(&self) -> Vec<Link> {
         let mut links = Vec::with_capacity(self.items.len());
         for link in self.iter() {
             let resolved = match &self.base {

@@ -24,9 +24,9 @@ use url::Url;
 use super::fetch::{FetchConfig, FetchError, Fetcher, Hop};
 use super::frontier::{Frontier, FrontierCounts, Task, host_key};
 use crate::config::Config;
-use crate::content::{self, Extracted, RawLinks};
+use crate::page::{self, Prepared};
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
-use crate::fingerprint::{Digest, Fingerprint, Simhash};
+use crate::fingerprint::{Digest, Simhash};
 use crate::index::DocId;
 use crate::urls::Canonicalizer;
 
@@ -842,7 +842,7 @@ enum Work {
         retry_after: Option<Duration>,
         redirects: Vec<(Url, u16)>,
         /// The extraction and its text's fingerprint, for HTML pages.
-        extracted: Option<Box<(Extracted, RawLinks, Fingerprint)>>,
+        prepared: Option<Box<Prepared>>,
         crawl_delay: Option<Duration>,
         fetched_at: std::time::SystemTime,
     },
@@ -1026,7 +1026,7 @@ async fn run(
         .flat_map(|k| crate::fingerprint::tokens(k))
         .collect();
     for url in &seeds {
-        if let UrlVerdict::New(url) = dedup.check_url(url.as_str())? {
+        if let UrlVerdict::New(url) = dedup.check_canonical(url.clone())? {
             frontier
                 .push(url, 0, priority(&keywords, 0, 0))
                 .map_err(state_error)?;
@@ -1300,17 +1300,6 @@ fn relevance(keywords: &[String], text: &str) -> u32 {
 /// pages was a tenth of the CPU.
 const INLINE_EXTRACTION_BYTES: usize = 64 * 1024;
 
-fn extract_and_fingerprint(
-    body: &[u8],
-    content_type: Option<&str>,
-    url: &Url,
-) -> (Extracted, RawLinks, Fingerprint) {
-    // Links are resolved later, and only for the pages whose links the crawl follows.
-    let (extracted, links) = content::extract_bytes_unresolved(body, content_type, Some(url));
-    let fingerprint = Fingerprint::of(&extracted.text);
-    (extracted, links, fingerprint)
-}
-
 /// Fetches one task (after robots.txt) and extracts it.
 async fn work(shared: &Shared, task: Task) -> Work {
     let mut crawl_delay = None;
@@ -1345,31 +1334,31 @@ async fn work(shared: &Shared, task: Task) -> Work {
     match shared.fetcher.fetch_with(&task.url, hop).await {
         Ok(fetched) => {
             let fetched_at = std::time::SystemTime::now();
-            let html = content::decode::is_html_content_type(fetched.content_type.as_deref(), true)
-                && !content::decode::looks_binary(&fetched.body)
+            let to_prepare = page::is_page(fetched.content_type.as_deref(), &fetched.body)
                 && (200..300).contains(&fetched.status);
             let mut fetched = fetched;
-            let extracted = if !html {
+            let prepared = if !to_prepare {
                 None
             } else if fetched.body.len() <= INLINE_EXTRACTION_BYTES {
-                Some(Box::new(extract_and_fingerprint(
+                page::prepare(
                     &fetched.body,
                     fetched.content_type.as_deref(),
-                    &fetched.url,
-                )))
+                    Some(&fetched.url),
+                )
+                .map(Box::new)
             } else {
                 // The body goes to the blocking pool and comes back, without a copy.
                 let body = std::mem::take(&mut fetched.body);
                 let content_type = fetched.content_type.clone();
                 let url = fetched.url.clone();
-                let (body, extracted) = tokio::task::spawn_blocking(move || {
-                    let extracted = extract_and_fingerprint(&body, content_type.as_deref(), &url);
-                    (body, Box::new(extracted))
+                let (body, prepared) = tokio::task::spawn_blocking(move || {
+                    let prepared = page::prepare(&body, content_type.as_deref(), Some(&url));
+                    (body, prepared.map(Box::new))
                 })
                 .await
-                .map_or((Vec::new(), None), |(body, e)| (body, Some(e)));
+                .unwrap_or_default();
                 fetched.body = body;
-                extracted
+                prepared
             };
             Work::Page {
                 task,
@@ -1380,7 +1369,7 @@ async fn work(shared: &Shared, task: Task) -> Work {
                 body: fetched.body,
                 retry_after: fetched.retry_after,
                 redirects: fetched.redirects,
-                extracted,
+                prepared,
                 crawl_delay,
                 fetched_at,
             }
@@ -1549,7 +1538,7 @@ fn outcome(
             mut body,
             retry_after,
             redirects,
-            extracted,
+            prepared,
             crawl_delay,
             fetched_at,
         } => {
@@ -1557,7 +1546,8 @@ fn outcome(
             state.delay = base_delay.max(crawl_delay.unwrap_or_default());
             state.next_allowed = Some(now + state.delay);
             if let Some(target) = deferred {
-                let queued = match dedup.check_url(target.as_str())? {
+                // Canonical already: the hop canonicalized it.
+                let queued = match dedup.check_canonical((*target).clone())? {
                     UrlVerdict::New(url) => frontier
                         .push(url, task.depth, priority(keywords, task.depth, 0))
                         .map_err(CrawlError::Setup)?,
@@ -1591,26 +1581,26 @@ fn outcome(
                 )));
             }
             // The redirect target is the page: remember it, and take it off the queue if a
-            // link put it there, so that it is not fetched again.
+            // link put it there, so that it is not fetched again. Every hop was
+            // canonicalized before it was followed, so the final URL is canonical.
             if final_url != task.url {
                 if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
-                    dedup.check_url(final_url.as_str())?
+                    dedup.check_canonical(final_url.clone())?
                 {
                     frontier
                         .settle(target, task.depth)
                         .map_err(CrawlError::Setup)?;
                 }
             }
-            let Some(extracted) = extracted else {
+            let Some(prepared) = prepared else {
                 let reason = format!(
                     "not HTML ({})",
                     content_type.as_deref().unwrap_or("no content type")
                 );
                 return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
             };
-            let (extracted, links, fingerprint) = *extracted;
-            let verdict =
-                dedup.check_fingerprinted(final_url.as_str(), &extracted.text, &fingerprint)?;
+            let verdict = dedup.decide(final_url.as_str(), &prepared)?;
+            let (extracted, links) = prepared.into_parts();
             let final_url: String = final_url.into();
             let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
             let mut parent_relevance = 0;
