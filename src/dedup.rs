@@ -78,11 +78,11 @@ use url::Url;
 
 use crate::config::Config;
 use crate::content::Extracted;
-use crate::page::{self, Prepared};
 use crate::fingerprint::{Digest, Fingerprint, Simhash};
 use crate::index::{
     ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
 };
+use crate::page::{self, Prepared};
 use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
 
 /// A candidate between two long texts is a near-duplicate at this estimated resemblance

@@ -94,13 +94,17 @@ pub mod fixture;
 pub mod index;
 pub mod page;
 pub mod state;
+pub mod store;
 mod text;
 pub mod urls;
 
 pub use config::{Config, ConfigError};
+pub use crawl::{CrawlError, CrawlSummary, Crawler};
 pub use dedup::{Dedup, DedupBuilder, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
 pub use fingerprint::{Digest, Fingerprint, Simhash};
 pub use index::{ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, SimhashIndex, Similarity};
+pub use page::{Prepared, prepare};
+pub use store::{PageSink, StoredPage};
 pub use urls::{
     BloomParams, CanonicalError, CanonicalOptions, Canonicalizer, SeenConfig, SeenError, SeenStats,
     SeenUrls,

@@ -651,11 +651,11 @@ fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
         ..crawldedup::crawl::CrawlOptions::default()
     };
     let summary = runtime
-        .block_on(crawldedup::crawl::crawl_with(
-            &config,
-            &options,
-            crawldedup::adapters::serve::shutdown_signal(),
-        ))
+        .block_on(
+            crawldedup::Crawler::builder(&config)
+                .options(&options)
+                .run(crawldedup::adapters::serve::shutdown_signal()),
+        )
         .map_err(|e| match e {
             // A setup problem (a seed, a seed file, a pattern, the state directory) is a
             // configuration error: exit code 2.

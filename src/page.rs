@@ -87,7 +87,8 @@ impl Prepared {
 /// Whether a body is a page to decide: HTML or XHTML by its content type (no content type
 /// counts as HTML), and not binary bytes whatever the type says.
 pub fn is_page(content_type: Option<&str>, body: &[u8]) -> bool {
-    content::decode::is_html_content_type(content_type, true) && !content::decode::looks_binary(body)
+    content::decode::is_html_content_type(content_type, true)
+        && !content::decode::looks_binary(body)
 }
 
 /// Decodes, extracts and fingerprints a body; `None` when it is not a page ([`is_page`]).

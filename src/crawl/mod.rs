@@ -8,4 +8,6 @@ pub mod warc;
 
 pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher, Hop};
 pub use frontier::{Frontier, FrontierCounts, Task};
-pub use run::{CheckpointRecord, CrawlError, CrawlOptions, CrawlSummary, crawl, crawl_with};
+pub use run::{
+    CheckpointRecord, CrawlError, CrawlOptions, CrawlSummary, Crawler, CrawlerBuilder, crawl,
+};

@@ -12,7 +12,6 @@
 //! URL is lost, no line is torn.
 
 use std::collections::HashMap;
-use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,10 +23,12 @@ use url::Url;
 use super::fetch::{FetchConfig, FetchError, Fetcher, Hop};
 use super::frontier::{Frontier, FrontierCounts, Task, host_key};
 use crate::config::Config;
-use crate::page::{self, Prepared};
+use bytes::Bytes;
+
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
-use crate::fingerprint::{Digest, Simhash};
-use crate::index::DocId;
+use crate::page::{self, Prepared};
+use crate::store::files::FileSink;
+use crate::store::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
 use crate::urls::Canonicalizer;
 
 /// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
@@ -248,6 +249,9 @@ pub enum CrawlError {
     /// A setting is unusable (a bad seed, a bad pattern).
     #[error("{0}")]
     Setup(String),
+    /// A sink given to the crawler failed ([`crate::store::PageSink`]).
+    #[error("page sink: {0}")]
+    Sink(crate::store::SinkError),
     /// An output file is shorter than the last checkpoint recorded: it was truncated,
     /// replaced or deleted, or the outputs are not this state directory's. Resuming would
     /// leave a hole, so nothing is written.
@@ -287,6 +291,10 @@ pub struct CheckpointRecord {
     /// WARC file number and its length.
     #[serde(default)]
     pub warc: (u64, u64),
+    /// The positions of the sinks given to the crawler, in the order they were given
+    /// (the crawl's own files are `output_bytes` and `warc`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sinks: Vec<SinkPosition>,
 }
 
 /// What a finished (or stopped) crawl did.
@@ -370,449 +378,81 @@ impl Scope {
     }
 }
 
-/// Refuses an output that is shorter than `expected`, the length the last checkpoint
-/// recorded (a missing file counts as empty): cutting it back is fine, extending it would
-/// write a hole of zeros.
-fn check_not_behind(path: &Path, expected: u64) -> Result<(), CrawlError> {
-    let found = match std::fs::metadata(path) {
-        Ok(meta) => meta.len(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-        Err(source) => {
-            return Err(CrawlError::Output {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    if found < expected {
-        return Err(CrawlError::OutputBehind {
-            path: path.to_path_buf(),
-            found,
-            expected,
-        });
-    }
-    Ok(())
+/// The crawl's sinks: its files first, then those given to the crawler, each handed every
+/// decision in order.
+pub(crate) struct Sinks {
+    files: FileSink,
+    given: Vec<Box<dyn PageSink>>,
 }
 
-/// The three JSONL outputs and the WARC writer, owned by the writer thread.
-struct OutputFiles {
-    paths: [PathBuf; 3],
-    files: [std::io::BufWriter<std::fs::File>; 3],
-    /// pages.jsonl and duplicates.jsonl are written (`output.jsonl`).
-    jsonl: bool,
-    warc: Option<super::warc::WarcWriter>,
-    warc_dir: PathBuf,
-}
-
-impl OutputFiles {
-    const NAMES: [&'static str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
-
-    /// Opens the outputs, cut back to the last checkpoint's lengths and WARC position.
-    fn open(
-        dir: &Path,
-        output: &crate::config::OutputConfig,
-        record: &CheckpointRecord,
-    ) -> Result<OutputFiles, CrawlError> {
-        let lengths = record.output_bytes;
-        std::fs::create_dir_all(dir).map_err(|source| CrawlError::Output {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let open_one =
-            |i: usize| -> Result<(PathBuf, std::io::BufWriter<std::fs::File>), CrawlError> {
-                let path = dir.join(Self::NAMES[i]);
-                let io = |source| CrawlError::Output {
-                    path: path.clone(),
-                    source,
-                };
-                check_not_behind(&path, lengths[i])?;
-                let mut file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .read(true)
-                    .write(true)
-                    .truncate(false)
-                    .open(&path)
-                    .map_err(io)?;
-                file.set_len(lengths[i]).map_err(io)?;
-                file.seek(std::io::SeekFrom::End(0)).map_err(io)?;
-                Ok((path.clone(), std::io::BufWriter::new(file)))
-            };
-        let (p0, f0) = open_one(0)?;
-        let (p1, f1) = open_one(1)?;
-        let (p2, f2) = open_one(2)?;
-        let warc_dir = dir.join("warc");
-        let warc = if output.warc {
-            let (number, length) = record.warc;
-            check_not_behind(&warc_dir.join(super::warc::file_name(number)), length)?;
-            Some(
-                super::warc::WarcWriter::open(&warc_dir, output.warc_rotate_bytes, record.warc)
-                    .map_err(|source| CrawlError::Output {
-                        path: warc_dir.clone(),
-                        source,
-                    })?,
-            )
-        } else {
-            None
-        };
-        Ok(OutputFiles {
-            paths: [p0, p1, p2],
-            files: [f0, f1, f2],
-            jsonl: output.jsonl,
-            warc,
-            warc_dir,
-        })
-    }
-
-    fn warc(
-        &mut self,
-        write: impl FnOnce(&mut super::warc::WarcWriter) -> std::io::Result<()>,
-    ) -> Result<(), CrawlError> {
-        match &mut self.warc {
-            Some(w) => write(w).map_err(|source| CrawlError::Output {
-                path: self.warc_dir.clone(),
-                source,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    fn write(&mut self, line: &Line) -> Result<(), CrawlError> {
-        let which = match line {
-            Line::Page(_) => 0,
-            Line::Duplicate(_) => 1,
-            Line::Failure(_) => 2,
-        };
-        if which < 2 && !self.jsonl {
-            return Ok(());
-        }
-        let file = &mut self.files[which];
-        let written = serde_json::to_writer(&mut *file, line)
-            .map_err(std::io::Error::from)
-            .and_then(|()| file.write_all(b"\n"));
-        written.map_err(|source| CrawlError::Output {
-            path: self.paths[which].clone(),
-            source,
-        })
-    }
-
-    /// Hands what the files gathered to the operating system, without syncing: what a
-    /// batch wrote is then visible to readers of the files.
-    fn flush(&mut self) -> Result<(), CrawlError> {
-        for (i, file) in self.files.iter_mut().enumerate() {
-            file.flush().map_err(|source| CrawlError::Output {
-                path: self.paths[i].clone(),
-                source,
-            })?;
-        }
-        self.warc(|w| w.flush())
-    }
-
-    /// Carries out one job on the writer thread. After a write error the next jobs are
-    /// skipped and the error goes to the next sync.
-    fn apply(&mut self, job: OutputJob, failed: &mut Option<CrawlError>) {
-        let result = match job {
-            OutputJob::Sync(reply) => {
-                let answer = match failed.take() {
-                    Some(e) => Err(e),
-                    None => self.sync(),
-                };
-                let _ = reply.send(answer);
-                return;
-            }
-            _ if failed.is_some() => return,
-            OutputJob::Line(line) => self.write(&line),
-            OutputJob::Response {
-                url,
-                status,
-                content_type,
-                body,
-            } => self.warc(|w| w.response(&url, status, content_type.as_deref(), &body)),
-            OutputJob::Revisit {
-                url,
-                status,
-                content_type,
-                body,
-                original,
-                distance,
-            } => self.warc(|w| {
-                w.revisit(
-                    &url,
-                    status,
-                    content_type.as_deref(),
-                    &body,
-                    &original,
-                    distance,
-                )
-            }),
-        };
-        if let Err(e) = result {
-            *failed = Some(e);
-        }
-    }
-
-    /// Flushes and syncs every file; returns the JSONL lengths and the WARC position.
-    fn sync(&mut self) -> Result<([u64; 3], (u64, u64)), CrawlError> {
-        self.flush()?;
-        let mut lengths = [0u64; 3];
-        for (i, file) in self.files.iter_mut().enumerate() {
-            let io = |source| CrawlError::Output {
-                path: self.paths[i].clone(),
-                source,
-            };
-            let inner = file.get_mut();
-            inner.sync_data().map_err(io)?;
-            lengths[i] = inner.metadata().map_err(io)?.len();
-        }
-        let warc = match &mut self.warc {
-            Some(w) => w.sync().map_err(|source| CrawlError::Output {
-                path: self.warc_dir.clone(),
-                source,
-            })?,
-            None => (0, 0),
-        };
-        Ok((lengths, warc))
+/// A sink's error as the crawl's: the file sink's own errors keep their kind (and exit
+/// code), another sink's becomes [`CrawlError::Sink`].
+fn sink_error(e: SinkError) -> CrawlError {
+    match e.downcast::<CrawlError>() {
+        Ok(e) => *e,
+        Err(e) => CrawlError::Sink(e),
     }
 }
 
-/// The JSONL lengths and WARC position after a sync, or the first write error since the
-/// last one.
-type SyncAnswer = Result<([u64; 3], (u64, u64)), CrawlError>;
-
-/// A line of pages.jsonl (the fields are the contract in design.md; their order is kept).
-#[derive(Serialize)]
-struct PageLine {
-    url: String,
-    final_url: String,
-    status: u16,
-    #[serde(serialize_with = "rfc3339_seconds")]
-    fetched_at: std::time::SystemTime,
-    depth: u32,
-    title: Option<String>,
-    language: Option<String>,
-    #[serde(serialize_with = "display")]
-    simhash: Simhash,
-    #[serde(serialize_with = "display")]
-    digest: Digest,
-    id: DocId,
-    /// Estimated resemblance of the most alike stored page that was a candidate but not
-    /// confirmed; absent when no stored page was a candidate.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    nearest_similarity: Option<f64>,
-    bytes: usize,
-    text: String,
-    redirects: Vec<String>,
-}
-
-/// A line of duplicates.jsonl.
-#[derive(Serialize)]
-struct DuplicateLine {
-    url: String,
-    final_url: String,
-    #[serde(serialize_with = "rfc3339_seconds")]
-    fetched_at: std::time::SystemTime,
-    kind: &'static str,
-    verdict: &'static str,
-    of: String,
-    distance: u32,
-    /// Estimated resemblance of the two main texts (1 for exact duplicates).
-    similarity: f64,
-    /// Estimated share of the smaller main text found in the larger (1 for exact ones).
-    containment: f64,
-    depth: u32,
-}
-
-/// A time as RFC 3339 in whole seconds, UTC (`2026-11-22T20:58:01Z`), written in place.
-fn rfc3339_seconds<S: serde::Serializer>(
-    time: &std::time::SystemTime,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(&humantime::format_rfc3339_seconds(*time))
-}
-
-/// A value by its `Display` form, written in place.
-fn display<S: serde::Serializer, T: std::fmt::Display>(
-    value: &T,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(value)
-}
-
-/// A line of failures.jsonl.
-#[derive(Serialize)]
-struct FailureLine {
-    url: String,
-    kind: String,
-    reason: String,
-    status: Option<u16>,
-    attempts: u32,
-    depth: u32,
-}
-
-/// A JSONL line, built by the crawl loop and serialized by the writer thread (as the
-/// record it holds).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Line {
-    Page(Box<PageLine>),
-    Duplicate(DuplicateLine),
-    Failure(FailureLine),
-}
-
-/// One write for the writer thread.
-enum OutputJob {
-    /// A line of pages.jsonl, duplicates.jsonl or failures.jsonl.
-    Line(Line),
-    /// A WARC response record for a stored page.
-    Response {
-        url: String,
-        status: u16,
-        content_type: Option<String>,
-        body: Vec<u8>,
-    },
-    /// A WARC revisit record for a duplicate.
-    Revisit {
-        url: String,
-        status: u16,
-        content_type: Option<String>,
-        body: Vec<u8>,
-        original: String,
-        distance: Option<u32>,
-    },
-    /// Flush and sync everything; answer with the lengths (or the first error).
-    Sync(std::sync::mpsc::Sender<SyncAnswer>),
-}
-
-/// Batches the writer may hold before the crawl loop waits for it: enough to ride out a
-/// burst, few enough that a stalled disk slows the crawl instead of filling memory.
-const OUTPUT_QUEUE: usize = 32;
-
-/// Jobs gathered before they go to the writer as one batch: one wake-up of the writer
-/// thread per batch instead of one per record.
-const OUTPUT_BATCH: usize = 64;
-
-/// The longest a gathered job waits before the batch goes to the writer: output files
-/// trail the crawl by at most this much (plus the write itself) when pages come slowly.
-const OUTPUT_LATENCY: Duration = Duration::from_millis(50);
-
-/// The crawl loop's handle on the outputs. Serializing JSON and compressing WARC records
-/// happen on a thread of their own, so that the loop that decides pages never waits for
-/// them. Jobs are gathered into batches; a batch goes to the writer when it is full or
-/// [`OUTPUT_LATENCY`] old ([`Outputs::flush_due`], which the loop calls before it waits
-/// for work, and wakes up for), and [`Outputs::sync`] (at each checkpoint)
-/// waits until everything sent before it is on disk, which keeps the checkpoint's lengths
-/// exact. A write error is kept and reported by the next sync, so a checkpoint never
-/// records output that was not written.
-struct Outputs {
-    /// WARC records are written (`output.warc`).
-    warc: bool,
-    jobs: Option<std::sync::mpsc::SyncSender<Vec<OutputJob>>>,
-    /// Jobs not yet handed to the writer.
-    batch: Vec<OutputJob>,
-    /// When the first of them was gathered.
-    batch_started: Option<Instant>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    out_dir: PathBuf,
-}
-
-impl Outputs {
-    fn open(
-        dir: &Path,
-        output: &crate::config::OutputConfig,
-        record: &CheckpointRecord,
-    ) -> Result<Outputs, CrawlError> {
-        let mut files = OutputFiles::open(dir, output, record)?;
-        let (jobs, queue) = std::sync::mpsc::sync_channel::<Vec<OutputJob>>(OUTPUT_QUEUE);
-        let thread = std::thread::Builder::new()
-            .name("crawldedup-output".into())
-            .spawn(move || {
-                let mut failed: Option<CrawlError> = None;
-                for batch in queue {
-                    for job in batch {
-                        files.apply(job, &mut failed);
-                    }
-                    // The batch reaches the files (readers of pages.jsonl see it).
-                    if failed.is_none() {
-                        if let Err(e) = files.flush() {
-                            failed = Some(e);
-                        }
-                    }
-                }
-            })
-            .map_err(|source| CrawlError::Output {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        Ok(Outputs {
-            warc: output.warc,
-            jobs: Some(jobs),
-            batch: Vec::with_capacity(OUTPUT_BATCH),
-            batch_started: None,
-            thread: Some(thread),
-            out_dir: dir.to_path_buf(),
-        })
+impl Sinks {
+    fn all(&mut self) -> impl Iterator<Item = &mut dyn PageSink> {
+        std::iter::once(&mut self.files as &mut dyn PageSink).chain(
+            self.given
+                .iter_mut()
+                .map(|s| s.as_mut() as &mut dyn PageSink),
+        )
     }
 
-    fn gone(&self) -> CrawlError {
-        CrawlError::Output {
-            path: self.out_dir.clone(),
-            source: std::io::Error::other("the output thread stopped"),
-        }
+    fn page(&mut self, page: &StoredPage) -> Result<(), CrawlError> {
+        self.all()
+            .try_for_each(|s| s.page(page))
+            .map_err(sink_error)
     }
 
-    fn send(&mut self, job: OutputJob) -> Result<(), CrawlError> {
-        self.batch.push(job);
-        self.batch_started.get_or_insert_with(Instant::now);
-        if self.batch.len() >= OUTPUT_BATCH {
-            self.flush()?;
+    fn duplicate(&mut self, duplicate: &DuplicatePage) -> Result<(), CrawlError> {
+        self.all()
+            .try_for_each(|s| s.duplicate(duplicate))
+            .map_err(sink_error)
+    }
+
+    fn failure(&mut self, failure: &FailedPage) -> Result<(), CrawlError> {
+        self.all()
+            .try_for_each(|s| s.failure(failure))
+            .map_err(sink_error)
+    }
+
+    /// Each sink's position, into the record.
+    fn checkpoint(&mut self, totals: &mut CheckpointRecord) -> Result<(), CrawlError> {
+        let files = self.files.checkpoint().map_err(sink_error)?;
+        (totals.output_bytes, totals.warc) = FileSink::lengths(&files).map_err(sink_error)?;
+        totals.sinks = self
+            .given
+            .iter_mut()
+            .map(|s| s.checkpoint())
+            .collect::<Result<_, _>>()
+            .map_err(sink_error)?;
+        Ok(())
+    }
+
+    /// Each sink back to the position the record holds for it.
+    fn resume(&mut self, totals: &CheckpointRecord) -> Result<(), CrawlError> {
+        let files = FileSink::position(totals.output_bytes, totals.warc);
+        self.files.resume(Some(&files)).map_err(sink_error)?;
+        for (i, sink) in self.given.iter_mut().enumerate() {
+            sink.resume(totals.sinks.get(i)).map_err(sink_error)?;
         }
         Ok(())
     }
 
-    /// When the open batch is due to go to the writer, if there is one.
-    fn due_at(&self) -> Option<Instant> {
-        self.batch_started.map(|started| started + OUTPUT_LATENCY)
-    }
-
-    /// Hands the open batch to the writer thread if it is [`OUTPUT_LATENCY`] old.
-    fn flush_due(&mut self) -> Result<(), CrawlError> {
-        match self.due_at() {
-            Some(due) if due <= Instant::now() => self.flush(),
-            _ => Ok(()),
+    /// The earliest time a sink wants to be called again.
+    fn idle(&mut self) -> Result<Option<Instant>, CrawlError> {
+        let mut due: Option<Instant> = None;
+        for sink in self.all() {
+            if let Some(at) = sink.idle().map_err(sink_error)? {
+                due = Some(due.map_or(at, |d| d.min(at)));
+            }
         }
-    }
-
-    /// Hands the open batch to the writer thread.
-    fn flush(&mut self) -> Result<(), CrawlError> {
-        self.batch_started = None;
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(OUTPUT_BATCH));
-        let jobs = self.jobs.as_ref().ok_or_else(|| self.gone())?;
-        jobs.send(batch).map_err(|_| self.gone())
-    }
-
-    fn write(&mut self, line: Line) -> Result<(), CrawlError> {
-        self.send(OutputJob::Line(line))
-    }
-
-    fn sync(&mut self) -> SyncAnswer {
-        let (reply, answer) = std::sync::mpsc::channel();
-        self.send(OutputJob::Sync(reply))?;
-        self.flush()?;
-        answer.recv().map_err(|_| self.gone())?
-    }
-}
-
-impl Drop for Outputs {
-    fn drop(&mut self) {
-        // What is still gathered goes to the writer; closing the queue then ends the
-        // thread once it has written what it holds.
-        let _ = self.flush();
-        self.jobs.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        Ok(due)
     }
 }
 
@@ -879,7 +519,7 @@ struct Shared {
 struct Ledger<'a> {
     dedup: &'a Dedup,
     frontier: &'a mut Frontier,
-    outputs: &'a mut Outputs,
+    sinks: &'a mut Sinks,
     totals: &'a mut CheckpointRecord,
     hosts: &'a mut HashMap<String, HostState>,
     /// Tasks waiting out a retry backoff (still in flight for the frontier).
@@ -894,44 +534,124 @@ struct HostState {
 }
 
 /// Runs a crawl with `config` (seeds, state and output directories, limits) until the
-/// frontier is empty, the page limit is reached, or `stop` resolves (Ctrl-C).
+/// frontier is empty, the page limit is reached, or `stop` resolves (Ctrl-C): the same as
+/// `Crawler::builder(config).run(stop)`.
 pub async fn crawl(
     config: &Config,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<CrawlSummary, CrawlError> {
-    crawl_with(config, &CrawlOptions::default(), stop).await
+    Crawler::builder(config).run(stop).await
 }
 
-/// As [`crawl`], with run options.
+/// The crawler, built with [`Crawler::builder`]:
 ///
-/// The crawl runs as a task of its own on the current Tokio runtime, so that the pages
-/// its workers finish reach it without waking another thread; this future waits for it
-/// and passes `stop` on. Dropping this future aborts the task and its requests in flight,
-/// which is the same as a kill: the next run resumes from the last checkpoint.
-pub async fn crawl_with(
-    config: &Config,
-    options: &CrawlOptions,
-    stop: impl std::future::Future<Output = ()>,
-) -> Result<CrawlSummary, CrawlError> {
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    // A set of one task: dropping the set (with this future) aborts the crawl.
-    let mut task = tokio::task::JoinSet::new();
-    task.spawn(run(config.clone(), options.clone(), stop_rx));
-    tokio::pin!(stop);
-    let joined = tokio::select! {
-        joined = task.join_next() => joined,
-        () = &mut stop => {
-            let _ = stop_tx.send(());
-            task.join_next().await
+/// ```no_run
+/// use crawldedup::store::{self, StoredPage};
+/// use crawldedup::{Config, Crawler};
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut config = Config::default();
+/// config.crawl.seeds = vec!["https://example.com/".into()];
+/// let summary = Crawler::builder(&config)
+///     .checkpoint_every(std::time::Duration::from_secs(10))
+///     .sink(store::from_fn(|page: &StoredPage| {
+///         println!("{} {}", page.final_url, page.title.as_deref().unwrap_or(""));
+///         Ok(())
+///     }))
+///     .run(async { tokio::signal::ctrl_c().await.unwrap() })
+///     .await?;
+/// println!("{} pages stored", summary.totals.stored);
+/// # Ok(()) }
+/// ```
+pub struct Crawler;
+
+impl Crawler {
+    /// A builder for a crawl with `config` (seeds, scope, limits, state and output
+    /// directories), with the defaults below and no sink but the crawl's files.
+    pub fn builder(config: &Config) -> CrawlerBuilder {
+        CrawlerBuilder {
+            config: config.clone(),
+            options: CrawlOptions::default(),
+            sinks: Vec::new(),
         }
-    };
-    match joined {
-        Some(Ok(result)) => result,
-        Some(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Some(Err(e)) => Err(CrawlError::Setup(format!(
-            "the crawl task ended early: {e}"
-        ))),
-        None => Err(CrawlError::Setup("the crawl task is gone".into())),
+    }
+}
+
+/// Builds and runs a crawl. Every setter says its default.
+pub struct CrawlerBuilder {
+    config: Config,
+    options: CrawlOptions,
+    sinks: Vec<Box<dyn PageSink>>,
+}
+
+impl CrawlerBuilder {
+    /// Time between checkpoints. Default: [`CHECKPOINT_EVERY`] (5 s).
+    pub fn checkpoint_every(mut self, every: Duration) -> CrawlerBuilder {
+        self.options.checkpoint_every = every;
+        self
+    }
+
+    /// Show a progress bar on a terminal instead of a log line per checkpoint. Default:
+    /// off.
+    pub fn progress_bar(mut self, show: bool) -> CrawlerBuilder {
+        self.options.progress_bar = show;
+        self
+    }
+
+    /// How long a host whose robots.txt answered 5xx (or nothing) stays closed before
+    /// robots.txt is asked again. Default: [`ROBOTS_RETRY`] (60 s).
+    pub fn robots_retry(mut self, after: Duration) -> CrawlerBuilder {
+        self.options.robots_retry = after;
+        self
+    }
+
+    /// All run options at once (the setters above, and the frontier's compaction for
+    /// tests). Default: [`CrawlOptions::default`].
+    pub fn options(mut self, options: &CrawlOptions) -> CrawlerBuilder {
+        self.options = options.clone();
+        self
+    }
+
+    /// Adds a sink: it is handed every decision after the crawl's files, in the order the
+    /// sinks were added, under the crash contract of [`crate::store`]. Default: none (the
+    /// crawl's files alone, as `[output]` says).
+    pub fn sink(mut self, sink: impl PageSink + 'static) -> CrawlerBuilder {
+        self.sinks.push(Box::new(sink));
+        self
+    }
+
+    /// Runs the crawl until the frontier is empty, the page limit is reached, or `stop`
+    /// resolves; a checkpoint is taken before it returns.
+    ///
+    /// The crawl runs as a task of its own on the current Tokio runtime, so that the pages
+    /// its workers finish reach it without waking another thread; this future waits for it
+    /// and passes `stop` on. Dropping this future aborts the task and its requests in
+    /// flight, which is the same as a kill: the next run resumes from the last checkpoint.
+    pub async fn run(
+        self,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<CrawlSummary, CrawlError> {
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        // A set of one task: dropping the set (with this future) aborts the crawl.
+        let mut task = tokio::task::JoinSet::new();
+        task.spawn(run(self.config, self.options, self.sinks, stop_rx));
+        tokio::pin!(stop);
+        let joined = tokio::select! {
+            joined = task.join_next() => joined,
+            () = &mut stop => {
+                let _ = stop_tx.send(());
+                task.join_next().await
+            }
+        };
+        match joined {
+            Some(Ok(result)) => result,
+            Some(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Some(Err(e)) => Err(CrawlError::Setup(format!(
+                "the crawl task ended early: {e}"
+            ))),
+            None => Err(CrawlError::Setup("the crawl task is gone".into())),
+        }
     }
 }
 
@@ -949,6 +669,7 @@ fn blocking<R>(f: impl FnOnce() -> R) -> R {
 async fn run(
     config: Config,
     options: CrawlOptions,
+    sinks: Vec<Box<dyn PageSink>>,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) -> Result<CrawlSummary, CrawlError> {
     let (config, options) = (&config, &options);
@@ -988,7 +709,11 @@ async fn run(
     }
     let mut totals = record.clone().unwrap_or_default();
     let dedup = Dedup::open_at(&state_dir, config, Some(totals.index_documents))?;
-    let mut outputs = Outputs::open(&crawl.out_dir, &config.output, &totals)?;
+    let mut sinks = Sinks {
+        files: FileSink::new(&crawl.out_dir, &config.output),
+        given: sinks,
+    };
+    sinks.resume(&totals)?;
     let mut frontier = Frontier::open(
         db.open_tree("frontier")
             .map_err(|e| state_error(crate::db::describe(&e)))?,
@@ -1144,10 +869,9 @@ async fn run(
         for (at, _) in &delayed {
             wake_at = Some(wake_at.map_or(*at, |w: Instant| w.min(*at)));
         }
-        // The writer gets the gathered jobs in batches: when a batch is full, or when it
-        // has waited long enough (the loop wakes up for that).
-        outputs.flush_due()?;
-        if let Some(due) = outputs.due_at() {
+        // Sinks hand on what they gathered when it is due (the file sink's writer gets
+        // its jobs in batches), and the loop wakes up for the next one.
+        if let Some(due) = sinks.idle()? {
             wake_at = Some(wake_at.map_or(due, |w: Instant| w.min(due)));
         }
         let sleep_until = wake_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
@@ -1157,7 +881,7 @@ async fn run(
                     let mut ledger = Ledger {
                         dedup: &dedup,
                         frontier: &mut frontier,
-                        outputs: &mut outputs,
+                        sinks: &mut sinks,
                         totals: &mut totals,
                         hosts: &mut hosts,
                         delayed: &mut delayed,
@@ -1190,7 +914,7 @@ async fn run(
             ));
         }
         if last_checkpoint.elapsed() >= options.checkpoint_every {
-            blocking(|| checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals))?;
+            blocking(|| checkpoint(&db, &meta, &dedup, &mut frontier, &mut sinks, &mut totals))?;
             frontier.compact().map_err(state_error)?;
             last_checkpoint = Instant::now();
             if bar.is_none() {
@@ -1208,7 +932,7 @@ async fn run(
     for (_, task) in delayed {
         frontier.retry(task);
     }
-    checkpoint(&db, &meta, &dedup, &mut frontier, &mut outputs, &mut totals)?;
+    checkpoint(&db, &meta, &dedup, &mut frontier, &mut sinks, &mut totals)?;
     if !options.progress_bar {
         // The last line of the log gives the figures the summary gives.
         tracing::info!(
@@ -1242,14 +966,14 @@ fn checkpoint(
     meta: &sled::Tree,
     dedup: &Dedup,
     frontier: &mut Frontier,
-    outputs: &mut Outputs,
+    sinks: &mut Sinks,
     totals: &mut CheckpointRecord,
 ) -> Result<(), CrawlError> {
     let state_error = |problem: String| CrawlError::State {
         path: dedup.state_dir().to_path_buf(),
         problem,
     };
-    (totals.output_bytes, totals.warc) = outputs.sync()?;
+    sinks.checkpoint(totals)?;
     totals.index_documents = dedup.flush_index()?;
     totals.seq += 1;
     frontier.checkpoint(totals.seq).map_err(state_error)?;
@@ -1458,14 +1182,14 @@ impl Work {
 fn handle(work: Work, ledger: &mut Ledger<'_>, shared: &Shared) -> Result<(), CrawlError> {
     if let Some((task, failure)) = outcome(work, ledger, shared)? {
         ledger.totals.failures += 1;
-        ledger.outputs.write(Line::Failure(FailureLine {
-            url: task.url.to_string(),
+        ledger.sinks.failure(&FailedPage {
+            url: task.url.clone(),
             kind: failure.kind,
             reason: failure.reason,
             status: failure.status,
             attempts: task.attempts + 1,
             depth: task.depth,
-        }))?;
+        })?;
         ledger.frontier.finish(&task, true);
     }
     Ok(())
@@ -1481,7 +1205,7 @@ fn outcome(
     let Ledger {
         dedup,
         frontier,
-        outputs,
+        sinks,
         totals,
         hosts,
         delayed,
@@ -1601,9 +1325,8 @@ fn outcome(
             };
             let verdict = dedup.decide(final_url.as_str(), &prepared)?;
             let (extracted, links) = prepared.into_parts();
-            let final_url: String = final_url.into();
-            let redirect_list: Vec<String> = redirects.iter().map(|(u, _)| u.to_string()).collect();
             let mut parent_relevance = 0;
+            let body = Bytes::from(std::mem::take(&mut body));
             match &verdict {
                 PageVerdict::Unique {
                     id,
@@ -1613,30 +1336,23 @@ fn outcome(
                 } => {
                     totals.stored += 1;
                     parent_relevance = relevance(keywords, &extracted.text).min(5);
-                    outputs.write(Line::Page(Box::new(PageLine {
-                        url: task.url.to_string(),
+                    sinks.page(&StoredPage {
+                        url: task.url.clone(),
                         final_url: final_url.clone(),
+                        redirects: redirects.iter().map(|(u, _)| u.clone()).collect(),
                         status,
                         fetched_at,
                         depth: task.depth,
+                        content_type,
+                        body,
                         title: extracted.title,
                         language: extracted.language,
+                        text: Arc::from(extracted.text),
+                        id: *id,
                         simhash: *fingerprint,
                         digest: *digest,
-                        id: *id,
-                        nearest_similarity: nearest.map(|n| crate::dedup::round3(n.resemblance)),
-                        bytes: body.len(),
-                        text: extracted.text,
-                        redirects: redirect_list,
-                    })))?;
-                    if outputs.warc {
-                        outputs.send(OutputJob::Response {
-                            url: final_url,
-                            status,
-                            content_type,
-                            body: std::mem::take(&mut body),
-                        })?;
-                    }
+                        nearest: *nearest,
+                    })?;
                 }
                 PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
                     totals.duplicates += 1;
@@ -1645,43 +1361,27 @@ fn outcome(
                             distance,
                             similarity,
                             ..
-                        } => (*distance, *similarity),
+                        } => (Some(*distance), *similarity),
                         _ => (
-                            0,
+                            None,
                             crate::index::Similarity {
                                 resemblance: 1.0,
                                 containment: 1.0,
                             },
                         ),
                     };
-                    outputs.write(Line::Duplicate(DuplicateLine {
-                        url: task.url.to_string(),
+                    sinks.duplicate(&DuplicatePage {
+                        url: task.url.clone(),
                         final_url: final_url.clone(),
+                        status,
                         fetched_at,
-                        kind: if matches!(verdict, PageVerdict::ExactDuplicate { .. }) {
-                            "exact"
-                        } else {
-                            "near"
-                        },
-                        verdict: verdict.label(),
+                        depth: task.depth,
+                        content_type,
+                        body,
                         of: of.name.clone(),
                         distance,
-                        similarity: crate::dedup::round3(similarity.resemblance),
-                        containment: crate::dedup::round3(similarity.containment),
-                        depth: task.depth,
-                    }))?;
-                    let near =
-                        matches!(verdict, PageVerdict::NearDuplicate { .. }).then_some(distance);
-                    if outputs.warc {
-                        outputs.send(OutputJob::Revisit {
-                            url: final_url,
-                            status,
-                            content_type,
-                            body: std::mem::take(&mut body),
-                            original: of.name.clone(),
-                            distance: near,
-                        })?;
-                    }
+                        similarity,
+                    })?;
                 }
                 PageVerdict::NoText => {
                     return Ok(Some((
