@@ -419,8 +419,7 @@ fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
         false_positive_rate: args.p,
         confirm_on_disk: false,
     };
-    let first =
-        BloomParams::new(seen.expected_urls, seen.false_positive_rate / 2.0).map_err(refused)?;
+    let first = seen.first_layer().map_err(refused)?;
     println!("n                 {}", single.n);
     println!("p                 {}", single.p);
     println!("m (bits)          {}", single.m);

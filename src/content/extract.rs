@@ -19,7 +19,10 @@
 //!    in which React streams server-rendered content, nor a collapsed accordion or tab
 //!    panel, `role="region"` or `role="tabpanel"`) or the words of its class and id
 //!    (menu, breadcrumb, sidebar, related, share, cookie, newsletter, comments, reviews, ...;
-//!    matched as whole words, so `ad` never matches `header`). A category is removed as a
+//!    matched as whole words, so `ad` never matches `header`; a few, such as `comment`,
+//!    `cookie` and `sidebar`, also when written together with a structural word, as in
+//!    `commentList` or `cookieBanner`, but not as the start of another word: `commentary`
+//!    is an opinion column, not comments). A category is removed as a
 //!    whole, except when it holds a large share of the page's text: comments (and customer
 //!    reviews) are boilerplate under an article or a product but *are* the content of a forum
 //!    thread or a page of reviews, and a page whose only text sits in a hidden tab panel
@@ -866,7 +869,109 @@ fn word_category(word: &str) -> Cat {
     }
 }
 
-/// Categories for words written together with others (`commentList`, `cookiebanner`).
+/// What may follow a keyword written together with other words for the whole to still be
+/// that keyword's element (`commentList`, `cookieBanner`, `footerLinks`): structural words,
+/// a plural, a number. A keyword that is only the start of another word (`commentary`, an
+/// opinion column; `socialism`) does not count.
+const JOINED_SUFFIXES: &[&str] = &[
+    "s",
+    "list",
+    "lists",
+    "box",
+    "area",
+    "section",
+    "container",
+    "wrap",
+    "wrapper",
+    "block",
+    "banner",
+    "bar",
+    "form",
+    "count",
+    "thread",
+    "threads",
+    "widget",
+    "link",
+    "links",
+    "module",
+    "panel",
+    "popup",
+    "notice",
+    "holder",
+    "content",
+    "body",
+    "items",
+    "item",
+    "icons",
+    "icon",
+    "media",
+    "buttons",
+    "button",
+    "nav",
+    "menu",
+    "inner",
+    "outer",
+    "main",
+    "top",
+    "bottom",
+    "row",
+    "col",
+    "text",
+    "title",
+    "header",
+    "footer",
+    "zone",
+    "slot",
+    "unit",
+    "space",
+    "label",
+    "frame",
+    "placeholder",
+    "tools",
+    "share",
+    "bg",
+    "modal",
+    "overlay",
+    "dialog",
+    "message",
+    "info",
+    "signup",
+    "cta",
+    "card",
+    "cards",
+    "entry",
+    "entries",
+    "feed",
+    "reply",
+    "replies",
+    "author",
+    "meta",
+    "wrapper",
+    "sticky",
+    "fixed",
+    "mobile",
+    "desktop",
+];
+
+/// Whether `keyword` appears in `word` as a part of it: at its end, or followed by a
+/// structural word, a plural or a number ([`JOINED_SUFFIXES`]).
+fn joined_in(word: &str, keyword: &str) -> bool {
+    word.match_indices(keyword).any(|(at, _)| {
+        let rest = &word[at + keyword.len()..];
+        rest.is_empty()
+            || rest.starts_with(|c: char| c.is_ascii_digit())
+            || JOINED_SUFFIXES.iter().any(|suffix| {
+                rest.strip_prefix(suffix).is_some_and(|r| {
+                    r.is_empty()
+                        || r.starts_with(|c: char| c.is_ascii_digit())
+                        || JOINED_SUFFIXES.contains(&r)
+                })
+            })
+    })
+}
+
+/// Categories for words written together with others (`commentList`, `cookiebanner`); see
+/// [`joined_in`].
 fn joined_word_category(lower: &str) -> Cat {
     const JOINED: &[(&str, Cat)] = &[
         ("cookie", Cat::Overlay),
@@ -881,9 +986,9 @@ fn joined_word_category(lower: &str) -> Cat {
         ("sharing", Cat::Share),
         ("advert", Cat::Ads),
     ];
-    JOINED
-        .iter()
-        .find(|(word, _)| lower.contains(word))
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find_map(|word| JOINED.iter().find(|(keyword, _)| joined_in(word, keyword)))
         .map_or(Cat::None, |(_, cat)| *cat)
 }
 
@@ -1840,6 +1945,51 @@ fn structured_to_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn class_words_match_whole_or_joined_with_a_structural_word_never_as_a_word_start() {
+        for (class, cat) in [
+            ("comments", Cat::Comments),
+            ("post-comments", Cat::Comments),
+            ("commentlist", Cat::Comments),
+            ("commentlist2", Cat::Comments),
+            ("fbcommentswrapper", Cat::Comments),
+            ("cookiebanner", Cat::Overlay),
+            ("sitefooter", Cat::Footer),
+            ("footerlinkswrapper", Cat::Footer),
+            ("commentary", Cat::None),
+            ("commentator-bio", Cat::None),
+            ("socialism", Cat::None),
+            ("header", Cat::Header),
+            ("heading", Cat::None),
+            ("masthead-ad", Cat::Header),
+            ("download", Cat::None),
+        ] {
+            let lower = class.to_string();
+            let whole = lower
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .map(word_category)
+                .find(|c| *c != Cat::None)
+                .unwrap_or(Cat::None);
+            let got = if whole == Cat::None {
+                joined_word_category(&lower)
+            } else {
+                whole
+            };
+            assert_eq!(got, cat, "{class}");
+        }
+        // On a page: an opinion column marked `commentary` is the article.
+        let column = "Cities that plant trees along their main roads see cooler summers, \
+            fewer floods and busier shops, and the cost is repaid within a decade. ";
+        let html = format!(
+            "<html><body><div class=commentary><h1>Plant the avenues</h1><p>{}</p></div>\
+             <div class=commentlist><p>First!</p><p>Nice piece, thanks.</p></div></body></html>",
+            column.repeat(6)
+        );
+        let text = extract(&html, None).text;
+        assert!(text.contains("Cities that plant trees"), "{text}");
+        assert!(!text.contains("First!"), "{text}");
+    }
 
     #[test]
     fn raw_links_keep_hrefs_and_texts_and_resolve_like_links() {

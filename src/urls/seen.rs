@@ -200,6 +200,21 @@ impl Default for SeenConfig {
     }
 }
 
+impl SeenConfig {
+    /// The sizing of the first layer: `n` URLs at `p / 2`, so that the geometric series of
+    /// later layers (p/4, p/8, ...) keeps the compound rate below `p` however many URLs
+    /// arrive.
+    pub fn first_layer(&self) -> Result<BloomParams, SeenError> {
+        if !(self.false_positive_rate > 0.0 && self.false_positive_rate < 1.0) {
+            return Err(SeenError::Params(format!(
+                "p (false_positive_rate) must lie strictly between 0 and 1, got {}",
+                self.false_positive_rate
+            )));
+        }
+        BloomParams::new(self.expected_urls, self.false_positive_rate / 2.0)
+    }
+}
+
 struct Layer {
     params: BloomParams,
     filter: AtomicBloomFilter,
@@ -271,7 +286,7 @@ impl SeenUrls {
     /// An empty in-memory filter (exact confirmation is not available without a state
     /// directory and is ignored here).
     pub fn new(config: SeenConfig) -> Result<SeenUrls, SeenError> {
-        let first = first_layer_params(&config)?;
+        let first = config.first_layer()?;
         Ok(SeenUrls::assemble(config, vec![Layer::new(first)], None, 0))
     }
 
@@ -299,7 +314,7 @@ impl SeenUrls {
         config: SeenConfig,
         journaled: bool,
     ) -> Result<SeenUrls, SeenError> {
-        let first = first_layer_params(&config)?;
+        let first = config.first_layer()?;
         let confirm = if config.confirm_on_disk {
             let path = state_dir.join(CONFIRM_DIR);
             let db = crate::db::open(&sled::Config::new().path(&path).cache_capacity(64 << 20))
@@ -549,18 +564,6 @@ impl SeenUrls {
         })?;
         Ok(())
     }
-}
-
-fn first_layer_params(config: &SeenConfig) -> Result<BloomParams, SeenError> {
-    if !(config.false_positive_rate > 0.0 && config.false_positive_rate < 1.0) {
-        return Err(SeenError::Params(format!(
-            "p (false_positive_rate) must lie strictly between 0 and 1, got {}",
-            config.false_positive_rate
-        )));
-    }
-    // Half of the budget for the first layer: the geometric series of later layers
-    // (p/4, p/8, ...) then keeps the compound rate below p.
-    BloomParams::new(config.expected_urls, config.false_positive_rate / 2.0)
 }
 
 fn lock(mutex: &Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
