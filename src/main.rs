@@ -361,7 +361,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Verify(args) => state_command(&args, None),
         Command::Repair(args) => state_command(&args.state, Some((args.accept_loss, &args.config))),
         Command::Stats(args) => {
-            let summary = crawldedup::crawl::run::stats(&args.state_dir)
+            let summary = crawldedup::crawl::stats(&args.state_dir)
                 .map_err(|e| Failure::Setup(e.to_string()))?;
             if args.json {
                 println!("{}", serde_json::to_string(&summary)?);

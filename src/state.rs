@@ -62,13 +62,13 @@ fn verify_with_record(
     out_dir: Option<&Path>,
 ) -> (Vec<Part>, Option<CheckpointRecord>) {
     let mut parts = Vec::new();
-    let crawl = crate::crawl::run::check_parts(state_dir);
+    let crawl = crate::crawl::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
     if let Some((mut db, frontier, r)) = crawl {
         // An older checkpoint than the one the state directory knows was committed: the
         // database was emptied, replaced or cut (a crawl refuses to resume from it).
         let found = r.as_ref().map_or(0, |r| r.seq);
-        match crate::crawl::run::committed_seq(state_dir) {
+        match crate::crawl::committed_seq(state_dir) {
             Ok(committed) if db.is_ok() && found < committed => {
                 db = Err(format!(
                     "damaged: it holds checkpoint {found}, while checkpoint {committed} was \
@@ -290,7 +290,7 @@ fn set_aside_path(state_dir: &Path) -> PathBuf {
 
 /// Whether `state_dir` holds a crawl (its database).
 fn crawl_here(state_dir: &Path) -> bool {
-    state_dir.join(crate::crawl::run::CRAWL_DB).exists()
+    state_dir.join(crate::crawl::CRAWL_DB).exists()
 }
 
 /// Rebuilds a damaged or missing URL filter from the stored records, after setting the
@@ -317,7 +317,7 @@ fn rebuild_url_filter(state_dir: &Path, config: &Config) -> Result<String, Strin
         Ok(())
     };
     let (seq, from) = if crawl_here(state_dir) {
-        let seq = crate::crawl::run::each_frontier_url(state_dir, &mut record)
+        let seq = crate::crawl::each_frontier_url(state_dir, &mut record)
             .map_err(|e| format!("could not rebuild from the frontier: {e}"))?;
         (seq, "the crawl's frontier")
     } else {

@@ -161,7 +161,7 @@ async fn a_crawl_of_the_fixture_site_stores_each_page_once_and_records_the_rest(
     assert!(!summary.stopped_early);
     assert_eq!(summary.frontier.pending, 0);
     // `stats` reads the same figures back from the state directory.
-    let on_disk = crawldedup::crawl::run::stats(&state).unwrap();
+    let on_disk = crawldedup::crawl::stats(&state).unwrap();
     assert_eq!(on_disk.totals, summary.totals);
     assert_eq!(on_disk.frontier, summary.frontier);
 

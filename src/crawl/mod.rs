@@ -1,13 +1,39 @@
-//! The focused crawler: the SSRF guard, the fetcher, the frontier and the crawl loop.
+//! The focused crawler, built on the page stage ([`crate::Dedup`]).
+//!
+//! One page's way through it, file by file:
+//!
+//! ```text
+//! crawler.rs   Crawler::builder(config).sink(..).run(stop): options, summary, errors
+//! run.rs       the loop: one task owns the state; picks ready hosts, hands tasks out
+//! frontier.rs  every URL queued and its state; the order of what is left
+//! scope.rs     where the crawl may go, and which link first (focus keywords)
+//! robots.rs    robots.txt per host
+//! worker.rs    on a worker: robots.txt, fetch (fetch.rs, guard.rs), page::prepare
+//! outcome.rs   back in the loop: Dedup::decide, the sinks (crate::store), links queued
+//! record.rs    the checkpoint: sinks' positions, index size, frontier, one record
+//! warc.rs      WARC records for the file sink
+//! ```
 
+mod crawler;
 pub mod fetch;
 pub mod frontier;
 pub mod guard;
-pub mod run;
+mod outcome;
+mod record;
+mod robots;
+mod run;
+mod scope;
 pub mod warc;
+mod worker;
 
+pub use crawler::{
+    CHECKPOINT_EVERY, CrawlError, CrawlOptions, CrawlSummary, Crawler, CrawlerBuilder,
+    MAX_ATTEMPTS, ROBOTS_RETRY, crawl,
+};
 pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher, Hop};
 pub use frontier::{Frontier, FrontierCounts, Task};
-pub use run::{
-    CheckpointRecord, CrawlError, CrawlOptions, CrawlSummary, Crawler, CrawlerBuilder, crawl,
+pub(crate) use record::CRAWL_DB;
+pub use record::{
+    COMMITTED_FILE, CheckpointRecord, CrawlParts, check_parts, committed_seq, each_frontier_url,
+    stats,
 };

@@ -4,7 +4,7 @@
 //! A saved filter (`seen-urls.bloom`) holds what was recorded up to its checkpoint. A
 //! caller that answers "new" to someone else (the sidecar's `POST /v1/urls/check`) must not
 //! forget that answer in a crash, yet cannot save a filter of many megabytes per request.
-//! So each new URL is also appended to a journal, and [`Journal::sync`] makes everything
+//! So each new URL is also appended to a journal, and [`SeenUrls::sync`](super::SeenUrls::sync) makes everything
 //! appended durable with one `fdatasync` shared by every caller waiting at that moment (a
 //! group commit).
 //!

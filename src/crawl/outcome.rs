@@ -1,0 +1,360 @@
+//! What a worker's result means for the crawl: retried, stored, recorded as a duplicate or
+//! a failure, links queued; every decision handed to the sinks in order.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::crawler::{CrawlError, MAX_ATTEMPTS};
+use super::frontier::{Frontier, Task, host_key};
+use super::record::CheckpointRecord;
+use super::run::{HostState, Shared};
+use super::scope::{priority, relevance};
+use super::worker::{Failure, Work, backoff};
+use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
+use crate::store::files::FileSink;
+use crate::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
+
+/// The crawl's sinks: its files first, then those given to the crawler, each handed every
+/// decision in order.
+pub(crate) struct Sinks {
+    pub(super) files: FileSink,
+    pub(super) given: Vec<Box<dyn PageSink>>,
+}
+
+/// A sink's error as the crawl's: the file sink's own errors keep their kind (and exit
+/// code), another sink's becomes [`CrawlError::Sink`].
+pub(super) fn sink_error(e: SinkError) -> CrawlError {
+    match e.downcast::<CrawlError>() {
+        Ok(e) => *e,
+        Err(e) => CrawlError::Sink(e),
+    }
+}
+
+impl Sinks {
+    pub(super) fn all(&mut self) -> impl Iterator<Item = &mut dyn PageSink> {
+        std::iter::once(&mut self.files as &mut dyn PageSink).chain(
+            self.given
+                .iter_mut()
+                .map(|s| s.as_mut() as &mut dyn PageSink),
+        )
+    }
+
+    pub(super) fn page(&mut self, page: &StoredPage) -> Result<(), CrawlError> {
+        self.all()
+            .try_for_each(|s| s.page(page))
+            .map_err(sink_error)
+    }
+
+    pub(super) fn duplicate(&mut self, duplicate: &DuplicatePage) -> Result<(), CrawlError> {
+        self.all()
+            .try_for_each(|s| s.duplicate(duplicate))
+            .map_err(sink_error)
+    }
+
+    pub(super) fn failure(&mut self, failure: &FailedPage) -> Result<(), CrawlError> {
+        self.all()
+            .try_for_each(|s| s.failure(failure))
+            .map_err(sink_error)
+    }
+
+    /// Each sink's position, into the record.
+    pub(super) fn checkpoint(&mut self, totals: &mut CheckpointRecord) -> Result<(), CrawlError> {
+        let files = self.files.checkpoint().map_err(sink_error)?;
+        (totals.output_bytes, totals.warc) = FileSink::lengths(&files).map_err(sink_error)?;
+        totals.sinks = self
+            .given
+            .iter_mut()
+            .map(|s| s.checkpoint())
+            .collect::<Result<_, _>>()
+            .map_err(sink_error)?;
+        Ok(())
+    }
+
+    /// Each sink back to the position the record holds for it.
+    pub(super) fn resume(&mut self, totals: &CheckpointRecord) -> Result<(), CrawlError> {
+        let files = FileSink::position(totals.output_bytes, totals.warc);
+        self.files.resume(Some(&files)).map_err(sink_error)?;
+        for (i, sink) in self.given.iter_mut().enumerate() {
+            sink.resume(totals.sinks.get(i)).map_err(sink_error)?;
+        }
+        Ok(())
+    }
+
+    /// The earliest time a sink wants to be called again.
+    pub(super) fn idle(&mut self) -> Result<Option<Instant>, CrawlError> {
+        let mut due: Option<Instant> = None;
+        for sink in self.all() {
+            if let Some(at) = sink.idle().map_err(sink_error)? {
+                due = Some(due.map_or(at, |d| d.min(at)));
+            }
+        }
+        Ok(due)
+    }
+}
+
+/// The state the owning task changes as results come in.
+pub(super) struct Ledger<'a> {
+    pub(super) dedup: &'a Dedup,
+    pub(super) frontier: &'a mut Frontier,
+    pub(super) sinks: &'a mut Sinks,
+    pub(super) totals: &'a mut CheckpointRecord,
+    pub(super) hosts: &'a mut HashMap<String, HostState>,
+    /// Tasks waiting out a retry backoff (still in flight for the frontier).
+    pub(super) delayed: &'a mut Vec<(Instant, Task)>,
+}
+
+/// Records a worker's result: the outcome, then a failure line if it was not stored.
+pub(super) fn handle(
+    work: Work,
+    ledger: &mut Ledger<'_>,
+    shared: &Shared,
+) -> Result<(), CrawlError> {
+    if let Some((task, failure)) = outcome(work, ledger, shared)? {
+        ledger.totals.failures += 1;
+        ledger.sinks.failure(&FailedPage {
+            url: task.url.clone(),
+            kind: failure.kind,
+            reason: failure.reason,
+            status: failure.status,
+            attempts: task.attempts + 1,
+            depth: task.depth,
+        })?;
+        ledger.frontier.finish(&task, true);
+    }
+    Ok(())
+}
+
+/// What a worker's result means: retried, stored, recorded as a duplicate (`None`), or a
+/// failure of its task for [`handle`] to record.
+pub(super) fn outcome(
+    work: Work,
+    ledger: &mut Ledger<'_>,
+    shared: &Shared,
+) -> Result<Option<(Task, Failure)>, CrawlError> {
+    let Ledger {
+        dedup,
+        frontier,
+        sinks,
+        totals,
+        hosts,
+        delayed,
+    } = ledger;
+    let (dedup, keywords) = (*dedup, shared.keywords.as_slice());
+    let (max_depth, base_delay) = (shared.max_depth, shared.base_delay);
+    let host = host_key(&work.task().url);
+    if !hosts.contains_key(host) {
+        hosts.insert(host.to_string(), HostState::default());
+    }
+    let state = hosts.get_mut(host).expect("inserted above");
+    state.in_flight = state.in_flight.saturating_sub(1);
+    let now = Instant::now();
+    match work {
+        Work::RobotsClosed { task, until } => {
+            state.next_allowed = Some(until);
+            if task.attempts + 1 >= MAX_ATTEMPTS {
+                let reason = format!(
+                    "robots.txt of {} failed {MAX_ATTEMPTS} times (5xx or no answer)",
+                    host_key(&task.url)
+                );
+                let failure = Failure::new("robots_unavailable", reason, None);
+                return Ok(Some((task, failure)));
+            }
+            frontier.retry(task);
+        }
+        Work::Disallowed { task } => {
+            state.next_allowed = Some(now + state.delay);
+            return Ok(Some((
+                task,
+                Failure::new("robots", "disallowed by robots.txt".into(), None),
+            )));
+        }
+        Work::Failed { task, error } => {
+            let retry = error.is_retryable() && task.attempts + 1 < MAX_ATTEMPTS;
+            if retry {
+                // This URL waits; the host's other pages go on.
+                state.next_allowed = Some(now + state.delay);
+                delayed.push((now + backoff(task.attempts, None, &task.url), task));
+            } else {
+                state.next_allowed = Some(now + state.delay);
+                return Ok(Some((
+                    task,
+                    Failure::new(error.kind(), error.to_string(), None),
+                )));
+            }
+        }
+        Work::Page {
+            task,
+            deferred,
+            status,
+            final_url,
+            content_type,
+            mut body,
+            retry_after,
+            redirects,
+            prepared,
+            crawl_delay,
+            fetched_at,
+        } => {
+            totals.fetched += 1;
+            state.delay = base_delay.max(crawl_delay.unwrap_or_default());
+            state.next_allowed = Some(now + state.delay);
+            if let Some(target) = deferred {
+                // Canonical already: the hop canonicalized it.
+                let queued = match dedup.check_canonical((*target).clone())? {
+                    UrlVerdict::New(url) => frontier
+                        .push(url, task.depth, priority(keywords, task.depth, 0))
+                        .map_err(CrawlError::Setup)?,
+                    _ => false,
+                };
+                let reason = if queued {
+                    format!("to {target} on another host: queued")
+                } else {
+                    format!("to {target} on another host: already seen")
+                };
+                return Ok(Some((
+                    task,
+                    Failure::new("redirected", reason, Some(status)),
+                )));
+            }
+            let retryable = status >= 500 || status == 429;
+            if retryable && task.attempts + 1 < MAX_ATTEMPTS {
+                let wait = backoff(task.attempts, retry_after, &task.url);
+                if retry_after.is_some() || status == 429 {
+                    // The server asked the whole host to slow down.
+                    state.next_allowed = Some(now + wait);
+                }
+                delayed.push((now + wait, task));
+                return Ok(None);
+            }
+            if !(200..300).contains(&status) {
+                let reason = format!("HTTP {status}");
+                return Ok(Some((
+                    task,
+                    Failure::new("http_status", reason, Some(status)),
+                )));
+            }
+            // The redirect target is the page: remember it, and take it off the queue if a
+            // link put it there, so that it is not fetched again. Every hop was
+            // canonicalized before it was followed, so the final URL is canonical.
+            if final_url != task.url {
+                if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
+                    dedup.check_canonical(final_url.clone())?
+                {
+                    frontier
+                        .settle(target, task.depth)
+                        .map_err(CrawlError::Setup)?;
+                }
+            }
+            let Some(prepared) = prepared else {
+                let reason = format!(
+                    "not HTML ({})",
+                    content_type.as_deref().unwrap_or("no content type")
+                );
+                return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
+            };
+            let verdict = dedup.decide(final_url.as_str(), &prepared)?;
+            let (extracted, links) = prepared.into_parts();
+            let mut parent_relevance = 0;
+            let body = Bytes::from(std::mem::take(&mut body));
+            match &verdict {
+                PageVerdict::Unique {
+                    id,
+                    fingerprint,
+                    digest,
+                    nearest,
+                } => {
+                    totals.stored += 1;
+                    parent_relevance = relevance(keywords, &extracted.text).min(5);
+                    sinks.page(&StoredPage {
+                        url: task.url.clone(),
+                        final_url: final_url.clone(),
+                        redirects: redirects.iter().map(|(u, _)| u.clone()).collect(),
+                        status,
+                        fetched_at,
+                        depth: task.depth,
+                        content_type,
+                        body,
+                        title: extracted.title,
+                        language: extracted.language,
+                        text: Arc::from(extracted.text),
+                        id: *id,
+                        simhash: *fingerprint,
+                        digest: *digest,
+                        nearest: *nearest,
+                    })?;
+                }
+                PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
+                    totals.duplicates += 1;
+                    let (distance, similarity) = match &verdict {
+                        PageVerdict::NearDuplicate {
+                            distance,
+                            similarity,
+                            ..
+                        } => (Some(*distance), *similarity),
+                        _ => (
+                            None,
+                            crate::index::Similarity {
+                                resemblance: 1.0,
+                                containment: 1.0,
+                            },
+                        ),
+                    };
+                    sinks.duplicate(&DuplicatePage {
+                        url: task.url.clone(),
+                        final_url: final_url.clone(),
+                        status,
+                        fetched_at,
+                        depth: task.depth,
+                        content_type,
+                        body,
+                        of: of.name.clone(),
+                        distance,
+                        similarity,
+                    })?;
+                }
+                PageVerdict::NoText => {
+                    return Ok(Some((
+                        task,
+                        Failure::new("no_text", "no main text".into(), Some(status)),
+                    )));
+                }
+            }
+            // Links: duplicates' links are not followed (their originals' were).
+            if matches!(verdict, PageVerdict::Unique { .. }) && task.depth < max_depth {
+                let base = links.base();
+                for link in links.iter() {
+                    if link.nofollow {
+                        continue;
+                    }
+                    let canonical = match base {
+                        Some(base) => shared.canonicalizer.canonicalize_link(base, link.href),
+                        None => shared.canonicalizer.canonicalize(link.href),
+                    };
+                    let Ok(canonical) = canonical else {
+                        continue;
+                    };
+                    if shared.scope.allows(&canonical).is_err() {
+                        continue;
+                    }
+                    if let UrlVerdict::New(url) = dedup.check_canonical(canonical)? {
+                        let score = 3 * relevance(keywords, link.text)
+                            + 2 * relevance(keywords, url.path())
+                            + parent_relevance;
+                        frontier
+                            .push(
+                                url,
+                                task.depth + 1,
+                                priority(keywords, task.depth + 1, score),
+                            )
+                            .map_err(CrawlError::Setup)?;
+                    }
+                }
+            }
+            frontier.finish(&task, false);
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,214 @@
+//! The checkpoint: the record a checkpoint writes last, the file that says it was
+//! committed, and the readers of a crawl on disk (`stats`, `verify`, the filter's rebuild).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::crawler::{CrawlError, CrawlSummary};
+use super::frontier::Frontier;
+use super::outcome::Sinks;
+use crate::dedup::Dedup;
+use crate::store::SinkPosition;
+
+/// The figures of a crawl on disk (`crawldedup stats`): the last checkpoint's totals and
+/// the frontier as it was then. Fails with one line when a crawl is running there (sled
+/// holds a lock) or the directory holds no crawl.
+pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
+    let state_error = |problem: String| CrawlError::State {
+        path: state_dir.to_path_buf(),
+        problem,
+    };
+    let db_path = state_dir.join(CRAWL_DB);
+    if !db_path.exists() {
+        return Err(state_error("no crawl here".into()));
+    }
+    let db = crate::db::open(&sled::Config::new().path(&db_path))
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
+    let meta = db
+        .open_tree("meta")
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
+    let Some(totals) = read_record(&meta).map_err(state_error)? else {
+        return Err(state_error("no checkpoint yet".into()));
+    };
+    let frontier = Frontier::open(
+        db.open_tree("frontier")
+            .map_err(|e| state_error(crate::db::describe(&e)))?,
+        totals.seq,
+    )
+    .map_err(state_error)?;
+    Ok(CrawlSummary {
+        totals,
+        frontier: frontier.counts(),
+        seconds: 0.0,
+        fetched_this_run: 0,
+        page_limit_reached: false,
+        stopped_early: frontier.counts().pending > 0,
+    })
+}
+
+/// What [`check_parts`] found: the crawl database, the frontier (each a line saying it is
+/// fine, or what is wrong), and the last checkpoint record if it could be read.
+pub type CrawlParts = (
+    Result<String, String>,
+    Result<String, String>,
+    Option<CheckpointRecord>,
+);
+
+/// The crawl's parts of a state directory, checked for `crawldedup verify`: the crawl
+/// database (and its last checkpoint record) and the frontier. `None` when the directory
+/// holds no crawl.
+pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
+    let db_path = state_dir.join(CRAWL_DB);
+    if !db_path.exists() {
+        return None;
+    }
+    let skipped = || Err("not checked: the crawl database is unreadable".to_string());
+    let db = match crate::db::open(&sled::Config::new().path(&db_path)) {
+        Ok(db) => db,
+        Err(e) => return Some((Err(crate::db::describe(&e)), skipped(), None)),
+    };
+    let record = db
+        .open_tree("meta")
+        .map_err(|e| crate::db::describe(&e))
+        .and_then(|meta| read_record(&meta));
+    let record = match record {
+        Ok(record) => record,
+        Err(problem) => return Some((Err(problem), skipped(), None)),
+    };
+    let crawl_db = Ok(match &record {
+        Some(r) => format!(
+            "checkpoint {}: {} fetched, {} stored, {} duplicates, {} failures",
+            r.seq, r.fetched, r.stored, r.duplicates, r.failures
+        ),
+        None => "no checkpoint yet".to_string(),
+    });
+    let seq = record.as_ref().map_or(0, |r| r.seq);
+    let frontier = db
+        .open_tree("frontier")
+        .map_err(|e| crate::db::describe(&e))
+        .and_then(|tree| Frontier::open(tree, seq))
+        .map(|f| {
+            let c = f.counts();
+            format!(
+                "{} pending, {} in flight, {} done, {} failed",
+                c.pending, c.in_flight, c.done, c.failed
+            )
+        });
+    Some((crawl_db, frontier, record))
+}
+
+/// Calls `f` with every URL in the frontier of the crawl in `state_dir` as of its last
+/// checkpoint; returns that checkpoint's number. `Err` when there is no crawl or its
+/// database or frontier cannot be read.
+pub fn each_frontier_url(
+    state_dir: &Path,
+    f: impl FnMut(&str) -> Result<(), String>,
+) -> Result<u64, String> {
+    let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
+        .map_err(|e| crate::db::describe(&e))?;
+    let meta = db.open_tree("meta").map_err(|e| crate::db::describe(&e))?;
+    let seq = read_record(&meta)?.map_or(0, |r| r.seq);
+    let tree = db
+        .open_tree("frontier")
+        .map_err(|e| crate::db::describe(&e))?;
+    Frontier::open(tree, seq)?.each_url(f)?;
+    Ok(seq)
+}
+
+pub(crate) const CRAWL_DB: &str = "crawl";
+pub(super) const CHECKPOINT_KEY: &str = "checkpoint";
+/// The number of the last committed checkpoint, written (atomically) after its record is
+/// flushed: the database must hold at least this one.
+pub const COMMITTED_FILE: &str = "crawl-committed";
+
+/// The last checkpoint record in the crawl database's meta tree (`None` before the first).
+pub(super) fn read_record(meta: &sled::Tree) -> Result<Option<CheckpointRecord>, String> {
+    match meta
+        .get(CHECKPOINT_KEY)
+        .map_err(|e| crate::db::describe(&e))?
+    {
+        Some(v) => serde_json::from_slice(&v)
+            .map(Some)
+            .map_err(|e| format!("unreadable checkpoint record: {e}")),
+        None => Ok(None),
+    }
+}
+
+/// The last checkpoint the state directory knows was committed (0 when none).
+pub fn committed_seq(state_dir: &Path) -> Result<u64, String> {
+    let path = state_dir.join(COMMITTED_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => text.trim().parse().map_err(|_| {
+            format!(
+                "damaged: {} holds {:?}, not a checkpoint number",
+                path.display(),
+                text.trim()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The record a checkpoint writes last.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CheckpointRecord {
+    /// Checkpoints taken so far.
+    pub seq: u64,
+    /// Documents in the index.
+    pub index_documents: u64,
+    /// Bytes of pages.jsonl, duplicates.jsonl and failures.jsonl.
+    pub output_bytes: [u64; 3],
+    /// Responses received.
+    pub fetched: u64,
+    /// Pages stored.
+    pub stored: u64,
+    /// Duplicates recorded.
+    pub duplicates: u64,
+    /// Failures and skips recorded.
+    pub failures: u64,
+    /// WARC file number and its length.
+    #[serde(default)]
+    pub warc: (u64, u64),
+    /// The positions of the sinks given to the crawler, in the order they were given
+    /// (the crawl's own files are `output_bytes` and `warc`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sinks: Vec<SinkPosition>,
+}
+
+/// The consistent cut described in the module documentation.
+pub(super) fn checkpoint(
+    db: &sled::Db,
+    meta: &sled::Tree,
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    sinks: &mut Sinks,
+    totals: &mut CheckpointRecord,
+) -> Result<(), CrawlError> {
+    let state_error = |problem: String| CrawlError::State {
+        path: dedup.state_dir().to_path_buf(),
+        problem,
+    };
+    sinks.checkpoint(totals)?;
+    totals.index_documents = dedup.flush_index()?;
+    totals.seq += 1;
+    frontier.checkpoint(totals.seq).map_err(state_error)?;
+    // Outputs synced, index flushed, frontier's log written; the record is not.
+    crate::faults::point("checkpoint-before-record");
+    let record = serde_json::to_vec(totals).map_err(|e| state_error(e.to_string()))?;
+    meta.insert(CHECKPOINT_KEY, record)
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
+    db.flush()
+        .map_err(|e| state_error(crate::db::describe(&e)))?;
+    // Committed: say so outside the database too, so that a database that loses it is found.
+    crate::urls::seen::write_atomically(
+        &dedup.state_dir().join(COMMITTED_FILE),
+        format!("{}\n", totals.seq).as_bytes(),
+    )
+    .map_err(|e| state_error(format!("{COMMITTED_FILE}: {e}")))?;
+    // The URL filter may lag the frontier (it is saved after the commit point); the
+    // frontier itself never queues a URL twice.
+    dedup.save_urls()?;
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! One task's fetch: robots.txt, the request with its redirects, and the page prepared
+//! ([`crate::page::prepare`]) on the worker that fetched it; the result goes back to the
+//! loop as [`Work`].
+
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use super::fetch::{FetchError, Hop};
+use super::frontier::{Task, host_key};
+use super::robots::{Robots, robots_for};
+use super::run::Shared;
+use crate::page::{self, Prepared};
+
+/// What a worker brings back.
+pub(super) enum Work {
+    Page {
+        task: Task,
+        /// A redirect to another host, left for the queue.
+        deferred: Option<Box<Url>>,
+        status: u16,
+        final_url: Url,
+        content_type: Option<String>,
+        body: Vec<u8>,
+        retry_after: Option<Duration>,
+        redirects: Vec<(Url, u16)>,
+        /// The extraction and its text's fingerprint, for HTML pages.
+        prepared: Option<Box<Prepared>>,
+        crawl_delay: Option<Duration>,
+        fetched_at: std::time::SystemTime,
+    },
+    Failed {
+        task: Task,
+        error: FetchError,
+    },
+    Disallowed {
+        task: Task,
+    },
+    RobotsClosed {
+        task: Task,
+        until: Instant,
+    },
+}
+
+/// HTML bodies up to this size are extracted and fingerprinted on the runtime worker that
+/// fetched them (well under a millisecond of CPU); bigger ones go to the blocking pool, so
+/// that a big page never holds up the network work queued on that worker. Handing every
+/// page to another thread costs two thread wake-ups per page, which on a crawl of small
+/// pages was a tenth of the CPU.
+pub(super) const INLINE_EXTRACTION_BYTES: usize = 64 * 1024;
+
+/// Fetches one task (after robots.txt) and extracts it.
+pub(super) async fn work(shared: &Shared, task: Task) -> Work {
+    let mut crawl_delay = None;
+    if shared.respect_robots {
+        match robots_for(shared, &task.url).await {
+            Robots::Closed(until) => return Work::RobotsClosed { task, until },
+            Robots::Rules(Some(robot)) => {
+                crawl_delay = robot
+                    .delay
+                    .map(|d| Duration::from_secs_f32(d.clamp(0.0, 60.0)));
+                if !robot.allowed(task.url.as_str()) {
+                    return Work::Disallowed { task };
+                }
+            }
+            Robots::Rules(None) => {}
+        }
+    }
+    let host = host_key(&task.url);
+    let hop = |next: &Url| -> Result<Hop, String> {
+        let canonical = shared
+            .canonicalizer
+            .canonicalize(next.as_str())
+            .map_err(|e| e.to_string())?;
+        shared.scope.allows(&canonical)?;
+        // Another host has its own robots.txt, delay and share of the concurrency: its
+        // page goes through the queue like any link.
+        if shared.respect_robots && host_key(&canonical) != host {
+            return Ok(Hop::Defer(canonical));
+        }
+        Ok(Hop::Follow(canonical))
+    };
+    match shared.fetcher.fetch_with(&task.url, hop).await {
+        Ok(fetched) => {
+            let fetched_at = std::time::SystemTime::now();
+            let to_prepare = page::is_page(fetched.content_type.as_deref(), &fetched.body)
+                && (200..300).contains(&fetched.status);
+            let mut fetched = fetched;
+            let prepared = if !to_prepare {
+                None
+            } else if fetched.body.len() <= INLINE_EXTRACTION_BYTES {
+                page::prepare(
+                    &fetched.body,
+                    fetched.content_type.as_deref(),
+                    Some(&fetched.url),
+                )
+                .map(Box::new)
+            } else {
+                // The body goes to the blocking pool and comes back, without a copy.
+                let body = std::mem::take(&mut fetched.body);
+                let content_type = fetched.content_type.clone();
+                let url = fetched.url.clone();
+                let (body, prepared) = tokio::task::spawn_blocking(move || {
+                    let prepared = page::prepare(&body, content_type.as_deref(), Some(&url));
+                    (body, prepared.map(Box::new))
+                })
+                .await
+                .unwrap_or_default();
+                fetched.body = body;
+                prepared
+            };
+            Work::Page {
+                task,
+                deferred: fetched.deferred.map(Box::new),
+                status: fetched.status,
+                final_url: fetched.url,
+                content_type: fetched.content_type,
+                body: fetched.body,
+                retry_after: fetched.retry_after,
+                redirects: fetched.redirects,
+                prepared,
+                crawl_delay,
+                fetched_at,
+            }
+        }
+        Err(error) => Work::Failed { task, error },
+    }
+}
+
+pub(super) fn backoff(attempts: u32, retry_after: Option<Duration>, url: &Url) -> Duration {
+    if let Some(after) = retry_after {
+        return after.min(Duration::from_secs(300));
+    }
+    // Exponential, with jitter derived from the URL (deterministic per URL and attempt).
+    let base = Duration::from_millis(500) * 2u32.pow(attempts.min(8));
+    let jitter = crate::urls::seen::url_hash(url.as_str()).rotate_left(attempts) % 250;
+    base + Duration::from_millis(jitter)
+}
+
+/// Why a URL was not stored.
+pub(super) struct Failure {
+    pub(super) kind: String,
+    pub(super) reason: String,
+    pub(super) status: Option<u16>,
+}
+
+impl Failure {
+    pub(super) fn new(kind: &str, reason: String, status: Option<u16>) -> Failure {
+        Failure {
+            kind: kind.to_string(),
+            reason,
+            status,
+        }
+    }
+}
+
+impl Work {
+    pub(super) fn task(&self) -> &Task {
+        match self {
+            Work::Page { task, .. }
+            | Work::Failed { task, .. }
+            | Work::Disallowed { task }
+            | Work::RobotsClosed { task, .. } => task,
+        }
+    }
+}
