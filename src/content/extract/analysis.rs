@@ -1,0 +1,475 @@
+//! Deciding what is content: which categories go, which container is the main one.
+
+use super::render::Writer;
+use super::tree::{CATEGORIES, Cat, NO_PARENT, Page, Tag};
+
+/// Opening words of a heading that introduces recommendations (or the customers' reviews)
+/// rather than content.
+pub(super) const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
+    &["similar", "items"],
+    &["similar", "products"],
+    &["related", "products"],
+    &["related", "items"],
+    &["related", "articles"],
+    &["related", "posts"],
+    &["related", "stories"],
+    &["you", "may", "also", "like"],
+    &["you", "might", "also", "like"],
+    &["customers", "also"],
+    &["people", "also"],
+    &["frequently", "bought", "together"],
+    &["recently", "viewed"],
+    &["recommended", "for", "you"],
+    &["more", "from", "this", "seller"],
+    &["people", "who", "viewed"],
+    &["people", "who", "bought"],
+    &["customers", "who"],
+    &["explore", "related"],
+    &["related", "searches"],
+    &["similar", "sponsored"],
+    &["sponsored", "items"],
+    &["sponsored", "products"],
+    &["products", "related", "to"],
+    &["compare", "similar"],
+    &["more", "like", "this"],
+    &["you", "may", "also", "be", "interested"],
+    &["you", "might", "also", "be", "interested"],
+    &["complete", "the", "look"],
+    &["shop", "similar"],
+    &["recommended", "products"],
+    &["inspired", "by", "your"],
+    &["also", "in", "the", "news"],
+    &["more", "stories"],
+    &["more", "articles"],
+    &["more", "posts"],
+    &["more", "news"],
+    &["read", "next"],
+    &["read", "more"],
+    &["recent", "posts"],
+    &["recent", "articles"],
+    &["latest", "posts"],
+    &["latest", "articles"],
+    &["latest", "news"],
+    &["popular", "posts"],
+    &["popular", "articles"],
+    &["most", "popular"],
+    &["most", "read"],
+    &["trending"],
+    &["customer", "reviews"],
+    &["reviews"],
+    &["customer", "ratings"],
+    &["ratings", "reviews"],
+    &["ratings", "and", "reviews"],
+    &["reviews", "and", "ratings"],
+];
+
+/// Opening words of a heading that introduces the readers' comments: the block it opens
+/// goes on a page built around an `article` outside it (see [`Analysis::headed_blocks`]).
+pub(super) const COMMENT_HEADINGS: &[&[&str]] = &[
+    &["comments"],
+    &["reader", "comments"],
+    &["leave", "a", "reply"],
+    &["leave", "a", "comment"],
+    &["join", "the", "discussion"],
+];
+
+/// A `nav` or `aside` whose text is at least this share link text is removed whatever its
+/// size.
+pub(super) const NAV_LINKS_SHARE: f64 = 0.9;
+/// A category is kept when its text is at least this share of the text that is left.
+pub(super) const KEEP_CATEGORY_SHARE: f64 = 0.5;
+/// Comments are kept (a forum thread) when they hold this share of the text that is left.
+pub(super) const KEEP_COMMENTS_SHARE: f64 = 0.45;
+/// A block headed as recommendations is removed unless it holds this share of the page.
+pub(super) const KEEP_RECOMMENDATIONS_SHARE: f64 = 0.8;
+/// An element is never removed by its class words when it holds this share of the page.
+pub(super) const KEEP_ELEMENT_SHARE: f64 = 0.5;
+/// Descend into a child while it holds at least this share of its parent's kept text.
+pub(super) const DESCEND_SHARE: f64 = 0.85;
+/// The `main` element is trusted when it holds at least this share of the kept text.
+pub(super) const MAIN_SHARE: f64 = 0.1;
+/// Link text counts this much towards an element's weight.
+pub(super) const LINK_WEIGHT: f64 = 0.3;
+/// Blocks whose kept text is more than this share links are dropped (outside listings).
+pub(super) const LINK_DENSE: f64 = 0.6;
+/// A link-dense block is a listing (kept) when it holds this share of the container's text.
+pub(super) const LISTING_SHARE: f64 = 0.4;
+
+pub(super) struct Analysis<'p> {
+    pub(super) page: &'p Page,
+    pub(super) removed: Vec<bool>,
+    /// Text and link text that survive removal.
+    pub(super) kept: Vec<u32>,
+    pub(super) kept_links: Vec<u32>,
+}
+
+impl<'p> Analysis<'p> {
+    pub(super) fn new(page: &'p Page) -> Self {
+        let n = page.nodes.len();
+        Analysis {
+            page,
+            removed: vec![false; n],
+            kept: vec![0; n],
+            kept_links: vec![0; n],
+        }
+    }
+
+    pub(super) fn root(&self) -> u32 {
+        if self.page.body != NO_PARENT {
+            self.page.body
+        } else {
+            0
+        }
+    }
+
+    /// Blocks introduced by a heading that names them as recommendations ("Similar items",
+    /// "You may also like", "Frequently bought together", ...): for each such `h2`-`h6`, the
+    /// nearest ancestor that holds more than the heading, when the heading opens it. They
+    /// are removed outright, like a page footer, unless one holds the page's `h1` or
+    /// `main` or nearly all of its text. Blocks headed as comments are marked too, but
+    /// only beside an `article` (before or after it, not around or inside it).
+    pub(super) fn headed_blocks(&self) -> Vec<bool> {
+        let nodes = &self.page.nodes;
+        let mut marked = vec![false; nodes.len()];
+        // Whether an `article` lies wholly before or after a block, in constant time: the
+        // article that ends first, and the one that starts last.
+        let mut first_article_end = usize::MAX;
+        let mut last_article_start = None;
+        for (i, node) in nodes.iter().enumerate() {
+            if node.tag == Tag::Article {
+                first_article_end = first_article_end.min(node.end as usize);
+                last_article_start = Some(i);
+            }
+        }
+        let beside_article = |block: usize| {
+            first_article_end <= block
+                || last_article_start.is_some_and(|a| a >= nodes[block].end as usize)
+        };
+        let mut heading = String::new();
+        for (i, node) in nodes.iter().enumerate() {
+            if !matches!(node.tag, Tag::H(2..=6)) || node.len == 0 || node.len > 60 {
+                continue;
+            }
+            heading.clear();
+            for text in &nodes[i + 1..node.end as usize] {
+                if text.tag == Tag::Text {
+                    heading.push_str(
+                        &self.page.text[text.text_start as usize..text.text_end as usize],
+                    );
+                    heading.push(' ');
+                }
+            }
+            let words: Vec<String> = heading
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .skip_while(|w| w.bytes().all(|b| b.is_ascii_digit()))
+                .collect();
+            let opens_with = |phrase: &&[&str]| {
+                words
+                    .iter()
+                    .map(String::as_str)
+                    .take(phrase.len())
+                    .eq(phrase.iter().copied())
+            };
+            let recommendations = RECOMMENDATION_HEADINGS.iter().any(opens_with);
+            let comments = !recommendations
+                && last_article_start.is_some()
+                && COMMENT_HEADINGS.iter().any(opens_with);
+            if !recommendations && !comments {
+                continue;
+            }
+            let mut block = node.parent;
+            while block != NO_PARENT
+                && block != self.root()
+                && nodes[block as usize].len <= node.len + 20
+            {
+                block = nodes[block as usize].parent;
+            }
+            // The heading must open the block: in a document whose sections are siblings
+            // under one parent, the parent holds text before the heading and is not marked.
+            let opens = block != NO_PARENT
+                && block != self.root()
+                && !nodes[block as usize + 1..i]
+                    .iter()
+                    .any(|n| n.tag == Tag::Text && n.len > 0);
+            // Comments go on a page built around an article that they are not part of.
+            if opens && (recommendations || beside_article(block as usize)) {
+                marked[block as usize] = true;
+            }
+        }
+        marked
+    }
+
+    pub(super) fn mark_boilerplate(&mut self) {
+        let nodes = &self.page.nodes;
+        if nodes.is_empty() {
+            return;
+        }
+        let total = nodes[self.root() as usize].len.max(1) as f64;
+        // Each element's category, after the per-element safeguards.
+        let mut cats = vec![Cat::None; nodes.len()];
+        let mut inside_article = vec![false; nodes.len()];
+        // Page-level footers and headers (whatever their share of the text), menus made of
+        // links, and blocks headed as recommendations or comments (short of nearly all of
+        // it): removed without a category vote.
+        let mut removed_outright = vec![false; nodes.len()];
+        let headed = self.headed_blocks();
+        for (i, node) in nodes.iter().enumerate() {
+            let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
+            inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
+            let mut cat = node.cat;
+            // A header inside an article or main is the article's own header.
+            if cat == Cat::Header && node.tag == Tag::Header && parent_article {
+                cat = Cat::None;
+            }
+            // Named a header by its class but made of text, not links: the header of a
+            // section, a card or an accordion pane, not the site's.
+            if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
+                cat = Cat::None;
+            }
+            if cat == Cat::None && !headed[i] {
+                continue;
+            }
+            let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
+                || cat == Cat::Hidden;
+            let share = node.len as f64 / total;
+            // A page-level `<footer>` is never the content, however much of the page it
+            // holds: on a page whose content is drawn by script it is all that is left.
+            if node.tag == Tag::Footer && !parent_article {
+                removed_outright[i] = true;
+            } else if node.tag == Tag::Header && cat == Cat::Header && node.landmarks == 0 {
+                // The site's header (outside any article): its menus can carry more text
+                // than the page, and it holds no content unless it holds the `h1`.
+                removed_outright[i] = true;
+            } else if matches!(node.tag, Tag::Nav | Tag::Aside)
+                && node.landmarks == 0
+                && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64
+            {
+                // A navigation landmark made of links is a menu, however much of the page
+                // it holds: a mega-menu can outweigh the page's own text.
+                removed_outright[i] = true;
+            } else if headed[i] && node.landmarks == 0 && share < KEEP_RECOMMENDATIONS_SHARE {
+                // Named as recommendations or comments by its heading: removed whatever its
+                // class words say, unless it is nearly the whole page.
+                removed_outright[i] = true;
+            } else if share < KEEP_ELEMENT_SHARE && (strong || node.landmarks == 0) {
+                cats[i] = cat;
+            }
+        }
+        // The text of each category, counted at its outermost categorized elements.
+        let mut inside = vec![false; nodes.len()];
+        let mut by_cat = [0u64; CATEGORIES];
+        for (i, node) in nodes.iter().enumerate() {
+            let parent_inside = node.parent != NO_PARENT && inside[node.parent as usize];
+            inside[i] = parent_inside || cats[i] != Cat::None;
+            if !parent_inside && cats[i] != Cat::None {
+                by_cat[cats[i] as usize] += node.len as u64;
+            }
+        }
+        let categorized: u64 = by_cat.iter().sum();
+        let mut remove_cat = [false; CATEGORIES];
+        for cat in 1..CATEGORIES {
+            let left = total - (categorized - by_cat[cat]) as f64;
+            let share = by_cat[cat] as f64 / left.max(1.0);
+            let keep_share = if cat == Cat::Comments as usize {
+                KEEP_COMMENTS_SHARE
+            } else {
+                KEEP_CATEGORY_SHARE
+            };
+            remove_cat[cat] = share < keep_share;
+        }
+        // Remove whole categories. Inside a kept category (the posts of a forum thread),
+        // elements of other categories (the posters' details) are still removed, as their
+        // category is removed elsewhere or never reached a share of its own.
+        for (i, node) in nodes.iter().enumerate() {
+            let parent_removed = node.parent != NO_PARENT && self.removed[node.parent as usize];
+            let own = removed_outright[i] || (cats[i] != Cat::None && remove_cat[cats[i] as usize]);
+            let short_button = node.tag == Tag::Button && node.len < 40;
+            self.removed[i] = parent_removed || own || short_button;
+        }
+    }
+
+    pub(super) fn measure_kept(&mut self) {
+        let nodes = &self.page.nodes;
+        for i in (0..nodes.len()).rev() {
+            let node = nodes[i];
+            if self.removed[i] {
+                self.kept[i] = 0;
+                self.kept_links[i] = 0;
+                continue;
+            }
+            if node.tag == Tag::Text {
+                self.kept[i] = node.len;
+            }
+            if node.tag == Tag::A {
+                self.kept_links[i] = self.kept[i];
+            }
+            if node.parent != NO_PARENT {
+                let p = node.parent as usize;
+                self.kept[p] += self.kept[i];
+                self.kept_links[p] += self.kept_links[i];
+            }
+        }
+    }
+
+    pub(super) fn weight(&self, i: usize) -> f64 {
+        let links = self.kept_links[i] as f64;
+        (self.kept[i] as f64 - links) + LINK_WEIGHT * links
+    }
+
+    pub(super) fn main_container(&self) -> u32 {
+        let nodes = &self.page.nodes;
+        if nodes.is_empty() {
+            return 0;
+        }
+        let mut current = self.start_of_descent();
+        loop {
+            let total = self.weight(current);
+            if total <= 0.0 {
+                return current as u32;
+            }
+            let mut best = None;
+            let mut best_weight = 0.0;
+            let mut child = current + 1;
+            while child < nodes[current].end as usize {
+                if nodes[child].tag != Tag::Text && !self.removed[child] {
+                    let w = self.weight(child);
+                    if w > best_weight {
+                        best_weight = w;
+                        best = Some(child);
+                    }
+                }
+                child = nodes[child].end as usize;
+            }
+            match best {
+                Some(b) if best_weight >= DESCEND_SHARE * total => current = b,
+                _ => return current as u32,
+            }
+        }
+    }
+
+    /// Where the descent starts: the page's one `main` element (or `role="main"`) when it
+    /// holds a fair share of the kept text, else `body`.
+    pub(super) fn start_of_descent(&self) -> usize {
+        let root = self.root() as usize;
+        let nodes = &self.page.nodes;
+        let total = self.weight(root);
+        let mut mains =
+            (root..nodes[root].end as usize).filter(|&i| nodes[i].main_role && !self.removed[i]);
+        match (mains.next(), mains.next()) {
+            (Some(main), None) if self.weight(main) >= MAIN_SHARE * total => main,
+            _ => root,
+        }
+    }
+
+    pub(super) fn link_dense(&self, i: usize) -> bool {
+        let node = &self.page.nodes[i];
+        let blocky = matches!(
+            node.tag,
+            Tag::Ul
+                | Tag::Ol
+                | Tag::Dl
+                | Tag::Block
+                | Tag::Section
+                | Tag::Table
+                | Tag::P
+                | Tag::Li
+                | Tag::Nav
+                | Tag::Header
+                | Tag::Footer
+                | Tag::Aside
+                | Tag::Form
+        );
+        let kept = self.kept[i];
+        blocky && kept > 0 && self.kept_links[i] as f64 > LINK_DENSE * kept as f64
+    }
+
+    /// The main text of the subtree at `container`; with `listing`, link-dense blocks are
+    /// kept as well.
+    pub(super) fn render(&self, container: u32, listing: bool) -> String {
+        let nodes = &self.page.nodes;
+        if nodes.is_empty() {
+            return String::new();
+        }
+        let start = container as usize;
+        // Room for the kept characters and the spaces between words, in one allocation
+        // for most text.
+        let mut writer = Writer {
+            out: String::with_capacity(self.kept[start] as usize * 5 / 4 + 64),
+            ..Writer::default()
+        };
+        let stop = nodes[start].end as usize;
+        let kept = self.kept[start].max(1) as f64;
+        // Inside a listing (a link-dense block that is a large part of the container), the
+        // links are the content and are kept; elsewhere link-dense blocks are dropped.
+        let mut listing_until = if listing || self.link_dense(start) {
+            stop
+        } else {
+            0
+        };
+        // Open elements: (end, tag, ordinal of the next list item or -1).
+        let mut open: Vec<(u32, Tag, i32)> = Vec::new();
+        let mut i = start;
+        while i < stop {
+            while let Some(&(end, tag, _)) = open.last() {
+                if end as usize > i {
+                    break;
+                }
+                open.pop();
+                writer.close(tag);
+            }
+            let node = &nodes[i];
+            if node.tag == Tag::Text {
+                let text = &self.page.text[node.text_start as usize..node.text_end as usize];
+                writer.text(text);
+                i += 1;
+                continue;
+            }
+            if self.removed[i] {
+                i = node.end as usize;
+                continue;
+            }
+            if i >= listing_until && self.link_dense(i) {
+                if self.kept[i] as f64 >= LISTING_SHARE * kept
+                    || writer.out.trim_end().ends_with(':')
+                {
+                    listing_until = node.end as usize;
+                } else {
+                    i = node.end as usize;
+                    continue;
+                }
+            }
+            let mut ordinal = -1;
+            if node.tag == Tag::Li {
+                if let Some(list) = open
+                    .iter_mut()
+                    .rev()
+                    .find(|o| matches!(o.1, Tag::Ul | Tag::Ol))
+                {
+                    if list.1 == Tag::Ol {
+                        list.2 += 1;
+                        ordinal = list.2;
+                    }
+                }
+            }
+            writer.open(node.tag, ordinal);
+            let counter = if node.tag == Tag::Ol { 0 } else { -1 };
+            open.push((node.end, node.tag, counter));
+            i += 1;
+        }
+        while let Some((_, tag, _)) = open.pop() {
+            writer.close(tag);
+        }
+        writer.finish()
+    }
+}
+
+/// Structured data replaces visible text of fewer words than this.
+pub(super) const THIN_WORDS: usize = 60;
+
+/// True when `text` has fewer than `thin` words and `fallback` says at least twice as much.
+pub(super) fn is_thin(text: &str, fallback: &str, thin: usize) -> bool {
+    let visible = text.split_whitespace().count();
+    visible < thin && fallback.split_whitespace().count() > 2 * visible.max(10)
+}

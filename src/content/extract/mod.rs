@@ -1,0 +1,349 @@
+//! Main-content extraction: the title, the main text with its structure, the declared
+//! language and the page's links.
+//!
+//! # How the main content is found
+//!
+//! 1. **Before parsing:** script, style, noscript, template, svg, math,
+//!    iframe and object bodies and comments are cut from the markup in one linear scan, so
+//!    the parser never builds them; JSON-LD bodies are kept aside.
+//! 2. **A flat tree.** scraper (html5ever) parses the rest; the tree is copied, in one
+//!    iterative walk, into a pre-order array in which each element knows where its subtree
+//!    ends. Every later pass is a loop over that array, so no depth of nesting can overflow
+//!    the stack, and the time is linear in the number of nodes. Form controls (`select`,
+//!    `option`, `input`, `textarea`), media fallbacks and the head (beyond its title,
+//!    `<base>` and `<meta>` data) are left out of the copy.
+//! 3. **Boilerplate by role.** An element is put in a boilerplate *category* by its tag
+//!    (`nav`, `footer`, `aside`, a page-level `header`), its ARIA role (`navigation`,
+//!    `banner`, `contentinfo`, `complementary`, `search`, `dialog`), its visibility
+//!    (`hidden`, `aria-hidden`, an inline `display:none`; not the `<div hidden id="S:...">`
+//!    in which React streams server-rendered content, nor a collapsed accordion or tab
+//!    panel, `role="region"` or `role="tabpanel"`) or the words of its class and id
+//!    (menu, breadcrumb, sidebar, related, share, cookie, newsletter, comments, reviews, ...;
+//!    matched as whole words, so `ad` never matches `header`; a few, such as `comment`,
+//!    `cookie` and `sidebar`, also when written together with a structural word, as in
+//!    `commentList` or `cookieBanner`, but not as the start of another word: `commentary`
+//!    is an opinion column, not comments). A category is removed as a
+//!    whole, except when it holds a large share of the page's text: comments (and customer
+//!    reviews) are boilerplate under an article or a product but *are* the content of a forum
+//!    thread or a page of reviews, and a page whose only text sits in a hidden tab panel
+//!    still has that text. A single element is never removed by a class word when it
+//!    holds most of the page's text or the page's `h1` or `main`. A page-level
+//!    `footer` element (one outside `article` and `main`) always goes: on a page that draws
+//!    its content with script, the site footer can be all the text there is. So does a
+//!    page-level `header` without the `h1` or `main`: a mega-menu with a line of prose per
+//!    entry can hold more text than the page itself. Nor is a `nav` or an `aside` made of
+//!    links ever the content, however large. A block whose class
+//!    names it a header but that holds text rather than links (the header of a card or
+//!    an accordion pane) is not taken for the site's header.
+//!    A block that a heading opens with words that name it as recommendations ("Similar
+//!    items", "You may also like", "Frequently bought together", "Customer reviews", ...,
+//!    after a count such as "12") goes too, whatever its class words, unless it holds the
+//!    `h1` or nearly all of the page's text. So does a block that a heading names as
+//!    comments ("124 Reader Comments", "Leave a reply") on a page built around an
+//!    `article` that the block is not part of; on a thread without one, the replies stay.
+//! 4. **The main container.** Starting at `body`, the walk descends into the child that
+//!    holds most of what is left (text outside links counts fully, link text counts less)
+//!    for as long as one child holds nearly all (85%) of its parent's text, so that a
+//!    section beside the bulk of the text is not lost. Articles end at their body,
+//!    forum threads at the list of posts, listings at the list of items.
+//! 5. **Link-dense blocks.** Inside the container, blocks made mostly of link text (menus,
+//!    tag clouds, "read more" rows) are dropped, unless the block is a large part of the
+//!    container: then it is a listing or a collection, where the links are the content, and
+//!    everything inside it is kept. A block of links that the text introduces with a colon
+//!    ("These patches were merged:") is kept too. When dropping them would leave no text at
+//!    all, the container is a listing of many small items (a title link each) and they are
+//!    all kept. Short buttons go.
+//! 6. **Structured data.** When the visible text is thin (a product page that draws its
+//!    text with script), a JSON-LD `articleBody` or `description` is used instead when it
+//!    says more. (The `<meta>` description is not: a page that shows no text has no main
+//!    content, and its description is kept in [`Extracted::description`].) A schema.org
+//!    `Product` description of 80 words or more is the main text of a page whose visible
+//!    text is at most three times as long: the merchant's own words about the product,
+//!    without the buy box, the options and the delivery notes around them.
+//!
+//! The text keeps its structure: headings and paragraphs are separated by a blank line, list
+//! items are one per line (`- ` or `1. `), table rows are one per line with cells joined by
+//! ` | `, and `pre` keeps its line breaks. A block or a line of 80 characters or more that
+//! repeats an earlier one (the same text laid out for small and for large screens) is kept
+//! once. A line that is only article metadata (a bare date, a reading time such as "5 min
+//! read", a stamp such as "Updated on March 3, 2026") is dropped; a date within a sentence,
+//! a list item or a table row stays.
+
+use scraper::{Html, Node as DomNode};
+use url::Url;
+
+use super::decode;
+use super::strip;
+use analysis::{Analysis, THIN_WORDS, is_thin};
+use structured::{PRODUCT_DESCRIPTION_WORDS, PRODUCT_TEXT_RATIO, Structured};
+use tree::Page;
+
+mod analysis;
+mod classify;
+mod links;
+mod render;
+mod structured;
+mod tree;
+
+pub(crate) use links::RawLinks;
+pub use render::collapse_whitespace;
+
+/// What [`extract`] finds in a page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extracted {
+    /// The page title: `og:title`, else the main `h1`, else the `<title>` without its site
+    /// name.
+    pub title: Option<String>,
+    /// The main text, structured as described in the module documentation.
+    pub text: String,
+    /// The declared language (`<html lang>`, else `Content-Language` in a `<meta>`).
+    pub language: Option<String>,
+    /// The page's own summary: `og:description`, else `<meta name="description">`.
+    pub description: Option<String>,
+    /// Every followable link of the page, resolved to an absolute URL, in document order.
+    pub links: Vec<Link>,
+}
+
+/// A link found in a page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    /// The absolute URL (resolved against `<base href>` and the page URL); not canonicalized.
+    pub url: String,
+    /// The anchor text, whitespace collapsed.
+    pub text: String,
+    /// True when the link sits inside the main content.
+    pub in_main: bool,
+    /// True when the link carries `rel="nofollow"`.
+    pub nofollow: bool,
+}
+
+/// Decodes `bytes` (see [`decode::decode`]) and extracts the main content.
+pub fn extract_bytes(bytes: &[u8], content_type: Option<&str>, url: Option<&Url>) -> Extracted {
+    let (text, ..) = decode::decode_borrowed(bytes, content_type, url.map(Url::as_str));
+    extract(&text, url)
+}
+
+/// Extracts the main content of an HTML document. `url` is the page's address, used to
+/// resolve relative links; without it only absolute links are returned.
+pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
+    let (mut extracted, links) = extract_unresolved(html, url);
+    extracted.links = links.resolve();
+    extracted
+}
+
+/// As [`extract_bytes`], with the links as the page writes them (`links` is left empty):
+/// a crawler resolves them only for the pages whose links it follows.
+pub(crate) fn extract_bytes_unresolved(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    url: Option<&Url>,
+) -> (Extracted, RawLinks) {
+    let (text, ..) = decode::decode_borrowed(bytes, content_type, url.map(Url::as_str));
+    extract_unresolved(&text, url)
+}
+
+/// Parses a document with scraper, into a tree sized for the markup up front: about one
+/// node per 32 bytes (most pages have fewer), so that the tree is rarely copied to grow;
+/// at most 16,384 nodes (a few MB), whatever the markup's length.
+fn parse_document(html: &str) -> Html {
+    use html5ever::tendril::TendrilSink as _;
+    let nodes = (html.len() / 32 + 16).min(1 << 14);
+    let mut dom = Html::new_document();
+    dom.tree = ego_tree::Tree::with_capacity(DomNode::Document, nodes);
+    html5ever::driver::parse_document(scraper::HtmlTreeSink::new(dom), Default::default()).one(html)
+}
+
+fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
+    let stripped = strip::strip(html);
+    let dom = parse_document(&stripped.html);
+    let page = Page::build(&dom, stripped.html.len());
+    drop(dom);
+    let mut analysis = Analysis::new(&page);
+    analysis.mark_boilerplate();
+    analysis.measure_kept();
+    let container = analysis.main_container();
+    let mut text = analysis.render(container, false);
+    if text.is_empty() {
+        // Everything left was in link-dense blocks, none large on its own: a listing of
+        // many small items (a title link each), whose links are the content.
+        text = analysis.render(container, true);
+    }
+    let structured = Structured::of(&stripped.json_ld);
+    if let Some(description) = structured.product_description {
+        // A product page's own description, when it is substantial and the visible text is
+        // not much more than it, is the product's text without the shop around it.
+        let words = description.split_whitespace().count();
+        if words >= PRODUCT_DESCRIPTION_WORDS
+            && text.split_whitespace().count() <= PRODUCT_TEXT_RATIO * words
+        {
+            text = description;
+        }
+    }
+    if let Some(structured) = structured.text {
+        if is_thin(&text, &structured, THIN_WORDS) {
+            text = structured;
+        }
+    }
+    let title = page.title();
+    let links = page.raw_links(url, container);
+    let extracted = Extracted {
+        title,
+        text,
+        language: page.language.clone(),
+        description: page.description.clone(),
+        links: Vec::new(),
+    };
+    (extracted, links)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify::*;
+    use super::render::*;
+    use super::tree::*;
+    use super::*;
+    use crate::text::non_space_chars;
+
+    #[test]
+    fn class_words_match_whole_or_joined_with_a_structural_word_never_as_a_word_start() {
+        for (class, cat) in [
+            ("comments", Cat::Comments),
+            ("post-comments", Cat::Comments),
+            ("commentlist", Cat::Comments),
+            ("commentlist2", Cat::Comments),
+            ("fbcommentswrapper", Cat::Comments),
+            ("cookiebanner", Cat::Overlay),
+            ("sitefooter", Cat::Footer),
+            ("footerlinkswrapper", Cat::Footer),
+            ("commentary", Cat::None),
+            ("commentator-bio", Cat::None),
+            ("socialism", Cat::None),
+            ("header", Cat::Header),
+            ("heading", Cat::None),
+            ("masthead-ad", Cat::Header),
+            ("download", Cat::None),
+        ] {
+            let lower = class.to_string();
+            let whole = lower
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .map(word_category)
+                .find(|c| *c != Cat::None)
+                .unwrap_or(Cat::None);
+            let got = if whole == Cat::None {
+                joined_word_category(&lower)
+            } else {
+                whole
+            };
+            assert_eq!(got, cat, "{class}");
+        }
+        // On a page: an opinion column marked `commentary` is the article.
+        let column = "Cities that plant trees along their main roads see cooler summers, \
+            fewer floods and busier shops, and the cost is repaid within a decade. ";
+        let html = format!(
+            "<html><body><div class=commentary><h1>Plant the avenues</h1><p>{}</p></div>\
+             <div class=commentlist><p>First!</p><p>Nice piece, thanks.</p></div></body></html>",
+            column.repeat(6)
+        );
+        let text = extract(&html, None).text;
+        assert!(text.contains("Cities that plant trees"), "{text}");
+        assert!(!text.contains("First!"), "{text}");
+    }
+
+    #[test]
+    fn raw_links_keep_hrefs_and_texts_and_resolve_like_links() {
+        let html = "<html><head><base href=\"/docs/\"></head><body><p>Intro text.</p>\
+            <a href=\" a.html#part \">  One <b>two</b>\n</a><a href=\"#top\">Top</a>\
+            <a href=\"mailto:x@example.com\">Mail</a><a href=\"\">Empty</a>\
+            <a rel=\"nofollow\" href=\"/abs?q=1\">Abs</a></body></html>";
+        let url = Url::parse("http://example.com/start/page.html").unwrap();
+        let (_, raw) = extract_unresolved(html, Some(&url));
+        assert_eq!(
+            raw.base().map(Url::as_str),
+            Some("http://example.com/docs/")
+        );
+        let seen: Vec<(&str, &str, bool)> =
+            raw.iter().map(|l| (l.href, l.text, l.nofollow)).collect();
+        assert_eq!(
+            seen,
+            [
+                ("a.html#part", "One two", false),
+                ("mailto:x@example.com", "Mail", false),
+                ("/abs?q=1", "Abs", true),
+            ]
+        );
+        let links = extract(html, Some(&url)).links;
+        let resolved: Vec<(&str, &str)> = links
+            .iter()
+            .map(|l| (l.url.as_str(), l.text.as_str()))
+            .collect();
+        assert_eq!(
+            resolved,
+            [
+                ("http://example.com/docs/a.html", "One two"),
+                ("http://example.com/abs?q=1", "Abs"),
+            ]
+        );
+    }
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The byte-level whitespace test agrees with `char::is_whitespace`: the writer
+        /// sees the words `split_whitespace` sees, and counts the same characters.
+        #[test]
+        fn whitespace_scanning_matches_char_is_whitespace(
+            text in "([a-z\u{e9}\u{4e2d} \t\n\u{0b}\u{85}\u{a0}\u{1680}\u{2003}\u{2028}\u{202f}\u{205f}\u{3000}\u{2010}\u{e100}]){0,40}"
+        ) {
+            let mut writer = Writer::default();
+            writer.text(&text);
+            let words: Vec<&str> = text.split_whitespace().collect();
+            prop_assert_eq!(writer.out, words.join(" "));
+            let expected = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            prop_assert_eq!(non_space_chars(&text), expected);
+        }
+
+        #[test]
+        fn text_pieces_join_like_split_whitespace(
+            pieces in proptest::collection::vec("[a-z ]{0,12}|[a-z\t\n\u{a0} ]{0,12}", 0..6)
+        ) {
+            let mut writer = Writer::default();
+            for piece in &pieces {
+                writer.text(piece);
+            }
+            let joined = pieces.concat();
+            let words: Vec<&str> = joined.split_whitespace().collect();
+            // Pieces are adjacent text nodes: a word may continue into the next piece.
+            prop_assert_eq!(writer.out, words.join(" "));
+        }
+
+        #[test]
+        fn blocks_split_like_str_split(text in "[ab \n]{0,30}") {
+            let expected: Vec<&str> = text.split("\n\n").collect();
+            prop_assert_eq!(blocks(&text).collect::<Vec<_>>(), expected);
+        }
+
+        /// The line filter, which copies nothing until a line is dropped, gives what the
+        /// plain definition gives: the kept lines, one blank line where blank lines were.
+        #[test]
+        fn drop_lines_matches_its_definition(text in "([ab ]{0,3}\n{0,3}){0,12}", gone in "[ab]") {
+            let kept: Vec<&str> = text.split('\n').collect();
+            let mut expected = String::new();
+            let mut blank = false;
+            let mut any = false;
+            for line in kept {
+                if line.trim().is_empty() {
+                    blank = !expected.is_empty();
+                } else if line.contains(gone.as_str()) {
+                    any = true;
+                } else {
+                    if !expected.is_empty() {
+                        expected.push_str(if blank { "\n\n" } else { "\n" });
+                    }
+                    expected.push_str(line);
+                    blank = false;
+                }
+            }
+            let got = drop_lines(&text, |line, _| line.contains(gone.as_str()));
+            prop_assert_eq!(got, any.then_some(expected));
+        }
+    }
+}

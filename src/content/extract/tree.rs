@@ -1,0 +1,462 @@
+//! The flat tree: the parsed document copied into one vector of nodes with their tags,
+//! text, link text and boilerplate category, in document order.
+
+use scraper::{Html, Node as DomNode};
+use url::Url;
+
+use super::classify::{classify, is_streamed_segment};
+use super::links::{RawLink, RawLinks};
+use super::render::{clean_title, collapse_whitespace, push_words};
+use super::structured::structured_to_text;
+use crate::text::non_space_chars;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Tag {
+    Text,
+    Inline,
+    Block,
+    A,
+    P,
+    H(u8),
+    Ul,
+    Ol,
+    Li,
+    Dl,
+    Dt,
+    Dd,
+    Table,
+    Tr,
+    Cell,
+    Caption,
+    Pre,
+    Blockquote,
+    Br,
+    Hr,
+    Figure,
+    Section,
+    Article,
+    Main,
+    Header,
+    Footer,
+    Nav,
+    Aside,
+    Form,
+    Button,
+    Body,
+}
+
+impl Tag {
+    pub(super) fn of(name: &str) -> Option<Tag> {
+        Some(match name {
+            "a" => Tag::A,
+            "p" => Tag::P,
+            "h1" => Tag::H(1),
+            "h2" => Tag::H(2),
+            "h3" => Tag::H(3),
+            "h4" => Tag::H(4),
+            "h5" => Tag::H(5),
+            "h6" => Tag::H(6),
+            "ul" | "menu" => Tag::Ul,
+            "ol" => Tag::Ol,
+            "li" => Tag::Li,
+            "dl" => Tag::Dl,
+            "dt" => Tag::Dt,
+            "dd" => Tag::Dd,
+            "table" => Tag::Table,
+            "tr" => Tag::Tr,
+            "td" | "th" => Tag::Cell,
+            "caption" | "figcaption" | "summary" | "legend" => Tag::Caption,
+            "pre" | "listing" | "plaintext" | "xmp" => Tag::Pre,
+            "blockquote" => Tag::Blockquote,
+            "br" => Tag::Br,
+            "hr" => Tag::Hr,
+            "figure" => Tag::Figure,
+            "section" => Tag::Section,
+            "article" => Tag::Article,
+            "main" => Tag::Main,
+            "header" => Tag::Header,
+            "footer" => Tag::Footer,
+            "nav" => Tag::Nav,
+            "aside" => Tag::Aside,
+            "form" => Tag::Form,
+            "button" => Tag::Button,
+            "body" => Tag::Body,
+            "span" | "b" | "i" | "em" | "strong" | "code" | "small" | "sup" | "sub" | "abbr"
+            | "time" | "label" | "mark" | "u" | "s" | "cite" | "q" | "font" | "img" | "kbd"
+            | "var" | "samp" | "del" | "ins" | "dfn" | "bdi" | "bdo" | "data" | "tt" | "big"
+            | "strike" | "wbr" | "picture" | "source" | "output" | "meter" | "nobr" => Tag::Inline,
+            // Never content: form controls, media and embedded documents, head-only
+            // elements that strayed into the body.
+            "select" | "option" | "optgroup" | "input" | "textarea" | "datalist" | "canvas"
+            | "video" | "audio" | "embed" | "map" | "area" | "track" | "frame" | "frameset"
+            | "head" | "title" | "meta" | "link" | "base" | "style" | "script" | "noscript"
+            | "template" | "svg" | "math" | "iframe" | "object" | "dialog" | "param" => {
+                return None;
+            }
+            _ => Tag::Block,
+        })
+    }
+
+    pub(super) fn is_heading(self) -> bool {
+        matches!(self, Tag::H(_))
+    }
+}
+
+/// Boilerplate categories, decided and removed as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Cat {
+    None = 0,
+    Nav,
+    Footer,
+    Header,
+    Aside,
+    Comments,
+    Share,
+    Ads,
+    Overlay,
+    Forms,
+    Hidden,
+    /// Post and article metadata: authors, dates, avatars, signatures, votes, tags.
+    Meta,
+}
+
+pub(super) const CATEGORIES: usize = 12;
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Node {
+    pub(super) tag: Tag,
+    pub(super) cat: Cat,
+    /// A `main` element or `role="main"`.
+    pub(super) main_role: bool,
+    pub(super) parent: u32,
+    /// One past the last node of this node's subtree.
+    pub(super) end: u32,
+    /// Text nodes: the byte range of their text in `Page::text`.
+    pub(super) text_start: u32,
+    pub(super) text_end: u32,
+    /// Characters of text in the subtree, whitespace not counted.
+    pub(super) len: u32,
+    /// Of those, characters inside links.
+    pub(super) link_len: u32,
+    /// `h1` and `main` elements in the subtree.
+    pub(super) landmarks: u32,
+}
+
+pub(super) struct Page {
+    pub(super) nodes: Vec<Node>,
+    pub(super) text: String,
+    pub(super) body: u32,
+    /// Anchors with an `href`: node, end of the href in `anchor_hrefs`, nofollow.
+    pub(super) anchors: Vec<(u32, u32, bool)>,
+    pub(super) anchor_hrefs: String,
+    pub(super) title_tag: Option<String>,
+    pub(super) og_title: Option<String>,
+    /// `og:description`, else `<meta name="description">`.
+    pub(super) description: Option<String>,
+    pub(super) base_href: Option<String>,
+    pub(super) language: Option<String>,
+}
+
+pub(super) const NO_PARENT: u32 = u32::MAX;
+
+/// The attributes of one element that extraction looks at.
+#[derive(Default)]
+pub(super) struct Attrs<'a> {
+    pub(super) class: &'a str,
+    pub(super) id: &'a str,
+    pub(super) role: &'a str,
+    pub(super) style: &'a str,
+    pub(super) href: Option<&'a str>,
+    pub(super) rel: &'a str,
+    pub(super) hidden: bool,
+    pub(super) aria_hidden: bool,
+}
+
+impl<'a> Attrs<'a> {
+    pub(super) fn of(element: &'a scraper::node::Element) -> Attrs<'a> {
+        let mut attrs = Attrs::default();
+        for (name, value) in element.attrs() {
+            match name {
+                "class" => attrs.class = value,
+                "id" => attrs.id = value,
+                "role" => attrs.role = value,
+                "style" => attrs.style = value,
+                "href" => attrs.href = Some(value),
+                "rel" => attrs.rel = value,
+                "hidden" => attrs.hidden = true,
+                "aria-hidden" => attrs.aria_hidden = value.trim().eq_ignore_ascii_case("true"),
+                _ => {}
+            }
+        }
+        // A server-rendered segment that React streams after the page's shell: it arrives
+        // as `<div hidden id="S:...">` and a script moves it into its placeholder at once.
+        // Its text is shown, often the whole of the page's content.
+        if attrs.hidden && is_streamed_segment(attrs.id) {
+            attrs.hidden = false;
+        }
+        // A collapsed accordion or tab panel: hidden until its button is pressed, but part
+        // of the page's content.
+        if (attrs.aria_hidden || attrs.hidden)
+            && (attrs.role.trim().eq_ignore_ascii_case("region")
+                || attrs.role.trim().eq_ignore_ascii_case("tabpanel"))
+        {
+            attrs.aria_hidden = false;
+            attrs.hidden = false;
+        }
+        attrs
+    }
+}
+
+impl Page {
+    /// `html_len` (the parsed document's length) sizes the arrays: a small page gets
+    /// small ones, instead of allocations sized for a large page.
+    pub(super) fn build(dom: &Html, html_len: usize) -> Page {
+        let mut page = Page {
+            nodes: Vec::with_capacity((html_len / 48).clamp(64, 4096)),
+            text: String::with_capacity(html_len.min(64 * 1024)),
+            body: NO_PARENT,
+            anchors: Vec::new(),
+            anchor_hrefs: String::new(),
+            title_tag: None,
+            og_title: None,
+            description: None,
+            base_href: None,
+            language: None,
+        };
+        // One entry per open DOM element: its index in `nodes`, or None when skipped.
+        let mut open: Vec<Option<u32>> = Vec::with_capacity(64);
+        let mut skipping = 0usize;
+        let mut in_title = false;
+        let mut lower = String::new();
+        for edge in dom.tree.root().traverse() {
+            match edge {
+                ego_tree::iter::Edge::Open(node) => match node.value() {
+                    DomNode::Text(text) => {
+                        if in_title {
+                            page.title_tag
+                                .get_or_insert_with(String::new)
+                                .push_str(text);
+                        } else if skipping == 0 {
+                            page.push_text(text, &open);
+                        }
+                    }
+                    DomNode::Element(element) => {
+                        let name = element.name();
+                        match name {
+                            "html" => {
+                                page.language = element
+                                    .attr("lang")
+                                    .or_else(|| element.attr("xml:lang"))
+                                    .map(str::trim)
+                                    .filter(|l| !l.is_empty())
+                                    .map(str::to_string);
+                            }
+                            "title" if page.title_tag.is_none() => in_title = true,
+                            "meta" => page.read_meta(element),
+                            "base" if page.base_href.is_none() => {
+                                page.base_href = element.attr("href").map(str::to_string);
+                            }
+                            _ => {}
+                        }
+                        let tag = if skipping > 0 { None } else { Tag::of(name) };
+                        let Some(tag) = tag else {
+                            skipping += 1;
+                            open.push(None);
+                            continue;
+                        };
+                        let attrs = Attrs::of(element);
+                        let cat = classify(tag, &attrs, &mut lower);
+                        let index = page.nodes.len() as u32;
+                        if tag == Tag::Body && page.body == NO_PARENT {
+                            page.body = index;
+                        }
+                        if tag == Tag::A {
+                            if let Some(href) = attrs.href {
+                                let nofollow = attrs
+                                    .rel
+                                    .split_ascii_whitespace()
+                                    .any(|r| r.eq_ignore_ascii_case("nofollow"));
+                                page.anchor_hrefs.push_str(href);
+                                let end = page.anchor_hrefs.len() as u32;
+                                page.anchors.push((index, end, nofollow));
+                            }
+                        }
+                        let main_role =
+                            tag == Tag::Main || attrs.role.trim().eq_ignore_ascii_case("main");
+                        page.nodes.push(Node {
+                            tag,
+                            cat,
+                            main_role,
+                            parent: parent_of(&open),
+                            end: 0,
+                            text_start: 0,
+                            text_end: 0,
+                            len: 0,
+                            link_len: 0,
+                            landmarks: 0,
+                        });
+                        open.push(Some(index));
+                    }
+                    _ => {}
+                },
+                ego_tree::iter::Edge::Close(node) => {
+                    if let DomNode::Element(element) = node.value() {
+                        if element.name() == "title" {
+                            in_title = false;
+                        }
+                        match open.pop() {
+                            Some(Some(index)) => {
+                                page.nodes[index as usize].end = page.nodes.len() as u32;
+                            }
+                            Some(None) => skipping = skipping.saturating_sub(1),
+                            None => {}
+                        }
+                    }
+                }
+            }
+        }
+        page.measure();
+        page
+    }
+
+    pub(super) fn push_text(&mut self, text: &str, open: &[Option<u32>]) {
+        let len = non_space_chars(text);
+        let start = self.text.len() as u32;
+        self.text.push_str(text);
+        let index = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            tag: Tag::Text,
+            cat: Cat::None,
+            main_role: false,
+            parent: parent_of(open),
+            end: index + 1,
+            text_start: start,
+            text_end: self.text.len() as u32,
+            len,
+            link_len: 0,
+            landmarks: 0,
+        });
+    }
+
+    pub(super) fn read_meta(&mut self, element: &scraper::node::Element) {
+        let content = || {
+            element
+                .attr("content")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+        };
+        let property = element
+            .attr("property")
+            .or_else(|| element.attr("name"))
+            .unwrap_or("");
+        if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {
+            self.og_title = content().map(collapse_whitespace);
+        }
+        if property.eq_ignore_ascii_case("og:description")
+            || (property.eq_ignore_ascii_case("description") && self.description.is_none())
+        {
+            if let Some(text) = content() {
+                self.description = Some(structured_to_text(text));
+            }
+        }
+        if let Some(equiv) = element.attr("http-equiv") {
+            if equiv.eq_ignore_ascii_case("content-language") && self.language.is_none() {
+                self.language = content().map(str::to_string);
+            }
+        }
+    }
+
+    /// Bottom-up totals: text, link text, landmarks.
+    pub(super) fn measure(&mut self) {
+        for i in (0..self.nodes.len()).rev() {
+            let node = self.nodes[i];
+            let mut link_len = node.link_len;
+            if node.tag == Tag::A {
+                link_len = node.len;
+                self.nodes[i].link_len = link_len;
+            }
+            let own_landmark = matches!(node.tag, Tag::H(1) | Tag::Main) as u32;
+            self.nodes[i].landmarks += own_landmark;
+            if node.parent != NO_PARENT {
+                let landmarks = self.nodes[i].landmarks;
+                let parent = &mut self.nodes[node.parent as usize];
+                parent.len += node.len;
+                parent.link_len += link_len;
+                parent.landmarks += landmarks;
+            }
+        }
+    }
+
+    pub(super) fn subtree_text(&self, index: u32) -> String {
+        let mut out = String::new();
+        self.write_subtree_text(index, &mut out);
+        out
+    }
+
+    /// Appends the text of the subtree at `index` to `out`, whitespace collapsed.
+    pub(super) fn write_subtree_text(&self, index: u32, out: &mut String) {
+        let node = self.nodes[index as usize];
+        let start = out.len();
+        for n in &self.nodes[index as usize..node.end as usize] {
+            if n.tag == Tag::Text {
+                push_words(
+                    out,
+                    start,
+                    &self.text[n.text_start as usize..n.text_end as usize],
+                );
+            }
+        }
+    }
+
+    pub(super) fn title(&self) -> Option<String> {
+        if let Some(og) = self.og_title.as_ref().filter(|t| !t.is_empty()) {
+            return Some(og.clone());
+        }
+        let h1 = (0..self.nodes.len() as u32)
+            .filter(|&i| self.nodes[i as usize].tag == Tag::H(1))
+            .map(|i| self.subtree_text(i))
+            .find(|t| !t.is_empty());
+        if h1.is_some() {
+            return h1;
+        }
+        let title = collapse_whitespace(self.title_tag.as_deref()?);
+        Some(clean_title(&title)).filter(|t| !t.is_empty())
+    }
+
+    pub(super) fn raw_links(&self, url: Option<&Url>, container: u32) -> RawLinks {
+        let base = match (&self.base_href, url) {
+            (Some(href), Some(url)) => url.join(href).ok().or_else(|| Some(url.clone())),
+            (Some(href), None) => Url::parse(href).ok(),
+            (None, url) => url.cloned(),
+        };
+        let container_end = self.nodes.get(container as usize).map_or(0, |n| n.end);
+        let mut links = RawLinks {
+            base,
+            buffer: String::with_capacity(self.anchor_hrefs.len() * 2),
+            items: Vec::with_capacity(self.anchors.len()),
+        };
+        let mut start = 0;
+        for &(index, href_end, nofollow) in &self.anchors {
+            let href = self.anchor_hrefs[start..href_end as usize].trim();
+            start = href_end as usize;
+            if href.is_empty() || href.starts_with('#') {
+                continue;
+            }
+            links.buffer.push_str(href);
+            let href_end = links.buffer.len() as u32;
+            self.write_subtree_text(index, &mut links.buffer);
+            links.items.push(RawLink {
+                href_end,
+                text_end: links.buffer.len() as u32,
+                in_main: index >= container && index < container_end,
+                nofollow,
+            });
+        }
+        links
+    }
+}
+
+pub(super) fn parent_of(open: &[Option<u32>]) -> u32 {
+    open.iter().rev().find_map(|o| *o).unwrap_or(NO_PARENT)
+}
