@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crawldedup::fingerprint::{Digest, SKETCH_BINS, Simhash, Sketch};
-use crawldedup::{DocRecord, IndexConfig, SimhashIndex};
+use crawldedup::index::{DocRecord, IndexConfig, SimhashIndex};
 
 #[path = "peers/python.rs"]
 mod peers;

@@ -26,7 +26,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crawldedup::{Dedup, DocRecord, Fingerprint, IndexConfig, PageVerdict, SimhashIndex};
+use crawldedup::index::{DocRecord, IndexConfig, SimhashIndex};
+use crawldedup::{Dedup, Fingerprint, PageVerdict};
 
 mod support;
 use support::dir_bytes;

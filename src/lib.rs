@@ -7,13 +7,14 @@
 //! seed / found link
 //!   -> urls::canonical      canonical form of the URL (one string per resource)
 //!   -> urls::seen           tuned Bloom filter: seen before? -> drop
-//!   -> fetch                (the crawler, or yours)
-//!   -> content              bytes -> UTF-8 -> main text without boilerplate
-//!   -> fingerprint          exact digest, 64-bit simhash and 64-byte MinHash sketch of the
-//!                           main text's word 3-shingles
-//!   -> index                candidates from permuted simhash tables and sketch bands, each
-//!                           confirmed on its sketch: near-duplicate?
-//!   -> verdict              unique pages are stored, duplicates recorded
+//!   -> fetch                (crawl::Crawler, or your crawler)
+//!   -> page::prepare        is it a page? bytes -> UTF-8 (content::decode) -> main text
+//!                           without boilerplate (content::extract) -> exact digest, 64-bit
+//!                           simhash and 64-byte MinHash sketch of its word 3-shingles
+//!                           (fingerprint)
+//!   -> Dedup::decide        candidates from permuted simhash tables and sketch bands
+//!                           (index), each confirmed on its sketch: near-duplicate?
+//!   -> store::PageSink      unique pages stored, duplicates recorded (JSONL, WARC, yours)
 //! ```
 //!
 //! One page's way through the stage, as a crawler of your own drives it: ask about the
@@ -71,11 +72,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Three ways in: call [`Dedup`] from a crawler of your own (`examples/embed.rs` is a
-//! minimal one), attach it to a `spider` crawl ([`adapters::spider`], feature `spider`), or
+//! [`Dedup::check_page`] is the path every caller takes, the crawler included:
+//! [`page::prepare`] (the "is a page" rule, decoding, extraction and fingerprint, without
+//! touching the stage's state; run it on any thread) and then [`Dedup::decide`] (the index's
+//! answer, recorded in one atomic step). A crawler that prepares pages on its fetch workers
+//! calls the two itself, as `crawldedup crawl` does.
+//!
+//! Four ways in: call [`Dedup`] from a crawler of your own (`examples/embed.rs` is a
+//! minimal one), attach it to a `spider` crawl ([`adapters::spider`], feature `spider`),
 //! run `crawldedup serve` and talk HTTP/JSON from any language ([`adapters::serve`];
-//! `examples/scrapy/` has a Scrapy middleware). [`crawl`] is the focused crawler built on
-//! the same stage (`crawldedup crawl`).
+//! `examples/scrapy/` has a Scrapy middleware), or embed the focused crawler built on the same
+//! stage ([`Crawler`], what `crawldedup crawl` runs) and receive its pages through a
+//! [`PageSink`] ([`store`]).
 #![warn(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
@@ -102,7 +110,7 @@ pub use config::{Config, ConfigError};
 pub use crawl::{CrawlError, CrawlSummary, Crawler};
 pub use dedup::{Dedup, DedupBuilder, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
 pub use fingerprint::{Digest, Fingerprint, Simhash};
-pub use index::{ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, SimhashIndex, Similarity};
+pub use index::{DocId, Similarity};
 pub use page::{Prepared, prepare};
 pub use store::{PageSink, StoredPage};
 pub use urls::{

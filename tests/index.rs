@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crawldedup::Fingerprint;
 use crawldedup::fingerprint::{Digest, Simhash, Sketch};
-use crawldedup::{Decision, DocRecord, Fingerprint, IndexConfig, SimhashIndex};
+use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
 use proptest::prelude::*;
 
 #[path = "common/child.rs"]
