@@ -9,8 +9,50 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use crawldedup::adapters::spider::{DecidedPage, Outcome, SpiderStage};
-use crawldedup::{Config, Dedup, PageVerdict};
+use crawldedup::adapters::spider::SpiderStage;
+use crawldedup::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
+use crawldedup::{Config, Dedup};
+
+/// Unique pages to a JSONL file; duplicates and failures to the terminal.
+struct Report<W: Write + Send> {
+    out: W,
+}
+
+impl<W: Write + Send> PageSink for Report<W> {
+    fn page(&mut self, page: &StoredPage) -> Result<(), SinkError> {
+        let line = serde_json::json!({
+            "url": page.final_url.as_str(),
+            "title": page.title,
+            "simhash": page.simhash.to_string(),
+            "text": &*page.text,
+        });
+        writeln!(self.out, "{line}")?;
+        Ok(())
+    }
+
+    fn duplicate(&mut self, duplicate: &DuplicatePage) -> Result<(), SinkError> {
+        let label = if duplicate.distance.is_some() {
+            "near_duplicate"
+        } else {
+            "exact_duplicate"
+        };
+        println!(
+            "{label:16} {}\n                 of {}",
+            duplicate.url, duplicate.of
+        );
+        Ok(())
+    }
+
+    fn failure(&mut self, failure: &FailedPage) -> Result<(), SinkError> {
+        println!("{:16} {} ({})", failure.kind, failure.url, failure.reason);
+        Ok(())
+    }
+
+    fn checkpoint(&mut self) -> Result<crawldedup::store::SinkPosition, SinkError> {
+        self.out.flush()?;
+        Ok(Default::default())
+    }
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,38 +67,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut website = spider::website::Website::new(&server.url("/"));
     website.with_respect_robots_txt(true);
 
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&out_path)?);
-    let mut write_error = None;
+    let out = std::io::BufWriter::new(std::fs::File::create(&out_path)?);
     let report = SpiderStage::new(dedup)
-        .crawl(&mut website, |page: DecidedPage| match &page.outcome {
-            Outcome::Checked(PageVerdict::Unique { fingerprint, .. }) => {
-                let line = serde_json::json!({
-                    "url": page.final_url,
-                    "title": page.title,
-                    "simhash": fingerprint.to_string(),
-                    "text": page.text,
-                });
-                if let Err(e) = writeln!(out, "{line}") {
-                    write_error.get_or_insert(e);
-                }
-            }
-            Outcome::Checked(verdict) => {
-                if let Some(of) = verdict.original() {
-                    println!(
-                        "{:16} {}\n                 of {}",
-                        verdict.label(),
-                        page.url,
-                        of.name
-                    );
-                }
-            }
-            Outcome::Skipped(reason) => println!("skipped          {} ({reason})", page.url),
-        })
-        .await?;
-    out.flush()?;
-    if let Some(e) = write_error {
-        return Err(format!("{out_path}: {e}").into());
-    }
+        .crawl(&mut website, Report { out })
+        .await
+        .map_err(|e| format!("{out_path}: {e}"))?;
     println!("\n{}", serde_json::to_string_pretty(&report)?);
     println!("unique pages written to {out_path}");
     Ok(())

@@ -6,18 +6,86 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use crawldedup::adapters::spider::{DecidedPage, Outcome, SpiderStage};
+use crawldedup::adapters::spider::SpiderStage;
 use crawldedup::fixture::{Site, serve};
-use crawldedup::{Config, Dedup, PageVerdict};
+use crawldedup::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
+use crawldedup::{Config, Dedup};
 
 mod common;
 use common::{content_key, own_crawl};
+
+/// One page as the sink got it.
+#[derive(Debug)]
+struct Handed {
+    final_url: String,
+    /// `unique`, `duplicate` or `failure`.
+    kind: &'static str,
+    /// The original, for a duplicate.
+    of: Option<String>,
+    /// Whether it came with its body (pages lost to spider's lag come without).
+    has_body: bool,
+}
+
+impl Handed {
+    fn is_unique(&self) -> bool {
+        self.kind == "unique"
+    }
+}
+
+/// Keeps what it is handed, optionally slowly (so that spider's channel drops pages).
+struct Keep {
+    pages: Vec<Handed>,
+    slow: bool,
+}
+
+impl Keep {
+    fn wait(&self) {
+        if self.slow {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl PageSink for &mut Keep {
+    fn page(&mut self, page: &StoredPage) -> Result<(), SinkError> {
+        self.wait();
+        self.pages.push(Handed {
+            final_url: page.final_url.to_string(),
+            kind: "unique",
+            of: None,
+            has_body: !page.body.is_empty(),
+        });
+        Ok(())
+    }
+
+    fn duplicate(&mut self, duplicate: &DuplicatePage) -> Result<(), SinkError> {
+        self.wait();
+        self.pages.push(Handed {
+            final_url: duplicate.final_url.to_string(),
+            kind: "duplicate",
+            of: Some(duplicate.of.clone()),
+            has_body: !duplicate.body.is_empty(),
+        });
+        Ok(())
+    }
+
+    fn failure(&mut self, failure: &FailedPage) -> Result<(), SinkError> {
+        self.wait();
+        self.pages.push(Handed {
+            final_url: failure.url.to_string(),
+            kind: "failure",
+            of: None,
+            has_body: false,
+        });
+        Ok(())
+    }
+}
 
 struct SpiderRun {
     stored: Vec<String>,
     /// URLs spider says it visited.
     visited: usize,
-    pages: Vec<DecidedPage>,
+    pages: Vec<Handed>,
     report: crawldedup::adapters::spider::SpiderReport,
 }
 
@@ -30,16 +98,15 @@ async fn spider_crawl(
     let dedup = Arc::new(Dedup::open(state, &Config::default()).unwrap());
     let mut website = spider::website::Website::new(seed);
     website.with_respect_robots_txt(true);
-    let mut pages = Vec::new();
+    let mut keep = Keep {
+        pages: Vec::new(),
+        slow: slow_sink,
+    };
     let report = stage(SpiderStage::new(dedup))
-        .crawl(&mut website, |page: DecidedPage| {
-            if slow_sink {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            pages.push(page);
-        })
+        .crawl(&mut website, &mut keep)
         .await
         .unwrap();
+    let pages = keep.pages;
     let mut stored: Vec<_> = pages
         .iter()
         .filter(|p| p.is_unique())
@@ -80,23 +147,22 @@ async fn spider_through_the_stage_stores_what_the_crawler_stores() {
     // Every fetched page came through the channel with spider's page attached, and no
     // article is stored twice.
     assert_eq!(report.lagged, 0);
-    assert!(run.pages.iter().all(|p| p.page.is_some()));
+    assert!(
+        run.pages
+            .iter()
+            .filter(|p| p.kind != "failure")
+            .all(|p| p.has_body)
+    );
     let uniques: Vec<_> = run.pages.iter().filter(|p| p.is_unique()).collect();
     assert_eq!(uniques.len(), run.stored.len());
     // Duplicates name a stored original.
-    for page in &run.pages {
-        if let Outcome::Checked(
-            PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. },
-        ) = &page.outcome
-        {
-            assert!(
-                run.pages
-                    .iter()
-                    .any(|p| p.is_unique() && p.final_url == of.name),
-                "{}",
-                of.name
-            );
-        }
+    for of in run.pages.iter().filter_map(|p| p.of.as_ref()) {
+        assert!(
+            run.pages
+                .iter()
+                .any(|p| p.is_unique() && &p.final_url == of),
+            "{of}"
+        );
     }
 }
 
@@ -114,8 +180,19 @@ async fn pages_spider_drops_for_a_slow_sink_are_counted_and_still_delivered() {
     )
     .await;
     assert!(slow.report.lagged > 0, "{:?}", slow.report);
-    let without_page = slow.pages.iter().filter(|p| p.page.is_none()).count();
-    assert_eq!(without_page as u64, slow.report.lagged, "{:?}", slow.report);
+    // Pages lost to lag come after the crawl, without their bodies.
+    let without_body = slow
+        .pages
+        .iter()
+        .filter(|p| p.kind != "failure" && !p.has_body)
+        .count();
+    assert!(without_body > 0, "{:?}", slow.report);
+    assert!(
+        without_body as u64 <= slow.report.lagged,
+        "{:?}",
+        slow.report
+    );
+    assert_eq!(slow.pages.len() as u64, slow.report.pages);
     assert_eq!(slow.report.pages as usize, slow.visited);
     assert_eq!(slow.stored, fast.stored);
 }

@@ -11,13 +11,18 @@
 //!   followed (spider keeps no frontier across runs, so a re-crawl must walk through
 //!   known pages to reach new ones), and they are still not stored.
 //! - **The subscription** (`subscribe`) delivers each page; the adapter pairs it with the
-//!   verdict taken in the callback and pushes both into a [`PageSink`].
+//!   verdict taken in the callback and hands both to a [`PageSink`], the same trait the
+//!   crawler's outputs implement: a unique page to `page`, a duplicate to `duplicate`, a
+//!   page without main text or with an HTTP error to `failure`. The sink gets `resume(None)`
+//!   before the crawl (spider keeps nothing across runs) and `checkpoint` after it, once the
+//!   stage has checkpointed.
 //!
 //! spider's broadcast channel drops pages for a receiver that falls behind (`Lagged`). The
 //! adapter counts them ([`SpiderReport::lagged`]) and, since the verdict, title and main
 //! text of every page were kept when it was decided, still hands each lost page to the sink
-//! after the crawl, without spider's [`Page`] ([`DecidedPage::page`] is `None`). No page
-//! spider fetched goes undecided or unreported.
+//! after the crawl, without its body (an empty `body`). No page spider fetched goes
+//! undecided or unreported. A sink's error stops the hand-over (the crawl itself runs to its
+//! end) and is returned ([`SpiderError::Sink`]).
 //!
 //! Decoding, extraction and fingerprinting run inside spider's task for the page (the
 //! callback is synchronous); on a multi-threaded runtime the adapter tells tokio so
@@ -25,7 +30,8 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use crawldedup::adapters::spider::{DecidedPage, SpiderStage};
+//! use crawldedup::adapters::spider::SpiderStage;
+//! use crawldedup::store::{self, StoredPage};
 //! use crawldedup::{Config, Dedup};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,11 +39,10 @@
 //! let mut website = spider::website::Website::new("https://example.com");
 //! let mut stored = Vec::new();
 //! let report = SpiderStage::new(dedup)
-//!     .crawl(&mut website, |page: DecidedPage| {
-//!         if page.is_unique() {
-//!             stored.push((page.url, page.text));
-//!         }
-//!     })
+//!     .crawl(&mut website, store::from_fn(|page: &StoredPage| {
+//!         stored.push((page.final_url.to_string(), page.text.clone()));
+//!         Ok(())
+//!     }))
 //!     .await?;
 //! println!("{} unique of {} pages", report.unique, report.pages);
 //! # Ok(())
@@ -52,8 +57,12 @@ use spider::page::Page;
 use spider::website::Website;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::dedup::{Dedup, DedupError, PageVerdict, UrlVerdict};
-use crate::index::DocId;
+use bytes::Bytes;
+use url::Url;
+
+use crate::dedup::{Dedup, DedupError, PageVerdict};
+use crate::index::{DocId, Similarity};
+use crate::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
 
 /// Pages spider may hold for a slow subscriber before it drops the oldest (spider's own
 /// default is 512; a larger buffer costs only memory while the sink is behind).
@@ -61,7 +70,7 @@ pub const DEFAULT_CHANNEL_CAPACITY: usize = 4096;
 
 /// What the stage made of one page spider fetched.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+enum Outcome {
     /// The page was decided.
     Checked(PageVerdict),
     /// The page was not decided: an HTTP error status, or a failure of the stage (the
@@ -69,57 +78,21 @@ pub enum Outcome {
     Skipped(String),
 }
 
-/// One page with its verdict, as a [`PageSink`] receives it.
-#[derive(Debug, Clone)]
-pub struct DecidedPage {
-    /// The URL spider requested.
-    pub url: String,
-    /// The URL after redirects.
-    pub final_url: String,
-    /// HTTP status.
-    pub status: u16,
-    /// The stage's verdict.
-    pub outcome: Outcome,
-    /// The page title, when it was decided.
-    pub title: Option<String>,
-    /// The extracted main text, when it was decided.
-    pub text: String,
-    /// The URL, seen before in canonical form (a URL variant of a page already fetched).
-    pub url_seen_before: bool,
-    /// spider's page (bytes, headers); `None` for a page that spider's channel dropped
-    /// while the sink was behind.
-    pub page: Option<Page>,
-}
-
-impl DecidedPage {
-    /// True when the page is new content: store it.
-    pub fn is_unique(&self) -> bool {
-        matches!(self.outcome, Outcome::Checked(PageVerdict::Unique { .. }))
-    }
-}
-
-/// Where decided pages go. The adapter drives: it calls [`PageSink::page`] once for every
-/// page spider fetched, from one task, in the order spider's channel delivers them
-/// (pages lost to lag come last). A sink that stores pages keeps the unique ones
-/// ([`DecidedPage::is_unique`]) and may record the rest.
-///
-/// Any `FnMut(DecidedPage) + Send` closure is a sink.
-pub trait PageSink: Send {
-    /// Takes one page. A slow sink makes spider's channel drop pages for it, which the
-    /// adapter then delivers after the crawl (see the module documentation).
-    fn page(&mut self, page: DecidedPage);
-}
-
-impl<F: FnMut(DecidedPage) + Send> PageSink for F {
-    fn page(&mut self, page: DecidedPage) {
-        self(page)
-    }
+/// What stopped a crawl through the stage.
+#[derive(Debug, thiserror::Error)]
+pub enum SpiderError {
+    /// The page stage failed (its state directory).
+    #[error(transparent)]
+    Dedup(#[from] DedupError),
+    /// The sink failed; nothing more was handed to it.
+    #[error("page sink: {0}")]
+    Sink(SinkError),
 }
 
 /// What a crawl through the stage did.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct SpiderReport {
-    /// Pages handed to the sink (every page spider fetched).
+    /// Pages handed to the sink (every page spider fetched), whatever the method.
     pub pages: u64,
     /// Unique pages.
     pub unique: u64,
@@ -134,7 +107,7 @@ pub struct SpiderReport {
     /// Duplicates whose links spider was told not to follow.
     pub links_not_followed: u64,
     /// Pages spider's channel dropped because the sink was behind; each was still handed
-    /// to the sink after the crawl, without spider's page.
+    /// to the sink after the crawl, without its body.
     pub lagged: u64,
     /// Failures of the stage (the state directory), first few messages.
     pub errors: Vec<String>,
@@ -146,8 +119,10 @@ struct Pending {
     status: u16,
     outcome: Outcome,
     title: Option<String>,
+    language: Option<String>,
     text: String,
-    url_seen_before: bool,
+    content_type: Option<String>,
+    fetched_at: std::time::SystemTime,
 }
 
 struct Shared {
@@ -179,8 +154,10 @@ impl Shared {
             status,
             outcome: Outcome::Skipped(String::new()),
             title: None,
+            language: None,
             text: String::new(),
-            url_seen_before: false,
+            content_type: None,
+            fetched_at: std::time::SystemTime::now(),
         };
         if !page.status_code.is_success() {
             pending.outcome = Outcome::Skipped(match &page.error_status {
@@ -189,16 +166,16 @@ impl Shared {
             });
             return pending;
         }
-        match self.dedup.check_url(&final_url) {
-            Ok(UrlVerdict::Seen(_)) => pending.url_seen_before = true,
-            Ok(_) => {}
-            Err(e) => self.note_error(&e),
+        // Recorded, so that a crawler asking the stage about this URL later skips it.
+        if let Err(e) = self.dedup.check_url(&final_url) {
+            self.note_error(&e);
         }
         let content_type = page
             .headers
             .as_ref()
             .and_then(|h| h.get(reqwest::header::CONTENT_TYPE))
             .and_then(|v| v.to_str().ok());
+        pending.content_type = content_type.map(str::to_string);
         let body = page.get_html_bytes_u8();
         match self
             .dedup
@@ -206,6 +183,7 @@ impl Shared {
         {
             Ok((verdict, extracted)) => {
                 pending.title = extracted.title;
+                pending.language = extracted.language;
                 pending.text = extracted.text;
                 pending.outcome = Outcome::Checked(verdict);
             }
@@ -278,7 +256,9 @@ impl SpiderStage {
         &self,
         website: &mut Website,
         mut sink: S,
-    ) -> Result<SpiderReport, DedupError> {
+    ) -> Result<SpiderReport, SpiderError> {
+        sink.resume(None).map_err(SpiderError::Sink)?;
+        let mut sink = Handing { sink, failed: None };
         let shared = Arc::new(Shared {
             dedup: self.dedup.clone(),
             first_id: self.dedup.stats().indexed_documents,
@@ -338,18 +318,33 @@ impl SpiderStage {
             .drain()
             .collect();
         for (url, pending) in lost {
-            hand_over(&mut sink, &mut report, url, pending, None);
+            hand_over(&mut sink, &mut report, url, pending, Bytes::new());
         }
         report.links_not_followed = shared.not_followed.load(Ordering::Relaxed);
         report.errors =
             std::mem::take(&mut *shared.errors.lock().unwrap_or_else(|p| p.into_inner()));
         let dedup = self.dedup.clone();
         blocking(move || dedup.checkpoint())?;
+        if let Some(e) = sink.failed {
+            return Err(SpiderError::Sink(e));
+        }
+        sink.sink.checkpoint().map_err(SpiderError::Sink)?;
         Ok(report)
     }
 }
 
-fn deliver<S: PageSink>(shared: &Shared, sink: &mut S, report: &mut SpiderReport, page: Page) {
+/// The sink and its first error: after one, nothing more is handed to it.
+struct Handing<S> {
+    sink: S,
+    failed: Option<SinkError>,
+}
+
+fn deliver<S: PageSink>(
+    shared: &Shared,
+    sink: &mut Handing<S>,
+    report: &mut SpiderReport,
+    page: Page,
+) {
     let url = page.get_url().to_string();
     // A page that reached the channel without passing the callback (a path of spider's
     // that skips it) is decided here: its links cannot be held back, but it is not stored
@@ -358,15 +353,16 @@ fn deliver<S: PageSink>(shared: &Shared, sink: &mut S, report: &mut SpiderReport
         Some(pending) => pending,
         None => blocking(|| shared.decide(&page)),
     };
-    hand_over(sink, report, url, pending, Some(page));
+    let body = Bytes::copy_from_slice(page.get_html_bytes_u8());
+    hand_over(sink, report, url, pending, body);
 }
 
 fn hand_over<S: PageSink>(
-    sink: &mut S,
+    sink: &mut Handing<S>,
     report: &mut SpiderReport,
     url: String,
     pending: Pending,
-    page: Option<Page>,
+    body: Bytes,
 ) {
     report.pages += 1;
     match &pending.outcome {
@@ -376,14 +372,83 @@ fn hand_over<S: PageSink>(
         Outcome::Checked(PageVerdict::NoText) => report.no_text += 1,
         Outcome::Skipped(_) => report.skipped += 1,
     }
-    sink.page(DecidedPage {
-        url,
-        final_url: pending.final_url,
-        status: pending.status,
-        outcome: pending.outcome,
-        title: pending.title,
-        text: pending.text,
-        url_seen_before: pending.url_seen_before,
-        page,
-    });
+    if sink.failed.is_some() {
+        return;
+    }
+    let (Ok(url), Ok(final_url)) = (Url::parse(&url), Url::parse(&pending.final_url)) else {
+        return;
+    };
+    let failure = |kind: &str, reason: String| FailedPage {
+        url: final_url.clone(),
+        kind: kind.to_string(),
+        reason,
+        status: Some(pending.status),
+        attempts: 1,
+        depth: 0,
+    };
+    let handed = match pending.outcome {
+        Outcome::Checked(PageVerdict::Unique {
+            id,
+            fingerprint,
+            digest,
+            nearest,
+        }) => sink.sink.page(&StoredPage {
+            url,
+            final_url: final_url.clone(),
+            redirects: Vec::new(),
+            status: pending.status,
+            fetched_at: pending.fetched_at,
+            depth: 0,
+            content_type: pending.content_type,
+            body,
+            title: pending.title,
+            language: pending.language,
+            text: Arc::from(pending.text),
+            id,
+            simhash: fingerprint,
+            digest,
+            nearest,
+        }),
+        Outcome::Checked(
+            ref verdict @ (PageVerdict::ExactDuplicate { .. } | PageVerdict::NearDuplicate { .. }),
+        ) => {
+            let (distance, similarity) = match verdict {
+                PageVerdict::NearDuplicate {
+                    distance,
+                    similarity,
+                    ..
+                } => (Some(*distance), *similarity),
+                _ => (
+                    None,
+                    Similarity {
+                        resemblance: 1.0,
+                        containment: 1.0,
+                    },
+                ),
+            };
+            sink.sink.duplicate(&DuplicatePage {
+                url,
+                final_url: final_url.clone(),
+                status: pending.status,
+                fetched_at: pending.fetched_at,
+                depth: 0,
+                content_type: pending.content_type,
+                body,
+                of: verdict
+                    .original()
+                    .map(|o| o.name.clone())
+                    .unwrap_or_default(),
+                distance,
+                similarity,
+            })
+        }
+        Outcome::Checked(PageVerdict::NoText) => sink
+            .sink
+            .failure(&failure("no_text", "no main text".into())),
+        Outcome::Skipped(reason) => sink.sink.failure(&failure("skipped", reason)),
+    };
+    if let Err(e) = handed {
+        tracing::error!("page sink: {e}");
+        sink.failed = Some(e);
+    }
 }
