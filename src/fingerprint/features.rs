@@ -1,0 +1,141 @@
+//! Features and weights: the word 3-shingle hashes of a text and their tf-weighted sum into
+//! a simhash.
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use super::counters::{Accumulator, PositionalCount};
+use super::tokens::for_each_token;
+use super::{FEATURE_SEED, MAX_SHINGLE_WORDS, Simhash, TF_EXPONENT};
+
+/// The shingle hashes of a text, and the number of tokens.
+pub(super) fn shingle_features(text: &str, words: usize) -> (Vec<u64>, usize) {
+    let mut features = Vec::with_capacity(text.len() / 6 + 1);
+    if words == 1 {
+        // One word each, `mix_shingle(&[hash])` written out.
+        let mut seen = 0usize;
+        for_each_token(text, |token| {
+            features.push(fmix64(xxh3_64_with_seed(token, FEATURE_SEED) ^ 1));
+            seen += 1;
+        });
+        return (features, seen);
+    }
+    let mut window = [0u64; MAX_SHINGLE_WORDS];
+    let mut seen = 0usize;
+    for_each_token(text, |token| {
+        window.copy_within(1.., 0);
+        window[MAX_SHINGLE_WORDS - 1] = xxh3_64_with_seed(token, FEATURE_SEED);
+        seen += 1;
+        if seen >= words {
+            features.push(mix_shingle(&window[MAX_SHINGLE_WORDS - words..]));
+        }
+    });
+    if seen > 0 && seen < words {
+        features.push(mix_shingle(&window[MAX_SHINGLE_WORDS - seen..]));
+    }
+    (features, seen)
+}
+
+/// The simhash of a bag of feature hashes, each distinct feature weighted `tf^TF_EXPONENT`
+/// (`features` is used as working space and left in an unspecified order). On
+/// x86-64 with AVX2 the same code is compiled for 256-bit registers and chosen at run time;
+/// the arithmetic is integer, so both give the same bits.
+pub(super) fn weighted_simhash(features: &mut [u64]) -> (Simhash, usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { weighted_simhash_avx2(features) };
+        }
+    }
+    weighted_simhash_portable(features)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) fn weighted_simhash_avx2(features: &mut [u64]) -> (Simhash, usize) {
+    weighted_simhash_portable(features)
+}
+
+#[inline(always)]
+pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize) {
+    // Every occurrence adds the unit weight (tf^TF_EXPONENT at tf = 1) per set bit: counted per
+    // bit position with carry-save adders, a few logic operations each and no branch. A
+    // feature seen tf >= 2 times then adds the rest of its weight, tf^TF_EXPONENT - tf units, found
+    // through an open-addressing table (linear probing, at most half full) that lists each
+    // feature when its count reaches 2. The sums are the same integers as adding tf^TF_EXPONENT per
+    // distinct feature, so the order and the split do not change the bits.
+    let unit = tf_weight(1);
+    let slots = (features.len() * 2).next_power_of_two().max(16);
+    let mask = slots - 1;
+    // (feature, count) side by side: a probe reads one cache line.
+    let mut table = vec![(0u64, 0u32); slots];
+    // Slots of the features whose count reached 2, written over the features already read
+    // (the list never outgrows the features read so far): written unconditionally, kept
+    // by moving the end only when the count is 2 (the branch would go either way at random).
+    let mut repeats = 0usize;
+    let mut distinct = 0usize;
+    let mut all = PositionalCount::default();
+    let mut zero_count = 0usize; // the hash 0 marks an empty slot, so it is counted apart
+    for i in 0..features.len() {
+        let hash = features[i];
+        all.add(hash);
+        if hash == 0 {
+            zero_count += 1;
+            continue;
+        }
+        let mut slot = (hash >> 7) as usize & mask;
+        // The slot is either this feature's or the empty one it takes: one path for both.
+        while table[slot].0 != hash && table[slot].0 != 0 {
+            slot = (slot + 1) & mask;
+        }
+        let entry = &mut table[slot];
+        entry.0 = hash;
+        distinct += usize::from(entry.1 == 0);
+        entry.1 += 1;
+        features[repeats] = slot as u64;
+        repeats += usize::from(entry.1 == 2);
+    }
+    let mut acc = Accumulator::default();
+    for &slot in &features[..repeats] {
+        let (hash, tf) = table[slot as usize];
+        let tf = tf as usize;
+        acc.add(hash, tf_weight(tf) - tf as u64 * unit);
+    }
+    if zero_count > 1 {
+        acc.add(0, tf_weight(zero_count) - zero_count as u64 * unit);
+    }
+    all.add_to(&mut acc, unit);
+    (acc.finish(), distinct + usize::from(zero_count > 0))
+}
+
+/// `tf^TF_EXPONENT` in 1/256 units, from a table for small counts.
+pub(super) fn tf_weight(tf: usize) -> u64 {
+    const TABLE_LEN: usize = 64;
+    static TABLE: std::sync::OnceLock<[u64; TABLE_LEN]> = std::sync::OnceLock::new();
+    let fixed = |tf: usize| ((tf as f64).powf(TF_EXPONENT) * 256.0).round() as u64;
+    if tf < TABLE_LEN {
+        TABLE.get_or_init(|| std::array::from_fn(fixed))[tf]
+    } else {
+        fixed(tf)
+    }
+}
+
+/// Combines token hashes into one shingle hash: rotate-xor, then the MurmurHash3 64-bit
+/// finalizer so that every input bit reaches every output bit.
+pub fn mix_shingle(tokens: &[u64]) -> u64 {
+    let mut h = 0u64;
+    for (i, &t) in tokens.iter().enumerate() {
+        h ^= t.rotate_left((i as u32 * 23) % 64);
+    }
+    h ^= tokens.len() as u64;
+    fmix64(h)
+}
+
+pub(crate) fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^= k >> 33;
+    k
+}
