@@ -60,11 +60,20 @@ fn pages() -> (String, Vec<Vec<u8>>) {
 }
 
 fn new_stage() -> (tempfile::TempDir, Arc<Dedup>) {
+    new_stage_for(serve::Durability::Answered)
+}
+
+/// A stage on a fresh state directory, opened as `crawldedup serve --durability` opens it:
+/// with the URL journal for durable answers, without it for durability at checkpoints.
+fn new_stage_for(durability: serve::Durability) -> (tempfile::TempDir, Arc<Dedup>) {
     let dir = tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("target")).unwrap();
     let mut config = Config::default();
     config.url_filter.expected_urls = 50_000_000;
-    let dedup = Arc::new(Dedup::open(dir.path(), &config).unwrap());
-    (dir, dedup)
+    let dedup = match durability {
+        serve::Durability::Answered => Dedup::open(dir.path(), &config),
+        serve::Durability::Checkpoint => Dedup::open_at(dir.path(), &config, None),
+    };
+    (dir, Arc::new(dedup.unwrap()))
 }
 
 /// Runs `clients` tasks for `seconds`, each calling `work(client, i)` in a loop; returns
@@ -121,7 +130,7 @@ fn start_sidecar(
     runtime: &tokio::runtime::Runtime,
     durability: serve::Durability,
 ) -> (tempfile::TempDir, tokio::sync::oneshot::Sender<()>, String) {
-    let (dir, dedup) = new_stage();
+    let (dir, dedup) = new_stage_for(durability);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let base = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

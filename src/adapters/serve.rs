@@ -91,7 +91,9 @@ pub enum Durability {
     #[default]
     Answered,
     /// At the next checkpoint: faster, and a kill -9 forgets the pages and URLs recorded
-    /// since the last checkpoint (they come back `unique` and `new`).
+    /// since the last checkpoint (they come back `unique` and `new`). `crawldedup serve`
+    /// then opens the stage without the URL journal ([`Dedup::open_at`]), which only
+    /// durable answers need.
     Checkpoint,
 }
 

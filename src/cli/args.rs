@@ -1,0 +1,249 @@
+//! The arguments of every command (clap definitions).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use crawldedup::Config;
+
+/// Keeps web crawls free of repeats: canonical URLs, a tuned Bloom filter, boilerplate
+/// removal and a persistent simhash index.
+#[derive(Parser)]
+#[command(name = "crawldedup", version, about, long_about = None)]
+pub(super) struct Cli {
+    /// More log output (-v: debug, -vv: trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(super) verbose: u8,
+    /// Only errors in the log.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(super) quiet: bool,
+    #[command(subcommand)]
+    pub(super) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(super) enum Command {
+    /// Runs the bundled demonstration, offline.
+    Demo,
+    /// Prints the canonical form of each URL, one line per input, in order
+    /// (`error: <reason>` for a bad one; exit code 1 if any was bad).
+    Canonicalize(CanonicalizeArgs),
+    /// Prints the Bloom filter size for n expected URLs at false-positive rate p.
+    BloomParams(BloomParamsArgs),
+    /// Checks a configuration file and prints it with every default filled in.
+    Config(ConfigArgs),
+    /// Prints the simhash index layouts considered for n fingerprints at distance k.
+    IndexPlan(IndexPlanArgs),
+    /// Prints the main content of HTML files (or stdin): the text, or one JSON line per input.
+    Extract(ExtractArgs),
+    /// Prints the 64-bit simhash of each input's main text as 16 hex digits.
+    Simhash(SimhashArgs),
+    /// Runs HTML files, in the order given, through the page stage and prints each verdict.
+    Dedup(DedupArgs),
+    /// Crawls from the seeds: fetches, deduplicates, stores unique pages; resumes from the
+    /// state directory; Ctrl-C stops with a checkpoint.
+    Crawl(CrawlArgs),
+    /// Prints the figures of a crawl on disk (as of its last checkpoint).
+    Stats(StatsArgs),
+    /// Checks every part of a state directory (crawl database, frontier, URL filter, URL
+    /// journal, index, and a crawl's outputs against its last checkpoint): one line per
+    /// part, fine or what is wrong; exit code 1 if anything is wrong.
+    Verify(StateArgs),
+    /// Mends a state directory from what is intact (outputs past the checkpoint cut back; a
+    /// crawl's damaged URL filter rebuilt from its frontier; with --accept-loss, other URL
+    /// filters rebuilt from the stored pages, damaged journal generations set aside and the
+    /// index's manifest rewritten for what its database holds) and says what it could not;
+    /// never deletes data.
+    Repair(RepairArgs),
+    /// Serves the page stage over HTTP/JSON for crawlers in any language (a sidecar);
+    /// SIGINT or SIGTERM stops it with a checkpoint.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+pub(super) struct ServeArgs {
+    /// Address to listen on; loopback unless told otherwise. Port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", default_value = crawldedup::adapters::serve::DEFAULT_LISTEN)]
+    pub(super) listen: String,
+    /// Where the URL filter and index live; resumed when it holds earlier state.
+    #[arg(long, value_name = "DIR")]
+    pub(super) state_dir: PathBuf,
+    /// Require `Authorization: Bearer <token>` on every route but /healthz. Read from the
+    /// environment variable CRAWLDEDUP_TOKEN when not given here.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "CRAWLDEDUP_TOKEN",
+        hide_env_values = true
+    )]
+    pub(super) token: Option<String>,
+    /// Largest request body in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crawldedup::adapters::serve::DEFAULT_MAX_REQUEST_BYTES)]
+    pub(super) max_request_bytes: usize,
+    /// Checkpoint this often (for example 30s, 5m; 0 turns it off).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub(super) checkpoint_every: humantime::Duration,
+    /// When a stored page is durable: `answered` (before its answer goes out; a kill -9
+    /// loses nothing that was answered) or `checkpoint` (at the next checkpoint; faster, a
+    /// kill -9 forgets the pages stored since).
+    #[arg(long, value_name = "WHEN", default_value = "answered")]
+    pub(super) durability: crawldedup::adapters::serve::Durability,
+    #[command(flatten)]
+    pub(super) config: ConfigArgs,
+}
+
+#[derive(Args)]
+pub(super) struct StateArgs {
+    /// The state directory (of a crawl, `serve` or `dedup`).
+    #[arg(long, value_name = "DIR")]
+    pub(super) state_dir: PathBuf,
+    /// A crawl's output directory, checked against its last checkpoint.
+    #[arg(long = "out", value_name = "DIR")]
+    pub(super) out_dir: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(super) struct RepairArgs {
+    #[command(flatten)]
+    pub(super) state: StateArgs,
+    /// Accept losing what cannot be recovered: outside a crawl, rebuild a damaged URL filter
+    /// from the stored pages alone (URLs answered `new` that never became pages are
+    /// forgotten); set a damaged URL journal generation aside; accept the documents a
+    /// damaged index still holds.
+    #[arg(long)]
+    pub(super) accept_loss: bool,
+    /// Sizes a rebuilt URL filter (`[url_filter]`, as for a new state directory).
+    #[command(flatten)]
+    pub(super) config: ConfigArgs,
+}
+
+#[derive(Args)]
+pub(super) struct StatsArgs {
+    /// The crawl's state directory.
+    #[arg(long, value_name = "DIR")]
+    pub(super) state_dir: PathBuf,
+    /// As one JSON object.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct CrawlArgs {
+    #[command(flatten)]
+    pub(super) config: ConfigArgs,
+    /// A start URL (repeatable; added to crawl.seeds).
+    #[arg(long = "seed", value_name = "URL")]
+    pub(super) seeds: Vec<String>,
+    /// A file of start URLs (repeatable; added to crawl.seed_files).
+    #[arg(long = "seeds", value_name = "FILE")]
+    pub(super) seed_files: Vec<PathBuf>,
+    /// crawl.state_dir
+    #[arg(long, value_name = "DIR")]
+    pub(super) state_dir: Option<PathBuf>,
+    /// crawl.out_dir
+    #[arg(long = "out", value_name = "DIR")]
+    pub(super) out_dir: Option<PathBuf>,
+    /// crawl.max_pages: stop once this many pages are fetched, counting every run of this
+    /// crawl (a resumed crawl counts what earlier runs fetched)
+    #[arg(long)]
+    pub(super) max_pages: Option<u64>,
+    /// crawl.allow_private_ips = true
+    #[arg(long)]
+    pub(super) allow_private_ips: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ExtractArgs {
+    /// HTML files (read as raw bytes); stdin when none or `-`.
+    pub(super) files: Vec<PathBuf>,
+    /// One line per input: {"file","title","text"}.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// The page's URL, to resolve its links and help guess its charset.
+    #[arg(long)]
+    pub(super) url: Option<String>,
+}
+
+#[derive(Args)]
+pub(super) struct SimhashArgs {
+    /// Input files; stdin when none or `-`.
+    pub(super) files: Vec<PathBuf>,
+    /// The inputs are plain main text, not HTML.
+    #[arg(long)]
+    pub(super) text: bool,
+}
+
+#[derive(Args)]
+pub(super) struct DedupArgs {
+    /// HTML files, decided in this order.
+    #[arg(required = true)]
+    pub(super) files: Vec<PathBuf>,
+    /// Keep the index (and URL filter) here, and resume from it; a temporary directory
+    /// otherwise.
+    #[arg(long, value_name = "DIR")]
+    pub(super) state_dir: Option<PathBuf>,
+    /// One JSON line per file: {"file","verdict"[,"of","distance"]}.
+    #[arg(long)]
+    pub(super) json: bool,
+    #[command(flatten)]
+    pub(super) config: ConfigArgs,
+}
+
+#[derive(Args)]
+pub(super) struct IndexPlanArgs {
+    /// Expected number of fingerprints.
+    #[arg(long)]
+    pub(super) n: u64,
+    /// Largest Hamming distance called a near-duplicate.
+    #[arg(long, default_value_t = 3)]
+    pub(super) k: u32,
+    /// Budget of expected candidates per query.
+    #[arg(long, default_value_t = crawldedup::index::plan::DEFAULT_CANDIDATE_BUDGET)]
+    pub(super) budget: f64,
+}
+
+#[derive(Args)]
+pub(super) struct CanonicalizeArgs {
+    /// URLs to canonicalize.
+    #[arg(required = true)]
+    pub(super) urls: Vec<String>,
+    /// Resolve the URLs as links found on this page.
+    #[arg(long)]
+    pub(super) base: Option<String>,
+    #[command(flatten)]
+    pub(super) config: ConfigArgs,
+}
+
+#[derive(Args)]
+pub(super) struct BloomParamsArgs {
+    /// Expected number of URLs.
+    #[arg(long)]
+    pub(super) n: u64,
+    /// Target false-positive rate, strictly between 0 and 1.
+    #[arg(long)]
+    pub(super) p: f64,
+}
+
+#[derive(Args, Clone)]
+pub(super) struct ConfigArgs {
+    /// Configuration file (defaults apply when omitted).
+    #[arg(long, value_name = "FILE")]
+    pub(super) config: Option<PathBuf>,
+    /// Override a key of the file: SECTION.KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
+    pub(super) set: Vec<String>,
+}
+
+impl ConfigArgs {
+    pub(super) fn load(&self) -> Result<Config, crawldedup::ConfigError> {
+        match &self.config {
+            Some(path) => Config::load(path, &self.set),
+            None => Config::from_toml_str("", "defaults", &self.set),
+        }
+    }
+}
+
+/// Exit code for a bad configuration or input file.
+pub(super) const EXIT_CONFIG: u8 = 2;

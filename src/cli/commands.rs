@@ -1,0 +1,326 @@
+//! One function per command: each reads its arguments, calls the library and prints.
+
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use crawldedup::{BloomParams, Canonicalizer, SeenConfig};
+
+use super::Failure;
+use super::args::{
+    BloomParamsArgs, CanonicalizeArgs, ConfigArgs, CrawlArgs, DedupArgs, ExtractArgs,
+    IndexPlanArgs, ServeArgs, SimhashArgs, StateArgs,
+};
+use super::input::{for_each_text_input, read_input};
+use super::print::print_summary;
+
+pub(super) fn canonicalize(args: CanonicalizeArgs) -> Result<ExitCode, Failure> {
+    let config = args.config.load()?;
+    let canon = Canonicalizer::new(config.url_filter.canonical_options());
+    let base = match &args.base {
+        Some(b) => Some(
+            canon
+                .canonicalize(b)
+                .map_err(|e| anyhow::anyhow!("--base `{b}`: {e}"))?,
+        ),
+        None => None,
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut any_bad = false;
+    for input in &args.urls {
+        let result = match &base {
+            Some(base) => canon.canonicalize_link(base, input),
+            None => canon.canonicalize(input),
+        };
+        match result {
+            Ok(url) => writeln!(out, "{url}")?,
+            Err(e) => {
+                any_bad = true;
+                writeln!(out, "error: {e}")?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if any_bad {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub(super) fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
+    let refused = |e: crawldedup::SeenError| Failure::Setup(e.to_string());
+    let single = BloomParams::new(args.n, args.p).map_err(refused)?;
+    let seen = SeenConfig {
+        expected_urls: args.n,
+        false_positive_rate: args.p,
+        confirm_on_disk: false,
+    };
+    let first = seen.first_layer().map_err(refused)?;
+    println!("n                 {}", single.n);
+    println!("p                 {}", single.p);
+    println!("m (bits)          {}", single.m);
+    println!("k (hashes)        {}", single.k);
+    println!("bytes             {}", single.bytes());
+    println!("bits per URL      {:.2}", single.m as f64 / single.n as f64);
+    println!("expected fp at n  {:.6}", single.expected_fp_rate(single.n));
+    println!(
+        "scalable filter   first layer m = {} k = {} ({} bytes) at p/2, so the rate stays below p past n",
+        first.m,
+        first.k,
+        first.bytes()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn index_plan(args: IndexPlanArgs) -> Result<ExitCode, Failure> {
+    use crawldedup::index::plan::Plan;
+    if args.n == 0 {
+        return Err(Failure::Setup("--n: must be at least 1".into()));
+    }
+    let chosen = Plan::choose(args.n, args.k, args.budget)
+        .ok_or_else(|| Failure::Setup(format!("--k {}: no layout (k must be below 16)", args.k)))?;
+    println!(
+        "n = {}, k = {}, budget {} candidates per query",
+        args.n, args.k, args.budget
+    );
+    println!("blocks tables key-bits candidates/query bytes/fp");
+    for option in Plan::options(args.n, args.k) {
+        let mark = if option.blocks as usize == chosen.blocks.len() {
+            "  <- chosen"
+        } else {
+            ""
+        };
+        println!("{option}{mark}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `verify` (no `accept_loss`) or `repair`: one line per part; exit code 1 if any part is
+/// wrong (verify) or could not be mended (repair).
+pub(super) fn state_command(
+    args: &StateArgs,
+    repair: Option<(bool, &ConfigArgs)>,
+) -> Result<ExitCode, Failure> {
+    if !args.state_dir.is_dir() {
+        return Err(Failure::Setup(format!(
+            "state directory {}: not a directory",
+            args.state_dir.display()
+        )));
+    }
+    let out = args.out_dir.as_deref();
+    let parts = match repair {
+        None => crawldedup::state::verify(&args.state_dir, out),
+        Some((accept_loss, config)) => {
+            let config = config.load().map_err(Failure::Config)?;
+            crawldedup::state::repair(&args.state_dir, out, accept_loss, &config)
+        }
+    };
+    for part in &parts {
+        println!("{part}");
+    }
+    Ok(if parts.iter().all(|p| p.result.is_ok()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+pub(super) fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
+    let url = match &args.url {
+        Some(u) => Some(url::Url::parse(u).map_err(|e| anyhow::anyhow!("--url `{u}`: {e}"))?),
+        None => None,
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let code = for_each_text_input(&args.files, |input| {
+        let page = crawldedup::content::extract_bytes(&input.bytes, None, url.as_ref());
+        if args.json {
+            let line = serde_json::json!({
+                "file": input.name,
+                "title": page.title,
+                "text": page.text,
+            });
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "{}", page.text)?;
+        }
+        // Each input's output is complete before the next input's error line.
+        out.flush()?;
+        Ok(())
+    })?;
+    out.flush()?;
+    Ok(code)
+}
+
+pub(super) fn simhash(args: SimhashArgs) -> Result<ExitCode, Failure> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    let code = for_each_text_input(&args.files, |input| {
+        let text = if args.text {
+            String::from_utf8_lossy(&input.bytes).into_owned()
+        } else {
+            crawldedup::content::extract_bytes(&input.bytes, None, None).text
+        };
+        let fingerprint = crawldedup::Fingerprint::of(&text);
+        writeln!(out, "{}  {}", fingerprint.simhash, input.name)?;
+        out.flush()?;
+        Ok(())
+    })?;
+    out.flush()?;
+    Ok(code)
+}
+
+pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
+    let config = args.config.load()?;
+    let temporary;
+    let state_dir = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            temporary = tempfile::tempdir()
+                .map_err(|e| anyhow::anyhow!("temporary state directory: {e}"))?;
+            temporary.path().to_path_buf()
+        }
+    };
+    // A state directory that will not open (damaged, or of another format) is a problem
+    // with what the command was given: one line, exit code 2.
+    let stage =
+        crawldedup::Dedup::open(&state_dir, &config).map_err(|e| Failure::Setup(e.to_string()))?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    for path in &args.files {
+        let name = path.display().to_string();
+        let bytes = read_input(path).map_err(anyhow::Error::msg)?.bytes;
+        let verdict = stage.check_page(&name, &bytes, None)?;
+        if args.json {
+            let mut line = serde_json::Map::new();
+            line.insert("file".into(), name.clone().into());
+            line.extend(verdict.json_fields());
+            writeln!(out, "{}", serde_json::Value::Object(line))?;
+        } else {
+            match &verdict {
+                crawldedup::PageVerdict::Unique { fingerprint, .. } => {
+                    writeln!(out, "unique           {name}  ({fingerprint})")?
+                }
+                crawldedup::PageVerdict::ExactDuplicate { of } => {
+                    writeln!(out, "exact_duplicate  {name}  of {}", of.name)?
+                }
+                crawldedup::PageVerdict::NearDuplicate {
+                    of,
+                    distance,
+                    similarity,
+                } => writeln!(
+                    out,
+                    "near_duplicate   {name}  of {} (distance {distance}, similarity {:.2})",
+                    of.name, similarity.resemblance
+                )?,
+                crawldedup::PageVerdict::NoText => writeln!(out, "no_text          {name}")?,
+            }
+        }
+    }
+    out.flush()?;
+    stage.checkpoint()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
+    let mut config = args.config.load()?;
+    config.crawl.seeds.extend(args.seeds);
+    config.crawl.seed_files.extend(args.seed_files);
+    if let Some(dir) = args.state_dir {
+        config.crawl.state_dir = dir;
+    }
+    if let Some(dir) = args.out_dir {
+        config.crawl.out_dir = dir;
+    }
+    if let Some(n) = args.max_pages {
+        config.crawl.max_pages = n;
+    }
+    if args.allow_private_ips {
+        config.crawl.allow_private_ips = true;
+    }
+    config.validate("command line")?;
+    let runtime =
+        tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
+    let options = crawldedup::crawl::CrawlOptions {
+        progress_bar: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        ..crawldedup::crawl::CrawlOptions::default()
+    };
+    let summary = runtime
+        .block_on(
+            crawldedup::Crawler::builder(&config)
+                .options(&options)
+                .run(crawldedup::adapters::serve::shutdown_signal()),
+        )
+        .map_err(|e| match e {
+            // A setup problem (a seed, a seed file, a pattern, the state directory) is a
+            // configuration error: exit code 2.
+            crawldedup::crawl::CrawlError::Setup(_)
+            | crawldedup::crawl::CrawlError::State { .. }
+            | crawldedup::crawl::CrawlError::OutputBehind { .. } => Failure::Setup(e.to_string()),
+            other => Failure::from(other),
+        })?;
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print_summary(&summary);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
+    use crawldedup::adapters::serve;
+    let config = args.config.load()?;
+    let addr: std::net::SocketAddr = args
+        .listen
+        .parse()
+        .map_err(|e| Failure::Setup(format!("--listen {}: {e} (expected IP:PORT)", args.listen)))?;
+    if args.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+        // An empty token would either turn authentication off without a word or lock
+        // every client out; neither is what was meant.
+        return Err(Failure::Setup(
+            "--token (or CRAWLDEDUP_TOKEN) is empty: give a token, or leave both unset to \
+             serve without one"
+                .into(),
+        ));
+    }
+    if !serve::is_loopback(&addr) && args.token.is_none() {
+        tracing::warn!("listening on {addr} without a token: anyone who can reach it can use it");
+    }
+    // Answers durable at checkpoints only need no URL journal.
+    let stage = match args.durability {
+        crawldedup::adapters::serve::Durability::Answered => {
+            crawldedup::Dedup::open(&args.state_dir, &config)
+        }
+        crawldedup::adapters::serve::Durability::Checkpoint => {
+            crawldedup::Dedup::open_at(&args.state_dir, &config, None)
+        }
+    }
+    .map_err(|e| Failure::Setup(e.to_string()))?;
+    let every = std::time::Duration::from(args.checkpoint_every);
+    let options = serve::ServeOptions {
+        token: args.token,
+        max_request_bytes: args.max_request_bytes,
+        checkpoint_every: (!every.is_zero()).then_some(every),
+        durability: args.durability,
+        ..serve::ServeOptions::default()
+    };
+    let runtime =
+        tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Failure::Setup(format!("--listen {addr}: {e}")))?;
+        let bound = listener.local_addr().map_err(|e| anyhow::anyhow!("{e}"))?;
+        // The first stdout line names the address, so that a script that asked for port 0
+        // learns the port.
+        println!("listening on http://{bound}");
+        io::stdout().flush()?;
+        serve::serve(
+            std::sync::Arc::new(stage),
+            listener,
+            options,
+            serve::shutdown_signal(),
+        )
+        .await
+        .map_err(|e| Failure::from(anyhow::anyhow!("{e}")))?;
+        eprintln!("stopped with a checkpoint");
+        Ok::<_, Failure>(ExitCode::SUCCESS)
+    })
+}

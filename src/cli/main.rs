@@ -1,0 +1,113 @@
+//! The `crawldedup` command line: parses arguments, calls the library, prints.
+
+mod args;
+mod commands;
+mod input;
+mod print;
+
+use std::io;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command, EXIT_CONFIG};
+use commands::{
+    bloom_params, canonicalize, crawl, dedup, extract, index_plan, serve, simhash, state_command,
+};
+use print::{print_summary, run_demo};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(Failure::Config(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_CONFIG)
+        }
+        Err(Failure::Setup(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_CONFIG)
+        }
+        // The reader went away (`crawldedup extract ... | head`): nothing is wrong, and
+        // nothing more needs to be written.
+        Err(Failure::Other(e)) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(Failure::Other(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+enum Failure {
+    Config(crawldedup::ConfigError),
+    /// A problem with what the command was given (a seed, a seed file, a state directory).
+    Setup(String),
+    Other(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        let e = e.into();
+        match e.downcast::<crawldedup::ConfigError>() {
+            Ok(config) => Failure::Config(config),
+            Err(other) => Failure::Other(other),
+        }
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        (false, _) => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colours only for a person at a terminal, never into a log file or a pipe.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(io::IsTerminal::is_terminal(&io::stderr()))
+        .with_writer(io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn run(command: Command) -> Result<ExitCode, Failure> {
+    match command {
+        Command::Demo => run_demo(),
+        Command::Canonicalize(args) => canonicalize(args),
+        Command::BloomParams(args) => bloom_params(args),
+        Command::IndexPlan(args) => index_plan(args),
+        Command::Extract(args) => extract(args),
+        Command::Simhash(args) => simhash(args),
+        Command::Dedup(args) => dedup(args),
+        Command::Crawl(args) => crawl(args),
+        Command::Serve(args) => serve(args),
+        Command::Verify(args) => state_command(&args, None),
+        Command::Repair(args) => state_command(&args.state, Some((args.accept_loss, &args.config))),
+        Command::Stats(args) => {
+            let summary = crawldedup::crawl::stats(&args.state_dir)
+                .map_err(|e| Failure::Setup(e.to_string()))?;
+            if args.json {
+                println!("{}", serde_json::to_string(&summary)?);
+            } else {
+                print_summary(&summary);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config(args) => {
+            print!("{}", args.load()?.to_toml());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Printing a crawl's summary, and the demonstration.
+
+use std::process::ExitCode;
+
+use crawldedup::demo::{self, LinkOutcome};
+
+use super::Failure;
+
+pub(super) fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {
+    let t = &summary.totals;
+    let f = &summary.frontier;
+    println!("fetched      {}", t.fetched);
+    println!("stored       {}", t.stored);
+    println!("duplicates   {}", t.duplicates);
+    println!("failed       {}", t.failures);
+    println!("queued       {} (in flight {})", f.pending, f.in_flight);
+    println!("checkpoints  {}", t.seq);
+    if summary.seconds == 0.0 {
+        // Figures read from disk: no run time to report.
+        return;
+    }
+    println!(
+        "time         {:.1} s ({} pages fetched by this run, {:.1} pages/s){}",
+        summary.seconds,
+        summary.fetched_this_run,
+        summary.fetched_this_run as f64 / summary.seconds.max(1e-9),
+        if summary.page_limit_reached {
+            ", stopped at crawl.max_pages (it counts every run of this crawl): raise it to \
+             go on"
+        } else if summary.stopped_early {
+            ", stopped early: run again to resume"
+        } else {
+            ""
+        }
+    );
+}
+
+pub(super) fn run_demo() -> Result<ExitCode, Failure> {
+    println!("crawldedup demo: links as a crawler meets them, through the URL layer\n");
+    let outcomes = demo::run_url_layer()?;
+    let (mut new, mut seen, mut invalid) = (0, 0, 0);
+    for (link, outcome) in &outcomes {
+        match outcome {
+            LinkOutcome::New(url) => {
+                new += 1;
+                println!("new      {link}\n         -> {url}");
+            }
+            LinkOutcome::Seen(url) => {
+                seen += 1;
+                println!("seen     {link}\n         -> {url}");
+            }
+            LinkOutcome::Invalid(reason) => {
+                invalid += 1;
+                println!("invalid  {link}\n         -> {reason}");
+            }
+        }
+    }
+    println!(
+        "\n{} links: {new} to fetch, {seen} dropped as variants of a URL already seen, {invalid} not crawlable",
+        outcomes.len()
+    );
+
+    println!("\n== a whole crawl, offline: a generated site served on loopback\n");
+    let runtime =
+        tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
+    let report = runtime
+        .block_on(demo::run_crawl())
+        .map_err(|e| anyhow::anyhow!("demo crawl: {e}"))?;
+    println!("site: {}", report.site);
+    print_summary(&report.summary);
+    println!("\nduplicates by verdict:");
+    for (verdict, n) in &report.duplicates {
+        println!("  {verdict:16} {n}");
+    }
+    println!("not stored, by reason:");
+    for (kind, n) in &report.failures {
+        println!("  {kind:16} {n}");
+    }
+    println!("examples:");
+    for (url, of, verdict) in &report.examples {
+        println!("  {url}\n    {verdict} of {of}");
+    }
+    println!(
+        "\nURL variants (tracking parameters, fragments, session ids) were never fetched; \
+         robots.txt kept the crawler out of /private/; the endless calendar stopped at the \
+         depth limit. `crawldedup crawl --seed URL` runs the same crawl on a site of your own."
+    );
+    Ok(ExitCode::SUCCESS)
+}
