@@ -1,0 +1,119 @@
+//! A document's record: what the index keeps per document (name, simhash, digest, sketch,
+//! shingle set for tiny texts) and the judgement of a candidate against it.
+
+use super::decision::{Decision, Similarity};
+use crate::fingerprint::{Digest, SKETCH_BYTES, Simhash, Sketch};
+
+/// A stored document.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DocRecord {
+    /// Its simhash.
+    pub simhash: Simhash,
+    /// Its exact digest.
+    pub digest: Digest,
+    /// Characters of its main text.
+    pub text_chars: u64,
+    /// Its name: a URL or a file path.
+    pub name: String,
+    /// Its confirmation sketch (see [`Sketch`]).
+    pub sketch: Sketch,
+    /// For a tiny text (fewer than [`ConfirmPolicy::tiny_shingles`] distinct shingles), its
+    /// whole shingle set ([`crate::fingerprint::tiny_set`]), on which tiny candidates are
+    /// confirmed exactly; empty otherwise.
+    pub tiny_set: Vec<u32>,
+}
+
+impl DocRecord {
+    /// The record of a main text under `name`, with its fingerprint.
+    pub fn new(name: &str, text: &str, fingerprint: &crate::Fingerprint) -> DocRecord {
+        DocRecord {
+            simhash: fingerprint.simhash,
+            digest: fingerprint.digest,
+            text_chars: fingerprint.chars as u64,
+            name: name.to_string(),
+            sketch: fingerprint.sketch,
+            tiny_set: if fingerprint.sketch.shingles < crate::dedup::TINY_SHINGLES {
+                crate::fingerprint::tiny_set(text)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+impl DocRecord {
+    /// Encoding: simhash (8 bytes), digest (16), text length (8), sketch
+    /// ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each), then the name in
+    /// UTF-8; integers big-endian.
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(u16::MAX))];
+        let mut out = Vec::with_capacity(34 + SKETCH_BYTES + 4 * set.len() + self.name.len());
+        out.extend_from_slice(&self.simhash.0.to_be_bytes());
+        out.extend_from_slice(&self.digest.0.to_be_bytes());
+        out.extend_from_slice(&self.text_chars.to_be_bytes());
+        out.extend_from_slice(&self.sketch.to_bytes());
+        out.extend_from_slice(&(set.len() as u16).to_be_bytes());
+        for h in set {
+            out.extend_from_slice(&h.to_be_bytes());
+        }
+        out.extend_from_slice(self.name.as_bytes());
+        out
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> Option<DocRecord> {
+        let simhash = Simhash(u64::from_be_bytes(bytes.get(0..8)?.try_into().ok()?));
+        let digest = Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?));
+        let text_chars = u64::from_be_bytes(bytes.get(24..32)?.try_into().ok()?);
+        let at = 32 + SKETCH_BYTES;
+        let sketch = Sketch::from_bytes(bytes.get(32..at)?)?;
+        let count = usize::from(u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
+        let rest = at + 2 + 4 * count;
+        let tiny_set = bytes
+            .get(at + 2..rest)?
+            .chunks_exact(4)
+            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let name = String::from_utf8(bytes.get(rest..)?.to_vec()).ok()?;
+        Some(DocRecord {
+            simhash,
+            digest,
+            text_chars,
+            name,
+            sketch,
+            tiny_set,
+        })
+    }
+}
+
+/// What memory keeps of every document, by id: enough to report the distance, find an
+/// exact duplicate and confirm a candidate without reading sled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stored {
+    pub(crate) simhash: u64,
+    pub(crate) digest: Digest,
+    /// Characters of the main text (saturating).
+    pub(crate) chars: u32,
+    pub(crate) sketch: Sketch,
+}
+
+impl Stored {
+    pub(crate) fn of(record: &DocRecord) -> Stored {
+        Stored {
+            simhash: record.simhash.0,
+            digest: record.digest,
+            chars: u32::try_from(record.text_chars).unwrap_or(u32::MAX),
+            sketch: record.sketch,
+        }
+    }
+}
+
+/// What [`SimhashIndex`]'s lookup found for one document.
+#[derive(Default)]
+pub(super) struct Judgement {
+    /// An exact or confirmed near-duplicate; none for a unique document.
+    pub(super) decision: Option<Decision>,
+    /// The estimates of the most alike candidate that the confirmation refused.
+    pub(super) nearest: Option<Similarity>,
+    /// Candidates the confirmation refused.
+    pub(super) refused: u64,
+}
