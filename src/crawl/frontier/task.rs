@@ -1,0 +1,145 @@
+//! A task and its state, the frontier's counts, and the change a checkpoint logs for a URL.
+
+use url::Url;
+
+/// Where a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    /// Waiting to be fetched.
+    Pending,
+    /// Handed to a fetcher.
+    InFlight,
+    /// Finished (stored, duplicate, skipped or not HTML).
+    Done,
+    /// Failed after its last attempt.
+    Failed,
+}
+
+impl TaskState {
+    pub(super) fn code(self) -> u8 {
+        match self {
+            TaskState::Pending => 0,
+            TaskState::InFlight => 1,
+            TaskState::Done => 2,
+            TaskState::Failed => 3,
+        }
+    }
+
+    pub(super) fn from_code(code: u8) -> Option<TaskState> {
+        Some(match code {
+            0 => TaskState::Pending,
+            1 => TaskState::InFlight,
+            2 => TaskState::Done,
+            3 => TaskState::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// A URL to fetch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// The canonical URL.
+    pub url: Url,
+    /// Hops from a seed.
+    pub depth: u32,
+    /// Higher is fetched first.
+    pub priority: u32,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// Discovery order.
+    pub seq: u64,
+}
+
+impl Task {
+    pub(super) fn decode(url: &str, bytes: &[u8]) -> Option<(Task, TaskState)> {
+        if bytes.len() != 21 {
+            return None;
+        }
+        let word = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap_or_default());
+        Some((
+            Task {
+                url: Url::parse(url).ok()?,
+                depth: word(1),
+                priority: word(5),
+                attempts: word(9),
+                seq: u64::from_be_bytes(bytes[13..21].try_into().ok()?),
+            },
+            TaskState::from_code(bytes[0])?,
+        ))
+    }
+}
+
+/// Counts of tasks by state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FrontierCounts {
+    /// Waiting.
+    pub pending: u64,
+    /// Being fetched.
+    pub in_flight: u64,
+    /// Finished.
+    pub done: u64,
+    /// Failed.
+    pub failed: u64,
+}
+
+/// Queue key: highest priority first, then discovery order.
+pub(super) type QueueKey = (std::cmp::Reverse<u32>, u64);
+
+/// A URL as a map key that can be looked up by its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct UrlKey(pub(super) Url);
+
+impl std::hash::Hash for UrlKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.as_str().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<str> for UrlKey {
+    fn borrow(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+/// What a checkpoint writes for a task: everything but its URL, which is the key.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Change {
+    pub(super) depth: u32,
+    pub(super) priority: u32,
+    pub(super) attempts: u32,
+    pub(super) seq: u64,
+    pub(super) state: TaskState,
+}
+
+impl Change {
+    pub(super) fn of(task: &Task, state: TaskState) -> Change {
+        Change {
+            depth: task.depth,
+            priority: task.priority,
+            attempts: task.attempts,
+            seq: task.seq,
+            state,
+        }
+    }
+
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(21);
+        out.push(self.state.code());
+        out.extend_from_slice(&self.depth.to_be_bytes());
+        out.extend_from_slice(&self.priority.to_be_bytes());
+        out.extend_from_slice(&self.attempts.to_be_bytes());
+        out.extend_from_slice(&self.seq.to_be_bytes());
+        out
+    }
+
+    pub(super) fn task(&self, url: Url) -> Task {
+        Task {
+            url,
+            depth: self.depth,
+            priority: self.priority,
+            attempts: self.attempts,
+            seq: self.seq,
+        }
+    }
+}
