@@ -43,16 +43,24 @@
 //! one. The checkpoint sequence number lets a resumed crawl re-insert exactly the URLs it
 //! recorded after the save.
 
+mod file;
+mod sizing;
+
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use fastbloom::AtomicBloomFilter;
+use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 use super::journal::{self, Entry, Journal};
-use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
+use file::{decode, encode};
+
+pub use file::check_saved;
+pub(crate) use file::write_atomically;
+pub use sizing::{BloomParams, SeenConfig};
 
 /// Seed of the xxh3 hash of canonical URLs. Part of the file format: changing it makes
 /// every saved filter answer wrongly, so it never changes within a format version.
@@ -67,12 +75,6 @@ pub const SEEN_FILE: &str = "seen-urls.bloom";
 
 /// Folder of the exact-confirmation store inside a state directory.
 pub const CONFIRM_DIR: &str = "seen-urls.confirm";
-
-const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
-/// Version 1: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`].
-const FORMAT_VERSION: u32 = 1;
-/// Filters above this many bits (64 GiB) are refused: such a size is a typo in n or p.
-const MAX_BITS: u64 = 1 << 39;
 
 /// The stable 64-bit hash of a canonical URL that the filter is keyed on.
 pub fn url_hash(canonical: &str) -> u64 {
@@ -115,104 +117,6 @@ pub enum SeenError {
         /// The cause.
         source: sled::Error,
     },
-}
-
-/// Size and hash count of one Bloom filter, from the expected count `n` and the target
-/// false-positive rate `p`.
-///
-/// ```
-/// use crawldedup::BloomParams;
-/// let params = BloomParams::new(1_000_000, 0.01)?;
-/// assert_eq!(params.m, 9_585_059);
-/// assert_eq!(params.k, 7);
-/// assert!((params.expected_fp_rate(1_000_000) - 0.01).abs() < 0.0005);
-/// # Ok::<(), crawldedup::SeenError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BloomParams {
-    /// Expected number of items.
-    pub n: u64,
-    /// Target false-positive rate at `n` items.
-    pub p: f64,
-    /// Bits: `ceil(-n ln p / (ln 2)^2)`.
-    pub m: u64,
-    /// Hashes per item: `round(m / n * ln 2)`, at least 1.
-    pub k: u32,
-}
-
-impl BloomParams {
-    /// Computes m and k; `n >= 1` and `0 < p < 1`.
-    pub fn new(n: u64, p: f64) -> Result<BloomParams, SeenError> {
-        if n == 0 {
-            return Err(SeenError::Params(
-                "n (expected_urls) must be at least 1".into(),
-            ));
-        }
-        if !(p > 0.0 && p < 1.0) {
-            return Err(SeenError::Params(format!(
-                "p (false_positive_rate) must lie strictly between 0 and 1, got {p}"
-            )));
-        }
-        let ln2 = std::f64::consts::LN_2;
-        let m = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil();
-        if m > MAX_BITS as f64 {
-            return Err(SeenError::Params(format!(
-                "n = {n} at p = {p} needs {m:.0} bits, over the {} GiB limit",
-                MAX_BITS / 8 / (1 << 30)
-            )));
-        }
-        let m = m as u64;
-        let k = ((m as f64 / n as f64) * ln2).round().max(1.0) as u32;
-        Ok(BloomParams { n, p, m, k })
-    }
-
-    /// Bytes of the bit vector (m rounded up to whole 64-bit words).
-    pub fn bytes(&self) -> u64 {
-        self.m.div_ceil(64) * 8
-    }
-
-    /// The false-positive rate expected after `count` insertions: `(1 - e^(-k c / m))^k`.
-    pub fn expected_fp_rate(&self, count: u64) -> f64 {
-        let bits = (self.m.div_ceil(64) * 64) as f64;
-        let k = f64::from(self.k);
-        (1.0 - (-k * count as f64 / bits).exp()).powf(k)
-    }
-}
-
-/// How a [`SeenUrls`] is sized and whether it confirms on disk.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SeenConfig {
-    /// Expected number of distinct URLs (n).
-    pub expected_urls: u64,
-    /// Bound on the compound false-positive rate (p), however many URLs arrive.
-    pub false_positive_rate: f64,
-    /// Confirm "maybe seen" answers against exact 128-bit hashes on disk.
-    pub confirm_on_disk: bool,
-}
-
-impl Default for SeenConfig {
-    fn default() -> Self {
-        SeenConfig {
-            expected_urls: 10_000_000,
-            false_positive_rate: 0.01,
-            confirm_on_disk: false,
-        }
-    }
-}
-
-impl SeenConfig {
-    /// The sizing of the first layer: `n` URLs at `p / 2`, so that the geometric series of
-    /// later layers (p/4, p/8, ...) keeps the compound rate below `p` however many URLs
-    /// arrive.
-    pub fn first_layer(&self) -> Result<BloomParams, SeenError> {
-        if !(self.false_positive_rate > 0.0 && self.false_positive_rate < 1.0) {
-            return Err(SeenError::Params(format!(
-                "p (false_positive_rate) must lie strictly between 0 and 1, got {}",
-                self.false_positive_rate
-            )));
-        }
-        BloomParams::new(self.expected_urls, self.false_positive_rate / 2.0)
-    }
 }
 
 struct Layer {
@@ -581,163 +485,6 @@ fn read(lock: &RwLock<Vec<Layer>>) -> std::sync::RwLockReadGuard<'_, Vec<Layer>>
 fn write(lock: &RwLock<Vec<Layer>>) -> std::sync::RwLockWriteGuard<'_, Vec<Layer>> {
     lock.write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Writes `bytes` to `path` so that a crash leaves either the old file or the new one.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let tmp = path.with_extension("tmp");
-    {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-    }
-    fs::rename(&tmp, path)?;
-    // The rename itself is durable only once the folder is synced.
-    fs::File::open(dir)?.sync_all()
-}
-
-fn encode(seq: u64, layers: &[Layer]) -> Vec<u8> {
-    let words: usize = layers.iter().map(|l| l.filter.as_slice().len()).sum();
-    let mut out = Vec::with_capacity(64 + layers.len() * 48 + words * 8);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&URL_HASH_SEED.to_le_bytes());
-    out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&(layers.len() as u32).to_le_bytes());
-    for layer in layers {
-        let p = layer.params;
-        out.extend_from_slice(&p.n.to_le_bytes());
-        out.extend_from_slice(&p.p.to_le_bytes());
-        out.extend_from_slice(&p.m.to_le_bytes());
-        out.extend_from_slice(&p.k.to_le_bytes());
-        out.extend_from_slice(&layer.count.load(Ordering::Relaxed).to_le_bytes());
-        out.extend_from_slice(&(layer.filter.as_slice().len() as u64).to_le_bytes());
-        for word in layer.filter.iter() {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
-    }
-    let checksum = xxh3_64_with_seed(&out, 0);
-    out.extend_from_slice(&checksum.to_le_bytes());
-    out
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, len: usize, what: &str) -> Result<&[u8], String> {
-        let end = self
-            .at
-            .checked_add(len)
-            .filter(|&end| end <= self.bytes.len());
-        match end {
-            Some(end) => {
-                let slice = &self.bytes[self.at..end];
-                self.at = end;
-                Ok(slice)
-            }
-            None => Err(format!("truncated: the file ends inside the {what}")),
-        }
-    }
-
-    fn u32(&mut self, what: &str) -> Result<u32, String> {
-        let mut buf = [0; 4];
-        buf.copy_from_slice(self.take(4, what)?);
-        Ok(u32::from_le_bytes(buf))
-    }
-
-    fn u64(&mut self, what: &str) -> Result<u64, String> {
-        let mut buf = [0; 8];
-        buf.copy_from_slice(self.take(8, what)?);
-        Ok(u64::from_le_bytes(buf))
-    }
-}
-
-/// Reads and checks the filter saved in `state_dir` without opening it for use:
-/// `Ok(None)` when there is none, else (checkpoint sequence, URLs recorded), or what is
-/// wrong with it.
-pub fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
-    let file = state_dir.join(SEEN_FILE);
-    match fs::read(&file) {
-        Ok(bytes) => {
-            let (seq, layers) = decode(&bytes)?;
-            let count = layers.iter().map(|l| l.count.load(Ordering::Relaxed)).sum();
-            Ok(Some((seq, count)))
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
-    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-        return Err("not a crawldedup seen-URL filter (bad magic bytes)".into());
-    }
-    if bytes.len() < MAGIC.len() + 8 {
-        return Err("truncated: the file ends inside the header".into());
-    }
-    let (body, tail) = bytes.split_at(bytes.len() - 8);
-    let mut stored = [0; 8];
-    stored.copy_from_slice(tail);
-    let mut r = Reader {
-        bytes: body,
-        at: MAGIC.len(),
-    };
-    let version = r.u32("header")?;
-    if version != FORMAT_VERSION {
-        return Err(format!(
-            "format version {version}, this build reads version {FORMAT_VERSION}"
-        ));
-    }
-    if u64::from_le_bytes(stored) != xxh3_64_with_seed(body, 0) {
-        return Err("checksum mismatch: the file is damaged or truncated".into());
-    }
-    let seed = r.u64("header")?;
-    if seed != URL_HASH_SEED {
-        return Err(format!("hash seed {seed:#x} is not this build's"));
-    }
-    let seq = r.u64("header")?;
-    let count = r.u32("header")?;
-    if count == 0 {
-        return Err("the filter has no layers".into());
-    }
-    let mut layers = Vec::new();
-    for i in 0..count {
-        let what = format!("header of layer {i}");
-        let n = r.u64(&what)?;
-        let p = f64::from_bits(r.u64(&what)?);
-        let m = r.u64(&what)?;
-        let k = r.u32(&what)?;
-        let items = r.u64(&what)?;
-        let words = r.u64(&what)?;
-        let params = BloomParams::new(n, p).map_err(|e| format!("layer {i}: {e}"))?;
-        if params.m != m || params.k != k || m.div_ceil(64) != words {
-            return Err(format!(
-                "layer {i}: stored size (m = {m}, k = {k}, {words} words) does not match n = {n}, p = {p}"
-            ));
-        }
-        let raw = r.take(words as usize * 8, &format!("bits of layer {i}"))?;
-        let bits = raw
-            .chunks_exact(8)
-            .map(|c| {
-                let mut buf = [0; 8];
-                buf.copy_from_slice(c);
-                u64::from_le_bytes(buf)
-            })
-            .collect();
-        layers.push(Layer::from_words(params, bits, items));
-    }
-    if r.at != body.len() {
-        return Err(format!(
-            "{} unexpected bytes after the last layer",
-            body.len() - r.at
-        ));
-    }
-    Ok((seq, layers))
 }
 
 #[cfg(test)]

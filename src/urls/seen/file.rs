@@ -1,0 +1,172 @@
+//! The saved filter: `seen-urls.bloom`, its layout, and writing it so that a crash leaves
+//! the old file or the new one.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use super::sizing::BloomParams;
+use super::{Layer, SEEN_FILE, URL_HASH_SEED};
+
+pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
+/// Version 1: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`].
+pub(super) const FORMAT_VERSION: u32 = 1;
+/// Writes `bytes` to `path` so that a crash leaves either the old file or the new one.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let tmp = path.with_extension("tmp");
+    {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    fs::rename(&tmp, path)?;
+    // The rename itself is durable only once the folder is synced.
+    fs::File::open(dir)?.sync_all()
+}
+
+pub(super) fn encode(seq: u64, layers: &[Layer]) -> Vec<u8> {
+    let words: usize = layers.iter().map(|l| l.filter.as_slice().len()).sum();
+    let mut out = Vec::with_capacity(64 + layers.len() * 48 + words * 8);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&URL_HASH_SEED.to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&(layers.len() as u32).to_le_bytes());
+    for layer in layers {
+        let p = layer.params;
+        out.extend_from_slice(&p.n.to_le_bytes());
+        out.extend_from_slice(&p.p.to_le_bytes());
+        out.extend_from_slice(&p.m.to_le_bytes());
+        out.extend_from_slice(&p.k.to_le_bytes());
+        out.extend_from_slice(&layer.count.load(Ordering::Relaxed).to_le_bytes());
+        out.extend_from_slice(&(layer.filter.as_slice().len() as u64).to_le_bytes());
+        for word in layer.filter.iter() {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    let checksum = xxh3_64_with_seed(&out, 0);
+    out.extend_from_slice(&checksum.to_le_bytes());
+    out
+}
+
+pub(super) struct Reader<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) at: usize,
+}
+
+impl Reader<'_> {
+    pub(super) fn take(&mut self, len: usize, what: &str) -> Result<&[u8], String> {
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|&end| end <= self.bytes.len());
+        match end {
+            Some(end) => {
+                let slice = &self.bytes[self.at..end];
+                self.at = end;
+                Ok(slice)
+            }
+            None => Err(format!("truncated: the file ends inside the {what}")),
+        }
+    }
+
+    pub(super) fn u32(&mut self, what: &str) -> Result<u32, String> {
+        let mut buf = [0; 4];
+        buf.copy_from_slice(self.take(4, what)?);
+        Ok(u32::from_le_bytes(buf))
+    }
+
+    pub(super) fn u64(&mut self, what: &str) -> Result<u64, String> {
+        let mut buf = [0; 8];
+        buf.copy_from_slice(self.take(8, what)?);
+        Ok(u64::from_le_bytes(buf))
+    }
+}
+
+/// Reads and checks the filter saved in `state_dir` without opening it for use:
+/// `Ok(None)` when there is none, else (checkpoint sequence, URLs recorded), or what is
+/// wrong with it.
+pub fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
+    let file = state_dir.join(SEEN_FILE);
+    match fs::read(&file) {
+        Ok(bytes) => {
+            let (seq, layers) = decode(&bytes)?;
+            let count = layers.iter().map(|l| l.count.load(Ordering::Relaxed)).sum();
+            Ok(Some((seq, count)))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+pub(super) fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err("not a crawldedup seen-URL filter (bad magic bytes)".into());
+    }
+    if bytes.len() < MAGIC.len() + 8 {
+        return Err("truncated: the file ends inside the header".into());
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 8);
+    let mut stored = [0; 8];
+    stored.copy_from_slice(tail);
+    let mut r = Reader {
+        bytes: body,
+        at: MAGIC.len(),
+    };
+    let version = r.u32("header")?;
+    if version != FORMAT_VERSION {
+        return Err(format!(
+            "format version {version}, this build reads version {FORMAT_VERSION}"
+        ));
+    }
+    if u64::from_le_bytes(stored) != xxh3_64_with_seed(body, 0) {
+        return Err("checksum mismatch: the file is damaged or truncated".into());
+    }
+    let seed = r.u64("header")?;
+    if seed != URL_HASH_SEED {
+        return Err(format!("hash seed {seed:#x} is not this build's"));
+    }
+    let seq = r.u64("header")?;
+    let count = r.u32("header")?;
+    if count == 0 {
+        return Err("the filter has no layers".into());
+    }
+    let mut layers = Vec::new();
+    for i in 0..count {
+        let what = format!("header of layer {i}");
+        let n = r.u64(&what)?;
+        let p = f64::from_bits(r.u64(&what)?);
+        let m = r.u64(&what)?;
+        let k = r.u32(&what)?;
+        let items = r.u64(&what)?;
+        let words = r.u64(&what)?;
+        let params = BloomParams::new(n, p).map_err(|e| format!("layer {i}: {e}"))?;
+        if params.m != m || params.k != k || m.div_ceil(64) != words {
+            return Err(format!(
+                "layer {i}: stored size (m = {m}, k = {k}, {words} words) does not match n = {n}, p = {p}"
+            ));
+        }
+        let raw = r.take(words as usize * 8, &format!("bits of layer {i}"))?;
+        let bits = raw
+            .chunks_exact(8)
+            .map(|c| {
+                let mut buf = [0; 8];
+                buf.copy_from_slice(c);
+                u64::from_le_bytes(buf)
+            })
+            .collect();
+        layers.push(Layer::from_words(params, bits, items));
+    }
+    if r.at != body.len() {
+        return Err(format!(
+            "{} unexpected bytes after the last layer",
+            body.len() - r.at
+        ));
+    }
+    Ok((seq, layers))
+}

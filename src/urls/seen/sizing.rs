@@ -1,0 +1,104 @@
+//! Sizing: m and k from n and p, and the first layer of the scalable filter.
+
+use super::SeenError;
+
+/// Filters above this many bits (64 GiB) are refused: such a size is a typo in n or p.
+pub(super) const MAX_BITS: u64 = 1 << 39;
+
+/// Size and hash count of one Bloom filter, from the expected count `n` and the target
+/// false-positive rate `p`.
+///
+/// ```
+/// use crawldedup::BloomParams;
+/// let params = BloomParams::new(1_000_000, 0.01)?;
+/// assert_eq!(params.m, 9_585_059);
+/// assert_eq!(params.k, 7);
+/// assert!((params.expected_fp_rate(1_000_000) - 0.01).abs() < 0.0005);
+/// # Ok::<(), crawldedup::SeenError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BloomParams {
+    /// Expected number of items.
+    pub n: u64,
+    /// Target false-positive rate at `n` items.
+    pub p: f64,
+    /// Bits: `ceil(-n ln p / (ln 2)^2)`.
+    pub m: u64,
+    /// Hashes per item: `round(m / n * ln 2)`, at least 1.
+    pub k: u32,
+}
+
+impl BloomParams {
+    /// Computes m and k; `n >= 1` and `0 < p < 1`.
+    pub fn new(n: u64, p: f64) -> Result<BloomParams, SeenError> {
+        if n == 0 {
+            return Err(SeenError::Params(
+                "n (expected_urls) must be at least 1".into(),
+            ));
+        }
+        if !(p > 0.0 && p < 1.0) {
+            return Err(SeenError::Params(format!(
+                "p (false_positive_rate) must lie strictly between 0 and 1, got {p}"
+            )));
+        }
+        let ln2 = std::f64::consts::LN_2;
+        let m = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil();
+        if m > MAX_BITS as f64 {
+            return Err(SeenError::Params(format!(
+                "n = {n} at p = {p} needs {m:.0} bits, over the {} GiB limit",
+                MAX_BITS / 8 / (1 << 30)
+            )));
+        }
+        let m = m as u64;
+        let k = ((m as f64 / n as f64) * ln2).round().max(1.0) as u32;
+        Ok(BloomParams { n, p, m, k })
+    }
+
+    /// Bytes of the bit vector (m rounded up to whole 64-bit words).
+    pub fn bytes(&self) -> u64 {
+        self.m.div_ceil(64) * 8
+    }
+
+    /// The false-positive rate expected after `count` insertions: `(1 - e^(-k c / m))^k`.
+    pub fn expected_fp_rate(&self, count: u64) -> f64 {
+        let bits = (self.m.div_ceil(64) * 64) as f64;
+        let k = f64::from(self.k);
+        (1.0 - (-k * count as f64 / bits).exp()).powf(k)
+    }
+}
+
+/// How a [`SeenUrls`] is sized and whether it confirms on disk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeenConfig {
+    /// Expected number of distinct URLs (n).
+    pub expected_urls: u64,
+    /// Bound on the compound false-positive rate (p), however many URLs arrive.
+    pub false_positive_rate: f64,
+    /// Confirm "maybe seen" answers against exact 128-bit hashes on disk.
+    pub confirm_on_disk: bool,
+}
+
+impl Default for SeenConfig {
+    fn default() -> Self {
+        SeenConfig {
+            expected_urls: 10_000_000,
+            false_positive_rate: 0.01,
+            confirm_on_disk: false,
+        }
+    }
+}
+
+impl SeenConfig {
+    /// The sizing of the first layer: `n` URLs at `p / 2`, so that the geometric series of
+    /// later layers (p/4, p/8, ...) keeps the compound rate below `p` however many URLs
+    /// arrive.
+    pub fn first_layer(&self) -> Result<BloomParams, SeenError> {
+        if !(self.false_positive_rate > 0.0 && self.false_positive_rate < 1.0) {
+            return Err(SeenError::Params(format!(
+                "p (false_positive_rate) must lie strictly between 0 and 1, got {}",
+                self.false_positive_rate
+            )));
+        }
+        BloomParams::new(self.expected_urls, self.false_positive_rate / 2.0)
+    }
+}
