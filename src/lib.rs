@@ -79,7 +79,7 @@
 //! calls the two itself, as `crawldedup crawl` does.
 //!
 //! Four ways in: call [`Dedup`] from a crawler of your own (`examples/embed.rs` is a
-//! minimal one), attach it to a `spider` crawl ([`adapters::spider`], feature `spider`),
+//! minimal one), attach it to a `spider` crawl (`adapters::spider`, feature `spider`),
 //! run `crawldedup serve` and talk HTTP/JSON from any language ([`adapters::serve`];
 //! `examples/scrapy/` has a Scrapy middleware), or embed the focused crawler built on the same
 //! stage ([`Crawler`], what `crawldedup crawl` runs) and receive its pages through a

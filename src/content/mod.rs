@@ -1,4 +1,4 @@
-//! Page content: bytes to text ([`decode`]) and text to main content ([`extract`]).
+//! Page content: bytes to text ([`decode`](mod@decode)) and text to main content ([`extract`](mod@extract)).
 
 pub mod decode;
 pub mod extract;

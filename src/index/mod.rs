@@ -21,7 +21,7 @@
 //! similar wins.
 //!
 //! # Storage
-//! Three sled trees (details in [`store`]): the document records in chunks of 64 ids, a
+//! Three sled trees (details in `store.rs`): the document records in chunks of 64 ids, a
 //! compact row (simhash, digest, length and sketch: 96 bytes) per document in chunks of
 //! 1,024, and a meta tree (format version, fingerprint version, layout, count written). The
 //! tables are rebuilt in memory from the rows on open rather than stored once per table.

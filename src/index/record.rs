@@ -17,7 +17,7 @@ pub struct DocRecord {
     pub name: String,
     /// Its confirmation sketch (see [`Sketch`]).
     pub sketch: Sketch,
-    /// For a tiny text (fewer than [`ConfirmPolicy::tiny_shingles`] distinct shingles), its
+    /// For a tiny text (fewer than [`ConfirmPolicy::tiny_shingles`](super::ConfirmPolicy::tiny_shingles) distinct shingles), its
     /// whole shingle set ([`crate::fingerprint::tiny_set`]), on which tiny candidates are
     /// confirmed exactly; empty otherwise.
     pub tiny_set: Vec<u32>,

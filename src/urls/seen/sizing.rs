@@ -67,7 +67,7 @@ impl BloomParams {
     }
 }
 
-/// How a [`SeenUrls`] is sized and whether it confirms on disk.
+/// How a [`SeenUrls`](super::SeenUrls) is sized and whether it confirms on disk.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SeenConfig {
     /// Expected number of distinct URLs (n).

@@ -2,7 +2,7 @@
 //! about every page after it fetched it.
 //!
 //! [`Dedup`] owns the seen-URL filter ([`SeenUrls`]), the extractor
-//! ([`crate::content::extract`]) and the simhash index ([`SimhashIndex`]), all kept in one
+//! ([`crate::content::extract`](mod@crate::content::extract)) and the simhash index ([`SimhashIndex`]), all kept in one
 //! state directory:
 //!
 //! ```text
@@ -27,7 +27,7 @@
 //!    [`MIN_CONTAINMENT`]. Two tiny texts (under [`TINY_SHINGLES`] shingles) are compared on
 //!    their exact shingle sets. Otherwise the page is stored and unique.
 //! 4. A near-duplicate verdict carries the estimates it was confirmed on
-//!    ([`Similarity`]): `similarity` and `containment` in `dedup --json`, the sidecar and
+//!    ([`Similarity`](crate::index::Similarity)): `similarity` and `containment` in `dedup --json`, the sidecar and
 //!    `duplicates.jsonl`.
 //!
 //! Precision does not decay with the index: unrelated texts get nearly independent
@@ -71,6 +71,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod builder;
+mod stats;
+mod verdict;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -78,12 +82,18 @@ use url::Url;
 
 use crate::config::Config;
 use crate::content::Extracted;
-use crate::fingerprint::{Digest, Fingerprint, Simhash};
+use crate::fingerprint::Fingerprint;
 use crate::index::{
-    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
+    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex,
 };
 use crate::page::{self, Prepared};
 use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
+use stats::{Counters, bump};
+
+pub use builder::DedupBuilder;
+pub use stats::DedupStats;
+pub(crate) use verdict::round3;
+pub use verdict::{Original, PageVerdict, UrlVerdict};
 
 /// A candidate between two long texts is a near-duplicate at this estimated resemblance
 /// (Jaccard similarity of their word 3-shingle sets) or above. The all-pairs evaluation
@@ -143,192 +153,6 @@ pub enum DedupError {
     },
 }
 
-/// What the stage says about a URL.
-#[derive(Debug, Clone, PartialEq)]
-pub enum UrlVerdict {
-    /// Never seen: now recorded; fetch it (this canonical form).
-    New(Url),
-    /// Seen before (or, at the filter's false-positive rate, a URL that only looks seen).
-    Seen(Url),
-    /// Not a crawlable URL.
-    Invalid(CanonicalError),
-}
-
-impl UrlVerdict {
-    /// `"new"`, `"seen"` or `"invalid"`.
-    pub fn label(&self) -> &'static str {
-        match self {
-            UrlVerdict::New(_) => "new",
-            UrlVerdict::Seen(_) => "seen",
-            UrlVerdict::Invalid(_) => "invalid",
-        }
-    }
-}
-
-/// The stored page that a duplicate repeats.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Original {
-    /// Its id in the index.
-    pub id: DocId,
-    /// Its URL (or the name it was checked under).
-    pub name: String,
-}
-
-/// What the stage says about a page.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PageVerdict {
-    /// Nothing like it was seen: it is now recorded; store it.
-    Unique {
-        /// Its id in the index.
-        id: DocId,
-        /// Its simhash.
-        fingerprint: Simhash,
-        /// The exact digest of its main text.
-        digest: Digest,
-        /// The estimates for the most alike stored page that was a candidate but not
-        /// confirmed (none when no stored page was a candidate): how close the page came to
-        /// being called a near-duplicate.
-        nearest: Option<Similarity>,
-    },
-    /// The same main text (after whitespace normalisation) was seen.
-    ExactDuplicate {
-        /// The page it repeats.
-        of: Original,
-    },
-    /// A main text confirmed alike on its sketch was seen.
-    NearDuplicate {
-        /// The most similar page it repeats.
-        of: Original,
-        /// Hamming distance between the two simhashes.
-        distance: u32,
-        /// The estimated resemblance and containment it was confirmed on.
-        similarity: Similarity,
-    },
-    /// The page has no main text to compare (empty, not HTML, or all boilerplate).
-    NoText,
-}
-
-impl PageVerdict {
-    /// `"unique"`, `"exact_duplicate"`, `"near_duplicate"` or `"no_text"`, as printed by
-    /// `crawldedup dedup --json` and the sidecar.
-    pub fn label(&self) -> &'static str {
-        match self {
-            PageVerdict::Unique { .. } => "unique",
-            PageVerdict::ExactDuplicate { .. } => "exact_duplicate",
-            PageVerdict::NearDuplicate { .. } => "near_duplicate",
-            PageVerdict::NoText => "no_text",
-        }
-    }
-
-    /// The verdict's fields as `crawldedup dedup --json` and the sidecar print them:
-    /// `verdict`; `of` and `distance` for duplicates (distance 0 for exact ones); for
-    /// near-duplicates also `similarity` (estimated resemblance) and `containment`, to three
-    /// decimals; `id`, `simhash` and `digest` for unique pages, and `nearest_similarity`
-    /// when a stored page was a candidate that the confirmation refused.
-    pub fn json_fields(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut fields = serde_json::Map::new();
-        fields.insert("verdict".into(), self.label().into());
-        match self {
-            PageVerdict::Unique {
-                id,
-                fingerprint,
-                digest,
-                nearest,
-            } => {
-                fields.insert("id".into(), (*id).into());
-                fields.insert("simhash".into(), fingerprint.to_string().into());
-                fields.insert("digest".into(), digest.to_string().into());
-                if let Some(nearest) = nearest {
-                    fields.insert(
-                        "nearest_similarity".into(),
-                        round3(nearest.resemblance).into(),
-                    );
-                }
-            }
-            PageVerdict::ExactDuplicate { of } => {
-                fields.insert("of".into(), of.name.clone().into());
-                fields.insert("distance".into(), 0.into());
-            }
-            PageVerdict::NearDuplicate {
-                of,
-                distance,
-                similarity,
-            } => {
-                fields.insert("of".into(), of.name.clone().into());
-                fields.insert("distance".into(), (*distance).into());
-                fields.insert("similarity".into(), round3(similarity.resemblance).into());
-                fields.insert("containment".into(), round3(similarity.containment).into());
-            }
-            PageVerdict::NoText => {}
-        }
-        fields
-    }
-
-    /// The page repeated, for duplicates.
-    pub fn original(&self) -> Option<&Original> {
-        match self {
-            PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => Some(of),
-            _ => None,
-        }
-    }
-}
-
-/// `x` to three decimals, as the JSON outputs print estimates.
-pub(crate) fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
-/// Counters of a [`Dedup`] since it was opened, plus the sizes of what it holds.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct DedupStats {
-    /// URLs checked.
-    pub urls_checked: u64,
-    /// Of those, new.
-    pub urls_new: u64,
-    /// Of those, seen before.
-    pub urls_seen: u64,
-    /// Of those, not crawlable.
-    pub urls_invalid: u64,
-    /// Pages checked.
-    pub pages_checked: u64,
-    /// Of those, unique.
-    pub pages_unique: u64,
-    /// Of those, exact duplicates.
-    pub pages_exact_duplicate: u64,
-    /// Of those, near-duplicates.
-    pub pages_near_duplicate: u64,
-    /// Of those, without main text.
-    pub pages_no_text: u64,
-    /// Candidates (from either source) that the sketch confirmation refused.
-    pub candidates_refused: u64,
-    /// Documents in the index (from all sessions).
-    pub indexed_documents: u64,
-    /// URLs in the filter (from all sessions).
-    pub seen_urls: u64,
-    /// Bytes of the URL filter.
-    pub seen_filter_bytes: u64,
-    /// Checkpoints taken since opening.
-    pub checkpoints: u64,
-}
-
-#[derive(Default)]
-struct Counters {
-    urls_checked: AtomicU64,
-    urls_new: AtomicU64,
-    urls_seen: AtomicU64,
-    urls_invalid: AtomicU64,
-    pages_checked: AtomicU64,
-    pages_unique: AtomicU64,
-    pages_exact: AtomicU64,
-    pages_near: AtomicU64,
-    pages_no_text: AtomicU64,
-    checkpoints: AtomicU64,
-}
-
-fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
-}
-
 /// The page stage. See the [module documentation](self).
 pub struct Dedup {
     state_dir: PathBuf,
@@ -345,84 +169,6 @@ impl std::fmt::Debug for Dedup {
             .field("state_dir", &self.state_dir)
             .field("stats", &self.stats())
             .finish()
-    }
-}
-
-/// Builds a [`Dedup`] from the settings that matter to a stage on its own, starting from
-/// the defaults of [`Config`]; [`Dedup::open`] takes a whole `Config` instead.
-///
-/// ```
-/// use crawldedup::Dedup;
-///
-/// let state = tempfile::tempdir()?;
-/// let dedup = Dedup::builder()
-///     .expected_urls(5_000_000)      // sizes the URL filter (n)
-///     .false_positive_rate(0.001)    // and its error bound (p)
-///     .max_distance(3)               // candidates: simhashes within 3 bits (and sketch bands)
-///     .open(state.path())?;
-/// assert_eq!(dedup.stats().indexed_documents, 0);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct DedupBuilder {
-    config: Config,
-}
-
-impl DedupBuilder {
-    /// Starts from the settings of `config` (its `[url_filter]` and `[dedup]` sections).
-    pub fn config(mut self, config: &Config) -> DedupBuilder {
-        self.config = config.clone();
-        self
-    }
-
-    /// Expected number of distinct URLs (n): sizes the URL filter and the index tables.
-    pub fn expected_urls(mut self, n: u64) -> DedupBuilder {
-        self.config.url_filter.expected_urls = n;
-        self
-    }
-
-    /// Bound on the URL filter's false-positive rate (p), strictly between 0 and 1.
-    pub fn false_positive_rate(mut self, p: f64) -> DedupBuilder {
-        self.config.url_filter.false_positive_rate = p;
-        self
-    }
-
-    /// Confirm the filter's "seen" answers against exact hashes on disk (no false
-    /// positives, at one disk lookup per positive).
-    pub fn confirm_on_disk(mut self, confirm: bool) -> DedupBuilder {
-        self.config.url_filter.confirm_on_disk = confirm;
-        self
-    }
-
-    /// Query and path parameters that canonicalization drops (exact names or `prefix*`),
-    /// replacing the default list.
-    pub fn strip_params<I, S>(mut self, params: I) -> DedupBuilder
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.config.url_filter.strip_params = params.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Simhashes within this many bits are near-duplicate candidates (k), 0 to 8; every
-    /// candidate is still confirmed on its sketch.
-    pub fn max_distance(mut self, k: u32) -> DedupBuilder {
-        self.config.dedup.max_distance = k;
-        self
-    }
-
-    /// Main texts shorter than this many characters are confirmed on their estimated
-    /// resemblance alone, never on containment.
-    pub fn short_text_chars(mut self, chars: usize) -> DedupBuilder {
-        self.config.dedup.short_text_chars = chars;
-        self
-    }
-
-    /// Checks the settings and opens the stage on `state_dir` (see [`Dedup::open`]).
-    pub fn open(self, state_dir: &Path) -> Result<Dedup, DedupError> {
-        self.config.validate("Dedup::builder")?;
-        Dedup::open(state_dir, &self.config)
     }
 }
 

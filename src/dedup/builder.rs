@@ -1,0 +1,84 @@
+//! Opening a stage from the settings that matter to it alone.
+
+use std::path::Path;
+
+use super::{Dedup, DedupError};
+use crate::config::Config;
+
+/// Builds a [`Dedup`] from the settings that matter to a stage on its own, starting from
+/// the defaults of [`Config`]; [`Dedup::open`] takes a whole `Config` instead.
+///
+/// ```
+/// use crawldedup::Dedup;
+///
+/// let state = tempfile::tempdir()?;
+/// let dedup = Dedup::builder()
+///     .expected_urls(5_000_000)      // sizes the URL filter (n)
+///     .false_positive_rate(0.001)    // and its error bound (p)
+///     .max_distance(3)               // candidates: simhashes within 3 bits (and sketch bands)
+///     .open(state.path())?;
+/// assert_eq!(dedup.stats().indexed_documents, 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct DedupBuilder {
+    pub(super) config: Config,
+}
+
+impl DedupBuilder {
+    /// Starts from the settings of `config` (its `[url_filter]` and `[dedup]` sections).
+    pub fn config(mut self, config: &Config) -> DedupBuilder {
+        self.config = config.clone();
+        self
+    }
+
+    /// Expected number of distinct URLs (n): sizes the URL filter and the index tables.
+    pub fn expected_urls(mut self, n: u64) -> DedupBuilder {
+        self.config.url_filter.expected_urls = n;
+        self
+    }
+
+    /// Bound on the URL filter's false-positive rate (p), strictly between 0 and 1.
+    pub fn false_positive_rate(mut self, p: f64) -> DedupBuilder {
+        self.config.url_filter.false_positive_rate = p;
+        self
+    }
+
+    /// Confirm the filter's "seen" answers against exact hashes on disk (no false
+    /// positives, at one disk lookup per positive).
+    pub fn confirm_on_disk(mut self, confirm: bool) -> DedupBuilder {
+        self.config.url_filter.confirm_on_disk = confirm;
+        self
+    }
+
+    /// Query and path parameters that canonicalization drops (exact names or `prefix*`),
+    /// replacing the default list.
+    pub fn strip_params<I, S>(mut self, params: I) -> DedupBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.config.url_filter.strip_params = params.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Simhashes within this many bits are near-duplicate candidates (k), 0 to 8; every
+    /// candidate is still confirmed on its sketch.
+    pub fn max_distance(mut self, k: u32) -> DedupBuilder {
+        self.config.dedup.max_distance = k;
+        self
+    }
+
+    /// Main texts shorter than this many characters are confirmed on their estimated
+    /// resemblance alone, never on containment.
+    pub fn short_text_chars(mut self, chars: usize) -> DedupBuilder {
+        self.config.dedup.short_text_chars = chars;
+        self
+    }
+
+    /// Checks the settings and opens the stage on `state_dir` (see [`Dedup::open`]).
+    pub fn open(self, state_dir: &Path) -> Result<Dedup, DedupError> {
+        self.config.validate("Dedup::builder")?;
+        Dedup::open(state_dir, &self.config)
+    }
+}

@@ -1,0 +1,54 @@
+//! The stage's counters and sizes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counters of a [`Dedup`](super::Dedup) since it was opened, plus the sizes of what it holds.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct DedupStats {
+    /// URLs checked.
+    pub urls_checked: u64,
+    /// Of those, new.
+    pub urls_new: u64,
+    /// Of those, seen before.
+    pub urls_seen: u64,
+    /// Of those, not crawlable.
+    pub urls_invalid: u64,
+    /// Pages checked.
+    pub pages_checked: u64,
+    /// Of those, unique.
+    pub pages_unique: u64,
+    /// Of those, exact duplicates.
+    pub pages_exact_duplicate: u64,
+    /// Of those, near-duplicates.
+    pub pages_near_duplicate: u64,
+    /// Of those, without main text.
+    pub pages_no_text: u64,
+    /// Candidates (from either source) that the sketch confirmation refused.
+    pub candidates_refused: u64,
+    /// Documents in the index (from all sessions).
+    pub indexed_documents: u64,
+    /// URLs in the filter (from all sessions).
+    pub seen_urls: u64,
+    /// Bytes of the URL filter.
+    pub seen_filter_bytes: u64,
+    /// Checkpoints taken since opening.
+    pub checkpoints: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) urls_checked: AtomicU64,
+    pub(super) urls_new: AtomicU64,
+    pub(super) urls_seen: AtomicU64,
+    pub(super) urls_invalid: AtomicU64,
+    pub(super) pages_checked: AtomicU64,
+    pub(super) pages_unique: AtomicU64,
+    pub(super) pages_exact: AtomicU64,
+    pub(super) pages_near: AtomicU64,
+    pub(super) pages_no_text: AtomicU64,
+    pub(super) checkpoints: AtomicU64,
+}
+
+pub(super) fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
