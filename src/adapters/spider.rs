@@ -61,7 +61,7 @@ use bytes::Bytes;
 use url::Url;
 
 use crate::dedup::{Dedup, DedupError, PageVerdict};
-use crate::index::{DocId, Similarity};
+use crate::index::DocId;
 use crate::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
 
 /// Pages spider may hold for a slow subscriber before it drops the oldest (spider's own
@@ -412,20 +412,9 @@ fn hand_over<S: PageSink>(
         Outcome::Checked(
             ref verdict @ (PageVerdict::ExactDuplicate { .. } | PageVerdict::NearDuplicate { .. }),
         ) => {
-            let (distance, similarity) = match verdict {
-                PageVerdict::NearDuplicate {
-                    distance,
-                    similarity,
-                    ..
-                } => (Some(*distance), *similarity),
-                _ => (
-                    None,
-                    Similarity {
-                        resemblance: 1.0,
-                        containment: 1.0,
-                    },
-                ),
-            };
+            let (distance, similarity) = verdict
+                .duplicate_measures()
+                .expect("a duplicate has its measures");
             sink.sink.duplicate(&DuplicatePage {
                 url,
                 final_url: final_url.clone(),

@@ -288,20 +288,9 @@ pub(super) fn outcome(
                 }
                 PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
                     totals.duplicates += 1;
-                    let (distance, similarity) = match &verdict {
-                        PageVerdict::NearDuplicate {
-                            distance,
-                            similarity,
-                            ..
-                        } => (Some(*distance), *similarity),
-                        _ => (
-                            None,
-                            crate::index::Similarity {
-                                resemblance: 1.0,
-                                containment: 1.0,
-                            },
-                        ),
-                    };
+                    let (distance, similarity) = verdict
+                        .duplicate_measures()
+                        .expect("a duplicate has its measures");
                     sinks.duplicate(&DuplicatePage {
                         url: task.url.clone(),
                         final_url: final_url.clone(),

@@ -127,6 +127,26 @@ impl PageVerdict {
         fields
     }
 
+    /// For a duplicate: the simhash distance (`None` for an exact duplicate) and the
+    /// estimates it was confirmed on (1 and 1 for an exact duplicate).
+    pub fn duplicate_measures(&self) -> Option<(Option<u32>, Similarity)> {
+        match self {
+            PageVerdict::ExactDuplicate { .. } => Some((
+                None,
+                Similarity {
+                    resemblance: 1.0,
+                    containment: 1.0,
+                },
+            )),
+            PageVerdict::NearDuplicate {
+                distance,
+                similarity,
+                ..
+            } => Some((Some(*distance), *similarity)),
+            _ => None,
+        }
+    }
+
     /// The page repeated, for duplicates.
     pub fn original(&self) -> Option<&Original> {
         match self {
