@@ -5,7 +5,7 @@
 //! ```text
 //! crawler.rs   Crawler::builder(config).sink(..).run(stop): options, summary, errors
 //! run.rs       the loop: one task owns the state; picks ready hosts, hands tasks out
-//! frontier.rs  every URL queued and its state; the order of what is left
+//! frontier/    every URL queued and its state; the order of what is left
 //! scope.rs     where the crawl may go, and which link first (focus keywords)
 //! robots.rs    robots.txt per host
 //! worker.rs    on a worker: robots.txt, fetch (fetch.rs, guard.rs), page::prepare
