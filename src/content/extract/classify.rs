@@ -199,9 +199,16 @@ pub(super) fn joined_word_category(lower: &str) -> Cat {
         ("sharing", Cat::Share),
         ("advert", Cat::Ads),
     ];
-    lower
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .find_map(|word| JOINED.iter().find(|(keyword, _)| joined_in(word, keyword)))
+    // Most class strings hold none of the keywords: one search per keyword over the whole
+    // string settles them before any word is looked at.
+    JOINED
+        .iter()
+        .filter(|(keyword, _)| lower.contains(keyword))
+        .find(|(keyword, _)| {
+            lower
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|word| joined_in(word, keyword))
+        })
         .map_or(Cat::None, |(_, cat)| *cat)
 }
 
