@@ -196,7 +196,10 @@ fn verify_outputs(out: &Path, record: &CheckpointRecord) -> Result<String, Strin
             ));
         }
     }
-    let (number, length) = record.warc;
+    let crate::crawl::warc::WarcPosition {
+        file: number,
+        length,
+    } = record.warc;
     let warc = out.join("warc").join(crate::crawl::warc::file_name(number));
     if length > 0 {
         let found = std::fs::metadata(&warc).map_or(0, |m| m.len());

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::crawler::{CrawlError, CrawlSummary};
 use super::frontier::Frontier;
 use super::outcome::Sinks;
+use super::warc::WarcPosition;
 use crate::dedup::Dedup;
 use crate::store::SinkPosition;
 
@@ -168,9 +169,9 @@ pub struct CheckpointRecord {
     pub duplicates: u64,
     /// Failures and skips recorded.
     pub failures: u64,
-    /// WARC file number and its length.
+    /// Where the WARC writer stood.
     #[serde(default)]
-    pub warc: (u64, u64),
+    pub warc: WarcPosition,
     /// The positions of the sinks given to the crawler, in the order they were given
     /// (the crawl's own files are `output_bytes` and `warc`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -67,14 +67,23 @@ impl Scope {
     }
 }
 
+/// Depths at or past this one all get the lowest breadth-first priority.
+const DEEPEST_PRIORITY_DEPTH: u32 = 1000;
+
+/// What one point of focus relevance weighs against depth: more than every depth step
+/// together, so relevance decides and depth only breaks ties.
+const RELEVANCE_WEIGHT: u32 = DEEPEST_PRIORITY_DEPTH;
+
 /// Link priority: with focus keywords, relevance of the anchor text, the URL's words and
 /// the parent page's text; without, breadth first.
 pub(super) fn priority(keywords: &[String], depth: u32, relevance: u32) -> u32 {
-    let breadth = 1000u32.saturating_sub(depth.min(1000));
+    let breadth = DEEPEST_PRIORITY_DEPTH.saturating_sub(depth.min(DEEPEST_PRIORITY_DEPTH));
     if keywords.is_empty() {
         breadth
     } else {
-        relevance.saturating_mul(1000).saturating_add(breadth)
+        relevance
+            .saturating_mul(RELEVANCE_WEIGHT)
+            .saturating_add(breadth)
     }
 }
 

@@ -34,8 +34,28 @@ const STORED_RECORD_BYTES: usize = 2048;
 /// Bytes of records gathered before they are written to the file.
 const BUFFER_BYTES: usize = 256 * 1024;
 
-/// Where the writer stands: file number and its length in bytes.
-pub type WarcPosition = (u64, u64);
+/// Where the writer stands: the number of its current file and that file's length in
+/// bytes. Kept in a checkpoint record as the pair `[file, length]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "(u64, u64)", into = "(u64, u64)")]
+pub struct WarcPosition {
+    /// The file number (in its name, `crawldedup-00001.warc.gz`).
+    pub file: u64,
+    /// Bytes of that file.
+    pub length: u64,
+}
+
+impl From<(u64, u64)> for WarcPosition {
+    fn from((file, length): (u64, u64)) -> WarcPosition {
+        WarcPosition { file, length }
+    }
+}
+
+impl From<WarcPosition> for (u64, u64) {
+    fn from(at: WarcPosition) -> (u64, u64) {
+        (at.file, at.length)
+    }
+}
 
 /// Writes WARC records into rotating gzip files.
 pub struct WarcWriter {
@@ -66,7 +86,10 @@ impl WarcWriter {
         position: WarcPosition,
     ) -> std::io::Result<WarcWriter> {
         std::fs::create_dir_all(dir)?;
-        let (number, length) = position;
+        let WarcPosition {
+            file: number,
+            length,
+        } = position;
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -114,7 +137,10 @@ impl WarcWriter {
     pub fn sync(&mut self) -> std::io::Result<WarcPosition> {
         self.file.flush()?;
         self.file.get_ref().sync_data()?;
-        Ok((self.number, self.length))
+        Ok(WarcPosition {
+            file: self.number,
+            length: self.length,
+        })
     }
 
     fn warcinfo(&mut self) -> std::io::Result<()> {
@@ -331,6 +357,17 @@ mod tests {
     use super::*;
     use std::io::Read;
 
+    #[test]
+    fn a_position_is_kept_as_the_pair_older_checkpoint_records_hold() {
+        let at = WarcPosition {
+            file: 3,
+            length: 4096,
+        };
+        assert_eq!(serde_json::to_string(&at).unwrap(), "[3,4096]");
+        let read: WarcPosition = serde_json::from_str("[3,4096]").unwrap();
+        assert_eq!(read, at);
+    }
+
     fn records(dir: &Path) -> Vec<String> {
         let mut names: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
@@ -356,7 +393,7 @@ mod tests {
     #[test]
     fn records_rotate_and_resume_cuts_back() {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = WarcWriter::open(dir.path(), 1000, (0, 0)).unwrap();
+        let mut w = WarcWriter::open(dir.path(), 1000, WarcPosition::default()).unwrap();
         w.response("http://a.test/", 200, Some("text/html"), b"<p>hello</p>")
             .unwrap();
         let position = w.sync().unwrap();
@@ -407,7 +444,7 @@ mod tests {
     #[test]
     fn each_record_is_one_member_with_a_matching_block_digest() {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = WarcWriter::open(dir.path(), u64::MAX, (0, 0)).unwrap();
+        let mut w = WarcWriter::open(dir.path(), u64::MAX, WarcPosition::default()).unwrap();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let noise: Vec<u8> = (0..300_000)
             .map(|_| {
@@ -474,7 +511,7 @@ mod tests {
         assert_eq!(out[10], 1);
 
         let dir = tempfile::tempdir().unwrap();
-        let mut w = WarcWriter::open(dir.path(), u64::MAX, (0, 0)).unwrap();
+        let mut w = WarcWriter::open(dir.path(), u64::MAX, WarcPosition::default()).unwrap();
         let start = |w: &mut WarcWriter| {
             w.flush().unwrap();
             std::fs::metadata(dir.path().join(file_name(0)))

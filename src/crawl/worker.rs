@@ -49,6 +49,23 @@ pub(super) enum Work {
 /// pages was a tenth of the CPU.
 pub(super) const INLINE_EXTRACTION_BYTES: usize = 64 * 1024;
 
+/// The longest robots.txt `Crawl-delay` obeyed, in seconds: a site asking for more gets
+/// this (one page a minute is already the pace of a site that wants to be left alone).
+pub(super) const CRAWL_DELAY_CAP_SECS: f32 = 60.0;
+
+/// The longest wait a `Retry-After` header can ask for before a retry.
+pub(super) const RETRY_AFTER_CAP: Duration = Duration::from_secs(300);
+
+/// The first retry's wait, doubled at each further attempt ...
+pub(super) const BACKOFF_BASE: Duration = Duration::from_millis(500);
+
+/// ... up to this many doublings (500 ms x 2^8: about two minutes) ...
+pub(super) const BACKOFF_MAX_DOUBLINGS: u32 = 8;
+
+/// ... plus up to this many milliseconds of jitter, derived from the URL, so that retries of
+/// one host spread out.
+pub(super) const BACKOFF_JITTER_MS: u64 = 250;
+
 /// Fetches one task (after robots.txt) and extracts it.
 pub(super) async fn work(shared: &Shared, task: Task) -> Work {
     let mut crawl_delay = None;
@@ -58,7 +75,7 @@ pub(super) async fn work(shared: &Shared, task: Task) -> Work {
             Robots::Rules(Some(robot)) => {
                 crawl_delay = robot
                     .delay
-                    .map(|d| Duration::from_secs_f32(d.clamp(0.0, 60.0)));
+                    .map(|d| Duration::from_secs_f32(d.clamp(0.0, CRAWL_DELAY_CAP_SECS)));
                 if !robot.allowed(task.url.as_str()) {
                     return Work::Disallowed { task };
                 }
@@ -129,11 +146,12 @@ pub(super) async fn work(shared: &Shared, task: Task) -> Work {
 
 pub(super) fn backoff(attempts: u32, retry_after: Option<Duration>, url: &Url) -> Duration {
     if let Some(after) = retry_after {
-        return after.min(Duration::from_secs(300));
+        return after.min(RETRY_AFTER_CAP);
     }
     // Exponential, with jitter derived from the URL (deterministic per URL and attempt).
-    let base = Duration::from_millis(500) * 2u32.pow(attempts.min(8));
-    let jitter = crate::urls::seen::url_hash(url.as_str()).rotate_left(attempts) % 250;
+    let base = BACKOFF_BASE * 2u32.pow(attempts.min(BACKOFF_MAX_DOUBLINGS));
+    let jitter =
+        crate::urls::seen::url_hash(url.as_str()).rotate_left(attempts) % BACKOFF_JITTER_MS;
     base + Duration::from_millis(jitter)
 }
 

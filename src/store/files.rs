@@ -21,6 +21,7 @@ use url::Url;
 use super::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
 use crate::config::OutputConfig;
 use crate::crawl::CrawlError;
+use crate::crawl::warc::{WarcPosition, WarcWriter, file_name};
 use crate::fingerprint::{Digest, Simhash};
 use crate::index::DocId;
 
@@ -54,7 +55,7 @@ struct OutputFiles {
     files: [std::io::BufWriter<std::fs::File>; 3],
     /// pages.jsonl and duplicates.jsonl are written (`output.jsonl`).
     jsonl: bool,
-    warc: Option<crate::crawl::warc::WarcWriter>,
+    warc: Option<WarcWriter>,
     warc_dir: PathBuf,
 }
 
@@ -66,7 +67,7 @@ impl OutputFiles {
         dir: &Path,
         output: &OutputConfig,
         lengths: [u64; 3],
-        warc_at: (u64, u64),
+        warc_at: WarcPosition,
     ) -> Result<OutputFiles, CrawlError> {
         std::fs::create_dir_all(dir).map_err(|source| CrawlError::Output {
             path: dir.to_path_buf(),
@@ -96,17 +97,14 @@ impl OutputFiles {
         let (p2, f2) = open_one(2)?;
         let warc_dir = dir.join("warc");
         let warc = if output.warc {
-            let (number, length) = warc_at;
-            check_not_behind(
-                &warc_dir.join(crate::crawl::warc::file_name(number)),
-                length,
-            )?;
+            check_not_behind(&warc_dir.join(file_name(warc_at.file)), warc_at.length)?;
             Some(
-                crate::crawl::warc::WarcWriter::open(&warc_dir, output.warc_rotate_bytes, warc_at)
-                    .map_err(|source| CrawlError::Output {
+                WarcWriter::open(&warc_dir, output.warc_rotate_bytes, warc_at).map_err(
+                    |source| CrawlError::Output {
                         path: warc_dir.clone(),
                         source,
-                    })?,
+                    },
+                )?,
             )
         } else {
             None
@@ -122,7 +120,7 @@ impl OutputFiles {
 
     fn warc(
         &mut self,
-        write: impl FnOnce(&mut crate::crawl::warc::WarcWriter) -> std::io::Result<()>,
+        write: impl FnOnce(&mut WarcWriter) -> std::io::Result<()>,
     ) -> Result<(), CrawlError> {
         match &mut self.warc {
             Some(w) => write(w).map_err(|source| CrawlError::Output {
@@ -208,7 +206,7 @@ impl OutputFiles {
     }
 
     /// Flushes and syncs every file; returns the JSONL lengths and the WARC position.
-    fn sync(&mut self) -> Result<([u64; 3], (u64, u64)), CrawlError> {
+    fn sync(&mut self) -> Result<([u64; 3], WarcPosition), CrawlError> {
         self.flush()?;
         let mut lengths = [0u64; 3];
         for (i, file) in self.files.iter_mut().enumerate() {
@@ -225,7 +223,7 @@ impl OutputFiles {
                 path: self.warc_dir.clone(),
                 source,
             })?,
-            None => (0, 0),
+            None => WarcPosition::default(),
         };
         Ok((lengths, warc))
     }
@@ -233,7 +231,7 @@ impl OutputFiles {
 
 /// The JSONL lengths and WARC position after a sync, or the first write error since the
 /// last one.
-type SyncAnswer = Result<([u64; 3], (u64, u64)), CrawlError>;
+type SyncAnswer = Result<([u64; 3], WarcPosition), CrawlError>;
 
 /// A line of pages.jsonl (the fields are the contract in design.md; their order is kept).
 #[derive(Serialize)]
@@ -382,7 +380,7 @@ impl Outputs {
         dir: &Path,
         output: &OutputConfig,
         lengths: [u64; 3],
-        warc_at: (u64, u64),
+        warc_at: WarcPosition,
     ) -> Result<Outputs, CrawlError> {
         let mut files = OutputFiles::open(dir, output, lengths, warc_at)?;
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Vec<OutputJob>>(OUTPUT_QUEUE);
@@ -497,16 +495,21 @@ impl FileSink {
         }
     }
 
-    /// The position of JSONL lengths `lengths` and WARC position `warc` (file number,
-    /// length).
-    pub fn position(lengths: [u64; 3], warc: (u64, u64)) -> SinkPosition {
-        SinkPosition(vec![lengths[0], lengths[1], lengths[2], warc.0, warc.1])
+    /// The position of JSONL lengths `lengths` and WARC position `warc`.
+    pub fn position(lengths: [u64; 3], warc: WarcPosition) -> SinkPosition {
+        SinkPosition(vec![
+            lengths[0],
+            lengths[1],
+            lengths[2],
+            warc.file,
+            warc.length,
+        ])
     }
 
     /// The JSONL lengths and WARC position of a position made by [`FileSink::position`].
-    pub fn lengths(at: &SinkPosition) -> Result<([u64; 3], (u64, u64)), SinkError> {
+    pub fn lengths(at: &SinkPosition) -> Result<([u64; 3], WarcPosition), SinkError> {
         match at.0[..] {
-            [a, b, c, n, l] => Ok(([a, b, c], (n, l))),
+            [a, b, c, file, length] => Ok(([a, b, c], WarcPosition { file, length })),
             _ => Err(format!("not a position of the crawl's files: {:?}", at.0).into()),
         }
     }
@@ -619,7 +622,7 @@ impl PageSink for FileSink {
     fn resume(&mut self, at: Option<&SinkPosition>) -> Result<(), SinkError> {
         let (lengths, warc) = match at {
             Some(at) => FileSink::lengths(at)?,
-            None => ([0; 3], (0, 0)),
+            None => ([0; 3], WarcPosition::default()),
         };
         self.open = Some(Outputs::open(&self.dir, &self.output, lengths, warc).map_err(boxed)?);
         Ok(())

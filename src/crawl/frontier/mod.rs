@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, HashMap};
 use url::Url;
 
 use log::{LOG_PREFIX, decode_log_part, encode_entry, log_key};
-use task::{Change, QueueKey, UrlKey};
+use task::{Change, QueueKey, TASK_BYTES, UrlKey};
 
 pub use log::{COMPACT_AFTER, COMPACTION_BATCH, LOG_PART_BYTES};
 pub use task::{FrontierCounts, Task, TaskState};
@@ -324,7 +324,8 @@ impl Frontier {
         let mut parts = Vec::new();
         let mut part = Vec::with_capacity(LOG_PART_BYTES);
         for (UrlKey(url), change) in &self.changes {
-            if !part.is_empty() && part.len() + 4 + url.as_str().len() + 21 > LOG_PART_BYTES {
+            if !part.is_empty() && part.len() + 4 + url.as_str().len() + TASK_BYTES > LOG_PART_BYTES
+            {
                 parts.push(std::mem::replace(
                     &mut part,
                     Vec::with_capacity(LOG_PART_BYTES),

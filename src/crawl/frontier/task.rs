@@ -51,9 +51,12 @@ pub struct Task {
     pub seq: u64,
 }
 
+/// Bytes of an encoded task: state (1), depth, priority, attempts (4 each), seq (8).
+pub(super) const TASK_BYTES: usize = 21;
+
 impl Task {
     pub(super) fn decode(url: &str, bytes: &[u8]) -> Option<(Task, TaskState)> {
-        if bytes.len() != 21 {
+        if bytes.len() != TASK_BYTES {
             return None;
         }
         let word = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap_or_default());
@@ -63,7 +66,7 @@ impl Task {
                 depth: word(1),
                 priority: word(5),
                 attempts: word(9),
-                seq: u64::from_be_bytes(bytes[13..21].try_into().ok()?),
+                seq: u64::from_be_bytes(bytes[13..TASK_BYTES].try_into().ok()?),
             },
             TaskState::from_code(bytes[0])?,
         ))
@@ -124,7 +127,7 @@ impl Change {
     }
 
     pub(super) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(21);
+        let mut out = Vec::with_capacity(TASK_BYTES);
         out.push(self.state.code());
         out.extend_from_slice(&self.depth.to_be_bytes());
         out.extend_from_slice(&self.priority.to_be_bytes());
