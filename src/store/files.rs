@@ -11,19 +11,16 @@
 
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use serde::Serialize;
 use url::Url;
 
+use super::lines::{DuplicateLine, FailureLine, Line, PageLine};
 use super::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
 use crate::config::OutputConfig;
 use crate::crawl::CrawlError;
 use crate::crawl::warc::{WarcPosition, WarcWriter, file_name};
-use crate::fingerprint::{Digest, Simhash};
-use crate::index::DocId;
 
 /// Refuses an output that is shorter than `expected`, the length the last checkpoint
 /// recorded (a missing file counts as empty): cutting it back is fine, extending it would
@@ -232,92 +229,6 @@ impl OutputFiles {
 /// The JSONL lengths and WARC position after a sync, or the first write error since the
 /// last one.
 type SyncAnswer = Result<([u64; 3], WarcPosition), CrawlError>;
-
-/// A line of pages.jsonl (the fields are the contract in design.md; their order is kept).
-#[derive(Serialize)]
-struct PageLine {
-    url: String,
-    final_url: String,
-    status: u16,
-    #[serde(serialize_with = "rfc3339_seconds")]
-    fetched_at: std::time::SystemTime,
-    depth: u32,
-    title: Option<String>,
-    language: Option<String>,
-    #[serde(serialize_with = "display")]
-    simhash: Simhash,
-    #[serde(serialize_with = "display")]
-    digest: Digest,
-    id: DocId,
-    /// Estimated resemblance of the most alike stored page that was a candidate but not
-    /// confirmed; absent when no stored page was a candidate.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    nearest_similarity: Option<f64>,
-    bytes: usize,
-    #[serde(serialize_with = "shared_str")]
-    text: Arc<str>,
-    redirects: Vec<String>,
-}
-
-/// A line of duplicates.jsonl.
-#[derive(Serialize)]
-struct DuplicateLine {
-    url: String,
-    final_url: String,
-    #[serde(serialize_with = "rfc3339_seconds")]
-    fetched_at: std::time::SystemTime,
-    kind: &'static str,
-    verdict: &'static str,
-    of: String,
-    distance: u32,
-    /// Estimated resemblance of the two main texts (1 for exact duplicates).
-    similarity: f64,
-    /// Estimated share of the smaller main text found in the larger (1 for exact ones).
-    containment: f64,
-    depth: u32,
-}
-
-/// A time as RFC 3339 in whole seconds, UTC (`2026-11-22T20:58:01Z`), written in place.
-fn rfc3339_seconds<S: serde::Serializer>(
-    time: &std::time::SystemTime,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(&humantime::format_rfc3339_seconds(*time))
-}
-
-/// A shared string as a string.
-fn shared_str<S: serde::Serializer>(text: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(text)
-}
-
-/// A value by its `Display` form, written in place.
-fn display<S: serde::Serializer, T: std::fmt::Display>(
-    value: &T,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(value)
-}
-
-/// A line of failures.jsonl.
-#[derive(Serialize)]
-struct FailureLine {
-    url: String,
-    kind: String,
-    reason: String,
-    status: Option<u16>,
-    attempts: u32,
-    depth: u32,
-}
-
-/// A JSONL line, built by the crawl loop and serialized by the writer thread (as the
-/// record it holds).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Line {
-    Page(Box<PageLine>),
-    Duplicate(DuplicateLine),
-    Failure(FailureLine),
-}
 
 /// One write for the writer thread.
 enum OutputJob {

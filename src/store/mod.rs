@@ -45,6 +45,7 @@
 //! ```
 
 pub mod files;
+mod lines;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};

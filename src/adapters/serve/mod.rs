@@ -47,14 +47,16 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::dedup::{Dedup, DedupError, UrlVerdict};
-use crate::urls::Canonicalizer;
+use requests::{Input, PageCheck, read_page_check, read_url_check};
+
+mod requests;
+pub use requests::read_request;
 
 /// The OpenAPI 3.1 description of the routes, as served at `GET /v1/openapi.json`.
-pub const OPENAPI: &str = include_str!("openapi.json");
+pub const OPENAPI: &str = include_str!("../openapi.json");
 
 /// Default address: loopback only; another host must be asked for explicitly.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
@@ -374,12 +376,6 @@ async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UrlsRequest {
-    urls: Vec<String>,
-}
-
 async fn check_urls(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
@@ -417,104 +413,6 @@ async fn check_urls(
         message: format!("URL check task: {e}"),
     })??;
     Ok(axum::Json(json!({ "results": results })))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PageRequest {
-    url: String,
-    #[serde(default)]
-    content_type: Option<String>,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    body_base64: Option<String>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    include_text: bool,
-}
-
-/// What a page check is given, read and checked.
-enum Input {
-    Html(Vec<u8>),
-    Text(String),
-}
-
-/// A page check's request, read and checked: nothing in it can fail later but the work.
-struct PageCheck {
-    url: String,
-    content_type: Option<String>,
-    input: Input,
-    include_text: bool,
-}
-
-/// Reads a `pages/check` body: JSON of the documented shape, a URL that canonicalizes
-/// (one that `urls/check` would call invalid is refused the same way, before any work),
-/// exactly one of the three inputs, valid base64.
-fn read_page_check(body: &[u8], canonicalizer: &Canonicalizer) -> Result<PageCheck, ApiError> {
-    let request: PageRequest = parse_json(body)?;
-    if request.url.trim().is_empty() {
-        return Err(ApiError::bad_request("url: must not be empty"));
-    }
-    if let Err(e) = canonicalizer.canonicalize(&request.url) {
-        return Err(ApiError::bad_request(format!(
-            "url: `{}`: {e}",
-            request.url
-        )));
-    }
-    let input = match (request.body, request.body_base64, request.text) {
-        (Some(body), None, None) => Input::Html(body.into_bytes()),
-        (None, Some(encoded), None) => {
-            let bytes = data_encoding::BASE64
-                .decode(encoded.trim().as_bytes())
-                .map_err(|e| ApiError::bad_request(format!("body_base64: {e}")))?;
-            Input::Html(bytes)
-        }
-        (None, None, Some(text)) => Input::Text(text),
-        _ => {
-            return Err(ApiError::bad_request(
-                "give exactly one of body, body_base64 and text",
-            ));
-        }
-    };
-    Ok(PageCheck {
-        url: request.url,
-        content_type: request.content_type,
-        input,
-        include_text: request.include_text,
-    })
-}
-
-/// Reads a `urls/check` body: JSON of the documented shape, at most `max_urls` URLs.
-fn read_url_check(body: &[u8], max_urls: usize) -> Result<UrlsRequest, ApiError> {
-    let request: UrlsRequest = parse_json(body)?;
-    if request.urls.len() > max_urls {
-        return Err(ApiError {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            message: format!(
-                "{} URLs in one request; at most {max_urls} (send several batches)",
-                request.urls.len(),
-            ),
-        });
-    }
-    Ok(request)
-}
-
-/// Reads a request body for `route` (`/v1/urls/check` or `/v1/pages/check`) as the server
-/// does, without doing the work: `Err` holds the status and the one-line message the
-/// client would get. For fuzzing and for clients that want to check requests offline.
-pub fn read_request(route: &str, body: &[u8]) -> Result<(), (u16, String)> {
-    let refused = |e: ApiError| (e.status.as_u16(), e.message);
-    match route {
-        "/v1/urls/check" => read_url_check(body, DEFAULT_MAX_URLS)
-            .map(|_| ())
-            .map_err(refused),
-        "/v1/pages/check" => read_page_check(body, &Canonicalizer::default())
-            .map(|_| ())
-            .map_err(refused),
-        other => Err((404, format!("no route {other}"))),
-    }
 }
 
 async fn check_page(
@@ -595,7 +493,7 @@ mod tests {
     /// raw in the 400's message.
     #[test]
     fn a_refused_request_is_one_line_whatever_it_quotes() {
-        let crash = include_bytes!("../../tests/fixtures/fuzz/sidecar-newline-in-url");
+        let crash = include_bytes!("../../../tests/fixtures/fuzz/sidecar-newline-in-url");
         let (status, message) = read_request("/v1/pages/check", &crash[1..]).unwrap_err();
         assert_eq!(status, 400);
         assert!(!message.contains('\n'), "{message}");

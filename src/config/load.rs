@@ -1,0 +1,216 @@
+//! Reading a configuration: the file's TOML, the `--set` overrides applied to the parsed
+//! document, and the checks of every value, each error on one line.
+
+use std::path::Path;
+
+use super::{Config, ConfigError, MAX_DISTANCE_LIMIT};
+
+impl Config {
+    /// Reads and checks a configuration file, with `overrides` (`section.key=value`)
+    /// applied on top.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            source_name: name.clone(),
+            key: String::new(),
+            problem: format!("cannot read: {e}"),
+        })?;
+        Config::from_toml_str(&text, &name, overrides)
+    }
+
+    /// Parses and checks configuration text; `name` is used in errors.
+    pub fn from_toml_str(
+        text: &str,
+        name: &str,
+        overrides: &[String],
+    ) -> Result<Config, ConfigError> {
+        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError {
+            source_name: name.to_string(),
+            key: String::new(),
+            problem: one_line(&toml_error_with_line(text, &e)),
+        })?;
+        for item in overrides {
+            apply_override(&mut doc, item)?;
+        }
+        let config: Config =
+            serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+                let key = e.path().to_string();
+                ConfigError {
+                    source_name: name.to_string(),
+                    key: if key == "." { String::new() } else { key },
+                    problem: one_line(e.inner().message()),
+                }
+                .blamed_on(overrides)
+            })?;
+        config.validate(name).map_err(|e| e.blamed_on(overrides))?;
+        Ok(config)
+    }
+
+    /// Checks values that the types alone do not pin down.
+    pub fn validate(&self, name: &str) -> Result<(), ConfigError> {
+        let err = |key: &str, problem: String| ConfigError {
+            source_name: name.to_string(),
+            key: key.to_string(),
+            problem,
+        };
+        let c = &self.crawl;
+        if c.concurrency == 0 {
+            return Err(err("crawl.concurrency", "must be at least 1".into()));
+        }
+        if c.per_host_concurrency == 0 {
+            return Err(err(
+                "crawl.per_host_concurrency",
+                "must be at least 1".into(),
+            ));
+        }
+        if c.connect_timeout_ms == 0 {
+            return Err(err("crawl.connect_timeout_ms", "must be at least 1".into()));
+        }
+        if c.request_timeout_ms == 0 {
+            return Err(err("crawl.request_timeout_ms", "must be at least 1".into()));
+        }
+        if c.max_body_bytes == 0 {
+            return Err(err("crawl.max_body_bytes", "must be at least 1".into()));
+        }
+        if c.user_agent.trim().is_empty() {
+            return Err(err("crawl.user_agent", "must not be empty".into()));
+        }
+        for (i, seed) in c.seeds.iter().enumerate() {
+            if let Err(e) = crate::urls::Canonicalizer::default().canonicalize(seed) {
+                return Err(err(&format!("crawl.seeds[{i}]"), format!("`{seed}`: {e}")));
+            }
+        }
+        for (key, patterns) in [
+            ("scope.include", &self.scope.include),
+            ("scope.exclude", &self.scope.exclude),
+        ] {
+            for (i, p) in patterns.iter().enumerate() {
+                if p.is_empty() {
+                    return Err(err(&format!("{key}[{i}]"), "empty pattern".into()));
+                }
+                if let Err(e) = regex::Regex::new(p) {
+                    return Err(err(
+                        &format!("{key}[{i}]"),
+                        format!(
+                            "`{p}` is not a regular expression: {}",
+                            one_line(&e.to_string())
+                        ),
+                    ));
+                }
+            }
+        }
+        for (i, file) in c.seed_files.iter().enumerate() {
+            match std::fs::metadata(file) {
+                Ok(meta) if meta.is_file() => {}
+                Ok(_) => {
+                    return Err(err(
+                        &format!("crawl.seed_files[{i}]"),
+                        format!("{}: not a file", file.display()),
+                    ));
+                }
+                Err(e) => {
+                    return Err(err(
+                        &format!("crawl.seed_files[{i}]"),
+                        format!("{}: {e}", file.display()),
+                    ));
+                }
+            }
+        }
+        let u = &self.url_filter;
+        if u.expected_urls == 0 {
+            return Err(err("url_filter.expected_urls", "must be at least 1".into()));
+        }
+        if !(u.false_positive_rate > 0.0 && u.false_positive_rate < 1.0) {
+            return Err(err(
+                "url_filter.false_positive_rate",
+                format!(
+                    "must lie strictly between 0 and 1 (got {})",
+                    u.false_positive_rate
+                ),
+            ));
+        }
+        if let Err(e) = crate::urls::BloomParams::new(u.expected_urls, u.false_positive_rate / 2.0)
+        {
+            return Err(err("url_filter.expected_urls", e.to_string()));
+        }
+        for (i, p) in u.strip_params.iter().enumerate() {
+            if p.trim().is_empty() || p.trim() == "*" {
+                return Err(err(
+                    &format!("url_filter.strip_params[{i}]"),
+                    format!("`{p}` would strip every parameter"),
+                ));
+            }
+        }
+        if self.dedup.max_distance > MAX_DISTANCE_LIMIT {
+            return Err(err(
+                "dedup.max_distance",
+                format!(
+                    "must be at most {MAX_DISTANCE_LIMIT} (got {})",
+                    self.dedup.max_distance
+                ),
+            ));
+        }
+        if self.output.warc_rotate_bytes < 1024 * 1024 {
+            return Err(err(
+                "output.warc_rotate_bytes",
+                "must be at least 1 MiB (1048576)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The configuration as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot print: {e}\n"))
+    }
+}
+
+/// Applies `section.key=value`; the value is read as TOML (`4`, `true`, `"text"`,
+/// `["a", "b"]`), and as a plain string when it is not valid TOML.
+fn apply_override(doc: &mut toml::Table, item: &str) -> Result<(), ConfigError> {
+    let err = |key: &str, problem: String| ConfigError {
+        source_name: "--set".to_string(),
+        key: key.to_string(),
+        problem,
+    };
+    let Some((key, raw)) = item.split_once('=') else {
+        return Err(err(item, "expected SECTION.KEY=VALUE".into()));
+    };
+    let key = key.trim();
+    let Some((section, field)) = key.split_once('.') else {
+        return Err(err(
+            key,
+            "expected SECTION.KEY (for example crawl.max_depth)".into(),
+        ));
+    };
+    let value = match format!("v = {raw}").parse::<toml::Table>() {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or(toml::Value::String(raw.to_string())),
+        Err(_) => toml::Value::String(raw.trim().to_string()),
+    };
+    let table = doc
+        .entry(section.to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    match table {
+        toml::Value::Table(t) => {
+            t.insert(field.to_string(), value);
+            Ok(())
+        }
+        _ => Err(err(section, "is not a section".into())),
+    }
+}
+
+fn toml_error_with_line(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

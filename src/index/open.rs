@@ -1,0 +1,215 @@
+//! Opening an index: checks of the stored layout and versions against the manifest, the
+//! roll-back to a checkpoint, the rebuild of the tables in memory; and the manifest's
+//! rewrite for `repair`.
+
+use std::path::Path;
+use std::sync::{Mutex, RwLock};
+
+use super::manifest::{MANIFEST_FILE, Manifest};
+use super::plan::{self, Plan};
+use super::store::{Store, StoreError};
+use super::tables::build_memory;
+use super::{INDEX_FORMAT_VERSION, IndexConfig, IndexError, Pending, RESTORE, SimhashIndex};
+use crate::fingerprint::FINGERPRINT_VERSION;
+
+impl SimhashIndex {
+    /// Opens the index in `dir`, creating it when empty. A stored index keeps its layout.
+    pub fn open(dir: &Path, config: IndexConfig) -> Result<SimhashIndex, IndexError> {
+        SimhashIndex::open_at(dir, config, None)
+    }
+
+    /// As [`SimhashIndex::open`], first dropping every document from id `limit` on: the
+    /// index as it was when it held `limit` documents (a crawl rolls back to its last
+    /// checkpoint this way).
+    pub fn open_at(
+        dir: &Path,
+        config: IndexConfig,
+        limit: Option<u64>,
+    ) -> Result<SimhashIndex, IndexError> {
+        let path = dir.to_path_buf();
+        let (store_error, corrupt) = IndexError::makers(&path);
+        if config.max_distance > crate::config::MAX_DISTANCE_LIMIT {
+            return Err(IndexError::Layout(format!(
+                "k = {} is over the limit of {}",
+                config.max_distance,
+                crate::config::MAX_DISTANCE_LIMIT
+            )));
+        }
+        let started = std::time::Instant::now();
+        let db = crate::db::open(&sled::Config::new().path(dir).cache_capacity(256 << 20))
+            .map_err(store_error)?;
+        let sled_opened = started.elapsed();
+        let store = Store::open(&db).map_err(store_error)?;
+        let manifest = Manifest::read(dir).map_err(&corrupt)?;
+        let (plan, manifest) = match (store.layout().map_err(store_error)?, manifest) {
+            (Some((version, fp_version, k, blocks)), manifest) => {
+                if version != INDEX_FORMAT_VERSION || fp_version != FINGERPRINT_VERSION {
+                    return Err(IndexError::Format {
+                        path: path.clone(),
+                        found: (version, fp_version),
+                    });
+                }
+                let plan = Plan::with_blocks(k, blocks).ok_or_else(|| {
+                    corrupt(format!("stored layout k = {k}, {blocks} blocks is invalid"))
+                })?;
+                let manifest = match manifest {
+                    Some(m) => m,
+                    // Created, then stopped before its first manifest: nothing to lose.
+                    None if store.is_empty().map_err(store_error)? => Manifest::empty(),
+                    None => {
+                        return Err(corrupt(format!(
+                            "damaged: the manifest ({MANIFEST_FILE}) is missing, so the index \
+                             cannot be checked; {RESTORE}"
+                        )));
+                    }
+                };
+                if (manifest.format, manifest.fingerprint) != (version, fp_version) {
+                    return Err(corrupt(format!(
+                        "damaged: the manifest names index format {} and fingerprint version \
+                         {}, the database {version} and {fp_version}; {RESTORE}",
+                        manifest.format, manifest.fingerprint
+                    )));
+                }
+                (plan, manifest)
+            }
+            (None, Some(manifest)) => {
+                return Err(corrupt(format!(
+                    "damaged: the database holds no index, the manifest records {} documents; \
+                     {RESTORE}",
+                    manifest.documents
+                )));
+            }
+            (None, None) => {
+                let plan = match config.blocks {
+                    Some(r) => Plan::with_blocks(config.max_distance, r),
+                    None => Plan::choose(
+                        config.expected,
+                        config.max_distance,
+                        plan::DEFAULT_CANDIDATE_BUDGET,
+                    ),
+                }
+                .ok_or_else(|| {
+                    IndexError::Layout(format!(
+                        "no layout with {:?} blocks for k = {}",
+                        config.blocks, config.max_distance
+                    ))
+                })?;
+                store
+                    .set_layout(
+                        INDEX_FORMAT_VERSION,
+                        FINGERPRINT_VERSION,
+                        plan.k,
+                        plan.blocks.len() as u32,
+                    )
+                    .map_err(store_error)?;
+                db.flush().map_err(store_error)?;
+                let manifest = Manifest::empty();
+                manifest.write(dir).map_err(|e| corrupt(e.to_string()))?;
+                (plan, manifest)
+            }
+        };
+        let store_failure = |e: StoreError| match e {
+            StoreError::Sled(source) => IndexError::Store {
+                path: path.clone(),
+                source,
+            },
+            StoreError::Corrupt(problem) => corrupt(problem),
+        };
+        let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
+        let mut rows = store.load_rows(&marks).map_err(store_failure)?;
+        if (rows.len() as u64) < manifest.documents {
+            return Err(corrupt(format!(
+                "damaged: {} documents readable, the manifest records {}; {RESTORE}",
+                rows.len(),
+                manifest.documents
+            )));
+        }
+        if rows.checksums_at[0].1 != Some(manifest.rows_checksum) {
+            return Err(corrupt(format!(
+                "damaged: the rows of the first {} documents do not match the manifest's \
+                 checksum; {RESTORE}",
+                manifest.documents
+            )));
+        }
+        if let Some(limit) = limit {
+            if (rows.len() as u64) < limit {
+                return Err(corrupt(format!(
+                    "{} documents stored, the checkpoint expects {limit}",
+                    rows.len()
+                )));
+            }
+            if (rows.len() as u64) > limit {
+                store.truncate(limit, &mut rows).map_err(store_failure)?;
+                db.flush().map_err(store_error)?;
+                Manifest {
+                    documents: limit,
+                    rows_checksum: rows.checksum,
+                    ..manifest
+                }
+                .write(dir)
+                .map_err(|e| corrupt(e.to_string()))?;
+            }
+        }
+        if u32::try_from(rows.len()).is_err() {
+            return Err(corrupt(format!(
+                "{} documents is over the limit",
+                rows.len()
+            )));
+        }
+        let rows_read = started.elapsed();
+        let memory = build_memory(&plan, rows);
+        let count = memory.count();
+        tracing::debug!(
+            "{}: opened with {count} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
+            path.display(),
+            sled_opened.as_secs_f64(),
+            (rows_read - sled_opened).as_secs_f64(),
+            (started.elapsed() - rows_read).as_secs_f64()
+        );
+        Ok(SimhashIndex {
+            confirm: config.confirm,
+            refused: Default::default(),
+            path,
+            db,
+            store,
+            plan,
+            memory: RwLock::new(memory),
+            writer: Mutex::new(()),
+            durable: Mutex::new(count),
+            pending: Mutex::new(Pending {
+                first: count,
+                docs: Vec::new(),
+            }),
+        })
+    }
+
+    /// Rewrites the manifest of the index in `dir` to the documents its database holds now,
+    /// for `crawldedup repair --accept-loss` after the database lost documents or the
+    /// manifest was lost: returns (documents held, documents the old manifest recorded, if
+    /// it was readable). Nothing in the database changes.
+    pub fn rewrite_manifest(dir: &Path) -> Result<(u64, Option<u64>), IndexError> {
+        let (store_error, corrupt) = IndexError::makers(dir);
+        let old = Manifest::read(dir).ok().flatten().map(|m| m.documents);
+        let db = crate::db::open(&sled::Config::new().path(dir)).map_err(store_error)?;
+        let store = Store::open(&db).map_err(store_error)?;
+        let Some((format, fingerprint, _, _)) = store.layout().map_err(store_error)? else {
+            return Err(corrupt(
+                "the database holds no index: nothing to rewrite the manifest for".into(),
+            ));
+        };
+        let rows = store.load_rows(&[]).map_err(|e| match e {
+            StoreError::Sled(source) => store_error(source),
+            StoreError::Corrupt(problem) => corrupt(problem),
+        })?;
+        db.flush().map_err(store_error)?;
+        Manifest {
+            format,
+            fingerprint,
+            documents: rows.len() as u64,
+            rows_checksum: rows.checksum,
+        }
+        .write(dir)
+        .map_err(|e| corrupt(format!("writing the manifest: {e}")))?;
+        Ok((rows.len() as u64, old))
+    }
+}
