@@ -34,6 +34,7 @@
 //! use crawldedup::store::{self, StoredPage};
 //! use crawldedup::{Config, Dedup};
 //!
+//! # #[allow(dead_code)]
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let dedup = Arc::new(Dedup::open("crawl-state".as_ref(), &Config::default())?);
 //! let mut website = spider::website::Website::new("https://example.com");

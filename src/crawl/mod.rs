@@ -4,12 +4,15 @@
 //!
 //! ```text
 //! crawler.rs   Crawler::builder(config).sink(..).run(stop): options, summary, errors
-//! run.rs       the loop: one task owns the state; picks ready hosts, hands tasks out
+//! run.rs       the loop: one task owns the state; opens it, queues the seeds, waits for
+//!              workers, checkpoints
+//! schedule.rs  politeness and dispatch: per-host delay and concurrency, retries waiting
 //! frontier/    every URL queued and its state; the order of what is left
 //! scope.rs     where the crawl may go, and which link first (focus keywords)
 //! robots.rs    robots.txt per host
 //! worker.rs    on a worker: robots.txt, fetch (fetch.rs, guard.rs), page::prepare
-//! outcome.rs   back in the loop: Dedup::decide, the sinks (crate::store), links queued
+//! outcome.rs   back in the loop: retry or fail, Dedup::decide, the sinks
+//!              (crate::store), links queued by focus score
 //! record.rs    the checkpoint: sinks' positions, index size, frontier, one record
 //! warc.rs      WARC records for the file sink
 //! ```
@@ -22,6 +25,7 @@ mod outcome;
 mod record;
 mod robots;
 mod run;
+mod schedule;
 mod scope;
 pub mod warc;
 mod worker;

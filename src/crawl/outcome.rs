@@ -1,21 +1,33 @@
 //! What a worker's result means for the crawl: retried, stored, recorded as a duplicate or
 //! a failure, links queued; every decision handed to the sinks in order.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use url::Url;
 
 use super::crawler::{CrawlError, MAX_ATTEMPTS};
 use super::frontier::{Frontier, Task, host_key};
 use super::record::CheckpointRecord;
-use super::run::{HostState, Shared};
+use super::run::Shared;
+use super::schedule::Schedule;
 use super::scope::{priority, relevance};
-use super::worker::{Failure, Work, backoff};
+use super::worker::{Failure, FetchedPage, Work, backoff};
+use crate::content::RawLinks;
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
 use crate::store::files::FileSink;
 use crate::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
+
+/// How much a link's anchor text counts in its focus score, per keyword it holds ...
+const ANCHOR_WEIGHT: u32 = 3;
+
+/// ... its URL's path ...
+const URL_WEIGHT: u32 = 2;
+
+/// ... and its page's text, counted up to this many keywords (a long page on the topic
+/// lifts its links, but not above a link that names the topic itself).
+const PARENT_RELEVANCE_CAP: u32 = 5;
 
 /// The crawl's sinks: its files first, then those given to the crawler, each handed every
 /// decision in order.
@@ -101,9 +113,7 @@ pub(super) struct Ledger<'a> {
     pub(super) frontier: &'a mut Frontier,
     pub(super) sinks: &'a mut Sinks,
     pub(super) totals: &'a mut CheckpointRecord,
-    pub(super) hosts: &'a mut HashMap<String, HostState>,
-    /// Tasks waiting out a retry backoff (still in flight for the frontier).
-    pub(super) delayed: &'a mut Vec<(Instant, Task)>,
+    pub(super) schedule: &'a mut Schedule,
 }
 
 /// Records a worker's result: the outcome, then a failure line if it was not stored.
@@ -139,16 +149,14 @@ pub(super) fn outcome(
         frontier,
         sinks,
         totals,
-        hosts,
-        delayed,
+        schedule,
     } = ledger;
     let (dedup, keywords) = (*dedup, shared.keywords.as_slice());
-    let (max_depth, base_delay) = (shared.max_depth, shared.base_delay);
+    let base_delay = shared.base_delay;
     let host = host_key(&work.task().url);
-    if !hosts.contains_key(host) {
-        hosts.insert(host.to_string(), HostState::default());
-    }
-    let state = hosts.get_mut(host).expect("inserted above");
+    schedule.in_flight = schedule.in_flight.saturating_sub(1);
+    let delayed = &mut schedule.delayed;
+    let state = schedule.hosts.entry(host.to_string()).or_default();
     state.in_flight = state.in_flight.saturating_sub(1);
     let now = Instant::now();
     match work {
@@ -185,42 +193,17 @@ pub(super) fn outcome(
                 )));
             }
         }
-        Work::Page {
-            task,
-            deferred,
-            status,
-            final_url,
-            content_type,
-            mut body,
-            retry_after,
-            redirects,
-            prepared,
-            crawl_delay,
-            fetched_at,
-        } => {
+        Work::Page(mut page) => {
             totals.fetched += 1;
-            state.delay = base_delay.max(crawl_delay.unwrap_or_default());
+            state.delay = base_delay.max(page.crawl_delay.unwrap_or_default());
             state.next_allowed = Some(now + state.delay);
-            if let Some(target) = deferred {
-                // Canonical already: the hop canonicalized it.
-                let queued = match dedup.check_canonical((*target).clone())? {
-                    UrlVerdict::New(url) => frontier
-                        .push(url, task.depth, priority(keywords, task.depth, 0))
-                        .map_err(CrawlError::Setup)?,
-                    _ => false,
-                };
-                let reason = if queued {
-                    format!("to {target} on another host: queued")
-                } else {
-                    format!("to {target} on another host: already seen")
-                };
-                return Ok(Some((
-                    task,
-                    Failure::new("redirected", reason, Some(status)),
-                )));
+            let (status, retry_after) = (page.status, page.retry_after);
+            if let Some(target) = page.deferred.take() {
+                return redirected_away(dedup, frontier, keywords, page.task, &target, status);
             }
             let retryable = status >= 500 || status == 429;
-            if retryable && task.attempts + 1 < MAX_ATTEMPTS {
+            if retryable && page.task.attempts + 1 < MAX_ATTEMPTS {
+                let task = page.task;
                 let wait = backoff(task.attempts, retry_after, &task.url);
                 if retry_after.is_some() || status == 429 {
                     // The server asked the whole host to slow down.
@@ -229,121 +212,187 @@ pub(super) fn outcome(
                 delayed.push((now + wait, task));
                 return Ok(None);
             }
-            if !(200..300).contains(&status) {
-                let reason = format!("HTTP {status}");
-                return Ok(Some((
-                    task,
-                    Failure::new("http_status", reason, Some(status)),
-                )));
-            }
-            // The redirect target is the page: remember it, and take it off the queue if a
-            // link put it there, so that it is not fetched again. Every hop was
-            // canonicalized before it was followed, so the final URL is canonical.
-            if final_url != task.url {
-                if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
-                    dedup.check_canonical(final_url.clone())?
-                {
-                    frontier
-                        .settle(target, task.depth)
-                        .map_err(CrawlError::Setup)?;
-                }
-            }
-            let Some(prepared) = prepared else {
-                let reason = format!(
-                    "not HTML ({})",
-                    content_type.as_deref().unwrap_or("no content type")
-                );
-                return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
-            };
-            let verdict = dedup.decide(final_url.as_str(), &prepared)?;
-            let (extracted, links) = prepared.into_parts();
-            let mut parent_relevance = 0;
-            let body = Bytes::from(std::mem::take(&mut body));
-            match &verdict {
-                PageVerdict::Unique {
-                    id,
-                    fingerprint,
-                    digest,
-                    nearest,
-                } => {
-                    totals.stored += 1;
-                    parent_relevance = relevance(keywords, &extracted.text).min(5);
-                    sinks.page(&StoredPage {
-                        url: task.url.clone(),
-                        final_url: final_url.clone(),
-                        redirects: redirects.iter().map(|(u, _)| u.clone()).collect(),
-                        status,
-                        fetched_at,
-                        depth: task.depth,
-                        content_type,
-                        body,
-                        title: extracted.title,
-                        language: extracted.language,
-                        text: Arc::from(extracted.text),
-                        id: *id,
-                        simhash: *fingerprint,
-                        digest: *digest,
-                        nearest: *nearest,
-                    })?;
-                }
-                PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
-                    totals.duplicates += 1;
-                    let (distance, similarity) = verdict
-                        .duplicate_measures()
-                        .expect("a duplicate has its measures");
-                    sinks.duplicate(&DuplicatePage {
-                        url: task.url.clone(),
-                        final_url: final_url.clone(),
-                        status,
-                        fetched_at,
-                        depth: task.depth,
-                        content_type,
-                        body,
-                        of: of.name.clone(),
-                        distance,
-                        similarity,
-                    })?;
-                }
-                PageVerdict::NoText => {
-                    return Ok(Some((
-                        task,
-                        Failure::new("no_text", "no main text".into(), Some(status)),
-                    )));
-                }
-            }
-            // Links: duplicates' links are not followed (their originals' were).
-            if matches!(verdict, PageVerdict::Unique { .. }) && task.depth < max_depth {
-                let base = links.base();
-                for link in links.iter() {
-                    if link.nofollow {
-                        continue;
-                    }
-                    let canonical = match base {
-                        Some(base) => shared.canonicalizer.canonicalize_link(base, link.href),
-                        None => shared.canonicalizer.canonicalize(link.href),
-                    };
-                    let Ok(canonical) = canonical else {
-                        continue;
-                    };
-                    if shared.scope.allows(&canonical).is_err() {
-                        continue;
-                    }
-                    if let UrlVerdict::New(url) = dedup.check_canonical(canonical)? {
-                        let score = 3 * relevance(keywords, link.text)
-                            + 2 * relevance(keywords, url.path())
-                            + parent_relevance;
-                        frontier
-                            .push(
-                                url,
-                                task.depth + 1,
-                                priority(keywords, task.depth + 1, score),
-                            )
-                            .map_err(CrawlError::Setup)?;
-                    }
-                }
-            }
-            frontier.finish(&task, false);
+            return record_page(*page, dedup, frontier, sinks, totals, shared);
         }
     }
+    Ok(None)
+}
+
+/// A redirect to another host: the target is queued (when new) for that host's turn, and
+/// the redirecting URL is recorded as `redirected`.
+fn redirected_away(
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    keywords: &[String],
+    task: Task,
+    target: &Url,
+    status: u16,
+) -> Result<Option<(Task, Failure)>, CrawlError> {
+    // Canonical already: the hop canonicalized it.
+    let queued = match dedup.check_canonical(target.clone())? {
+        UrlVerdict::New(url) => frontier
+            .push(url, task.depth, priority(keywords, task.depth, 0))
+            .map_err(CrawlError::Setup)?,
+        _ => false,
+    };
+    let reason = if queued {
+        format!("to {target} on another host: queued")
+    } else {
+        format!("to {target} on another host: already seen")
+    };
+    Ok(Some((
+        task,
+        Failure::new("redirected", reason, Some(status)),
+    )))
+}
+
+/// Queues the new, in-scope, followable links of a stored page, each with its priority: its
+/// anchor text's and URL's relevance to the focus keywords, and its page's.
+fn follow(
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    shared: &Shared,
+    task: &Task,
+    links: &RawLinks,
+    parent_relevance: u32,
+) -> Result<(), CrawlError> {
+    let keywords = shared.keywords.as_slice();
+    let base = links.base();
+    for link in links.iter() {
+        if link.nofollow {
+            continue;
+        }
+        let canonical = match base {
+            Some(base) => shared.canonicalizer.canonicalize_link(base, link.href),
+            None => shared.canonicalizer.canonicalize(link.href),
+        };
+        let Ok(canonical) = canonical else {
+            continue;
+        };
+        if shared.scope.allows(&canonical).is_err() {
+            continue;
+        }
+        if let UrlVerdict::New(url) = dedup.check_canonical(canonical)? {
+            let score = ANCHOR_WEIGHT * relevance(keywords, link.text)
+                + URL_WEIGHT * relevance(keywords, url.path())
+                + parent_relevance;
+            let depth = task.depth + 1;
+            frontier
+                .push(url, depth, priority(keywords, depth, score))
+                .map_err(CrawlError::Setup)?;
+        }
+    }
+    Ok(())
+}
+
+/// A response the host was not asked to retry: a failure for a status other than 2xx or a
+/// body that is no page; else the page's verdict, handed to the sinks, and the links of a
+/// stored page queued.
+fn record_page(
+    page: FetchedPage,
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    sinks: &mut Sinks,
+    totals: &mut CheckpointRecord,
+    shared: &Shared,
+) -> Result<Option<(Task, Failure)>, CrawlError> {
+    let FetchedPage {
+        task,
+        status,
+        final_url,
+        content_type,
+        mut body,
+        redirects,
+        prepared,
+        fetched_at,
+        ..
+    } = page;
+    let (keywords, max_depth) = (shared.keywords.as_slice(), shared.max_depth);
+    if !(200..300).contains(&status) {
+        let reason = format!("HTTP {status}");
+        return Ok(Some((
+            task,
+            Failure::new("http_status", reason, Some(status)),
+        )));
+    }
+    // The redirect target is the page: remember it, and take it off the queue if a
+    // link put it there, so that it is not fetched again. Every hop was
+    // canonicalized before it was followed, so the final URL is canonical.
+    if final_url != task.url {
+        if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
+            dedup.check_canonical(final_url.clone())?
+        {
+            frontier
+                .settle(target, task.depth)
+                .map_err(CrawlError::Setup)?;
+        }
+    }
+    let Some(prepared) = prepared else {
+        let reason = format!(
+            "not HTML ({})",
+            content_type.as_deref().unwrap_or("no content type")
+        );
+        return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
+    };
+    let verdict = dedup.decide(final_url.as_str(), &prepared)?;
+    let (extracted, links) = prepared.into_parts();
+    let body = Bytes::from(std::mem::take(&mut body));
+    match &verdict {
+        PageVerdict::Unique {
+            id,
+            fingerprint,
+            digest,
+            nearest,
+        } => {
+            totals.stored += 1;
+            let parent_relevance = relevance(keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
+            sinks.page(&StoredPage {
+                url: task.url.clone(),
+                final_url: final_url.clone(),
+                redirects: redirects.iter().map(|(u, _)| u.clone()).collect(),
+                status,
+                fetched_at,
+                depth: task.depth,
+                content_type,
+                body,
+                title: extracted.title,
+                language: extracted.language,
+                text: Arc::from(extracted.text),
+                id: *id,
+                simhash: *fingerprint,
+                digest: *digest,
+                nearest: *nearest,
+            })?;
+            // Duplicates' links are not followed (their originals' were).
+            if task.depth < max_depth {
+                follow(dedup, frontier, shared, &task, &links, parent_relevance)?;
+            }
+        }
+        PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
+            totals.duplicates += 1;
+            let (distance, similarity) = verdict
+                .duplicate_measures()
+                .expect("a duplicate has its measures");
+            sinks.duplicate(&DuplicatePage {
+                url: task.url.clone(),
+                final_url: final_url.clone(),
+                status,
+                fetched_at,
+                depth: task.depth,
+                content_type,
+                body,
+                of: of.name.clone(),
+                distance,
+                similarity,
+            })?;
+        }
+        PageVerdict::NoText => {
+            return Ok(Some((
+                task,
+                Failure::new("no_text", "no main text".into(), Some(status)),
+            )));
+        }
+    }
+    frontier.finish(&task, false);
     Ok(None)
 }

@@ -12,34 +12,30 @@ use super::robots::{Robots, robots_for};
 use super::run::Shared;
 use crate::page::{self, Prepared};
 
+/// A response, as a worker brings it back.
+pub(super) struct FetchedPage {
+    pub(super) task: Task,
+    /// A redirect to another host, left for the queue.
+    pub(super) deferred: Option<Url>,
+    pub(super) status: u16,
+    pub(super) final_url: Url,
+    pub(super) content_type: Option<String>,
+    pub(super) body: Vec<u8>,
+    pub(super) retry_after: Option<Duration>,
+    pub(super) redirects: Vec<(Url, u16)>,
+    /// The extraction and its text's fingerprint, for HTML pages.
+    pub(super) prepared: Option<Prepared>,
+    /// The host's robots.txt `Crawl-delay`, capped.
+    pub(super) crawl_delay: Option<Duration>,
+    pub(super) fetched_at: std::time::SystemTime,
+}
+
 /// What a worker brings back.
 pub(super) enum Work {
-    Page {
-        task: Task,
-        /// A redirect to another host, left for the queue.
-        deferred: Option<Box<Url>>,
-        status: u16,
-        final_url: Url,
-        content_type: Option<String>,
-        body: Vec<u8>,
-        retry_after: Option<Duration>,
-        redirects: Vec<(Url, u16)>,
-        /// The extraction and its text's fingerprint, for HTML pages.
-        prepared: Option<Box<Prepared>>,
-        crawl_delay: Option<Duration>,
-        fetched_at: std::time::SystemTime,
-    },
-    Failed {
-        task: Task,
-        error: FetchError,
-    },
-    Disallowed {
-        task: Task,
-    },
-    RobotsClosed {
-        task: Task,
-        until: Instant,
-    },
+    Page(Box<FetchedPage>),
+    Failed { task: Task, error: FetchError },
+    Disallowed { task: Task },
+    RobotsClosed { task: Task, until: Instant },
 }
 
 /// HTML bodies up to this size are extracted and fingerprinted on the runtime worker that
@@ -111,7 +107,6 @@ pub(super) async fn work(shared: &Shared, task: Task) -> Work {
                     fetched.content_type.as_deref(),
                     Some(&fetched.url),
                 )
-                .map(Box::new)
             } else {
                 // The body goes to the blocking pool and comes back, without a copy.
                 let body = std::mem::take(&mut fetched.body);
@@ -119,16 +114,16 @@ pub(super) async fn work(shared: &Shared, task: Task) -> Work {
                 let url = fetched.url.clone();
                 let (body, prepared) = tokio::task::spawn_blocking(move || {
                     let prepared = page::prepare(&body, content_type.as_deref(), Some(&url));
-                    (body, prepared.map(Box::new))
+                    (body, prepared)
                 })
                 .await
                 .unwrap_or_default();
                 fetched.body = body;
                 prepared
             };
-            Work::Page {
+            Work::Page(Box::new(FetchedPage {
                 task,
-                deferred: fetched.deferred.map(Box::new),
+                deferred: fetched.deferred,
                 status: fetched.status,
                 final_url: fetched.url,
                 content_type: fetched.content_type,
@@ -138,7 +133,7 @@ pub(super) async fn work(shared: &Shared, task: Task) -> Work {
                 prepared,
                 crawl_delay,
                 fetched_at,
-            }
+            }))
         }
         Err(error) => Work::Failed { task, error },
     }
@@ -175,8 +170,8 @@ impl Failure {
 impl Work {
     pub(super) fn task(&self) -> &Task {
         match self {
-            Work::Page { task, .. }
-            | Work::Failed { task, .. }
+            Work::Page(page) => &page.task,
+            Work::Failed { task, .. }
             | Work::Disallowed { task }
             | Work::RobotsClosed { task, .. } => task,
         }
