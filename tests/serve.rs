@@ -664,13 +664,8 @@ fn burst_until_killed(
                 }
             }));
         }
-        tokio::time::sleep(kill_after).await;
-        signal(&child, "KILL");
-        for task in tasks {
-            let _ = task.await;
-        }
+        kill_during(&mut child, tasks, kill_after).await;
     });
-    let _ = child.0.wait();
     std::mem::take(&mut *answered.lock().unwrap())
 }
 
@@ -745,6 +740,21 @@ fn a_state_directory_held_by_a_running_server_is_refused_in_one_line() {
     assert!(child.0.wait().unwrap().success());
 }
 
+/// Lets the clients run for `kill_after`, kills the server with SIGKILL, then waits for the
+/// clients (their errors after the kill are theirs to ignore) and for the server to go.
+async fn kill_during(
+    child: &mut KillOnDrop,
+    clients: Vec<tokio::task::JoinHandle<()>>,
+    kill_after: std::time::Duration,
+) {
+    tokio::time::sleep(kill_after).await;
+    signal(child, "KILL");
+    for client in clients {
+        let _ = client.await;
+    }
+    let _ = child.0.wait();
+}
+
 /// URL checks from 8 concurrent clients, batches of 25 URLs never sent before, until a
 /// SIGKILL `kill_after` into the burst: every URL answered, with its verdict.
 fn url_burst_until_killed(
@@ -785,13 +795,8 @@ fn url_burst_until_killed(
                 }
             }));
         }
-        tokio::time::sleep(kill_after).await;
-        signal(&child, "KILL");
-        for task in tasks {
-            let _ = task.await;
-        }
+        kill_during(&mut child, tasks, kill_after).await;
     });
-    let _ = child.0.wait();
     std::mem::take(&mut *answered.lock().unwrap())
 }
 

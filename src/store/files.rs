@@ -342,6 +342,11 @@ impl Outputs {
     }
 
     /// When the open batch is due to go to the writer, if there is one.
+    /// Sends the WARC record `job` makes, when WARC records are written.
+    fn send_warc(&mut self, job: impl FnOnce() -> OutputJob) -> Result<(), CrawlError> {
+        if self.warc { self.send(job()) } else { Ok(()) }
+    }
+
     fn due_at(&self) -> Option<Instant> {
         self.batch_started.map(|started| started + OUTPUT_LATENCY)
     }
@@ -459,17 +464,14 @@ impl PageSink for FileSink {
                 redirects: page.redirects.iter().map(Url::to_string).collect(),
             })))
             .map_err(boxed)?;
-        if outputs.warc {
-            outputs
-                .send(OutputJob::Response {
-                    url: final_url,
-                    status: page.status,
-                    content_type: page.content_type.clone(),
-                    body: page.body.clone(),
-                })
-                .map_err(boxed)?;
-        }
-        Ok(())
+        outputs
+            .send_warc(|| OutputJob::Response {
+                url: final_url,
+                status: page.status,
+                content_type: page.content_type.clone(),
+                body: page.body.clone(),
+            })
+            .map_err(boxed)
     }
 
     fn duplicate(&mut self, duplicate: &DuplicatePage) -> Result<(), SinkError> {
@@ -497,19 +499,16 @@ impl PageSink for FileSink {
                 depth: duplicate.depth,
             }))
             .map_err(boxed)?;
-        if outputs.warc {
-            outputs
-                .send(OutputJob::Revisit {
-                    url: final_url,
-                    status: duplicate.status,
-                    content_type: duplicate.content_type.clone(),
-                    body: duplicate.body.clone(),
-                    original: duplicate.of.clone(),
-                    distance: duplicate.distance,
-                })
-                .map_err(boxed)?;
-        }
-        Ok(())
+        outputs
+            .send_warc(|| OutputJob::Revisit {
+                url: final_url,
+                status: duplicate.status,
+                content_type: duplicate.content_type.clone(),
+                body: duplicate.body.clone(),
+                original: duplicate.of.clone(),
+                distance: duplicate.distance,
+            })
+            .map_err(boxed)
     }
 
     fn failure(&mut self, failure: &FailedPage) -> Result<(), SinkError> {
