@@ -210,18 +210,20 @@ pub(crate) struct Journal {
 }
 
 impl Journal {
-    /// Starts writing: appends to `last` (cut back to its valid part) when given, else
-    /// creates generation `seq`.
-    pub fn start(dir: &Path, seq: u64, last: Option<&Generation>) -> io::Result<Journal> {
-        let (seq, file) = match last {
-            Some(generation) => {
-                let file = OpenOptions::new().write(true).open(&generation.path)?;
-                file.set_len(generation.valid_len)?;
-                file.sync_all()?;
-                (generation.seq, file)
-            }
-            None => (seq, create(dir, seq)?),
-        };
+    /// Starts writing a new generation `seq`.
+    pub fn create(dir: &Path, seq: u64) -> io::Result<Journal> {
+        Journal::writing(dir, seq, create(dir, seq)?)
+    }
+
+    /// Goes on writing generation `last`, cut back to its valid part first.
+    pub fn resume(dir: &Path, last: &Generation) -> io::Result<Journal> {
+        let file = OpenOptions::new().write(true).open(&last.path)?;
+        file.set_len(last.valid_len)?;
+        file.sync_all()?;
+        Journal::writing(dir, last.seq, file)
+    }
+
+    fn writing(dir: &Path, seq: u64, file: File) -> io::Result<Journal> {
         let mut file = BufWriter::with_capacity(64 * 1024, file);
         io::Seek::seek(&mut file, io::SeekFrom::End(0))?;
         Ok(Journal {
@@ -335,7 +337,7 @@ mod tests {
     #[test]
     fn entries_come_back_in_order_across_generations() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::start(dir.path(), 3, None).unwrap();
+        let journal = Journal::create(dir.path(), 3).unwrap();
         for i in 0..10 {
             journal.append(entry(i)).unwrap();
         }
@@ -355,7 +357,7 @@ mod tests {
     #[test]
     fn a_torn_tail_of_the_newest_generation_is_cut_and_damage_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::start(dir.path(), 1, None).unwrap();
+        let journal = Journal::create(dir.path(), 1).unwrap();
         for i in 0..4 {
             journal.append(entry(i)).unwrap();
         }
@@ -370,7 +372,7 @@ mod tests {
         fs::write(&path, &torn).unwrap();
         let found = read_all(dir.path()).unwrap();
         assert_eq!(found[0].entries.len(), 4);
-        let journal = Journal::start(dir.path(), 1, found.last()).unwrap();
+        let journal = Journal::resume(dir.path(), found.last().unwrap()).unwrap();
         journal.append(entry(5)).unwrap();
         journal.sync().unwrap();
         let found = read_all(dir.path()).unwrap();
@@ -399,7 +401,7 @@ mod tests {
     #[test]
     fn a_bad_tail_in_an_older_generation_is_damage() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::start(dir.path(), 1, None).unwrap();
+        let journal = Journal::create(dir.path(), 1).unwrap();
         journal.append(entry(0)).unwrap();
         journal.rotate(2).unwrap();
         drop(journal);

@@ -268,7 +268,11 @@ impl SeenUrls {
         };
         journal::remove_before(state_dir, saved).map_err(io_error)?;
         if journaled {
-            self.journal = Some(Journal::start(state_dir, seq, live.last()).map_err(io_error)?);
+            let journal = match live.last() {
+                Some(last) => Journal::resume(state_dir, last),
+                None => Journal::create(state_dir, seq),
+            };
+            self.journal = Some(journal.map_err(io_error)?);
         }
         Ok(self)
     }
