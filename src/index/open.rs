@@ -7,7 +7,7 @@ use std::sync::{Mutex, RwLock};
 
 use super::manifest::{MANIFEST_FILE, Manifest};
 use super::plan::{self, Plan};
-use super::store::{Store, StoreError};
+use super::store::{Rows, Store, StoreError};
 use super::tables::build_memory;
 use super::{INDEX_FORMAT_VERSION, IndexConfig, IndexError, Pending, RESTORE, SimhashIndex};
 use crate::fingerprint::FINGERPRINT_VERSION;
@@ -41,121 +41,8 @@ impl SimhashIndex {
         let sled_opened = started.elapsed();
         let store = Store::open(&db).map_err(store_error)?;
         let manifest = Manifest::read(dir).map_err(&corrupt)?;
-        let (plan, manifest) = match (store.layout().map_err(store_error)?, manifest) {
-            (Some((version, fp_version, k, blocks)), manifest) => {
-                if version != INDEX_FORMAT_VERSION || fp_version != FINGERPRINT_VERSION {
-                    return Err(IndexError::Format {
-                        path: path.clone(),
-                        found: (version, fp_version),
-                    });
-                }
-                let plan = Plan::with_blocks(k, blocks).ok_or_else(|| {
-                    corrupt(format!("stored layout k = {k}, {blocks} blocks is invalid"))
-                })?;
-                let manifest = match manifest {
-                    Some(m) => m,
-                    // Created, then stopped before its first manifest: nothing to lose.
-                    None if store.is_empty().map_err(store_error)? => Manifest::empty(),
-                    None => {
-                        return Err(corrupt(format!(
-                            "damaged: the manifest ({MANIFEST_FILE}) is missing, so the index \
-                             cannot be checked; {RESTORE}"
-                        )));
-                    }
-                };
-                if (manifest.format, manifest.fingerprint) != (version, fp_version) {
-                    return Err(corrupt(format!(
-                        "damaged: the manifest names index format {} and fingerprint version \
-                         {}, the database {version} and {fp_version}; {RESTORE}",
-                        manifest.format, manifest.fingerprint
-                    )));
-                }
-                (plan, manifest)
-            }
-            (None, Some(manifest)) => {
-                return Err(corrupt(format!(
-                    "damaged: the database holds no index, the manifest records {} documents; \
-                     {RESTORE}",
-                    manifest.documents
-                )));
-            }
-            (None, None) => {
-                let plan = match config.blocks {
-                    Some(r) => Plan::with_blocks(config.max_distance, r),
-                    None => Plan::choose(
-                        config.expected,
-                        config.max_distance,
-                        plan::DEFAULT_CANDIDATE_BUDGET,
-                    ),
-                }
-                .ok_or_else(|| {
-                    IndexError::Layout(format!(
-                        "no layout with {:?} blocks for k = {}",
-                        config.blocks, config.max_distance
-                    ))
-                })?;
-                store
-                    .set_layout(
-                        INDEX_FORMAT_VERSION,
-                        FINGERPRINT_VERSION,
-                        plan.k,
-                        plan.blocks.len() as u32,
-                    )
-                    .map_err(store_error)?;
-                db.flush().map_err(store_error)?;
-                let manifest = Manifest::empty();
-                manifest.write(dir).map_err(|e| corrupt(e.to_string()))?;
-                (plan, manifest)
-            }
-        };
-        let store_failure = |e: StoreError| match e {
-            StoreError::Sled(source) => IndexError::Store {
-                path: path.clone(),
-                source,
-            },
-            StoreError::Corrupt(problem) => corrupt(problem),
-        };
-        let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
-        let mut rows = store.load_rows(&marks).map_err(store_failure)?;
-        if (rows.len() as u64) < manifest.documents {
-            return Err(corrupt(format!(
-                "damaged: {} documents readable, the manifest records {}; {RESTORE}",
-                rows.len(),
-                manifest.documents
-            )));
-        }
-        if rows.checksums_at[0].1 != Some(manifest.rows_checksum) {
-            return Err(corrupt(format!(
-                "damaged: the rows of the first {} documents do not match the manifest's \
-                 checksum; {RESTORE}",
-                manifest.documents
-            )));
-        }
-        if let Some(limit) = limit {
-            if (rows.len() as u64) < limit {
-                return Err(corrupt(format!(
-                    "{} documents stored, the checkpoint expects {limit}",
-                    rows.len()
-                )));
-            }
-            if (rows.len() as u64) > limit {
-                store.truncate(limit, &mut rows).map_err(store_failure)?;
-                db.flush().map_err(store_error)?;
-                Manifest {
-                    documents: limit,
-                    rows_checksum: rows.checksum,
-                    ..manifest
-                }
-                .write(dir)
-                .map_err(|e| corrupt(e.to_string()))?;
-            }
-        }
-        if u32::try_from(rows.len()).is_err() {
-            return Err(corrupt(format!(
-                "{} documents is over the limit",
-                rows.len()
-            )));
-        }
+        let (plan, manifest) = layout(dir, config, &db, &store, manifest)?;
+        let rows = checked_rows(dir, &db, &store, &manifest, limit)?;
         let rows_read = started.elapsed();
         let memory = build_memory(&plan, rows);
         let count = memory.count();
@@ -212,4 +99,143 @@ impl SimhashIndex {
         .map_err(|e| corrupt(format!("writing the manifest: {e}")))?;
         Ok((rows.len() as u64, old))
     }
+}
+
+/// The layout of the index in `dir` and its manifest, checked against each other and
+/// against this version's formats; for a new index, the layout chosen from `config`,
+/// written with an empty manifest.
+fn layout(
+    dir: &Path,
+    config: IndexConfig,
+    db: &sled::Db,
+    store: &Store,
+    manifest: Option<Manifest>,
+) -> Result<(Plan, Manifest), IndexError> {
+    let (store_error, corrupt) = IndexError::makers(dir);
+    match (store.layout().map_err(store_error)?, manifest) {
+        (Some((version, fp_version, k, blocks)), manifest) => {
+            if version != INDEX_FORMAT_VERSION || fp_version != FINGERPRINT_VERSION {
+                return Err(IndexError::Format {
+                    path: dir.to_path_buf(),
+                    found: (version, fp_version),
+                });
+            }
+            let plan = Plan::with_blocks(k, blocks).ok_or_else(|| {
+                corrupt(format!("stored layout k = {k}, {blocks} blocks is invalid"))
+            })?;
+            let manifest = match manifest {
+                Some(m) => m,
+                // Created, then stopped before its first manifest: nothing to lose.
+                None if store.is_empty().map_err(store_error)? => Manifest::empty(),
+                None => {
+                    return Err(corrupt(format!(
+                        "damaged: the manifest ({MANIFEST_FILE}) is missing, so the index \
+                         cannot be checked; {RESTORE}"
+                    )));
+                }
+            };
+            if (manifest.format, manifest.fingerprint) != (version, fp_version) {
+                return Err(corrupt(format!(
+                    "damaged: the manifest names index format {} and fingerprint version \
+                     {}, the database {version} and {fp_version}; {RESTORE}",
+                    manifest.format, manifest.fingerprint
+                )));
+            }
+            Ok((plan, manifest))
+        }
+        (None, Some(manifest)) => Err(corrupt(format!(
+            "damaged: the database holds no index, the manifest records {} documents; \
+             {RESTORE}",
+            manifest.documents
+        ))),
+        (None, None) => {
+            let plan = match config.blocks {
+                Some(r) => Plan::with_blocks(config.max_distance, r),
+                None => Plan::choose(
+                    config.expected,
+                    config.max_distance,
+                    plan::DEFAULT_CANDIDATE_BUDGET,
+                ),
+            }
+            .ok_or_else(|| {
+                IndexError::Layout(format!(
+                    "no layout with {:?} blocks for k = {}",
+                    config.blocks, config.max_distance
+                ))
+            })?;
+            store
+                .set_layout(
+                    INDEX_FORMAT_VERSION,
+                    FINGERPRINT_VERSION,
+                    plan.k,
+                    plan.blocks.len() as u32,
+                )
+                .map_err(store_error)?;
+            db.flush().map_err(store_error)?;
+            let manifest = Manifest::empty();
+            manifest.write(dir).map_err(|e| corrupt(e.to_string()))?;
+            Ok((plan, manifest))
+        }
+    }
+}
+
+/// The stored rows, checked against the manifest (none missing, none changed), and cut
+/// back to the first `limit` when given (the manifest follows).
+fn checked_rows(
+    dir: &Path,
+    db: &sled::Db,
+    store: &Store,
+    manifest: &Manifest,
+    limit: Option<u64>,
+) -> Result<Rows, IndexError> {
+    let (store_error, corrupt) = IndexError::makers(dir);
+    let store_failure = |e: StoreError| match e {
+        StoreError::Sled(source) => IndexError::Store {
+            path: dir.to_path_buf(),
+            source,
+        },
+        StoreError::Corrupt(problem) => corrupt(problem),
+    };
+    let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
+    let mut rows = store.load_rows(&marks).map_err(store_failure)?;
+    if (rows.len() as u64) < manifest.documents {
+        return Err(corrupt(format!(
+            "damaged: {} documents readable, the manifest records {}; {RESTORE}",
+            rows.len(),
+            manifest.documents
+        )));
+    }
+    if rows.checksums_at[0].1 != Some(manifest.rows_checksum) {
+        return Err(corrupt(format!(
+            "damaged: the rows of the first {} documents do not match the manifest's \
+             checksum; {RESTORE}",
+            manifest.documents
+        )));
+    }
+    if let Some(limit) = limit {
+        if (rows.len() as u64) < limit {
+            return Err(corrupt(format!(
+                "{} documents stored, the checkpoint expects {limit}",
+                rows.len()
+            )));
+        }
+        if (rows.len() as u64) > limit {
+            store.truncate(limit, &mut rows).map_err(store_failure)?;
+            db.flush().map_err(store_error)?;
+            Manifest {
+                documents: limit,
+                rows_checksum: rows.checksum,
+                ..*manifest
+            }
+            .write(dir)
+            .map_err(|e| corrupt(e.to_string()))?;
+        }
+    }
+    if u32::try_from(rows.len()).is_err() {
+        return Err(corrupt(format!(
+            "{} documents is over the limit",
+            rows.len()
+        )));
+    }
+    Ok(rows)
 }
