@@ -80,7 +80,8 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = crawldedup::adapters::serve::DEFAULT_MAX_REQUEST_BYTES)]
     pub(super) max_request_bytes: usize,
     /// Checkpoint this often (for example 30s, 5m; 0 turns it off).
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    #[arg(long, value_name = "DURATION",
+          default_value_t = crawldedup::adapters::serve::DEFAULT_CHECKPOINT_EVERY.into())]
     pub(super) checkpoint_every: humantime::Duration,
     /// When a stored page is durable: `answered` (before its answer goes out; a kill -9
     /// loses nothing that was answered) or `checkpoint` (at the next checkpoint; faster, a

@@ -240,7 +240,7 @@ pub struct DedupConfig {
 impl Default for DedupConfig {
     fn default() -> Self {
         DedupConfig {
-            max_distance: 3,
+            max_distance: crate::index::DEFAULT_MAX_DISTANCE,
             short_text_chars: 500,
         }
     }

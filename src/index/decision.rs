@@ -17,10 +17,14 @@ pub struct IndexConfig {
     pub confirm: ConfirmPolicy,
 }
 
+/// The default candidate radius k: stored simhashes within this many bits are candidates
+/// (`dedup.max_distance` in crawler.toml).
+pub const DEFAULT_MAX_DISTANCE: u32 = 3;
+
 impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
-            max_distance: 3,
+            max_distance: DEFAULT_MAX_DISTANCE,
             expected: 10_000_000,
             blocks: None,
             confirm: ConfirmPolicy::default(),

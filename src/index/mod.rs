@@ -80,7 +80,9 @@ use record::Judgement;
 use store::{Store, StoreError};
 use tables::{Keys, Memory};
 
-pub use decision::{ConfirmPolicy, Decision, IndexConfig, Similarity, exact_similarity};
+pub use decision::{
+    ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, IndexConfig, Similarity, exact_similarity,
+};
 pub use error::IndexError;
 pub use plan::Plan;
 pub use record::DocRecord;

@@ -69,6 +69,9 @@ pub const DEFAULT_MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 /// client cannot hold the stage's locks with one giant request.
 pub const DEFAULT_MAX_URLS: usize = 10_000;
 
+/// Time between the server's checkpoints, unless told otherwise (`--checkpoint-every`).
+pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(30);
+
 /// Settings of the sidecar.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -119,7 +122,7 @@ impl Default for ServeOptions {
             token: None,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             max_urls: DEFAULT_MAX_URLS,
-            checkpoint_every: Some(Duration::from_secs(30)),
+            checkpoint_every: Some(DEFAULT_CHECKPOINT_EVERY),
             durability: Durability::default(),
         }
     }
