@@ -88,6 +88,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod adapters;
+pub mod cluster;
 pub mod config;
 pub mod content;
 pub mod crawl;
