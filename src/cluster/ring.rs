@@ -29,11 +29,14 @@ pub const POINTS_PER_WEIGHT: u32 = 160;
 /// to the others').
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
+    /// The worker's id (`--worker-id`), unique in the cluster.
     pub id: String,
+    /// Its weight (`--weight`): points on the ring, in units of [`POINTS_PER_WEIGHT`].
     pub weight: u32,
 }
 
 impl Member {
+    /// A member with this id and weight.
     pub fn new(id: impl Into<String>, weight: u32) -> Member {
         Member {
             id: id.into(),
