@@ -1,0 +1,315 @@
+//! The cluster's URL filter: one blocked Bloom filter in Redis Cluster, shared by every
+//! worker of a crawl.
+//!
+//! # Layout
+//! Sized like the local filter ([`BloomParams::new`]: `m = ceil(-n ln p / (ln 2)^2)` bits,
+//! `k = round(m / n ln 2)` hashes), then cut into `blocks` Redis strings of `2^b` bits each,
+//! `b` chosen so that there are about [`TARGET_BLOCKS`] blocks (at least 2^16 and at most
+//! 2^20 bits a block), and `blocks = ceil(m / 2^b)`: never fewer bits than the formula's m.
+//! Block `i` of filter `NAME` is the key `NAME:bloom:{i}`; the braces make `i` the key's
+//! hash tag, so the blocks spread over the cluster's slots and its nodes.
+//!
+//! A URL's 128-bit hash ([`url_hash128`] of its canonical form, the hash the local filter's
+//! confirmation keeps) picks its block from the high 64 bits (`hi * blocks >> 64`) and its k
+//! bits in the block from the low 64 bits by double hashing: `a + j c mod 2^b` for
+//! `j = 0..k`, with `a` the low word and `c` that word rotated by 32 bits, made odd (so the
+//! k positions are distinct).
+//!
+//! # Check and insert: one atomic round trip
+//! One `BITFIELD NAME:bloom:{i} SET u1 o1 1 ... SET u1 ok 1` sets the k bits and returns
+//! their old values. Redis runs a command whole, so of two workers presenting the same URL
+//! at once exactly one sees a 0 among the old bits and gets `new`; the other sees all ones
+//! and gets `seen`. Many URLs go in one pipeline, which the client splits per node.
+//!
+//! # False positives
+//! Blocks of 2^16 bits or more each hold thousands of URLs at the filter's n, so the spread
+//! of their loads adds little: the rate at n stays near p, measured by the tests against a
+//! real cluster like the local filter's.
+//!
+//! # The layout is the cluster's
+//! The first worker writes the layout (`NAME:bloom:layout`, with `SET NX`); every worker
+//! that opens the filter afterwards reads it and refuses, in one line, other n or p than the
+//! ones it was created with (two layouts would scatter one URL's bits over two places).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use redis::cluster::{ClusterClientBuilder, ClusterConnection, cluster_pipe};
+
+use crate::urls::seen::{BloomParams, url_hash128};
+
+/// Blocks the filter is cut into, about: enough to spread over every slot range of a
+/// cluster of a few dozen nodes.
+pub const TARGET_BLOCKS: u64 = 256;
+
+/// Bits of a block: never fewer than 2^16 (below that, the spread of block loads would lift
+/// the false-positive rate) nor more than 2^20 (128 KiB, a quick string to copy on a
+/// resharding).
+const MIN_BLOCK_LOG2: u32 = 16;
+const MAX_BLOCK_LOG2: u32 = 20;
+
+/// How long a request waits for a node before it fails (never a hang).
+pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long connecting to a node may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// What went wrong with the cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// A node could not be reached or answered with an error.
+    #[error("redis cluster {nodes}: {source}")]
+    Redis {
+        /// The nodes given to connect to.
+        nodes: String,
+        /// The client's error.
+        source: redis::RedisError,
+    },
+    /// The cluster holds a filter or state that this worker cannot use.
+    #[error("redis cluster {nodes}: {problem}")]
+    State {
+        /// The nodes given to connect to.
+        nodes: String,
+        /// What is wrong, in one line.
+        problem: String,
+    },
+    /// Bad n or p.
+    #[error("cluster URL filter: {0}")]
+    Params(String),
+}
+
+/// A connection to a Redis Cluster, named by the nodes it was given.
+pub struct Cluster {
+    nodes: String,
+    con: Mutex<ClusterConnection>,
+}
+
+impl Cluster {
+    /// Connects to the cluster through any of `nodes` (`redis://HOST:PORT`), with
+    /// [`CONNECT_TIMEOUT`] and [`RESPONSE_TIMEOUT`].
+    pub fn connect(nodes: &[String]) -> Result<Cluster, ClusterError> {
+        let named = nodes.join(",");
+        let redis = |source| ClusterError::Redis {
+            nodes: named.clone(),
+            source,
+        };
+        let client = ClusterClientBuilder::new(nodes.to_vec())
+            .connection_timeout(CONNECT_TIMEOUT)
+            .response_timeout(RESPONSE_TIMEOUT)
+            .retries(2)
+            .build()
+            .map_err(redis)?;
+        let con = client.get_connection().map_err(redis)?;
+        Ok(Cluster {
+            nodes: named,
+            con: Mutex::new(con),
+        })
+    }
+
+    /// The nodes it was given, for messages.
+    pub fn nodes(&self) -> &str {
+        &self.nodes
+    }
+
+    /// Runs `f` on the connection; a client error becomes [`ClusterError::Redis`].
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut ClusterConnection) -> redis::RedisResult<T>,
+    ) -> Result<T, ClusterError> {
+        let mut con = self.con.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut con).map_err(|source| ClusterError::Redis {
+            nodes: self.nodes.clone(),
+            source,
+        })
+    }
+
+    fn state_error(&self, problem: String) -> ClusterError {
+        ClusterError::State {
+            nodes: self.nodes.clone(),
+            problem,
+        }
+    }
+}
+
+/// How the filter lies in the cluster (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FilterLayout {
+    /// The local filter's sizing for n and p.
+    pub params: BloomParams,
+    /// Bits of a block: 2^`block_log2`.
+    pub block_log2: u32,
+    /// Blocks.
+    pub blocks: u64,
+}
+
+impl FilterLayout {
+    /// The layout for `n` URLs at false-positive rate `p`.
+    pub fn new(n: u64, p: f64) -> Result<FilterLayout, ClusterError> {
+        let params = BloomParams::new(n, p).map_err(|e| ClusterError::Params(e.to_string()))?;
+        let per_block = params.m.div_ceil(TARGET_BLOCKS).max(1);
+        let block_log2 =
+            (u64::BITS - (per_block - 1).leading_zeros()).clamp(MIN_BLOCK_LOG2, MAX_BLOCK_LOG2);
+        let blocks = params.m.div_ceil(1 << block_log2).max(1);
+        Ok(FilterLayout {
+            params,
+            block_log2,
+            blocks,
+        })
+    }
+
+    /// Bits in all blocks (at least m).
+    pub fn bits(&self) -> u64 {
+        self.blocks << self.block_log2
+    }
+
+    /// The block of a URL with 128-bit hash `hash`, and the offsets of its k bits in it.
+    pub fn place(&self, hash: u128) -> (u64, impl Iterator<Item = u64>) {
+        let hi = (hash >> 64) as u64;
+        let lo = hash as u64;
+        let block = ((u128::from(hi) * u128::from(self.blocks)) >> 64) as u64;
+        let mask = (1u64 << self.block_log2) - 1;
+        let step = lo.rotate_left(32) | 1;
+        let offsets = (0..u64::from(self.params.k))
+            .map(move |j| lo.wrapping_add(j.wrapping_mul(step)) & mask);
+        (block, offsets)
+    }
+
+    /// The record kept in `NAME:bloom:layout`.
+    fn record(&self) -> String {
+        format!(
+            "n={} p={} m={} k={} block_log2={} blocks={}",
+            self.params.n,
+            self.params.p,
+            self.params.m,
+            self.params.k,
+            self.block_log2,
+            self.blocks
+        )
+    }
+}
+
+/// The cluster's URL filter.
+pub struct ClusterFilter<'c> {
+    cluster: &'c Cluster,
+    name: String,
+    layout: FilterLayout,
+}
+
+impl<'c> ClusterFilter<'c> {
+    /// Opens filter `name` in the cluster for `n` URLs at rate `p`: creates its layout when
+    /// it is new, and refuses other n or p than the ones it was created with.
+    pub fn open(
+        cluster: &'c Cluster,
+        name: &str,
+        n: u64,
+        p: f64,
+    ) -> Result<ClusterFilter<'c>, ClusterError> {
+        let layout = FilterLayout::new(n, p)?;
+        let key = format!("{name}:bloom:layout");
+        let wanted = layout.record();
+        let stored: String = cluster.with(|con| {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(&wanted)
+                .arg("NX")
+                .exec(con)?;
+            redis::cmd("GET").arg(&key).query(con)
+        })?;
+        if stored != wanted {
+            return Err(cluster.state_error(format!(
+                "URL filter `{name}` was created as {stored}; this worker asks for {wanted}: \
+                 give every worker the same url_filter.expected_urls and false_positive_rate"
+            )));
+        }
+        Ok(ClusterFilter {
+            cluster,
+            name: name.to_string(),
+            layout,
+        })
+    }
+
+    /// The layout in use.
+    pub fn layout(&self) -> &FilterLayout {
+        &self.layout
+    }
+
+    fn block_key(&self, block: u64) -> String {
+        format!("{}:bloom:{{{block}}}", self.name)
+    }
+
+    /// Checks and records each canonical URL, in one pipeline: `true` for a URL no worker
+    /// recorded before (its bits were not all set), `false` for one seen. Atomic per URL
+    /// (see the module documentation).
+    pub fn check_and_insert(&self, canonical: &[&str]) -> Result<Vec<bool>, ClusterError> {
+        self.bitfield(canonical, "SET")
+    }
+
+    /// Whether each canonical URL is (probably) in the filter, without recording it.
+    pub fn contains(&self, canonical: &[&str]) -> Result<Vec<bool>, ClusterError> {
+        Ok(self
+            .bitfield(canonical, "GET")?
+            .into_iter()
+            .map(|unset| !unset)
+            .collect())
+    }
+
+    /// One BITFIELD per URL, `op` (`SET` to 1 or `GET`) on its k bits: whether any bit was 0.
+    fn bitfield(&self, canonical: &[&str], op: &str) -> Result<Vec<bool>, ClusterError> {
+        if canonical.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = cluster_pipe();
+        for url in canonical {
+            let (block, offsets) = self.layout.place(url_hash128(url));
+            let cmd = pipe.cmd("BITFIELD").arg(self.block_key(block));
+            for offset in offsets {
+                cmd.arg(op).arg("u1").arg(offset);
+                if op == "SET" {
+                    cmd.arg(1);
+                }
+            }
+        }
+        let old: Vec<Vec<u8>> = self.cluster.with(|con| pipe.query(con))?;
+        if old.len() != canonical.len() {
+            return Err(self.cluster.state_error(format!(
+                "{} answers to {} BITFIELD commands",
+                old.len(),
+                canonical.len()
+            )));
+        }
+        Ok(old.iter().map(|bits| bits.contains(&0)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_has_at_least_the_formulas_bits_in_blocks_of_bounded_size() {
+        for (n, p) in [(1_000, 0.01), (1_000_000, 0.01), (100_000_000, 0.001)] {
+            let layout = FilterLayout::new(n, p).unwrap();
+            assert!(layout.bits() >= layout.params.m, "{layout:?}");
+            assert!((MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&layout.block_log2));
+            // Never more than one block's worth of bits over m.
+            assert!(layout.bits() - layout.params.m < 1 << layout.block_log2);
+        }
+        let big = FilterLayout::new(10_000_000, 0.01).unwrap();
+        assert!(big.blocks >= TARGET_BLOCKS / 2, "{big:?}");
+    }
+
+    #[test]
+    fn a_url_gets_k_distinct_bits_in_one_block() {
+        let layout = FilterLayout::new(1_000_000, 0.01).unwrap();
+        for i in 0..1000 {
+            let (block, offsets) = layout.place(url_hash128(&format!("https://a.test/{i}")));
+            assert!(block < layout.blocks);
+            let mut offsets: Vec<u64> = offsets.collect();
+            assert_eq!(offsets.len(), layout.params.k as usize);
+            assert!(offsets.iter().all(|&o| o < 1 << layout.block_log2));
+            offsets.sort_unstable();
+            offsets.dedup();
+            assert_eq!(offsets.len(), layout.params.k as usize);
+        }
+    }
+}

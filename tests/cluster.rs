@@ -1,0 +1,182 @@
+//! The cluster's shared parts against a real Redis Cluster: three `redis-server` nodes on
+//! loopback (see `common/redis_cluster.rs`; skipped with one line when Redis is not
+//! installed, except on CI).
+
+#[path = "common/redis_cluster.rs"]
+mod redis_cluster;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crawldedup::cluster::filter::{Cluster, ClusterError, ClusterFilter};
+use redis_cluster::RedisCluster;
+
+fn member(i: u64) -> String {
+    format!("https://site{}.example.com/page/{i}", i % 97)
+}
+
+fn stranger(i: u64) -> String {
+    format!("https://other{}.example.org/item?id={i}", i % 89)
+}
+
+/// Checks in batches of 1,000, as a worker's pipeline would.
+fn check_all(filter: &ClusterFilter<'_>, urls: &[String], insert: bool) -> Vec<bool> {
+    urls.chunks(1000)
+        .flat_map(|chunk| {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            if insert {
+                filter.check_and_insert(&refs).unwrap()
+            } else {
+                filter.contains(&refs).unwrap()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_cluster_filter_answers_new_once_and_its_rate_at_n_is_within_15_percent_of_p() {
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    let (n, p) = (100_000u64, 0.01);
+    let filter = ClusterFilter::open(&cluster, "fp", n, p).unwrap();
+    let members: Vec<String> = (0..n).map(member).collect();
+    let first = check_all(&filter, &members, true);
+    // A false positive can make a new URL look seen: few, and never the other way round.
+    let new = first.iter().filter(|&&b| b).count() as u64;
+    assert!(
+        n - new < n / 100,
+        "{} of {n} new URLs answered seen",
+        n - new
+    );
+    let again = check_all(&filter, &members, true);
+    assert!(again.iter().all(|&b| !b), "a recorded URL was answered new");
+    assert!(check_all(&filter, &members, false).iter().all(|&b| b));
+
+    let probes: Vec<String> = (0..200_000).map(stranger).collect();
+    let hits = check_all(&filter, &probes, false)
+        .iter()
+        .filter(|&&b| b)
+        .count();
+    let rate = hits as f64 / probes.len() as f64;
+    println!(
+        "cluster filter, n = {n}, p = {p}: {} blocks of 2^{} bits, measured rate {rate}",
+        filter.layout().blocks,
+        filter.layout().block_log2
+    );
+    assert!((rate - p).abs() <= 0.15 * p, "measured {rate}, p = {p}");
+
+    // The blocks spread over the nodes: every node holds some.
+    for &port in &redis.ports {
+        let keys = std::process::Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "DBSIZE"])
+            .output()
+            .unwrap();
+        let keys: u64 = String::from_utf8_lossy(&keys.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(keys > 0, "node {port} holds no block");
+    }
+}
+
+#[test]
+fn of_many_workers_presenting_the_same_urls_at_once_exactly_one_gets_new() {
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let urls: Arc<Vec<String>> = Arc::new((0..20_000).map(member).collect());
+    let nodes = Arc::new(redis.urls());
+    let workers: Vec<_> = (0..8)
+        .map(|w| {
+            let (urls, nodes) = (Arc::clone(&urls), Arc::clone(&nodes));
+            std::thread::spawn(move || {
+                // Each worker has its own connection and its own order.
+                let cluster = Cluster::connect(&nodes).unwrap();
+                let filter = ClusterFilter::open(&cluster, "race", 1_000_000, 0.001).unwrap();
+                let mut order: Vec<&String> = urls.iter().collect();
+                order.rotate_left(w * urls.len() / 8);
+                let mut won = Vec::new();
+                for chunk in order.chunks(250) {
+                    let refs: Vec<&str> = chunk.iter().map(|s| s.as_str()).collect();
+                    for (url, new) in chunk.iter().zip(filter.check_and_insert(&refs).unwrap()) {
+                        if new {
+                            won.push((*url).clone());
+                        }
+                    }
+                }
+                won
+            })
+        })
+        .collect();
+    let mut winners = HashSet::new();
+    let mut total = 0;
+    for worker in workers {
+        for url in worker.join().unwrap() {
+            total += 1;
+            winners.insert(url);
+        }
+    }
+    assert_eq!(
+        total,
+        winners.len(),
+        "a URL was answered new to two workers"
+    );
+    // At p = 0.001 and 20,000 of 1 M URLs, a false positive is all but impossible.
+    assert_eq!(winners.len(), urls.len());
+}
+
+#[test]
+fn a_worker_asking_for_another_layout_is_refused_in_one_line() {
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    ClusterFilter::open(&cluster, "crawl", 1_000_000, 0.01).unwrap();
+    ClusterFilter::open(&cluster, "crawl", 1_000_000, 0.01).unwrap();
+    let error = ClusterFilter::open(&cluster, "crawl", 2_000_000, 0.01)
+        .err()
+        .expect("another n is refused");
+    assert!(matches!(error, ClusterError::State { .. }), "{error}");
+    let message = error.to_string();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("n=1000000"), "{message}");
+}
+
+#[test]
+fn an_unreachable_cluster_is_one_clear_error_not_a_hang() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let error = Cluster::connect(&[format!("redis://127.0.0.1:{port}/")])
+        .err()
+        .expect("nothing listens");
+    let message = error.to_string();
+    assert!(message.contains(&port.to_string()), "{message}");
+    println!("{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+}
+
+#[test]
+fn a_node_that_goes_away_mid_crawl_is_an_error_not_a_hang() {
+    let Some(mut redis) = RedisCluster::start() else {
+        return;
+    };
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    let filter = ClusterFilter::open(&cluster, "gone", 100_000, 0.01).unwrap();
+    let urls: Vec<String> = (0..2_000).map(member).collect();
+    check_all(&filter, &urls, true);
+    redis.kill_node(0);
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let error = filter
+        .check_and_insert(&refs)
+        .expect_err("a third of the blocks is gone");
+    let message = error.to_string();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.starts_with("redis cluster "), "{message}");
+    println!("{message}");
+}

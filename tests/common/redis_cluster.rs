@@ -1,0 +1,160 @@
+//! A Redis Cluster of three `redis-server` processes on loopback, for the cluster tests.
+//!
+//! The binaries come from the system (Debian's `redis-server` package, which CI installs).
+//! When they are missing, [`RedisCluster::start`] returns `None` after one line saying so,
+//! unless the `CI` environment variable is set: there a missing server fails the test.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Three cluster nodes (masters, no replicas), killed when dropped.
+pub struct RedisCluster {
+    nodes: Vec<Child>,
+    pub ports: Vec<u16>,
+    _dir: tempfile::TempDir,
+}
+
+fn found(binary: &str) -> bool {
+    Command::new(binary)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A port free on loopback whose cluster bus port (port + 10000) is free too.
+fn free_port(taken: &[u16]) -> u16 {
+    for _ in 0..1000 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        if port >= 55_000 || taken.contains(&port) {
+            continue;
+        }
+        if TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free pair of ports for a cluster node");
+}
+
+fn cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl RedisCluster {
+    /// Starts the cluster and waits until every node says `cluster_state:ok`; `None` when
+    /// the Redis binaries are missing outside CI.
+    pub fn start() -> Option<RedisCluster> {
+        if !found("redis-server") || !found("redis-cli") {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "redis-server and redis-cli must be installed on CI (apt-get install redis-server)"
+            );
+            eprintln!("skipped: redis-server not installed (apt-get install redis-server)");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut ports = Vec::new();
+        let mut nodes = Vec::new();
+        for _ in 0..3 {
+            let port = free_port(&ports);
+            ports.push(port);
+            nodes.push(start_node(dir.path(), port));
+        }
+        let cluster = RedisCluster {
+            nodes,
+            ports,
+            _dir: dir,
+        };
+        for &port in &cluster.ports {
+            wait_for(
+                || cli(port, &["PING"]).trim() == "PONG",
+                "a node to answer PING",
+            );
+        }
+        let addresses: Vec<String> = cluster
+            .ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        let created = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addresses)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("redis-cli --cluster create runs");
+        assert!(created.success(), "redis-cli --cluster create failed");
+        for &port in &cluster.ports {
+            wait_for(
+                || cli(port, &["CLUSTER", "INFO"]).contains("cluster_state:ok"),
+                "the cluster to be ok",
+            );
+        }
+        Some(cluster)
+    }
+
+    /// Kills node `i` (SIGKILL), as a machine that goes away.
+    pub fn kill_node(&mut self, i: usize) {
+        let _ = self.nodes[i].kill();
+        let _ = self.nodes[i].wait();
+    }
+
+    /// The node addresses as the library takes them.
+    pub fn urls(&self) -> Vec<String> {
+        self.ports
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}/"))
+            .collect()
+    }
+}
+
+fn start_node(dir: &Path, port: u16) -> Child {
+    let node_dir = dir.join(port.to_string());
+    std::fs::create_dir_all(&node_dir).expect("a node folder");
+    Command::new("redis-server")
+        .args(["--port", &port.to_string()])
+        .args(["--bind", "127.0.0.1"])
+        .args(["--cluster-enabled", "yes"])
+        .args(["--cluster-config-file", "nodes.conf"])
+        .args(["--cluster-node-timeout", "2000"])
+        .args(["--save", ""])
+        .args(["--appendonly", "no"])
+        .arg("--dir")
+        .arg(&node_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server starts")
+}
+
+fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.kill();
+            let _ = node.wait();
+        }
+    }
+}
