@@ -180,3 +180,60 @@ fn a_node_that_goes_away_mid_crawl_is_an_error_not_a_hang() {
     assert!(message.starts_with("redis cluster "), "{message}");
     println!("{message}");
 }
+
+#[test]
+fn workers_see_the_same_live_set_and_a_silent_worker_drops_out_with_only_its_hosts_moving() {
+    use crawldedup::cluster::members::{Membership, live};
+    use crawldedup::cluster::ring::Member;
+    use std::time::Duration;
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    let long = Duration::from_secs(30);
+    let a = Membership::join(&cluster, "crawl", Member::new("a", 1), long).unwrap();
+    let b = Membership::join(&cluster, "crawl", Member::new("b", 2), long).unwrap();
+    let c = Membership::join(
+        &cluster,
+        "crawl",
+        Member::new("c", 1),
+        Duration::from_millis(1500),
+    )
+    .unwrap();
+    // A second process with a live id is refused.
+    let twice = Membership::join(&cluster, "crawl", Member::new("a", 1), long)
+        .err()
+        .expect("a live id is refused");
+    assert!(twice.to_string().contains("already alive"), "{twice}");
+    let members = live(&cluster, "crawl").unwrap();
+    assert_eq!(
+        members,
+        vec![
+            Member::new("a", 1),
+            Member::new("b", 2),
+            Member::new("c", 1)
+        ]
+    );
+    let (before, seen_by_b) = (a.ring().unwrap(), b.ring().unwrap());
+    assert_eq!(before.members().len(), 3);
+    let hosts: Vec<String> = (0..5000).map(|i| format!("h{i}.example")).collect();
+    for host in &hosts {
+        assert_eq!(before.owner(host), seen_by_b.owner(host));
+    }
+    // `c` stops renewing: after its ttl it is gone, and only its hosts move.
+    std::thread::sleep(Duration::from_millis(2000));
+    a.heartbeat().unwrap();
+    let after = a.ring().unwrap();
+    assert_eq!(after.members().len(), 2);
+    for host in &hosts {
+        let (was, is) = (before.owner(host).unwrap(), after.owner(host).unwrap());
+        if was.id != "c" {
+            assert_eq!(was, is, "{host}");
+        }
+    }
+    let late = c.heartbeat().expect_err("an expired worker is told");
+    assert!(late.to_string().contains("taken for dead"), "{late}");
+    // A clean leave is seen at once.
+    b.leave().unwrap();
+    assert_eq!(live(&cluster, "crawl").unwrap(), vec![Member::new("a", 1)]);
+}

@@ -123,7 +123,7 @@ impl Cluster {
         })
     }
 
-    fn state_error(&self, problem: String) -> ClusterError {
+    pub(crate) fn state_error(&self, problem: String) -> ClusterError {
         ClusterError::State {
             nodes: self.nodes.clone(),
             problem,

@@ -5,5 +5,8 @@
 //!   worker computes alike from the members and their weights).
 //! - [`filter`]: the URL filter every worker shares, a blocked Bloom filter in Redis
 //!   Cluster whose check-and-insert is one atomic `BITFIELD`.
+//! - [`members`]: which workers are alive (heartbeat keys that expire) and their weights,
+//!   from which each builds the ring.
 pub mod filter;
+pub mod members;
 pub mod ring;

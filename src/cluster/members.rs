@@ -1,0 +1,168 @@
+//! Membership: which workers of a crawl are alive, and their weights.
+//!
+//! A worker is alive while its heartbeat key exists. It joins by creating
+//! `{NAME}:worker:ID` (value: its weight) with an expiry of `ttl` and adding its id to the
+//! set `{NAME}:workers`; it renews the expiry well within `ttl` (every `ttl / 3` is the
+//! rule); a worker that stops renewing (killed, cut off) is gone once the key expires, by
+//! the clock of the one node that holds the key, so the workers' own clocks never matter.
+//! The braces make `NAME` the hash tag of every membership key: they live in one slot, and
+//! the live set is read in one `SMEMBERS` and one `MGET`.
+//!
+//! Every worker reads the same live set and builds the same [`Ring`] from it. An id can be
+//! alive once: a second process joining with a live id is refused; a worker whose key
+//! expired is told so at its next heartbeat and must stop fetching, since its hosts have
+//! gone to the others.
+
+use std::time::Duration;
+
+use super::filter::{Cluster, ClusterError};
+use super::ring::{Member, Ring};
+
+/// One worker's membership of a crawl.
+pub struct Membership<'c> {
+    cluster: &'c Cluster,
+    name: String,
+    member: Member,
+    ttl: Duration,
+}
+
+fn set_key(name: &str) -> String {
+    format!("{{{name}}}:workers")
+}
+
+fn worker_key(name: &str, id: &str) -> String {
+    format!("{{{name}}}:worker:{id}")
+}
+
+impl<'c> Membership<'c> {
+    /// Joins crawl `name` as `member`, alive for `ttl` unless renewed. Refused when a
+    /// worker with the same id is alive.
+    pub fn join(
+        cluster: &'c Cluster,
+        name: &str,
+        member: Member,
+        ttl: Duration,
+    ) -> Result<Membership<'c>, ClusterError> {
+        if member.id.is_empty() || member.id.contains(['{', '}']) {
+            return Err(ClusterError::Params(format!(
+                "worker id `{}`: must be non-empty and hold no braces",
+                member.id
+            )));
+        }
+        let key = worker_key(name, &member.id);
+        let created: Option<String> = cluster.with(|con| {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(member.weight)
+                .arg("NX")
+                .arg("PX")
+                .arg(ttl.as_millis() as u64)
+                .query(con)
+        })?;
+        if created.is_none() {
+            return Err(cluster.state_error(format!(
+                "worker id `{}` is already alive in crawl `{name}`: give each worker its own \
+                 --worker-id",
+                member.id
+            )));
+        }
+        cluster.with(|con| {
+            redis::cmd("SADD")
+                .arg(set_key(name))
+                .arg(&member.id)
+                .exec(con)
+        })?;
+        Ok(Membership {
+            cluster,
+            name: name.to_string(),
+            member,
+            ttl,
+        })
+    }
+
+    /// This worker.
+    pub fn member(&self) -> &Member {
+        &self.member
+    }
+
+    /// Renews this worker's expiry. An error when the key had expired: the worker was taken
+    /// for dead and its hosts moved, so it must stop.
+    pub fn heartbeat(&self) -> Result<(), ClusterError> {
+        let renewed: Option<String> = self.cluster.with(|con| {
+            redis::cmd("SET")
+                .arg(worker_key(&self.name, &self.member.id))
+                .arg(self.member.weight)
+                .arg("XX")
+                .arg("PX")
+                .arg(self.ttl.as_millis() as u64)
+                .query(con)
+        })?;
+        match renewed {
+            // The id goes back into the set too: a reader that found the key expired a
+            // moment before a rejoin may have taken it out.
+            Some(_) => self.cluster.with(|con| {
+                redis::cmd("SADD")
+                    .arg(set_key(&self.name))
+                    .arg(&self.member.id)
+                    .exec(con)
+            }),
+            None => Err(self.cluster.state_error(format!(
+                "worker `{}` missed its heartbeat for {} ms and was taken for dead in crawl \
+                 `{}`: its hosts have moved to the other workers",
+                self.member.id,
+                self.ttl.as_millis(),
+                self.name
+            ))),
+        }
+    }
+
+    /// Leaves the crawl at once (a clean stop): the others take its hosts at their next
+    /// look at the live set.
+    pub fn leave(self) -> Result<(), ClusterError> {
+        self.cluster.with(|con| {
+            redis::cmd("DEL")
+                .arg(worker_key(&self.name, &self.member.id))
+                .exec(con)?;
+            redis::cmd("SREM")
+                .arg(set_key(&self.name))
+                .arg(&self.member.id)
+                .exec(con)
+        })
+    }
+
+    /// The ring of the workers alive now.
+    pub fn ring(&self) -> Result<Ring, ClusterError> {
+        Ok(Ring::new(live(self.cluster, &self.name)?))
+    }
+}
+
+/// The workers of crawl `name` alive now, by id. Ids whose key expired are taken out of the
+/// set on the way.
+pub fn live(cluster: &Cluster, name: &str) -> Result<Vec<Member>, ClusterError> {
+    let mut ids: Vec<String> =
+        cluster.with(|con| redis::cmd("SMEMBERS").arg(set_key(name)).query(con))?;
+    ids.sort();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys: Vec<String> = ids.iter().map(|id| worker_key(name, id)).collect();
+    let weights: Vec<Option<String>> =
+        cluster.with(|con| redis::cmd("MGET").arg(&keys).query(con))?;
+    let mut members = Vec::new();
+    let mut gone = Vec::new();
+    for (id, weight) in ids.into_iter().zip(weights) {
+        match weight.map(|w| w.parse::<u32>()) {
+            Some(Ok(weight)) => members.push(Member::new(id, weight)),
+            Some(Err(_)) => {
+                return Err(cluster.state_error(format!(
+                    "crawl `{name}`: worker `{id}` has a weight that is not a number"
+                )));
+            }
+            None => gone.push(id),
+        }
+    }
+    if !gone.is_empty() {
+        cluster.with(|con| redis::cmd("SREM").arg(set_key(name)).arg(&gone).exec(con))?;
+    }
+    Ok(members)
+}
