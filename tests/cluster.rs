@@ -237,3 +237,83 @@ fn workers_see_the_same_live_set_and_a_silent_worker_drops_out_with_only_its_hos
     b.leave().unwrap();
     assert_eq!(live(&cluster, "crawl").unwrap(), vec![Member::new("a", 1)]);
 }
+
+#[test]
+fn links_reach_their_hosts_owner_once_and_a_dead_workers_inbox_moves_to_the_new_owners() {
+    use crawldedup::cluster::inbox::{Handoff, Inbox, reroute, send_by_owner};
+    use crawldedup::cluster::ring::{Member, Ring};
+    use std::collections::HashMap;
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    let host = |url: &str| url::Url::parse(url).ok()?.host_str().map(str::to_string);
+    let three = Ring::new(["a", "b", "c"].map(|id| Member::new(id, 1)));
+    let links: Vec<(String, Handoff)> = (0..3000)
+        .map(|i| {
+            let url = format!("https://h{}.example/page/{i}", i % 300);
+            let link = Handoff {
+                url: url.clone(),
+                depth: 1 + i % 3,
+                priority: i,
+            };
+            (host(&url).unwrap(), link)
+        })
+        .collect();
+    let sent = send_by_owner(&cluster, "crawl", &three, links.clone()).unwrap();
+    assert_eq!(sent.values().sum::<usize>(), links.len());
+
+    // `b` reads part of its inbox and is killed before it acknowledges anything; restarted,
+    // it finds what it had read among its unacknowledged entries.
+    let b = Inbox::open(&cluster, "crawl", "b").unwrap();
+    let read = b.receive(500).unwrap();
+    assert_eq!(read.len(), 500.min(sent["b"]));
+    let b = Inbox::open(&cluster, "crawl", "b").unwrap();
+    assert_eq!(b.unacknowledged(10_000).unwrap(), read);
+
+    // `c` reads and acknowledges everything it owns.
+    let c = Inbox::open(&cluster, "crawl", "c").unwrap();
+    let mut got: HashMap<String, (String, Handoff)> = HashMap::new();
+    loop {
+        let batch = c.receive(700).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        let ids: Vec<String> = batch.iter().map(|(id, _)| id.clone()).collect();
+        for (_, link) in batch {
+            assert!(got.insert(link.url.clone(), ("c".into(), link)).is_none());
+        }
+        c.acknowledge(&ids).unwrap();
+    }
+    assert_eq!(got.len(), sent["c"]);
+    assert!(c.unacknowledged(10).unwrap().is_empty());
+
+    // `b` is gone for good: its inbox, read and unread, goes to the owners in the new ring,
+    // once.
+    let two = Ring::new(["a", "c"].map(|id| Member::new(id, 1)));
+    let moved = reroute(&cluster, "crawl", "b", &two, host).unwrap();
+    assert_eq!(moved, sent["b"]);
+    assert_eq!(reroute(&cluster, "crawl", "b", &two, host).unwrap(), 0);
+    for id in ["a", "c"] {
+        let inbox = Inbox::open(&cluster, "crawl", id).unwrap();
+        loop {
+            let batch = inbox.receive(1000).unwrap();
+            if batch.is_empty() {
+                break;
+            }
+            for (_, link) in batch {
+                let owner = two.owner(&host(&link.url).unwrap()).unwrap();
+                assert_eq!(owner.id, id, "{} reached the wrong worker", link.url);
+                assert!(
+                    got.insert(link.url.clone(), (id.into(), link)).is_none(),
+                    "a link handed on twice"
+                );
+            }
+        }
+    }
+    // Every link arrived exactly once, with what was sent.
+    assert_eq!(got.len(), links.len());
+    for (_, link) in &links {
+        assert_eq!(&got[&link.url].1, link);
+    }
+}

@@ -7,6 +7,9 @@
 //!   Cluster whose check-and-insert is one atomic `BITFIELD`.
 //! - [`members`]: which workers are alive (heartbeat keys that expire) and their weights,
 //!   from which each builds the ring.
+//! - [`inbox`]: links to hosts another worker owns, handed on through that worker's
+//!   stream, acknowledged once durable, rerouted when their worker is gone.
 pub mod filter;
+pub mod inbox;
 pub mod members;
 pub mod ring;
