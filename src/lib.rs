@@ -84,6 +84,10 @@
 //! `examples/scrapy/` has a Scrapy middleware), or embed the focused crawler built on the same
 //! stage ([`Crawler`], what `crawldedup crawl` runs) and receive its pages through a
 //! [`PageSink`] ([`store`]).
+//!
+//! For a crawl on several machines, [`cluster`] holds the parts shared through Redis
+//! Cluster: the host ring that gives each host to one worker, the URL filter every worker
+//! checks, membership by heartbeat, and the inboxes that carry links to a host's owner.
 #![warn(missing_docs)]
 #![doc(test(attr(deny(warnings))))]
 
