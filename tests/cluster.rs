@@ -317,3 +317,147 @@ fn links_reach_their_hosts_owner_once_and_a_dead_workers_inbox_moves_to_the_new_
         assert_eq!(&got[&link.url].1, link);
     }
 }
+
+/// An article of 150 words drawn from a vocabulary of 4,000, by seed: two seeds share
+/// common words, almost never a run of three.
+fn article(seed: u64) -> String {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..150)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            format!("w{}", state % 4000)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` with one word changed, a different one for each `edit`.
+fn variant(text: &str, edit: usize) -> String {
+    let mut words: Vec<String> = text.split(' ').map(str::to_string).collect();
+    let at = (edit * 37 + 11) % words.len();
+    words[at] = format!("edited{edit}");
+    words.join(" ")
+}
+
+fn doc(name: &str, text: &str) -> crawldedup::index::DocRecord {
+    crawldedup::index::DocRecord::new(name, text, &crawldedup::Fingerprint::of(text))
+}
+
+#[test]
+fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
+    use crawldedup::cluster::index::{SharedDecision, SharedIndex};
+    use crawldedup::index::IndexConfig;
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let (one, two) = (
+        Cluster::connect(&redis.urls()).unwrap(),
+        Cluster::connect(&redis.urls()).unwrap(),
+    );
+    let config = IndexConfig {
+        expected: 1_000_000,
+        ..IndexConfig::default()
+    };
+    let a = SharedIndex::open(&one, "nd", config).unwrap();
+    let b = SharedIndex::open(&two, "nd", config).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        match a
+            .check_and_insert(&doc(&format!("a/{i}"), &article(i)))
+            .unwrap()
+        {
+            SharedDecision::Unique(id) => ids.push(id),
+            other => panic!("article {i}: {other:?}"),
+        }
+    }
+    // The other worker finds them: the same text exactly, an edited one nearly.
+    assert_eq!(
+        b.check_and_insert(&doc("b/copy", &article(7))).unwrap(),
+        SharedDecision::Exact(ids[7])
+    );
+    match b
+        .check_and_insert(&doc("b/edit", &variant(&article(9), 1)))
+        .unwrap()
+    {
+        SharedDecision::Near { of, similarity, .. } => {
+            assert_eq!(of, ids[9]);
+            assert!(similarity.resemblance > 0.8, "{similarity:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(b.name_of(ids[9]).unwrap().as_deref(), Some("a/9"));
+    // New articles stay unique on the other worker too.
+    for i in 200..300 {
+        let decision = b
+            .check_and_insert(&doc(&format!("b/{i}"), &article(i)))
+            .unwrap();
+        assert!(
+            matches!(decision, SharedDecision::Unique(_)),
+            "{decision:?}"
+        );
+    }
+    // Another layout is refused.
+    let other = IndexConfig {
+        max_distance: 5,
+        ..config
+    };
+    let refused = SharedIndex::open(&one, "nd", other).err().expect("refused");
+    assert_eq!(refused.to_string().lines().count(), 1, "{refused}");
+}
+
+#[test]
+fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {
+    use crawldedup::cluster::index::{SharedDecision, SharedIndex};
+    use crawldedup::index::IndexConfig;
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    const WORKERS: usize = 6;
+    const GROUPS: u64 = 40;
+    let nodes = Arc::new(redis.urls());
+    let start = Arc::new(std::sync::Barrier::new(WORKERS));
+    let handles: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            let (nodes, start) = (Arc::clone(&nodes), Arc::clone(&start));
+            std::thread::spawn(move || {
+                let cluster = Cluster::connect(&nodes).unwrap();
+                let config = IndexConfig {
+                    expected: 1_000_000,
+                    ..IndexConfig::default()
+                };
+                let index = SharedIndex::open(&cluster, "race", config).unwrap();
+                // Every worker takes the groups in the same order, from the same moment: each
+                // group is raced by all of them.
+                start.wait();
+                (0..GROUPS)
+                    .map(|g| {
+                        let text = variant(&article(1000 + g), w);
+                        let decision = index
+                            .check_and_insert(&doc(&format!("g{g}/w{w}"), &text))
+                            .unwrap();
+                        (g, decision)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut kept = vec![0usize; GROUPS as usize];
+    let mut decisions = 0;
+    for handle in handles {
+        for (g, decision) in handle.join().unwrap() {
+            decisions += 1;
+            match decision {
+                SharedDecision::Unique(_) => kept[g as usize] += 1,
+                SharedDecision::Near { .. } => {}
+                other => panic!("group {g}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(decisions, WORKERS * GROUPS as usize);
+    assert!(
+        kept.iter().all(|&k| k == 1),
+        "pages kept per group: {kept:?}"
+    );
+}

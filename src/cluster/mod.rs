@@ -9,7 +9,10 @@
 //!   from which each builds the ring.
 //! - [`inbox`]: links to hosts another worker owns, handed on through that worker's
 //!   stream, acknowledged once durable, rerouted when their worker is gone.
+//! - [`index`]: the near-duplicate index every worker decides against, with the rule that
+//!   lets exactly one of several racing near copies keep its page.
 pub mod filter;
 pub mod inbox;
+pub mod index;
 pub mod members;
 pub mod ring;

@@ -107,6 +107,18 @@ impl ConfirmPolicy {
         a.shingles.min(b.shingles) < self.tiny_shingles
     }
 
+    /// [`ConfirmPolicy::judge`] on two whole records: compared on their exact shingle sets
+    /// when both are tiny and carry them, else on their sketches.
+    pub fn judge_records(&self, a: &super::DocRecord, b: &super::DocRecord) -> (Similarity, bool) {
+        let both_tiny = a.sketch.shingles < self.tiny_shingles
+            && b.sketch.shingles < self.tiny_shingles
+            && !a.tiny_set.is_empty()
+            && !b.tiny_set.is_empty();
+        let exact = both_tiny.then(|| exact_similarity(&a.tiny_set, &b.tiny_set));
+        let chars = |r: &super::DocRecord| u32::try_from(r.text_chars).unwrap_or(u32::MAX);
+        self.judge((&a.sketch, chars(a)), (&b.sketch, chars(b)), exact)
+    }
+
     /// The likeness of a pair, and whether it confirms the pair. `exact` holds the pair's
     /// exact resemblance and containment when they are known (two tiny texts, compared on
     /// their whole shingle sets); otherwise the sketches' estimates are used.

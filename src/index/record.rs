@@ -45,7 +45,7 @@ impl DocRecord {
     /// Encoding: simhash (8 bytes), digest (16), text length (8), sketch
     /// ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each), then the name in
     /// UTF-8; integers big-endian.
-    pub(super) fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(u16::MAX))];
         let mut out = Vec::with_capacity(34 + SKETCH_BYTES + 4 * set.len() + self.name.len());
         out.extend_from_slice(&self.simhash.0.to_be_bytes());
@@ -60,7 +60,7 @@ impl DocRecord {
         out
     }
 
-    pub(super) fn decode(bytes: &[u8]) -> Option<DocRecord> {
+    pub(crate) fn decode(bytes: &[u8]) -> Option<DocRecord> {
         let simhash = Simhash(u64::from_be_bytes(bytes.get(0..8)?.try_into().ok()?));
         let digest = Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?));
         let text_chars = u64::from_be_bytes(bytes.get(24..32)?.try_into().ok()?);
