@@ -1,7 +1,9 @@
-//! The cluster's URL filter against the local one, in the same run: canonical URLs checked
-//! and recorded per second, by 1, 2 and 4 workers (threads with a connection each, batches
-//! of 1,000 URLs a pipeline) against a three-node Redis Cluster on loopback, and by the
-//! local filter (`SeenUrls::insert`) on the same URLs.
+//! The cluster's URL filter and near-duplicate index against the local ones, in the same
+//! run: canonical URLs checked and recorded per second, by 1, 2 and 4 workers (threads with
+//! a connection each, batches of 1,000 URLs a pipeline) against a three-node Redis Cluster
+//! on loopback, and by the local filter (`SeenUrls::insert`) on the same URLs; then pages
+//! decided per second (fingerprints computed ahead) by the shared index with 1, 2 and 4
+//! workers, and by the local index (`SimhashIndex::check_and_insert`) on the same pages.
 //!
 //! ```text
 //! cargo bench --bench cluster            # 400,000 URLs
@@ -20,7 +22,26 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crawldedup::cluster::filter::{Cluster, ClusterFilter};
-use crawldedup::{SeenConfig, SeenUrls};
+use crawldedup::cluster::index::{SharedDecision, SharedIndex};
+use crawldedup::index::{DocRecord, IndexConfig, SimhashIndex};
+use crawldedup::{Fingerprint, SeenConfig, SeenUrls};
+
+/// Pages decided in the index part.
+const PAGES: u64 = 20_000;
+
+/// A page of 300 words from a vocabulary of 20,000, by seed.
+fn page(seed: u64) -> String {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..300)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            format!("w{}", state % 20_000)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 const BATCH: usize = 1000;
 
@@ -88,6 +109,64 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let rate = n as f64 / t.elapsed().as_secs_f64();
         println!(
             "cluster filter, {workers} worker(s):           {rate:>12.0} URLs/s ({new} new; {:.3}x the local filter)",
+            rate / local
+        );
+    }
+    index_part(&nodes)
+}
+
+fn index_part(nodes: &Arc<Vec<String>>) -> Result<(), Box<dyn std::error::Error>> {
+    let records: Arc<Vec<DocRecord>> = Arc::new(
+        (0..PAGES)
+            .map(|i| {
+                let text = page(i);
+                DocRecord::new(&format!("page/{i}"), &text, &Fingerprint::of(&text))
+            })
+            .collect(),
+    );
+    let config = IndexConfig {
+        expected: 10_000_000,
+        ..IndexConfig::default()
+    };
+    let dir = tempfile::tempdir()?;
+    let index = SimhashIndex::open(dir.path(), config)?;
+    let t = Instant::now();
+    for record in records.iter() {
+        index.check_and_insert(record.clone())?;
+    }
+    let local = PAGES as f64 / t.elapsed().as_secs_f64();
+    println!(
+        "\n{PAGES} pages (fingerprints computed ahead), k = {}",
+        config.max_distance
+    );
+    println!("local index (SimhashIndex::check_and_insert), 1 thread: {local:>9.0} pages/s");
+    for workers in [1usize, 2, 4] {
+        let name = format!("pages{workers}");
+        let t = Instant::now();
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (records, nodes, name) =
+                    (Arc::clone(&records), Arc::clone(nodes), name.clone());
+                std::thread::spawn(move || -> Result<u64, String> {
+                    let cluster = Cluster::connect(&nodes).map_err(|e| e.to_string())?;
+                    let index =
+                        SharedIndex::open(&cluster, &name, config).map_err(|e| e.to_string())?;
+                    let mut kept = 0u64;
+                    for record in records.iter().skip(w).step_by(workers) {
+                        let decision = index.check_and_insert(record).map_err(|e| e.to_string())?;
+                        kept += u64::from(matches!(decision, SharedDecision::Unique(_)));
+                    }
+                    Ok(kept)
+                })
+            })
+            .collect();
+        let mut kept = 0u64;
+        for h in handles {
+            kept += h.join().map_err(|_| "a worker panicked")??;
+        }
+        let rate = PAGES as f64 / t.elapsed().as_secs_f64();
+        println!(
+            "shared index, {workers} worker(s):                     {rate:>9.0} pages/s ({kept} kept; {:.3}x the local index)",
             rate / local
         );
     }
