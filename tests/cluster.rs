@@ -256,6 +256,7 @@ fn links_reach_their_hosts_owner_once_and_a_dead_workers_inbox_moves_to_the_new_
                 url: url.clone(),
                 depth: 1 + i % 3,
                 priority: i,
+                moved: i % 2 == 0,
             };
             (host(&url).unwrap(), link)
         })

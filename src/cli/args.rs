@@ -153,6 +153,23 @@ pub(super) struct CrawlArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub(super) json: bool,
+    /// cluster.nodes: crawl as a worker of a cluster through these Redis Cluster nodes
+    /// (comma-separated redis://HOST:PORT)
+    #[arg(long, value_name = "NODES", value_delimiter = ',')]
+    pub(super) cluster: Vec<String>,
+    /// cluster.worker_id
+    #[arg(long, value_name = "ID")]
+    pub(super) worker_id: Option<String>,
+    /// cluster.weight
+    #[arg(long, value_name = "W")]
+    pub(super) weight: Option<u32>,
+    /// cluster.name
+    #[arg(long, value_name = "NAME")]
+    pub(super) cluster_name: Option<String>,
+    /// Checkpoint this often (for example 500ms, 5s, 1m).
+    #[arg(long, value_name = "DURATION",
+          default_value_t = crawldedup::crawl::CHECKPOINT_EVERY.into())]
+    pub(super) checkpoint_every: humantime::Duration,
 }
 
 #[derive(Args)]

@@ -235,11 +235,24 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
     if args.allow_private_ips {
         config.crawl.allow_private_ips = true;
     }
+    if !args.cluster.is_empty() {
+        config.cluster.nodes = args.cluster;
+    }
+    if let Some(id) = args.worker_id {
+        config.cluster.worker_id = id;
+    }
+    if let Some(weight) = args.weight {
+        config.cluster.weight = weight;
+    }
+    if let Some(name) = args.cluster_name {
+        config.cluster.name = name;
+    }
     config.validate("command line")?;
     let runtime =
         tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
     let options = crawldedup::crawl::CrawlOptions {
         progress_bar: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        checkpoint_every: args.checkpoint_every.into(),
         ..crawldedup::crawl::CrawlOptions::default()
     };
     let summary = runtime

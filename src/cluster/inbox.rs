@@ -33,7 +33,7 @@ const PAGE: usize = 1000;
 const REROUTE_LOCK: Duration = Duration::from_secs(60);
 
 /// A link handed to the worker that owns its host.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Handoff {
     /// The canonical URL.
     pub url: String,
@@ -41,6 +41,9 @@ pub struct Handoff {
     pub depth: u32,
     /// Its priority in the sender's terms (the focus score).
     pub priority: u32,
+    /// A pending URL moved with its host from another worker (already in the URL filter,
+    /// so the receiver queues it without asking the filter), not a newly found link.
+    pub moved: bool,
 }
 
 /// The stream key of worker `id`'s inbox in crawl `name`.
@@ -70,6 +73,8 @@ pub fn send(
             .arg(link.depth)
             .arg("priority")
             .arg(link.priority)
+            .arg("moved")
+            .arg(u8::from(link.moved))
             .ignore();
     }
     cluster.with(|con| pipe.exec(con))
@@ -298,6 +303,7 @@ fn range_entries(reply: &Value) -> Result<Vec<(String, Handoff)>, String> {
             url: String::new(),
             depth: 0,
             priority: 0,
+            moved: false,
         };
         for field in fields.chunks(2) {
             let (Some(name), Some(value)) = (text(field.first()), text(field.get(1))) else {
@@ -312,6 +318,7 @@ fn range_entries(reply: &Value) -> Result<Vec<(String, Handoff)>, String> {
                 "url" => link.url = value.clone(),
                 "depth" => link.depth = number()?,
                 "priority" => link.priority = number()?,
+                "moved" => link.moved = number()? == 1,
                 _ => {}
             }
         }

@@ -12,6 +12,19 @@
 //! - `NAME:nd:b:{B.KEY}`: sketch band `B`'s bucket for band key `KEY`: 8-byte ids.
 //! - `NAME:nd:digest:{DIGEST}`: the id that claimed an exact digest (`SET NX`).
 //! - `NAME:nd:v:{ID}`: a document's verdict, `keep` or `yield`.
+//! - `NAME:nd:w:{ID}`: the worker and incarnation that entered it (`WORKER INCARNATION`),
+//!   and `NAME:nd:c:{ID}`: set once that worker's checkpoint made the page durable.
+//!
+//! # A page whose worker died before its checkpoint
+//! A worker enters a page when it decides it, but the page is durable only at the worker's
+//! next checkpoint; a worker killed before that loses the page (its outputs are cut back
+//! to the checkpoint when it restarts, and the URL is fetched again). Such a document is
+//! *lost*: not committed, and its incarnation is no longer alive. A lost document is never
+//! an original: candidates that are lost are passed over (and marked `yield`), and a lost
+//! holder of an exact digest hands the claim to the next copy (`SET .. XX GET`, so that
+//! of two copies taking over, one does). A page called a duplicate of a document that was
+//! still alive and is lost later keeps its `of`, whose URL is fetched again (by the
+//! restarted worker, or the new owner of its host) and stored then.
 //!
 //! The hash tags spread documents, buckets and verdicts over the slots. The layout (the
 //! table plan for k and n, the fingerprint version) is claimed with `SET NX` under
@@ -79,6 +92,8 @@ pub struct SharedIndex<'c> {
     name: String,
     plan: Plan,
     config: IndexConfig,
+    /// `WORKER INCARNATION` of the worker entering documents, when it is a crawl's.
+    owner: Option<String>,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -128,7 +143,77 @@ impl<'c> SharedIndex<'c> {
             name: name.to_string(),
             plan,
             config,
+            owner: None,
         })
+    }
+
+    /// Documents entered from now on belong to incarnation `incarnation` of worker `id`,
+    /// and count as originals only once [`SharedIndex::commit`] is called for them or
+    /// while that incarnation lives.
+    pub fn owned_by(mut self, id: &str, incarnation: u64) -> SharedIndex<'c> {
+        self.owner = Some(format!("{id} {incarnation}"));
+        self
+    }
+
+    /// Marks documents as durable (their worker's checkpoint holds their pages).
+    pub fn commit(&self, ids: &[DocId]) -> Result<(), ClusterError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::cluster::cluster_pipe();
+        for &id in ids {
+            pipe.cmd("SET").arg(self.commit_key(id)).arg(1).ignore();
+        }
+        self.cluster.with(|con| pipe.exec(con))
+    }
+
+    fn commit_key(&self, id: DocId) -> String {
+        format!("{}:nd:c:{{{id}}}", self.name)
+    }
+
+    fn owner_key(&self, id: DocId) -> String {
+        format!("{}:nd:w:{{{id}}}", self.name)
+    }
+
+    /// Of `ids`, those that are lost (see the module documentation).
+    fn lost(&self, ids: &[DocId]) -> Result<BTreeSet<DocId>, ClusterError> {
+        let mut lost = BTreeSet::new();
+        if ids.is_empty() {
+            return Ok(lost);
+        }
+        let mut pipe = redis::cluster::cluster_pipe();
+        for &id in ids {
+            pipe.cmd("EXISTS").arg(self.commit_key(id));
+            pipe.cmd("GET").arg(self.owner_key(id));
+        }
+        let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+        let mut alive: BTreeMap<String, bool> = BTreeMap::new();
+        for (&id, pair) in ids.iter().zip(replies.chunks(2)) {
+            let committed = matches!(pair[0], redis::Value::Int(1));
+            let owner = match &pair[1] {
+                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                _ => continue,
+            };
+            if committed {
+                continue;
+            }
+            let live = match alive.get(&owner) {
+                Some(&live) => live,
+                None => {
+                    let (worker, incarnation) = owner.split_once(' ').unwrap_or((&owner, ""));
+                    let live = match incarnation.parse::<u64>() {
+                        Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
+                        Err(_) => true,
+                    };
+                    alive.insert(owner.clone(), live);
+                    live
+                }
+            };
+            if !live {
+                lost.insert(id);
+            }
+        }
+        Ok(lost)
     }
 
     fn doc_key(&self, id: DocId) -> String {
@@ -169,6 +254,12 @@ impl<'c> SharedIndex<'c> {
         })?;
         let digest_key = format!("{}:nd:digest:{{{}}}", self.name, record.digest);
         let claimed: Option<String> = self.cluster.with(|con| {
+            if let Some(owner) = &self.owner {
+                redis::cmd("SET")
+                    .arg(self.owner_key(id))
+                    .arg(owner)
+                    .exec(con)?;
+            }
             redis::cmd("SET")
                 .arg(self.doc_key(id))
                 .arg(record.encode())
@@ -180,11 +271,32 @@ impl<'c> SharedIndex<'c> {
                 .query(con)
         })?;
         if claimed.is_none() {
-            let holder: DocId = self
+            let mut holder: DocId = self
                 .cluster
                 .with(|con| redis::cmd("GET").arg(&digest_key).query(con))?;
-            self.set_verdict(id, false)?;
-            return Ok(SharedDecision::Exact(holder));
+            // A lost holder hands the claim on; of several taking it over, the one whose
+            // swap saw the lost holder has it.
+            let mut taken = false;
+            if self.lost(&[holder])?.contains(&holder) {
+                self.set_verdict(holder, false)?;
+                let before: Option<DocId> = self.cluster.with(|con| {
+                    redis::cmd("SET")
+                        .arg(&digest_key)
+                        .arg(id)
+                        .arg("XX")
+                        .arg("GET")
+                        .query(con)
+                })?;
+                match before {
+                    Some(b) if b == holder => taken = true,
+                    Some(b) => holder = b,
+                    None => taken = true,
+                }
+            }
+            if !taken {
+                self.set_verdict(id, false)?;
+                return Ok(SharedDecision::Exact(holder));
+            }
         }
         let (tables, bands) = self.buckets(record);
         let mut pipe = redis::cluster::cluster_pipe();
@@ -245,6 +357,14 @@ impl<'c> SharedIndex<'c> {
             return Ok(BTreeMap::new());
         }
         let ids: Vec<DocId> = ids.into_iter().collect();
+        let lost = self.lost(&ids)?;
+        for &gone in &lost {
+            self.set_verdict(gone, false)?;
+        }
+        let ids: Vec<DocId> = ids.into_iter().filter(|i| !lost.contains(i)).collect();
+        if ids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
         let mut pipe = redis::cluster::cluster_pipe();
         for &other in &ids {
             pipe.cmd("GET").arg(self.doc_key(other));

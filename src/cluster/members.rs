@@ -1,7 +1,9 @@
 //! Membership: which workers of a crawl are alive, and their weights.
 //!
 //! A worker is alive while its heartbeat key exists. It joins by creating
-//! `{NAME}:worker:ID` (value: its weight) with an expiry of `ttl` and adding its id to the
+//! `{NAME}:worker:ID` (value: its weight and its incarnation, a number drawn from
+//! `{NAME}:incarnations` at each join, so that a worker restarted under the same id is told
+//! apart from the process that died) with an expiry of `ttl` and adding its id to the
 //! set `{NAME}:workers`; it renews the expiry well within `ttl` (every `ttl / 3` is the
 //! rule); a worker that stops renewing (killed, cut off) is gone once the key expires, by
 //! the clock of the one node that holds the key, so the workers' own clocks never matter.
@@ -23,6 +25,7 @@ pub struct Membership<'c> {
     cluster: &'c Cluster,
     name: String,
     member: Member,
+    incarnation: u64,
     ttl: Duration,
 }
 
@@ -50,10 +53,15 @@ impl<'c> Membership<'c> {
             )));
         }
         let key = worker_key(name, &member.id);
+        let incarnation: u64 = cluster.with(|con| {
+            redis::cmd("INCR")
+                .arg(format!("{{{name}}}:incarnations"))
+                .query(con)
+        })?;
         let created: Option<String> = cluster.with(|con| {
             redis::cmd("SET")
                 .arg(&key)
-                .arg(member.weight)
+                .arg(format!("{} {incarnation}", member.weight))
                 .arg("NX")
                 .arg("PX")
                 .arg(ttl.as_millis() as u64)
@@ -76,8 +84,36 @@ impl<'c> Membership<'c> {
             cluster,
             name: name.to_string(),
             member,
+            incarnation,
             ttl,
         })
+    }
+
+    /// As [`Membership::join`], but a live worker with the same id (this worker's own
+    /// process before a kill, whose heartbeat has not expired yet) is waited out for up to
+    /// `wait`.
+    pub fn join_waiting(
+        cluster: &'c Cluster,
+        name: &str,
+        member: Member,
+        ttl: Duration,
+        wait: Duration,
+    ) -> Result<Membership<'c>, ClusterError> {
+        let started = std::time::Instant::now();
+        loop {
+            match Membership::join(cluster, name, member.clone(), ttl) {
+                Err(ClusterError::State { .. }) if started.elapsed() < wait => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// This process's incarnation: the number that tells it apart from earlier processes
+    /// with the same id.
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
     }
 
     /// This worker.
@@ -91,7 +127,7 @@ impl<'c> Membership<'c> {
         let renewed: Option<String> = self.cluster.with(|con| {
             redis::cmd("SET")
                 .arg(worker_key(&self.name, &self.member.id))
-                .arg(self.member.weight)
+                .arg(format!("{} {}", self.member.weight, self.incarnation))
                 .arg("XX")
                 .arg("PX")
                 .arg(self.ttl.as_millis() as u64)
@@ -150,8 +186,9 @@ pub fn live(cluster: &Cluster, name: &str) -> Result<Vec<Member>, ClusterError> 
         cluster.with(|con| redis::cmd("MGET").arg(&keys).query(con))?;
     let mut members = Vec::new();
     let mut gone = Vec::new();
-    for (id, weight) in ids.into_iter().zip(weights) {
-        match weight.map(|w| w.parse::<u32>()) {
+    for (id, value) in ids.into_iter().zip(weights) {
+        let weight = value.map(|v| v.split(' ').next().unwrap_or_default().parse::<u32>());
+        match weight {
             Some(Ok(weight)) => members.push(Member::new(id, weight)),
             Some(Err(_)) => {
                 return Err(cluster.state_error(format!(
@@ -165,4 +202,21 @@ pub fn live(cluster: &Cluster, name: &str) -> Result<Vec<Member>, ClusterError> 
         cluster.with(|con| redis::cmd("SREM").arg(set_key(name)).arg(&gone).exec(con))?;
     }
     Ok(members)
+}
+
+/// Whether incarnation `incarnation` of worker `id` is alive in crawl `name` (its heartbeat
+/// key exists and names that incarnation).
+pub fn is_alive(
+    cluster: &Cluster,
+    name: &str,
+    id: &str,
+    incarnation: u64,
+) -> Result<bool, ClusterError> {
+    let value: Option<String> =
+        cluster.with(|con| redis::cmd("GET").arg(worker_key(name, id)).query(con))?;
+    Ok(value
+        .as_deref()
+        .and_then(|v| v.split(' ').nth(1))
+        .and_then(|i| i.parse::<u64>().ok())
+        == Some(incarnation))
 }

@@ -150,6 +150,44 @@ impl Config {
                 ),
             ));
         }
+        let k = &self.cluster;
+        if k.enabled() {
+            if k.worker_id.is_empty() || k.worker_id.contains(['{', '}', ' ']) {
+                return Err(err(
+                    "cluster.worker_id",
+                    format!(
+                        "`{}`: every worker of a cluster needs its own id (no braces or spaces)",
+                        k.worker_id
+                    ),
+                ));
+            }
+            if !(1..=1000).contains(&k.weight) {
+                return Err(err(
+                    "cluster.weight",
+                    format!("must lie between 1 and 1000 (got {})", k.weight),
+                ));
+            }
+            if k.name.is_empty() || k.name.contains(['{', '}', ' ']) {
+                return Err(err(
+                    "cluster.name",
+                    format!("`{}`: must be non-empty, no braces or spaces", k.name),
+                ));
+            }
+            if k.heartbeat_ttl_ms < 300 {
+                return Err(err(
+                    "cluster.heartbeat_ttl_ms",
+                    format!("must be at least 300 (got {})", k.heartbeat_ttl_ms),
+                ));
+            }
+            for (i, node) in k.nodes.iter().enumerate() {
+                if !node.starts_with("redis://") && !node.starts_with("rediss://") {
+                    return Err(err(
+                        &format!("cluster.nodes[{i}]"),
+                        format!("`{node}`: not a redis:// address"),
+                    ));
+                }
+            }
+        }
         if self.output.warc_rotate_bytes < 1024 * 1024 {
             return Err(err(
                 "output.warc_rotate_bytes",

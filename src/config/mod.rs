@@ -80,6 +80,8 @@ pub struct Config {
     pub dedup: DedupConfig,
     /// What is written.
     pub output: OutputConfig,
+    /// Crawling on several machines as one crawl (off unless `nodes` is set).
+    pub cluster: ClusterConfig,
 }
 
 /// `[crawl]`
@@ -265,6 +267,44 @@ impl Default for OutputConfig {
             warc: true,
             warc_rotate_bytes: 1 << 30,
         }
+    }
+}
+
+/// `[cluster]`: several `crawldedup crawl` processes acting as one crawl through Redis
+/// Cluster (see [`crate::cluster`]). Off while `nodes` is empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    /// Seed nodes of the Redis Cluster, `redis://HOST:PORT`; one is enough to find the rest.
+    pub nodes: Vec<String>,
+    /// This worker's id, unique among the live workers of the crawl (no braces).
+    pub worker_id: String,
+    /// This worker's share of the hosts, relative to the others' (1 to 1000).
+    pub weight: u32,
+    /// The crawl's name: the prefix of its keys, so that one Redis Cluster can hold
+    /// several crawls.
+    pub name: String,
+    /// A worker whose heartbeat is this old is gone and its hosts move (milliseconds;
+    /// heartbeats go every third of it).
+    pub heartbeat_ttl_ms: u64,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            nodes: Vec::new(),
+            worker_id: String::new(),
+            weight: 1,
+            name: "crawl".into(),
+            heartbeat_ttl_ms: 10_000,
+        }
+    }
+}
+
+impl ClusterConfig {
+    /// Whether the crawl runs as a worker of a cluster.
+    pub fn enabled(&self) -> bool {
+        !self.nodes.is_empty()
     }
 }
 

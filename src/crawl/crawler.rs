@@ -72,6 +72,10 @@ pub enum CrawlError {
     /// A setting is unusable (a bad seed, a bad pattern).
     #[error("{0}")]
     Setup(String),
+    /// The Redis Cluster of a crawl on several machines failed or refused this worker; the
+    /// crawl stopped with a checkpoint, and what it had to send goes at its next start.
+    #[error("cluster: {0}")]
+    Cluster(String),
     /// A sink given to the crawler failed ([`crate::store::PageSink`]).
     #[error("page sink: {0}")]
     Sink(crate::store::SinkError),

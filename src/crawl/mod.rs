@@ -17,6 +17,7 @@
 //! warc.rs      WARC records for the file sink
 //! ```
 
+mod cluster;
 mod crawler;
 pub mod fetch;
 pub mod frontier;

@@ -7,6 +7,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use url::Url;
 
+use super::cluster::Worker;
 use super::crawler::{CrawlError, MAX_ATTEMPTS};
 use super::frontier::{Frontier, Task, host_key};
 use super::record::CheckpointRecord;
@@ -108,18 +109,46 @@ impl Sinks {
 }
 
 /// The state the owning task changes as results come in.
-pub(super) struct Ledger<'a> {
+pub(super) struct Ledger<'a, 'c> {
     pub(super) dedup: &'a Dedup,
     pub(super) frontier: &'a mut Frontier,
     pub(super) sinks: &'a mut Sinks,
     pub(super) totals: &'a mut CheckpointRecord,
     pub(super) schedule: &'a mut Schedule,
+    /// This process as a worker of a cluster crawl.
+    pub(super) worker: Option<&'a mut Worker<'c>>,
+}
+
+/// Queues the new ones among `links` (canonical, in scope: URL, depth, priority); on a
+/// cluster, a link to another worker's host goes to that worker. Returns how many were
+/// queued or handed on.
+pub(super) fn enqueue(
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    worker: Option<&mut Worker<'_>>,
+    links: Vec<(Url, u32, u32)>,
+) -> Result<usize, CrawlError> {
+    if let Some(worker) = worker {
+        return worker.enqueue(dedup, frontier, links);
+    }
+    let mut queued = 0;
+    for (url, depth, priority) in links {
+        if let UrlVerdict::New(url) = dedup.check_canonical(url)? {
+            if frontier
+                .push(url, depth, priority)
+                .map_err(CrawlError::Setup)?
+            {
+                queued += 1;
+            }
+        }
+    }
+    Ok(queued)
 }
 
 /// Records a worker's result: the outcome, then a failure line if it was not stored.
 pub(super) fn handle(
     work: Work,
-    ledger: &mut Ledger<'_>,
+    ledger: &mut Ledger<'_, '_>,
     shared: &Shared,
 ) -> Result<(), CrawlError> {
     if let Some((task, failure)) = outcome(work, ledger, shared)? {
@@ -141,7 +170,7 @@ pub(super) fn handle(
 /// failure of its task for [`handle`] to record.
 pub(super) fn outcome(
     work: Work,
-    ledger: &mut Ledger<'_>,
+    ledger: &mut Ledger<'_, '_>,
     shared: &Shared,
 ) -> Result<Option<(Task, Failure)>, CrawlError> {
     let Ledger {
@@ -150,7 +179,9 @@ pub(super) fn outcome(
         sinks,
         totals,
         schedule,
+        worker,
     } = ledger;
+    let worker = worker.as_deref_mut();
     let (dedup, keywords) = (*dedup, shared.keywords.as_slice());
     let base_delay = shared.base_delay;
     let host = host_key(&work.task().url);
@@ -199,7 +230,9 @@ pub(super) fn outcome(
             state.next_allowed = Some(now + state.delay);
             let (status, retry_after) = (page.status, page.retry_after);
             if let Some(target) = page.deferred.take() {
-                return redirected_away(dedup, frontier, keywords, page.task, &target, status);
+                return redirected_away(
+                    dedup, frontier, worker, keywords, page.task, &target, status,
+                );
             }
             let retryable = status >= 500 || status == 429;
             if retryable && page.task.attempts + 1 < MAX_ATTEMPTS {
@@ -212,7 +245,14 @@ pub(super) fn outcome(
                 delayed.push((now + wait, task));
                 return Ok(None);
             }
-            return record_page(*page, dedup, frontier, sinks, totals, shared);
+            let stores = Stores {
+                dedup,
+                frontier,
+                sinks,
+                totals,
+                worker,
+            };
+            return record_page(*page, stores, shared);
         }
     }
     Ok(None)
@@ -223,18 +263,19 @@ pub(super) fn outcome(
 fn redirected_away(
     dedup: &Dedup,
     frontier: &mut Frontier,
+    worker: Option<&mut Worker<'_>>,
     keywords: &[String],
     task: Task,
     target: &Url,
     status: u16,
 ) -> Result<Option<(Task, Failure)>, CrawlError> {
     // Canonical already: the hop canonicalized it.
-    let queued = match dedup.check_canonical(target.clone())? {
-        UrlVerdict::New(url) => frontier
-            .push(url, task.depth, priority(keywords, task.depth, 0))
-            .map_err(CrawlError::Setup)?,
-        _ => false,
-    };
+    let link = (
+        target.clone(),
+        task.depth,
+        priority(keywords, task.depth, 0),
+    );
+    let queued = enqueue(dedup, frontier, worker, vec![link])? > 0;
     let reason = if queued {
         format!("to {target} on another host: queued")
     } else {
@@ -251,6 +292,7 @@ fn redirected_away(
 fn follow(
     dedup: &Dedup,
     frontier: &mut Frontier,
+    worker: Option<&mut Worker<'_>>,
     shared: &Shared,
     task: &Task,
     links: &RawLinks,
@@ -258,6 +300,7 @@ fn follow(
 ) -> Result<(), CrawlError> {
     let keywords = shared.keywords.as_slice();
     let base = links.base();
+    let mut found = Vec::new();
     for link in links.iter() {
         if link.nofollow {
             continue;
@@ -272,17 +315,23 @@ fn follow(
         if shared.scope.allows(&canonical).is_err() {
             continue;
         }
-        if let UrlVerdict::New(url) = dedup.check_canonical(canonical)? {
-            let score = ANCHOR_WEIGHT * relevance(keywords, link.text)
-                + URL_WEIGHT * relevance(keywords, url.path())
-                + parent_relevance;
-            let depth = task.depth + 1;
-            frontier
-                .push(url, depth, priority(keywords, depth, score))
-                .map_err(CrawlError::Setup)?;
-        }
+        let score = ANCHOR_WEIGHT * relevance(keywords, link.text)
+            + URL_WEIGHT * relevance(keywords, canonical.path())
+            + parent_relevance;
+        let depth = task.depth + 1;
+        found.push((canonical, depth, priority(keywords, depth, score)));
     }
+    enqueue(dedup, frontier, worker, found)?;
     Ok(())
+}
+
+/// What recording a page changes.
+struct Stores<'a, 'c> {
+    dedup: &'a Dedup,
+    frontier: &'a mut Frontier,
+    sinks: &'a mut Sinks,
+    totals: &'a mut CheckpointRecord,
+    worker: Option<&'a mut Worker<'c>>,
 }
 
 /// A response the host was not asked to retry: a failure for a status other than 2xx or a
@@ -290,12 +339,16 @@ fn follow(
 /// stored page queued.
 fn record_page(
     page: FetchedPage,
-    dedup: &Dedup,
-    frontier: &mut Frontier,
-    sinks: &mut Sinks,
-    totals: &mut CheckpointRecord,
+    stores: Stores<'_, '_>,
     shared: &Shared,
 ) -> Result<Option<(Task, Failure)>, CrawlError> {
+    let Stores {
+        dedup,
+        frontier,
+        sinks,
+        totals,
+        mut worker,
+    } = stores;
     let FetchedPage {
         task,
         status,
@@ -334,7 +387,10 @@ fn record_page(
         );
         return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
     };
-    let verdict = dedup.decide(final_url.as_str(), &prepared)?;
+    let verdict = match worker.as_deref_mut() {
+        Some(worker) => worker.decide(dedup, final_url.as_str(), &prepared)?,
+        None => dedup.decide(final_url.as_str(), &prepared)?,
+    };
     let (extracted, links) = prepared.into_parts();
     let body = Bytes::from(std::mem::take(&mut body));
     match &verdict {
@@ -365,7 +421,15 @@ fn record_page(
             })?;
             // Duplicates' links are not followed (their originals' were).
             if task.depth < max_depth {
-                follow(dedup, frontier, shared, &task, &links, parent_relevance)?;
+                follow(
+                    dedup,
+                    frontier,
+                    worker,
+                    shared,
+                    &task,
+                    &links,
+                    parent_relevance,
+                )?;
             }
         }
         PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {

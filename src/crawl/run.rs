@@ -18,17 +18,18 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::cluster::{Worker, cluster_error};
 use super::crawler::{CrawlError, CrawlOptions, CrawlSummary};
 use super::fetch::{FetchConfig, Fetcher};
 use super::frontier::{Frontier, FrontierCounts};
-use super::outcome::{Ledger, Sinks, handle};
+use super::outcome::{Ledger, Sinks, enqueue, handle};
 use super::record::{CRAWL_DB, CheckpointRecord, checkpoint, committed_seq, read_record};
 use super::robots::RobotsCache;
 use super::schedule::Schedule;
 use super::scope::{Scope, priority};
 use super::worker::{Work, work};
 use crate::config::Config;
-use crate::dedup::{Dedup, UrlVerdict};
+use crate::dedup::Dedup;
 use crate::store::PageSink;
 use crate::store::files::FileSink;
 use crate::urls::Canonicalizer;
@@ -51,6 +52,14 @@ pub(super) fn progress_line(
         (totals.fetched - fetched_before) as f64 / started.elapsed().as_secs_f64().max(1e-9)
     )
 }
+/// A progress line with the worker's id and share of hosts in front, on a cluster.
+fn labelled(worker: Option<&Worker<'_>>, line: String) -> String {
+    match worker {
+        Some(worker) => format!("{} | {line}", worker.label()),
+        None => line,
+    }
+}
+
 pub(super) struct Shared {
     pub(super) fetcher: Fetcher,
     pub(super) canonicalizer: Canonicalizer,
@@ -104,7 +113,31 @@ pub(super) async fn run(
         given: sinks,
     };
     sinks.resume(&totals)?;
-    let (scope, keywords) = queue_seeds(config, &dedup, &mut frontier, record.is_none())?;
+    let cluster = match config.cluster.enabled() {
+        true => Some(
+            crate::cluster::filter::Cluster::connect(&config.cluster.nodes)
+                .map_err(cluster_error)?,
+        ),
+        false => None,
+    };
+    let mut worker = match &cluster {
+        Some(cluster) => Some(Worker::start(
+            cluster,
+            config,
+            &meta,
+            totals.seq,
+            &dedup,
+            &mut frontier,
+        )?),
+        None => None,
+    };
+    let (scope, keywords) = queue_seeds(
+        config,
+        &dedup,
+        &mut frontier,
+        worker.as_mut(),
+        record.is_none(),
+    )?;
 
     let shared = Arc::new(Shared {
         fetcher: Fetcher::new(FetchConfig::from_crawl(crawl)).map_err(CrawlError::Setup)?,
@@ -134,6 +167,8 @@ pub(super) async fn run(
     let run_started = started;
     let fetched_before = totals.fetched;
     let mut page_limit_reached = false;
+    // A cluster error: the crawl stops with a checkpoint and returns it.
+    let mut fault: Option<CrawlError> = None;
 
     loop {
         schedule.requeue_due(&mut frontier, Instant::now());
@@ -155,14 +190,19 @@ pub(super) async fn run(
                 });
             })
         };
-        if schedule.in_flight == 0
-            && (stopping
-                || limit_reached
-                || (frontier.counts().pending == 0 && schedule.delayed.is_empty()))
-        {
+        let idle = schedule.in_flight == 0
+            && frontier.counts().pending == 0
+            && schedule.delayed.is_empty();
+        // On a cluster, an idle worker waits for links from the others until the whole
+        // crawl is done.
+        let done = idle && worker.as_ref().is_none_or(|w| w.crawl_done());
+        if schedule.in_flight == 0 && (stopping || limit_reached || done) {
             break;
         }
         wake_at = earliest(wake_at, schedule.next_retry());
+        if worker.is_some() {
+            wake_at = earliest(wake_at, Some(Instant::now() + CLUSTER_TICK));
+        }
         // Sinks hand on what they gathered when it is due (the file sink's writer gets
         // its jobs in batches), and the loop wakes up for the next one.
         wake_at = earliest(wake_at, sinks.idle()?);
@@ -176,12 +216,17 @@ pub(super) async fn run(
                         sinks: &mut sinks,
                         totals: &mut totals,
                         schedule: &mut schedule,
+                        worker: worker.as_mut(),
                     };
-                    handle(work, &mut ledger, &shared)?;
+                    let mut handled = handle(work, &mut ledger, &shared);
                     // Whatever else has finished is handled in the same round, before the
                     // next dispatch.
-                    while let Ok(work) = done_rx.try_recv() {
-                        handle(work, &mut ledger, &shared)?;
+                    while handled.is_ok() {
+                        let Ok(work) = done_rx.try_recv() else { break };
+                        handled = handle(work, &mut ledger, &shared);
+                    }
+                    if let Err(e) = handled {
+                        fault = Some(cluster_fault(e, fault.take())?);
                     }
                     // The finished tasks leave the set.
                     while workers.try_join_next().is_some() {}
@@ -198,21 +243,56 @@ pub(super) async fn run(
             }
         }
         if let Some(bar) = &bar {
-            bar.set_message(progress_line(
-                &totals,
-                &frontier.counts(),
-                run_started,
-                fetched_before,
+            bar.set_message(labelled(
+                worker.as_ref(),
+                progress_line(&totals, &frontier.counts(), run_started, fetched_before),
             ));
         }
-        if last_checkpoint.elapsed() >= options.checkpoint_every {
-            blocking(|| checkpoint(&db, &meta, &dedup, &mut frontier, &mut sinks, &mut totals))?;
+        let mut checkpoint_now = last_checkpoint.elapsed() >= options.checkpoint_every;
+        if let (Some(w), None) = (worker.as_mut(), &fault) {
+            let idle = schedule.in_flight == 0 && frontier.counts().pending == 0;
+            if let Err(e) = w.tick(&dedup, &mut frontier, idle) {
+                fault = Some(cluster_fault(e, None)?);
+            }
+            // An idle worker sends what waits at once: the others may be waiting for it.
+            checkpoint_now |= idle && w.unsent() && last_checkpoint.elapsed() >= CLUSTER_TICK;
+        }
+        if fault.is_some() && !stopping {
+            stopping = true;
+            stopped_early = true;
+            tracing::error!(
+                "stopping: {}; waiting for {} requests, then a checkpoint",
+                fault.as_ref().map(|e| e.to_string()).unwrap_or_default(),
+                schedule.in_flight
+            );
+        }
+        if checkpoint_now {
+            let state = State {
+                db: &db,
+                meta: &meta,
+                dedup: &dedup,
+            };
+            let sent = blocking(|| {
+                save(
+                    &state,
+                    &mut frontier,
+                    &mut sinks,
+                    &mut totals,
+                    worker.as_mut().map(|w| (w, true)),
+                )
+            })?;
+            if let Err(e) = sent {
+                fault = Some(cluster_fault(e, fault.take())?);
+            }
             frontier.compact().map_err(state_error)?;
             last_checkpoint = Instant::now();
             if bar.is_none() {
                 tracing::info!(
                     "{}",
-                    progress_line(&totals, &frontier.counts(), run_started, fetched_before)
+                    labelled(
+                        worker.as_ref(),
+                        progress_line(&totals, &frontier.counts(), run_started, fetched_before)
+                    )
                 );
             }
         }
@@ -222,13 +302,42 @@ pub(super) async fn run(
     }
     // Retries still waiting out their backoff go back to the queue for the next run.
     schedule.requeue_all(&mut frontier);
-    checkpoint(&db, &meta, &dedup, &mut frontier, &mut sinks, &mut totals)?;
+    if let (Some(w), None) = (worker.as_mut(), &fault) {
+        // A clean stop on a cluster: the others take this worker's pending URLs.
+        w.hand_over(&mut frontier);
+    }
+    let state = State {
+        db: &db,
+        meta: &meta,
+        dedup: &dedup,
+    };
+    // After a cluster error nothing is sent: the checkpoint keeps it for the next start.
+    let send = fault.is_none();
+    let sent = save(
+        &state,
+        &mut frontier,
+        &mut sinks,
+        &mut totals,
+        worker.as_mut().map(|w| (w, send)),
+    )?;
+    if let Err(e) = sent {
+        fault = Some(cluster_fault(e, fault.take())?);
+    }
+    if let Some(fault) = fault {
+        return Err(fault);
+    }
     if !options.progress_bar {
         // The last line of the log gives the figures the summary gives.
         tracing::info!(
             "{}",
-            progress_line(&totals, &frontier.counts(), run_started, fetched_before)
+            labelled(
+                worker.as_ref(),
+                progress_line(&totals, &frontier.counts(), run_started, fetched_before)
+            )
         );
+    }
+    if let Some(w) = worker {
+        w.leave()?;
     }
     Ok(CrawlSummary {
         fetched_this_run: totals.fetched - fetched_before,
@@ -238,6 +347,52 @@ pub(super) async fn run(
         page_limit_reached,
         stopped_early,
     })
+}
+
+/// How often a worker of a cluster looks at its inbox and heartbeat.
+const CLUSTER_TICK: Duration = Duration::from_millis(50);
+
+/// A cluster error is kept (the crawl stops with a checkpoint, then returns it; the first
+/// one wins); any other error ends the crawl at once.
+fn cluster_fault(e: CrawlError, earlier: Option<CrawlError>) -> Result<CrawlError, CrawlError> {
+    match e {
+        CrawlError::Cluster(_) => Ok(earlier.unwrap_or(e)),
+        other => Err(other),
+    }
+}
+
+/// The crawl database and the page stage, for a checkpoint.
+struct State<'a> {
+    db: &'a sled::Db,
+    meta: &'a sled::Tree,
+    dedup: &'a Dedup,
+}
+
+/// A checkpoint; on a cluster, what it must send is written into it first and sent once
+/// it committed (unless `send` is false). `Ok(Err(..))`: the checkpoint committed but
+/// sending failed (it is sent again at the next checkpoint or start).
+fn save(
+    state: &State<'_>,
+    frontier: &mut Frontier,
+    sinks: &mut Sinks,
+    totals: &mut CheckpointRecord,
+    worker: Option<(&mut Worker<'_>, bool)>,
+) -> Result<Result<(), CrawlError>, CrawlError> {
+    match worker {
+        Some((w, send)) => {
+            w.before_checkpoint(frontier, totals, state.meta)?;
+            checkpoint(state.db, state.meta, state.dedup, frontier, sinks, totals)?;
+            Ok(if send {
+                w.after_checkpoint(state.meta)
+            } else {
+                Ok(())
+            })
+        }
+        None => {
+            checkpoint(state.db, state.meta, state.dedup, frontier, sinks, totals)?;
+            Ok(Ok(()))
+        }
+    }
 }
 
 /// A crawl's state, opened from its directory and rolled back to its last checkpoint.
@@ -313,6 +468,7 @@ fn queue_seeds(
     config: &Config,
     dedup: &Dedup,
     frontier: &mut Frontier,
+    worker: Option<&mut Worker<'_>>,
     new_crawl: bool,
 ) -> Result<(Scope, Vec<String>), CrawlError> {
     let crawl = &config.crawl;
@@ -342,16 +498,11 @@ fn queue_seeds(
         .iter()
         .flat_map(|k| crate::fingerprint::tokens(k))
         .collect();
-    for url in &seeds {
-        if let UrlVerdict::New(url) = dedup.check_canonical(url.clone())? {
-            frontier
-                .push(url, 0, priority(&keywords, 0, 0))
-                .map_err(|problem| CrawlError::State {
-                    path: crawl.state_dir.clone(),
-                    problem,
-                })?;
-        }
-    }
+    let seeds = seeds
+        .into_iter()
+        .map(|url| (url, 0, priority(&keywords, 0, 0)))
+        .collect();
+    enqueue(dedup, frontier, worker, seeds)?;
     Ok((scope, keywords))
 }
 

@@ -218,16 +218,7 @@ impl Dedup {
         };
         let index = SimhashIndex::open_at(
             &state_dir.join(INDEX_DIR),
-            IndexConfig {
-                max_distance: config.dedup.max_distance,
-                expected: config.url_filter.expected_urls,
-                blocks: None,
-                confirm: ConfirmPolicy {
-                    short_text_chars: u32::try_from(config.dedup.short_text_chars)
-                        .unwrap_or(u32::MAX),
-                    ..ConfirmPolicy::default()
-                },
-            },
+            index_config(config),
             index_documents,
         )?;
         let seq = seen.checkpoint_seq();
@@ -378,6 +369,21 @@ impl Dedup {
         })
     }
 
+    /// The fingerprint of a prepared page as the index records it; `None` when it has no
+    /// words (counted as no text).
+    pub(crate) fn record_of(&self, name: &str, prepared: &Prepared) -> Option<DocRecord> {
+        bump(&self.counters.pages_checked);
+        if prepared.fingerprint.tokens == 0 {
+            bump(&self.counters.pages_no_text);
+            return None;
+        }
+        Some(DocRecord::new(
+            name,
+            &prepared.extracted.text,
+            &prepared.fingerprint,
+        ))
+    }
+
     fn original(&self, id: DocId) -> Result<Original, DedupError> {
         let name = self
             .index
@@ -448,5 +454,18 @@ impl Dedup {
             seen_filter_bytes: seen.bytes,
             checkpoints: get(&c.checkpoints),
         }
+    }
+}
+
+/// The index settings `config` asks for (the local index's, and the cluster's).
+pub(crate) fn index_config(config: &Config) -> IndexConfig {
+    IndexConfig {
+        max_distance: config.dedup.max_distance,
+        expected: config.url_filter.expected_urls,
+        blocks: None,
+        confirm: ConfirmPolicy {
+            short_text_chars: u32::try_from(config.dedup.short_text_chars).unwrap_or(u32::MAX),
+            ..ConfirmPolicy::default()
+        },
     }
 }

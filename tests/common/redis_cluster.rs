@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+
 /// Three cluster nodes (masters, no replicas), killed when dropped.
 pub struct RedisCluster {
     nodes: Vec<Child>,
@@ -106,6 +107,7 @@ impl RedisCluster {
     }
 
     /// Kills node `i` (SIGKILL), as a machine that goes away.
+    #[allow(dead_code)]
     pub fn kill_node(&mut self, i: usize) {
         let _ = self.nodes[i].kill();
         let _ = self.nodes[i].wait();

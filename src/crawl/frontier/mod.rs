@@ -157,6 +157,7 @@ impl Frontier {
             }
             TaskState::Done => self.counts.done += 1,
             TaskState::Failed => self.counts.failed += 1,
+            TaskState::Moved => self.counts.moved += 1,
         }
     }
 
@@ -209,10 +210,13 @@ impl Frontier {
         }
     }
 
-    /// Queues `url` unless the frontier has seen it; returns whether it was queued.
+    /// Queues `url` unless the frontier has seen it (a URL it handed to another worker
+    /// counts as unseen); returns whether it was queued.
     pub fn push(&mut self, url: Url, depth: u32, priority: u32) -> Result<bool, String> {
-        if self.lookup(&url)?.is_some() {
-            return Ok(false);
+        match self.lookup(&url)? {
+            None => {}
+            Some((_, TaskState::Moved)) => self.counts.moved -= 1,
+            Some(_) => return Ok(false),
         }
         let task = Task {
             url,
@@ -261,6 +265,38 @@ impl Frontier {
         self.counts.done += 1;
         self.record(&task, TaskState::Done);
         Ok(true)
+    }
+
+    /// Takes every pending task of `host` off the queue and records it as moved (handed to
+    /// the worker that now owns the host).
+    pub fn take_host(&mut self, host: &str) -> Vec<Task> {
+        let Some(queue) = self.hosts.remove(host) else {
+            return Vec::new();
+        };
+        let tasks: Vec<Task> = queue.into_values().collect();
+        for task in &tasks {
+            self.counts.pending -= 1;
+            self.counts.moved += 1;
+            self.record(task, TaskState::Moved);
+        }
+        tasks
+    }
+
+    /// Hosts with pending tasks.
+    pub fn hosts(&self) -> impl Iterator<Item = &str> {
+        self.hosts.keys().map(String::as_str)
+    }
+
+    /// The tasks whose state changed since the last checkpoint, with their state now.
+    pub fn changed(&self) -> impl Iterator<Item = (Task, TaskState)> + '_ {
+        self.changes
+            .iter()
+            .map(|(UrlKey(url), c)| (c.task(url.clone()), c.state))
+    }
+
+    /// Every pending task, host by host.
+    pub fn pending(&self) -> impl Iterator<Item = &Task> {
+        self.hosts.values().flat_map(|queue| queue.values())
     }
 
     /// Hosts with pending tasks, and the priority of each host's next task.

@@ -13,6 +13,9 @@ pub enum TaskState {
     Done,
     /// Failed after its last attempt.
     Failed,
+    /// Handed, pending, to the worker that now owns its host (a crawl on several
+    /// machines); queued again if its host comes back.
+    Moved,
 }
 
 impl TaskState {
@@ -22,6 +25,7 @@ impl TaskState {
             TaskState::InFlight => 1,
             TaskState::Done => 2,
             TaskState::Failed => 3,
+            TaskState::Moved => 4,
         }
     }
 
@@ -31,6 +35,7 @@ impl TaskState {
             1 => TaskState::InFlight,
             2 => TaskState::Done,
             3 => TaskState::Failed,
+            4 => TaskState::Moved,
             _ => return None,
         })
     }
@@ -84,6 +89,8 @@ pub struct FrontierCounts {
     pub done: u64,
     /// Failed.
     pub failed: u64,
+    /// Handed to another worker of the cluster.
+    pub moved: u64,
 }
 
 /// Queue key: highest priority first, then discovery order.

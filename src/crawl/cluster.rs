@@ -1,0 +1,872 @@
+//! A crawl as one worker of several (`[cluster]`, `crawldedup crawl --cluster`): the parts
+//! of [`crate::cluster`] wired into the crawl loop.
+//!
+//! Each worker keeps its own state directory (frontier, outputs, checkpoints) and shares
+//! four things through Redis Cluster: the live set (the host ring), the inboxes, the URL
+//! filter and the near-duplicate index.
+//!
+//! - **Hosts.** A worker fetches only the hosts the ring gives it. A link to another
+//!   worker's host goes to that worker's inbox; a pending URL of a host that moved (the
+//!   ring changed) goes to the new owner's inbox marked *moved*. Both are written into the
+//!   checkpoint that records the page done or the URL moved and sent once it committed,
+//!   so a worker killed or cut off from Redis in between sends them at its next start;
+//!   receivers ignore what their frontier already holds.
+//! - **URLs.** A URL of one of this worker's hosts is new when neither its local filter
+//!   (rolled back with its frontier after a crash) nor the cluster's filter has it. The
+//!   cluster's filter is written only after a checkpoint made the URLs durable in the
+//!   frontier that holds them, so a URL is never in the cluster's filter and in no
+//!   frontier.
+//! - **Pending URLs.** After each checkpoint the worker mirrors its pending and in-flight
+//!   URLs to the hash `NAME:pending:{ID}`. When a worker is gone (its heartbeat expired,
+//!   or it left), the first worker to notice moves that hash and the dead worker's inbox
+//!   to the new owners (under a lock) and marks `NAME:taken:{ID}`; a worker that comes
+//!   back under that id finds the mark and mirrors its pending URLs afresh.
+//! - **Pages.** Decided against the shared index ([`crate::cluster::index`]); documents
+//!   this worker kept are committed there after the checkpoint that made them durable.
+//!
+//! What is sent after a checkpoint (the links for others' inboxes, the cluster filter's
+//! inserts, the pending mirror, the commits, the inbox acknowledgements) is first written
+//! into the checkpoint itself, and sent again at the next start when a crash or a lost
+//! Redis node came between; a checkpoint needs no network, so a worker cut off from Redis
+//! still stops with one.
+//!
+//! The crawl ends when every live worker is idle (nothing pending or in flight, nothing
+//! waiting to be sent) and every live worker's inbox is empty, seen so at two heartbeats
+//! in a row.
+//!
+//! The windows that remain are documented in the README ("Running on several machines").
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use super::crawler::CrawlError;
+use super::frontier::{Frontier, TaskState, host_key};
+use super::record::CheckpointRecord;
+use crate::cluster::filter::{Cluster, ClusterError, ClusterFilter};
+use crate::cluster::inbox::{self, Handoff, Inbox};
+use crate::cluster::index::{SharedDecision, SharedIndex};
+use crate::cluster::members::Membership;
+use crate::cluster::ring::{Member, Ring};
+use crate::config::Config;
+use crate::dedup::{Dedup, Original, PageVerdict, UrlVerdict};
+use crate::index::DocId;
+use crate::page::Prepared;
+
+/// The crawl database key of what the last checkpoint has to send to the cluster.
+const PUBLISH_KEY: &[u8] = b"cluster-publish";
+
+/// How often the inbox is read.
+const RECEIVE_EVERY: Duration = Duration::from_millis(50);
+
+/// Inbox entries read at a time.
+const RECEIVE_MAX: usize = 1000;
+
+/// Pending URLs moved per command when a gone worker's hash is rerouted.
+const MOVE_PAGE: usize = 1000;
+
+/// What a checkpoint has to send to the cluster once it committed.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Publish {
+    /// The checkpoint's number.
+    seq: u64,
+    /// Links and moved URLs for other workers' inboxes (host, link).
+    handoffs: Vec<(String, Handoff)>,
+    /// Whether the list of URLs answered new since the last checkpoint is cleared (not
+    /// when a start sends what the last checkpoint left: that list is not covered yet).
+    clear_recent: bool,
+    /// Changes to the pending mirror, in order: pending or in flight (URL, depth and
+    /// priority), or done, failed or moved (URL, none).
+    mirror: Vec<(String, Option<(u32, u32)>)>,
+    /// Documents this worker kept: committed in the shared index.
+    docs: Vec<DocId>,
+    /// Inbox entries whose links the checkpoint holds.
+    acks: Vec<String>,
+    /// The worker's figures, for `crawldedup stats --cluster`.
+    stats: String,
+}
+
+/// A cluster error as the crawl's.
+pub(crate) fn cluster_error(e: ClusterError) -> CrawlError {
+    CrawlError::Cluster(e.to_string())
+}
+
+fn pending_key(name: &str, id: &str) -> String {
+    format!("{name}:pending:{{{id}}}")
+}
+
+fn recent_key(name: &str, id: &str) -> String {
+    format!("{name}:recent:{{{id}}}")
+}
+
+/// A line of the recent list: `DEPTH PRIORITY URL`.
+fn parse_recent(line: &str) -> Option<(Url, u32, u32)> {
+    let mut parts = line.splitn(3, ' ');
+    let depth = parts.next()?.parse().ok()?;
+    let priority = parts.next()?.parse().ok()?;
+    let url = Url::parse(parts.next()?).ok()?;
+    Some((url, depth, priority))
+}
+
+fn taken_key(name: &str, id: &str) -> String {
+    format!("{name}:taken:{{{id}}}")
+}
+
+fn idle_key(name: &str, id: &str) -> String {
+    format!("{{{name}}}:idle:{id}")
+}
+
+fn known_key(name: &str) -> String {
+    format!("{{{name}}}:known")
+}
+
+/// The hash of every worker's figures in crawl `name`.
+pub fn stats_key(name: &str) -> String {
+    format!("{{{name}}}:stats")
+}
+
+/// This process as a worker of a cluster crawl.
+pub(crate) struct Worker<'c> {
+    cluster: &'c Cluster,
+    name: String,
+    membership: Membership<'c>,
+    filter: ClusterFilter<'c>,
+    index: SharedIndex<'c>,
+    inbox: Inbox<'c>,
+    ring: Ring,
+    heartbeat_every: Duration,
+    last_heartbeat: Instant,
+    last_receive: Instant,
+    /// Links and moved URLs for other workers, sent after the next checkpoint.
+    outbox: Vec<(String, Handoff)>,
+    /// Inbox entries read since the last checkpoint.
+    received: Vec<String>,
+    /// Documents kept since the last checkpoint.
+    kept: Vec<DocId>,
+    /// What the last checkpoint has to send.
+    publish: Option<Publish>,
+    /// Heartbeats in a row at which the whole crawl looked done.
+    done_streak: u32,
+}
+
+impl<'c> Worker<'c> {
+    /// Joins the crawl: sends what the last checkpoint had not sent, joins the live set
+    /// (waiting out this id's previous process, killed before its heartbeat expired),
+    /// hands on the pending URLs of hosts that are not its own, and queues what its inbox
+    /// delivered before a restart and was not acknowledged.
+    pub(crate) fn start(
+        cluster: &'c Cluster,
+        config: &Config,
+        meta: &sled::Tree,
+        committed: u64,
+        dedup: &Dedup,
+        frontier: &mut Frontier,
+    ) -> Result<Worker<'c>, CrawlError> {
+        let c = &config.cluster;
+        let name = c.name.clone();
+        let ttl = Duration::from_millis(c.heartbeat_ttl_ms);
+        let u = &config.url_filter;
+        let filter = ClusterFilter::open(cluster, &name, u.expected_urls, u.false_positive_rate)
+            .map_err(cluster_error)?;
+        let index = SharedIndex::open(cluster, &name, crate::dedup::index_config(config))
+            .map_err(cluster_error)?;
+        let inbox = Inbox::open(cluster, &name, &c.worker_id).map_err(cluster_error)?;
+        let leftover = meta
+            .get(PUBLISH_KEY)
+            .map_err(|e| CrawlError::Cluster(format!("crawl database: {e}")))?
+            .map(|bytes| serde_json::from_slice::<Publish>(&bytes))
+            .transpose()
+            .map_err(|e| CrawlError::Cluster(format!("crawl database: {PUBLISH_KEY:?}: {e}")))?
+            .filter(|p| p.seq <= committed);
+        let membership = Membership::join_waiting(
+            cluster,
+            &name,
+            Member::new(c.worker_id.clone(), c.weight),
+            ttl,
+            ttl + Duration::from_secs(1),
+        )
+        .map_err(cluster_error)?;
+        cluster
+            .with(|con| {
+                redis::cmd("SADD")
+                    .arg(known_key(&name))
+                    .arg(&c.worker_id)
+                    .exec(con)
+            })
+            .map_err(cluster_error)?;
+        let index = index.owned_by(&c.worker_id, membership.incarnation());
+        let ring = membership.ring().map_err(cluster_error)?;
+        let mut worker = Worker {
+            cluster,
+            name,
+            membership,
+            filter,
+            index,
+            inbox,
+            ring,
+            heartbeat_every: ttl / 3,
+            last_heartbeat: Instant::now(),
+            last_receive: Instant::now(),
+            outbox: Vec::new(),
+            received: Vec::new(),
+            kept: Vec::new(),
+            publish: leftover,
+            done_streak: 0,
+        };
+        // URLs the cluster answered new for this worker since its last checkpoint: its
+        // frontier lost them if it was killed, so they are queued or handed on again (a
+        // frontier ignores what it holds); the list is cleared at the next checkpoint.
+        let recent: Vec<String> = cluster
+            .with(|con| {
+                redis::cmd("LRANGE")
+                    .arg(recent_key(&worker.name, worker.id()))
+                    .arg(0)
+                    .arg(-1)
+                    .query(con)
+            })
+            .map_err(cluster_error)?;
+        for (url, depth, priority) in recent.iter().filter_map(|l| parse_recent(l)) {
+            dedup.check_canonical(url.clone())?;
+            worker.route(url, depth, priority, frontier)?;
+        }
+        // What the last checkpoint had to send.
+        if let Some(leftover) = &mut worker.publish {
+            leftover.clear_recent = false;
+        }
+        worker.after_checkpoint(meta)?;
+        let taken: bool = cluster
+            .with(|con| {
+                redis::cmd("EXISTS")
+                    .arg(taken_key(&worker.name, worker.id()))
+                    .query(con)
+            })
+            .map_err(cluster_error)?;
+        if taken {
+            // The hash went to the others while this worker was gone: mirror its pending
+            // URLs afresh (the others hand back those of its hosts, which its frontier
+            // holds already).
+            let pending: Vec<(String, Option<(u32, u32)>)> = frontier
+                .pending()
+                .map(|t| (t.url.to_string(), Some((t.depth, t.priority))))
+                .collect();
+            worker.mirror(&pending)?;
+            cluster
+                .with(|con| {
+                    redis::cmd("DEL")
+                        .arg(taken_key(&worker.name, worker.id()))
+                        .exec(con)
+                })
+                .map_err(cluster_error)?;
+        }
+        worker.rebalance(frontier);
+        let unacknowledged = worker
+            .inbox
+            .unacknowledged(usize::MAX >> 1)
+            .map_err(cluster_error)?;
+        worker.queue_received(unacknowledged, dedup, frontier)?;
+        tracing::info!(
+            "worker {} joined crawl `{}` with {} live workers; its share of hosts: {:.1}%",
+            worker.id(),
+            worker.name,
+            worker.ring.members().len(),
+            worker.share() * 100.0
+        );
+        Ok(worker)
+    }
+
+    /// This worker's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.membership.member().id
+    }
+
+    /// This worker's share of the hosts in the ring now.
+    pub(crate) fn share(&self) -> f64 {
+        (self.ring.shares().into_iter())
+            .find(|(id, _)| *id == self.id())
+            .map_or(0.0, |(_, s)| s)
+    }
+
+    /// The progress line's prefix: the worker and its share.
+    pub(crate) fn label(&self) -> String {
+        format!(
+            "worker {} ({:.1}% of hosts, {} workers)",
+            self.id(),
+            self.share() * 100.0,
+            self.ring.members().len()
+        )
+    }
+
+    fn owns(&self, host: &str) -> bool {
+        self.ring.owner(host).is_some_and(|m| m.id == self.id())
+    }
+
+    /// Called each round of the crawl loop: the heartbeat (and a new ring when the live
+    /// set changed: hosts handed on, gone workers' URLs rerouted) when it is due, then the
+    /// inbox.
+    pub(crate) fn tick(
+        &mut self,
+        dedup: &Dedup,
+        frontier: &mut Frontier,
+        idle: bool,
+    ) -> Result<(), CrawlError> {
+        if self.last_heartbeat.elapsed() >= self.heartbeat_every {
+            self.membership.heartbeat().map_err(cluster_error)?;
+            self.last_heartbeat = Instant::now();
+            let ring = self.membership.ring().map_err(cluster_error)?;
+            let live: BTreeSet<&str> = ring.members().iter().map(|m| m.id.as_str()).collect();
+            let before: BTreeSet<&str> =
+                self.ring.members().iter().map(|m| m.id.as_str()).collect();
+            let changed = live != before;
+            if changed {
+                tracing::info!(
+                    "worker {}: live workers now {}",
+                    self.id(),
+                    live.iter().copied().collect::<Vec<_>>().join(", ")
+                );
+            }
+            self.ring = ring;
+            self.reroute_gone()?;
+            if changed {
+                self.rebalance(frontier);
+            }
+            let idle = idle && !self.unsent() && frontier.counts().pending == 0;
+            self.look_for_the_end(idle)?;
+        }
+        if self.last_receive.elapsed() >= RECEIVE_EVERY {
+            self.last_receive = Instant::now();
+            let entries = self.inbox.receive(RECEIVE_MAX).map_err(cluster_error)?;
+            self.queue_received(entries, dedup, frontier)?;
+        }
+        Ok(())
+    }
+
+    /// Hands the pending URLs of hosts this worker no longer owns to their owners.
+    fn rebalance(&mut self, frontier: &mut Frontier) {
+        let leaving: Vec<String> = frontier
+            .hosts()
+            .filter(|h| !self.owns(h))
+            .map(str::to_string)
+            .collect();
+        let mut moved = 0;
+        for host in leaving {
+            for task in frontier.take_host(&host) {
+                moved += 1;
+                self.outbox.push((
+                    host.clone(),
+                    Handoff {
+                        url: task.url.to_string(),
+                        depth: task.depth,
+                        priority: task.priority,
+                        moved: true,
+                    },
+                ));
+            }
+        }
+        if moved > 0 {
+            tracing::info!(
+                "worker {}: {moved} pending URLs move to other workers",
+                self.id()
+            );
+        }
+    }
+
+    /// Moves the inbox and pending URLs of workers that are gone to the owners in the
+    /// current ring (once, under a lock: another worker may be at it).
+    fn reroute_gone(&mut self) -> Result<(), CrawlError> {
+        let known: Vec<String> = self
+            .cluster
+            .with(|con| redis::cmd("SMEMBERS").arg(known_key(&self.name)).query(con))
+            .map_err(cluster_error)?;
+        let live: HashSet<&str> = self.ring.members().iter().map(|m| m.id.as_str()).collect();
+        for gone in known.iter().filter(|id| !live.contains(id.as_str())) {
+            let (inbox_key, pending, recent) = (
+                inbox::inbox_key(&self.name, gone),
+                pending_key(&self.name, gone),
+                recent_key(&self.name, gone),
+            );
+            let waiting: u32 = self
+                .cluster
+                .with(|con| {
+                    redis::cmd("EXISTS")
+                        .arg(&inbox_key)
+                        .arg(&pending)
+                        .arg(&recent)
+                        .query(con)
+                })
+                .map_err(cluster_error)?;
+            if waiting == 0 {
+                continue;
+            }
+            let host_of = |url: &str| Url::parse(url).ok().map(|u| host_key(&u).to_string());
+            let links = inbox::reroute(self.cluster, &self.name, gone, &self.ring, host_of)
+                .map_err(cluster_error)?;
+            let urls = self.reroute_pending(gone)?;
+            if links + urls > 0 {
+                tracing::info!(
+                    "worker {}: worker {gone} is gone; {links} links from its inbox and {urls} \
+                     of its pending URLs went to their hosts' new owners",
+                    self.id()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves gone worker `gone`'s pending URLs to their hosts' owners, marks it taken, and
+    /// deletes its hash; returns how many moved.
+    fn reroute_pending(&self, gone: &str) -> Result<usize, CrawlError> {
+        let key = pending_key(&self.name, gone);
+        let lock = format!("{}:repend:{{{gone}}}", self.name);
+        let locked: Option<String> = self
+            .cluster
+            .with(|con| {
+                redis::cmd("SET")
+                    .arg(&lock)
+                    .arg(1)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(60_000)
+                    .query(con)
+            })
+            .map_err(cluster_error)?;
+        if locked.is_none() {
+            return Ok(0);
+        }
+        let mut cursor = 0u64;
+        let mut moved = 0;
+        loop {
+            let (next, fields): (u64, Vec<(String, String)>) = self
+                .cluster
+                .with(|con| {
+                    redis::cmd("HSCAN")
+                        .arg(&key)
+                        .arg(cursor)
+                        .arg("COUNT")
+                        .arg(MOVE_PAGE)
+                        .query(con)
+                })
+                .map_err(cluster_error)?;
+            let mut links = Vec::with_capacity(fields.len());
+            for (url, value) in fields {
+                let Ok(parsed) = Url::parse(&url) else {
+                    continue;
+                };
+                let mut numbers = value.split(' ').map(|n| n.parse::<u32>().unwrap_or(0));
+                let (depth, priority) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+                links.push((
+                    host_key(&parsed).to_string(),
+                    Handoff {
+                        url,
+                        depth,
+                        priority,
+                        moved: true,
+                    },
+                ));
+            }
+            moved += links.len();
+            inbox::send_by_owner(self.cluster, &self.name, &self.ring, links)
+                .map_err(cluster_error)?;
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        // And the URLs the cluster answered new for it since its last checkpoint.
+        let recent: Vec<String> = self
+            .cluster
+            .with(|con| {
+                redis::cmd("LRANGE")
+                    .arg(recent_key(&self.name, gone))
+                    .arg(0)
+                    .arg(-1)
+                    .query(con)
+            })
+            .map_err(cluster_error)?;
+        let links: Vec<(String, Handoff)> = (recent.iter())
+            .filter_map(|l| parse_recent(l))
+            .map(|(url, depth, priority)| {
+                let handoff = Handoff {
+                    url: url.to_string(),
+                    depth,
+                    priority,
+                    moved: true,
+                };
+                (host_key(&url).to_string(), handoff)
+            })
+            .collect();
+        moved += links.len();
+        inbox::send_by_owner(self.cluster, &self.name, &self.ring, links).map_err(cluster_error)?;
+        self.cluster
+            .with(|con| {
+                redis::cmd("SET")
+                    .arg(taken_key(&self.name, gone))
+                    .arg(1)
+                    .exec(con)?;
+                redis::cmd("DEL").arg(&key).exec(con)?;
+                redis::cmd("DEL")
+                    .arg(recent_key(&self.name, gone))
+                    .exec(con)?;
+                redis::cmd("DEL").arg(&lock).exec(con)
+            })
+            .map_err(cluster_error)?;
+        Ok(moved)
+    }
+
+    /// Queues what the inbox delivered: moved URLs as they are, new links unless a filter
+    /// has them; a link to a host that is not this worker's (the ring changed since it was
+    /// sent) goes on to its owner.
+    fn queue_received(
+        &mut self,
+        entries: Vec<(String, Handoff)>,
+        dedup: &Dedup,
+        frontier: &mut Frontier,
+    ) -> Result<(), CrawlError> {
+        for (entry, handoff) in entries {
+            self.received.push(entry);
+            let Ok(url) = Url::parse(&handoff.url) else {
+                tracing::warn!(
+                    "worker {}: inbox: `{}` is not a URL",
+                    self.id(),
+                    handoff.url
+                );
+                continue;
+            };
+            // Known to this worker's filter from now on, so that it does not ask again.
+            let url = match dedup.check_canonical(url)? {
+                UrlVerdict::New(url) | UrlVerdict::Seen(url) => url,
+                _ => continue,
+            };
+            self.route(url, handoff.depth, handoff.priority, frontier)?;
+        }
+        Ok(())
+    }
+
+    /// Queues the new links among `links` (canonical, in scope) of this worker's hosts, and
+    /// hands on those of others' hosts; returns how many were queued here or handed on.
+    pub(crate) fn enqueue(
+        &mut self,
+        dedup: &Dedup,
+        frontier: &mut Frontier,
+        links: Vec<(Url, u32, u32)>,
+    ) -> Result<usize, CrawlError> {
+        // The local filter spares asking the cluster twice in a run.
+        let mut candidates = Vec::new();
+        for (url, depth, priority) in links {
+            if let UrlVerdict::New(url) = dedup.check_canonical(url)? {
+                candidates.push((url, depth, priority));
+            }
+        }
+        if candidates.is_empty() {
+            return Ok(0);
+        }
+        // Noted before they are asked: a worker killed before its checkpoint queues or
+        // hands on again what the cluster answered new for it.
+        let mut note = redis::cmd("RPUSH");
+        note.arg(recent_key(&self.name, self.id()));
+        for (url, depth, priority) in &candidates {
+            note.arg(format!("{depth} {priority} {url}"));
+        }
+        self.cluster
+            .with(|con| note.exec(con))
+            .map_err(cluster_error)?;
+        let texts: Vec<&str> = candidates.iter().map(|(u, ..)| u.as_str()).collect();
+        let new = self
+            .filter
+            .check_and_insert(&texts)
+            .map_err(cluster_error)?;
+        let mut queued = 0;
+        for ((url, depth, priority), new) in candidates.into_iter().zip(new) {
+            if new {
+                queued += 1;
+                self.route(url, depth, priority, frontier)?;
+            }
+        }
+        Ok(queued)
+    }
+
+    /// Queues a URL the cluster answered new (or that moved with its host) when its host
+    /// is this worker's, or hands it to its host's owner.
+    fn route(
+        &mut self,
+        url: Url,
+        depth: u32,
+        priority: u32,
+        frontier: &mut Frontier,
+    ) -> Result<(), CrawlError> {
+        let host = host_key(&url);
+        if self.owns(host) {
+            frontier
+                .push(url, depth, priority)
+                .map_err(CrawlError::Setup)?;
+        } else {
+            self.outbox.push((
+                host.to_string(),
+                Handoff {
+                    url: url.to_string(),
+                    depth,
+                    priority,
+                    moved: true,
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decides a page against the cluster's index.
+    pub(crate) fn decide(
+        &mut self,
+        dedup: &Dedup,
+        name: &str,
+        prepared: &Prepared,
+    ) -> Result<PageVerdict, CrawlError> {
+        let Some(record) = dedup.record_of(name, prepared) else {
+            return Ok(PageVerdict::NoText);
+        };
+        let decision =
+            super::run::blocking(|| self.index.check_and_insert(&record)).map_err(cluster_error)?;
+        let original = |id: DocId| -> Result<Original, CrawlError> {
+            let name = self.index.name_of(id).map_err(cluster_error)?;
+            Ok(Original {
+                id,
+                name: name.unwrap_or_default(),
+            })
+        };
+        Ok(match decision {
+            SharedDecision::Unique(id) => {
+                self.kept.push(id);
+                PageVerdict::Unique {
+                    id,
+                    fingerprint: record.simhash,
+                    digest: record.digest,
+                    nearest: None,
+                }
+            }
+            SharedDecision::Exact(of) => PageVerdict::ExactDuplicate { of: original(of)? },
+            SharedDecision::Near {
+                of,
+                distance,
+                similarity,
+            } => PageVerdict::NearDuplicate {
+                of: original(of)?,
+                distance,
+                similarity,
+            },
+        })
+    }
+
+    /// Before a checkpoint: writes into it what it will send once committed (with what an
+    /// earlier checkpoint could not send). No network.
+    pub(crate) fn before_checkpoint(
+        &mut self,
+        frontier: &Frontier,
+        totals: &CheckpointRecord,
+        meta: &sled::Tree,
+    ) -> Result<(), CrawlError> {
+        let mut publish = self.publish.take().unwrap_or_default();
+        publish.seq = totals.seq + 1;
+        publish.clear_recent = true;
+        publish.handoffs.append(&mut self.outbox);
+        publish.docs.append(&mut self.kept);
+        publish.acks.append(&mut self.received);
+        for (task, state) in frontier.changed() {
+            let url = task.url.to_string();
+            match state {
+                TaskState::Pending | TaskState::InFlight => {
+                    publish
+                        .mirror
+                        .push((url, Some((task.depth, task.priority))));
+                }
+                TaskState::Done | TaskState::Failed | TaskState::Moved => {
+                    publish.mirror.push((url, None));
+                }
+            }
+        }
+        let counts = frontier.counts();
+        publish.stats = serde_json::json!({
+            "worker": self.id(),
+            "share": self.share(),
+            "fetched": totals.fetched,
+            "stored": totals.stored,
+            "duplicates": totals.duplicates,
+            "failures": totals.failures,
+            "pending": counts.pending,
+            "moved": counts.moved,
+            "checkpoint": totals.seq + 1,
+            "at": std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        })
+        .to_string();
+        let bytes = serde_json::to_vec(&publish)
+            .map_err(|e| CrawlError::Cluster(format!("checkpoint: {e}")))?;
+        meta.insert(PUBLISH_KEY, bytes)
+            .map_err(|e| CrawlError::Cluster(format!("crawl database: {e}")))?;
+        self.publish = Some(publish);
+        Ok(())
+    }
+
+    /// After a checkpoint committed: its URLs into the cluster's filter and the pending
+    /// mirror, its documents committed, its inbox entries acknowledged, its figures shown.
+    pub(crate) fn after_checkpoint(&mut self, meta: &sled::Tree) -> Result<(), CrawlError> {
+        let Some(publish) = self.publish.take() else {
+            return Ok(());
+        };
+        // Kept until everything went: a failure leaves it for the next checkpoint (or
+        // start) to send again.
+        if let Err(e) = self.send(&publish) {
+            self.publish = Some(publish);
+            return Err(e);
+        }
+        meta.remove(PUBLISH_KEY)
+            .map_err(|e| CrawlError::Cluster(format!("crawl database: {e}")))?;
+        Ok(())
+    }
+
+    fn send(&self, publish: &Publish) -> Result<(), CrawlError> {
+        inbox::send_by_owner(
+            self.cluster,
+            &self.name,
+            &self.ring,
+            publish.handoffs.clone(),
+        )
+        .map_err(cluster_error)?;
+        self.mirror(&publish.mirror)?;
+        self.index.commit(&publish.docs).map_err(cluster_error)?;
+        self.inbox
+            .acknowledge(&publish.acks)
+            .map_err(cluster_error)?;
+        if publish.clear_recent {
+            self.cluster
+                .with(|con| {
+                    redis::cmd("DEL")
+                        .arg(recent_key(&self.name, self.id()))
+                        .exec(con)
+                })
+                .map_err(cluster_error)?;
+        }
+        if !publish.stats.is_empty() {
+            self.cluster
+                .with(|con| {
+                    redis::cmd("HSET")
+                        .arg(stats_key(&self.name))
+                        .arg(self.id())
+                        .arg(&publish.stats)
+                        .exec(con)
+                })
+                .map_err(cluster_error)?;
+        }
+        Ok(())
+    }
+
+    /// Applies `changes` to this worker's mirror of its pending URLs (the last change of a
+    /// URL wins).
+    fn mirror(&self, changes: &[(String, Option<(u32, u32)>)]) -> Result<(), CrawlError> {
+        let key = pending_key(&self.name, self.id());
+        let mut last = std::collections::HashMap::new();
+        for (url, change) in changes {
+            last.insert(url.as_str(), *change);
+        }
+        let (pending, finished): (Vec<_>, Vec<_>) =
+            last.into_iter().partition(|(_, change)| change.is_some());
+        for chunk in pending.chunks(1000) {
+            let mut cmd = redis::cmd("HSET");
+            cmd.arg(&key);
+            for (url, change) in chunk {
+                let (depth, priority) = change.unwrap_or_default();
+                cmd.arg(*url).arg(format!("{depth} {priority}"));
+            }
+            self.cluster
+                .with(|con| cmd.exec(con))
+                .map_err(cluster_error)?;
+        }
+        for chunk in finished.chunks(1000) {
+            let urls: Vec<&str> = chunk.iter().map(|(url, _)| *url).collect();
+            self.cluster
+                .with(|con| redis::cmd("HDEL").arg(&key).arg(urls).exec(con))
+                .map_err(cluster_error)?;
+        }
+        Ok(())
+    }
+
+    /// Whether links, moved URLs or a checkpoint's changes wait to be sent.
+    pub(crate) fn unsent(&self) -> bool {
+        !self.outbox.is_empty()
+            || !self.kept.is_empty()
+            || !self.received.is_empty()
+            || self.publish.is_some()
+    }
+
+    /// Whether the whole crawl is done: seen so at two heartbeats in a row (see the module
+    /// documentation).
+    pub(crate) fn crawl_done(&self) -> bool {
+        self.done_streak >= 2
+    }
+
+    /// At a heartbeat: says whether this worker is idle, and looks whether every live
+    /// worker is, with an empty inbox.
+    fn look_for_the_end(&mut self, idle: bool) -> Result<(), CrawlError> {
+        let key = idle_key(&self.name, self.id());
+        let ttl = self.heartbeat_every.as_millis() as u64 * 3;
+        self.cluster
+            .with(|con| {
+                if idle {
+                    redis::cmd("SET")
+                        .arg(&key)
+                        .arg(1)
+                        .arg("PX")
+                        .arg(ttl)
+                        .exec(con)
+                } else {
+                    redis::cmd("DEL").arg(&key).exec(con)
+                }
+            })
+            .map_err(cluster_error)?;
+        if !idle {
+            self.done_streak = 0;
+            return Ok(());
+        }
+        let ids: Vec<&str> = self.ring.members().iter().map(|m| m.id.as_str()).collect();
+        let keys: Vec<String> = ids.iter().map(|id| idle_key(&self.name, id)).collect();
+        let flags: Vec<Option<String>> = self
+            .cluster
+            .with(|con| redis::cmd("MGET").arg(&keys).query(con))
+            .map_err(cluster_error)?;
+        let mut pipe = redis::cluster::cluster_pipe();
+        for id in &ids {
+            pipe.cmd("XLEN").arg(inbox::inbox_key(&self.name, id));
+        }
+        let lengths: Vec<u64> = self
+            .cluster
+            .with(|con| pipe.query(con))
+            .map_err(cluster_error)?;
+        if flags.iter().all(Option::is_some) && lengths.iter().all(|&l| l == 0) {
+            self.done_streak += 1;
+        } else {
+            self.done_streak = 0;
+        }
+        Ok(())
+    }
+
+    /// At a clean stop: hands every pending URL to the owners its host has without this
+    /// worker (when there are others), so that nothing waits for it to come back.
+    pub(crate) fn hand_over(&mut self, frontier: &mut Frontier) {
+        let others = Ring::new(
+            (self.ring.members().iter())
+                .filter(|m| m.id != self.id())
+                .cloned(),
+        );
+        if others.is_empty() {
+            return;
+        }
+        self.ring = others;
+        self.rebalance(frontier);
+    }
+
+    /// Leaves the live set (a clean stop, after the last checkpoint): the others take this
+    /// worker's hosts at their next heartbeat.
+    pub(crate) fn leave(self) -> Result<(), CrawlError> {
+        self.membership.leave().map_err(cluster_error)
+    }
+}

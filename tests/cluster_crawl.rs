@@ -1,0 +1,320 @@
+//! Whole crawls on several machines: `crawldedup crawl --cluster` workers (separate
+//! processes) against a real three-node Redis Cluster on loopback and a fixture site
+//! spread over several hosts whose articles are syndicated on each. What the workers store
+//! together must be what one process stores alone: with three workers, with one killed
+//! (SIGKILL) mid-crawl, and with a fourth joining mid-crawl.
+
+mod common;
+#[path = "common/redis_cluster.rs"]
+mod redis_cluster;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::content_key;
+use crawldedup::fixture::{FixtureServer, Site, serve_with_latency};
+use redis_cluster::RedisCluster;
+
+/// Hosts of the fixture site.
+const HOSTS: usize = 12;
+
+/// Fixture servers, each linking to the ones started before it: the last one's home page
+/// reaches every host. Each answers after `latency`, so that a crawl lasts long enough to
+/// be interrupted.
+async fn sites(latency: Duration) -> Vec<FixtureServer> {
+    let mut servers: Vec<FixtureServer> = Vec::new();
+    for _ in 0..HOSTS {
+        let peers = servers
+            .iter()
+            .map(|s| s.url("").trim_end_matches('/').to_string())
+            .collect();
+        let site = Site::without_traps(11, 3).linking_to(peers);
+        servers.push(serve_with_latency(site, latency).await.unwrap());
+    }
+    servers
+}
+
+/// What a set of pages.jsonl files stored, by content (an article's copies on every host
+/// and in every template are one), counted.
+fn stored(outs: &[PathBuf]) -> BTreeMap<String, usize> {
+    let mut keys = BTreeMap::new();
+    for out in outs {
+        let Ok(text) = std::fs::read_to_string(out.join("pages.jsonl")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let page: serde_json::Value = serde_json::from_str(line).unwrap();
+            *keys
+                .entry(content_key(page["final_url"].as_str().unwrap()))
+                .or_insert(0) += 1;
+        }
+    }
+    keys
+}
+
+/// The workers' logs, for a failure's message.
+fn logs(dir: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "log") {
+            all.push_str(&format!("--- {}\n", entry.path().display()));
+            all.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+    }
+    all
+}
+
+fn lines(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("pages.jsonl")).map_or(0, |t| t.lines().count())
+}
+
+/// Whether worker `id` owns a host of `servers` in the ring of `members` (id, weight).
+fn owns_a_host(servers: &[FixtureServer], members: &[(&str, u32)], id: &str) -> bool {
+    use crawldedup::cluster::ring::{Member, Ring};
+    let ring = Ring::new(members.iter().map(|(m, w)| Member::new(*m, *w)));
+    servers.iter().any(|s| {
+        ring.owner(&s.addr().to_string())
+            .is_some_and(|m| m.id == id)
+    })
+}
+
+/// A `crawldedup crawl` worker process.
+fn worker(dir: &Path, id: &str, seed: &str, nodes: &[String]) -> std::process::Child {
+    weighted(dir, id, 1, seed, nodes)
+}
+
+/// A worker with weight `weight`.
+fn weighted(
+    dir: &Path,
+    id: &str,
+    weight: u32,
+    seed: &str,
+    nodes: &[String],
+) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .arg("crawl")
+        .args(["--weight", &weight.to_string()])
+        .args(["--seed", seed])
+        .arg("--state-dir")
+        .arg(dir.join(id).join("state"))
+        .arg("--out")
+        .arg(dir.join(id).join("out"))
+        .arg("--allow-private-ips")
+        .args(["--cluster", &nodes.join(",")])
+        .args(["--worker-id", id])
+        .args(["--checkpoint-every", "300ms"])
+        .args(["--set", "crawl.per_host_delay_ms=0"])
+        .args(["--set", "crawl.per_host_concurrency=2"])
+        .args(["--set", "crawl.concurrency=4"])
+        .args(["--set", "cluster.heartbeat_ttl_ms=1500"])
+        .arg("--json")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join(format!("{id}.log"))).unwrap())
+        .spawn()
+        .expect("the crawldedup binary runs")
+}
+
+/// Waits for a worker to end (its log on failure); returns how many pages it fetched.
+fn finish(child: std::process::Child, id: &str, dir: &Path) -> u64 {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "worker {id} failed: {}", logs(dir));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    summary["fetched_this_run"].as_u64().unwrap()
+}
+
+/// One process alone, with the same settings (its own local URL filter and index).
+fn single(dir: &Path, seed: &str) -> BTreeMap<String, usize> {
+    let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .arg("crawl")
+        .args(["--seed", seed])
+        .arg("--state-dir")
+        .arg(dir.join("single/state"))
+        .arg("--out")
+        .arg(dir.join("single/out"))
+        .arg("--allow-private-ips")
+        .args(["--set", "crawl.per_host_delay_ms=0"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stored(&[dir.join("single/out")])
+}
+
+/// Every URL fetched more than once over all hosts (robots.txt aside: each worker that
+/// owns a host reads it).
+fn fetched_twice(servers: &[FixtureServer]) -> Vec<String> {
+    let mut seen = BTreeMap::new();
+    for server in servers {
+        for path in server.requests() {
+            if path != "/robots.txt" {
+                *seen.entry(server.url(&path)).or_insert(0) += 1;
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(u, _)| u)
+        .collect()
+}
+
+fn wait_until(dir: &Path, what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < limit,
+            "timed out waiting for {what}: {}",
+            logs(dir)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let servers = sites(Duration::from_millis(2)).await;
+    let seed = servers.last().unwrap().url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let alone = single(dir.path(), &seed);
+    for server in &servers {
+        server.clear_requests();
+    }
+    let nodes = redis.urls();
+    let children: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|id| (id, worker(dir.path(), id, &seed, &nodes)))
+        .collect();
+    let members = [("a", 1), ("b", 1), ("c", 1)];
+    for (id, child) in children {
+        let fetched = finish(child, id, dir.path());
+        assert_eq!(
+            fetched > 0,
+            owns_a_host(&servers, &members, id),
+            "worker {id} fetched {fetched} pages; it fetches exactly its own hosts"
+        );
+    }
+    let outs: Vec<PathBuf> = ["a", "b", "c"]
+        .iter()
+        .map(|id| dir.path().join(id).join("out"))
+        .collect();
+    assert_eq!(stored(&outs), alone, "{}", logs(dir.path()));
+    // Every article, on whichever host and in whichever template, stored once.
+    let articles: Vec<_> = alone
+        .iter()
+        .filter(|(k, _)| k.starts_with("article"))
+        .collect();
+    assert_eq!(articles.len(), 15, "{alone:?}");
+    assert!(articles.iter().all(|(_, n)| **n == 1), "{alone:?}");
+    assert_eq!(
+        fetched_twice(&servers),
+        Vec::<String>::new(),
+        "{}",
+        logs(dir.path())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others() {
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let servers = sites(Duration::from_millis(40)).await;
+    let seed = servers.last().unwrap().url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let alone = single(dir.path(), &seed);
+    let nodes = redis.urls();
+    let mut children: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|id| (*id, worker(dir.path(), id, &seed, &nodes)))
+        .collect();
+    let out = |id: &str| dir.path().join(id).join("out");
+    let mut victim = None;
+    wait_until(
+        dir.path(),
+        "a worker to store pages",
+        Duration::from_secs(60),
+        || {
+            victim = children.iter().position(|(id, _)| lines(&out(id)) >= 5);
+            victim.is_some()
+        },
+    );
+    let (killed, mut child) = children.remove(victim.unwrap());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for (id, child) in children {
+        finish(child, id, dir.path());
+    }
+    // What the killed worker wrote after its last checkpoint is not its crawl's: cut it
+    // back, as its own restart (or `crawldedup repair`) does.
+    let repaired = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .arg("repair")
+        .arg("--state-dir")
+        .arg(dir.path().join(killed).join("state"))
+        .arg("--out")
+        .arg(out(killed))
+        .output()
+        .unwrap();
+    assert!(
+        repaired.status.success(),
+        "{}",
+        String::from_utf8_lossy(&repaired.stderr)
+    );
+    let outs: Vec<PathBuf> = ["a", "b", "c"]
+        .iter()
+        .map(|id| dir.path().join(id).join("out"))
+        .collect();
+    assert_eq!(stored(&outs), alone, "{}", logs(dir.path()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fourth_worker_joining_mid_crawl_takes_its_share_and_nothing_is_fetched_twice() {
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let servers = sites(Duration::from_millis(40)).await;
+    let seed = servers.last().unwrap().url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let alone = single(dir.path(), &seed);
+    for server in &servers {
+        server.clear_requests();
+    }
+    let nodes = redis.urls();
+    let mut children: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|id| (*id, worker(dir.path(), id, &seed, &nodes)))
+        .collect();
+    let outs: Vec<PathBuf> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|id| dir.path().join(id).join("out"))
+        .collect();
+    wait_until(
+        dir.path(),
+        "the workers to store pages",
+        Duration::from_secs(60),
+        || outs.iter().map(|o| lines(o)).sum::<usize>() >= 5,
+    );
+    children.push(("d", weighted(dir.path(), "d", 3, &seed, &nodes)));
+    let fetched: Vec<u64> = children
+        .into_iter()
+        .map(|(id, child)| finish(child, id, dir.path()))
+        .collect();
+    assert!(
+        fetched[3] > 0,
+        "the fourth worker fetched nothing: {fetched:?}"
+    );
+    assert_eq!(stored(&outs), alone, "{}", logs(dir.path()));
+    assert_eq!(
+        fetched_twice(&servers),
+        Vec::<String>::new(),
+        "{}",
+        logs(dir.path())
+    );
+}
