@@ -66,6 +66,27 @@ fn logs(dir: &Path) -> String {
     all
 }
 
+/// The workers stored what one process stored: every article exactly once (whichever
+/// host's copy), and every other page that one process kept at least once. Home pages and
+/// topic indexes of the hosts differ by their links to the others, a chain of near copies
+/// whose kept members depend on the order of the decisions, so their counts may differ.
+fn same_content(cluster: &BTreeMap<String, usize>, alone: &BTreeMap<String, usize>, dir: &Path) {
+    let articles = |m: &BTreeMap<String, usize>| -> BTreeMap<String, usize> {
+        m.iter()
+            .filter(|(k, _)| k.starts_with("article"))
+            .map(|(k, n)| (k.clone(), *n))
+            .collect()
+    };
+    assert_eq!(articles(cluster), articles(alone), "{}", logs(dir));
+    assert!(articles(alone).values().all(|&n| n == 1), "{alone:?}");
+    assert_eq!(
+        cluster.keys().collect::<Vec<_>>(),
+        alone.keys().collect::<Vec<_>>(),
+        "{}",
+        logs(dir)
+    );
+}
+
 fn lines(out: &Path) -> usize {
     std::fs::read_to_string(out.join("pages.jsonl")).map_or(0, |t| t.lines().count())
 }
@@ -205,14 +226,11 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
         .iter()
         .map(|id| dir.path().join(id).join("out"))
         .collect();
-    assert_eq!(stored(&outs), alone, "{}", logs(dir.path()));
-    // Every article, on whichever host and in whichever template, stored once.
-    let articles: Vec<_> = alone
-        .iter()
-        .filter(|(k, _)| k.starts_with("article"))
-        .collect();
-    assert_eq!(articles.len(), 15, "{alone:?}");
-    assert!(articles.iter().all(|(_, n)| **n == 1), "{alone:?}");
+    same_content(&stored(&outs), &alone, dir.path());
+    assert_eq!(
+        alone.keys().filter(|k| k.starts_with("article")).count(),
+        15
+    );
     assert_eq!(
         fetched_twice(&servers),
         Vec::<String>::new(),
@@ -271,7 +289,7 @@ async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others(
         .iter()
         .map(|id| dir.path().join(id).join("out"))
         .collect();
-    assert_eq!(stored(&outs), alone, "{}", logs(dir.path()));
+    same_content(&stored(&outs), &alone, dir.path());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -310,7 +328,7 @@ async fn a_fourth_worker_joining_mid_crawl_takes_its_share_and_nothing_is_fetche
         fetched[3] > 0,
         "the fourth worker fetched nothing: {fetched:?}"
     );
-    assert_eq!(stored(&outs), alone, "{}", logs(dir.path()));
+    same_content(&stored(&outs), &alone, dir.path());
     assert_eq!(
         fetched_twice(&servers),
         Vec::<String>::new(),

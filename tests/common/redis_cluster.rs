@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-
 /// Three cluster nodes (masters, no replicas), killed when dropped.
 pub struct RedisCluster {
     nodes: Vec<Child>,
