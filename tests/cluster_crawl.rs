@@ -237,6 +237,21 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
         "{}",
         logs(dir.path())
     );
+    // `stats --cluster`: every worker's figures (all have left) and the totals.
+    let figures = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args(["stats", "--json", "--cluster", &nodes.join(",")])
+        .output()
+        .unwrap();
+    assert!(
+        figures.status.success(),
+        "{}",
+        String::from_utf8_lossy(&figures.stderr)
+    );
+    let figures: serde_json::Value = serde_json::from_slice(&figures.stdout).unwrap();
+    assert_eq!(figures["live"], 0);
+    assert_eq!(figures["workers"].as_array().unwrap().len(), 3, "{figures}");
+    let stored_lines: usize = outs.iter().map(|o| lines(o)).sum();
+    assert_eq!(figures["total"]["stored"], stored_lines as u64, "{figures}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -334,5 +349,75 @@ async fn a_fourth_worker_joining_mid_crawl_takes_its_share_and_nothing_is_fetche
         Vec::<String>::new(),
         "{}",
         logs(dir.path())
+    );
+}
+
+#[test]
+fn an_unreachable_cluster_at_start_is_one_line_and_a_failed_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .arg("crawl")
+        .args(["--seed", "http://127.0.0.1:9/"])
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args(["--cluster", "redis://127.0.0.1:1/", "--worker-id", "a"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("redis cluster redis://127.0.0.1:1/"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cluster_gone_mid_crawl_stops_the_worker_with_a_checkpoint_and_a_clear_error() {
+    let Some(mut redis) = RedisCluster::start() else {
+        return;
+    };
+    let servers = sites(Duration::from_millis(40)).await;
+    let seed = servers.last().unwrap().url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = redis.urls();
+    let child = worker(dir.path(), "a", &seed, &nodes);
+    let out = dir.path().join("a/out");
+    wait_until(
+        dir.path(),
+        "the worker to store pages",
+        Duration::from_secs(60),
+        || lines(&out) >= 5,
+    );
+    for i in 0..3 {
+        redis.kill_node(i);
+    }
+    let started = Instant::now();
+    let ended = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the worker hung"
+    );
+    assert!(!ended.status.success());
+    let log = std::fs::read_to_string(dir.path().join("a.log")).unwrap();
+    assert!(log.contains("cluster: redis cluster"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    // The state directory and the outputs agree with its last checkpoint.
+    let verified = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .arg("verify")
+        .arg("--state-dir")
+        .arg(dir.path().join("a/state"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
     );
 }

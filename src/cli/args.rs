@@ -120,8 +120,20 @@ pub(super) struct RepairArgs {
 #[derive(Args)]
 pub(super) struct StatsArgs {
     /// The crawl's state directory.
-    #[arg(long, value_name = "DIR")]
-    pub(super) state_dir: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "cluster")]
+    pub(super) state_dir: Option<PathBuf>,
+    /// A crawl on several machines instead: every worker's figures from these Redis
+    /// Cluster nodes (comma-separated redis://HOST:PORT).
+    #[arg(
+        long,
+        value_name = "NODES",
+        value_delimiter = ',',
+        conflicts_with = "state_dir"
+    )]
+    pub(super) cluster: Vec<String>,
+    /// The crawl's name in the cluster (cluster.name).
+    #[arg(long, value_name = "NAME", default_value = "crawl")]
+    pub(super) cluster_name: String,
     /// As one JSON object.
     #[arg(long)]
     pub(super) json: bool,

@@ -8,7 +8,7 @@ use crawldedup::{BloomParams, Canonicalizer, SeenConfig};
 use super::Failure;
 use super::args::{
     BloomParamsArgs, CanonicalizeArgs, ConfigArgs, CrawlArgs, DedupArgs, ExtractArgs,
-    IndexPlanArgs, ServeArgs, SimhashArgs, StateArgs,
+    IndexPlanArgs, ServeArgs, SimhashArgs, StateArgs, StatsArgs,
 };
 use super::input::{for_each_text_input, read_input};
 use super::print::print_summary;
@@ -336,4 +336,58 @@ pub(super) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
         eprintln!("stopped with a checkpoint");
         Ok::<_, Failure>(ExitCode::SUCCESS)
     })
+}
+
+/// `stats --cluster`: every worker's figures and the totals.
+pub(super) fn cluster_stats(args: &StatsArgs) -> Result<ExitCode, Failure> {
+    use crawldedup::cluster::{filter::Cluster, stats::stats};
+    let fail = |e: crawldedup::cluster::filter::ClusterError| Failure::Setup(e.to_string());
+    let cluster = Cluster::connect(&args.cluster).map_err(fail)?;
+    let figures = stats(&cluster, &args.cluster_name).map_err(fail)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&figures)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("crawl `{}`: {} live workers", figures.name, figures.live);
+    println!(
+        "{:<16} {:>5} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>11}",
+        "worker",
+        "live",
+        "hosts",
+        "fetched",
+        "stored",
+        "duplicates",
+        "failures",
+        "pending",
+        "moved",
+        "checkpoint"
+    );
+    for w in figures
+        .workers
+        .iter()
+        .chain(std::iter::once(&figures.total))
+    {
+        let (live, share) = if w.worker == "total" {
+            (String::new(), String::new())
+        } else {
+            (
+                if w.live { "yes" } else { "no" }.to_string(),
+                format!("{:.1}%", w.share * 100.0),
+            )
+        };
+        println!(
+            "{:<16} {:>5} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>11}",
+            w.worker,
+            live,
+            share,
+            w.fetched,
+            w.stored,
+            w.duplicates,
+            w.failures,
+            w.pending,
+            w.moved,
+            w.checkpoint
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

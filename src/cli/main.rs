@@ -12,7 +12,8 @@ use clap::Parser;
 
 use args::{Cli, Command, EXIT_CONFIG};
 use commands::{
-    bloom_params, canonicalize, crawl, dedup, extract, index_plan, serve, simhash, state_command,
+    bloom_params, canonicalize, cluster_stats, crawl, dedup, extract, index_plan, serve, simhash,
+    state_command,
 };
 use print::{print_summary, run_demo};
 
@@ -95,9 +96,11 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Serve(args) => serve(args),
         Command::Verify(args) => state_command(&args, None),
         Command::Repair(args) => state_command(&args.state, Some((args.accept_loss, &args.config))),
+        Command::Stats(args) if !args.cluster.is_empty() => cluster_stats(&args),
         Command::Stats(args) => {
-            let summary = crawldedup::crawl::stats(&args.state_dir)
-                .map_err(|e| Failure::Setup(e.to_string()))?;
+            let state_dir = args.state_dir.clone().unwrap_or_default();
+            let summary =
+                crawldedup::crawl::stats(&state_dir).map_err(|e| Failure::Setup(e.to_string()))?;
             if args.json {
                 println!("{}", serde_json::to_string(&summary)?);
             } else {

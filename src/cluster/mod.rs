@@ -11,8 +11,10 @@
 //!   stream, acknowledged once durable, rerouted when their worker is gone.
 //! - [`index`]: the near-duplicate index every worker decides against, with the rule that
 //!   lets exactly one of several racing near copies keep its page.
+//! - [`stats`]: every worker's figures, for `crawldedup stats --cluster`.
 pub mod filter;
 pub mod inbox;
 pub mod index;
 pub mod members;
 pub mod ring;
+pub mod stats;

@@ -50,6 +50,7 @@ use crate::cluster::inbox::{self, Handoff, Inbox};
 use crate::cluster::index::{SharedDecision, SharedIndex};
 use crate::cluster::members::Membership;
 use crate::cluster::ring::{Member, Ring};
+use crate::cluster::stats::stats_key;
 use crate::config::Config;
 use crate::dedup::{Dedup, Original, PageVerdict, UrlVerdict};
 use crate::index::DocId;
@@ -120,11 +121,6 @@ fn idle_key(name: &str, id: &str) -> String {
 
 fn known_key(name: &str) -> String {
     format!("{{{name}}}:known")
-}
-
-/// The hash of every worker's figures in crawl `name`.
-pub fn stats_key(name: &str) -> String {
-    format!("{{{name}}}:stats")
 }
 
 /// This process as a worker of a cluster crawl.
