@@ -114,7 +114,15 @@ fn weighted(
     seed: &str,
     nodes: &[String],
 ) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+    command(dir, id, weight, seed, nodes)
+        .spawn()
+        .expect("the crawldedup binary runs")
+}
+
+/// The command line of a worker.
+fn command(dir: &Path, id: &str, weight: u32, seed: &str, nodes: &[String]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawldedup"));
+    command
         .arg("crawl")
         .args(["--weight", &weight.to_string()])
         .args(["--seed", seed])
@@ -133,9 +141,8 @@ fn weighted(
         .arg("--json")
         .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(dir.join(format!("{id}.log"))).unwrap())
-        .spawn()
-        .expect("the crawldedup binary runs")
+        .stderr(std::fs::File::create(dir.join(format!("{id}.log"))).unwrap());
+    command
 }
 
 /// Waits for a worker to end (its log on failure); returns how many pages it fetched.
@@ -385,7 +392,11 @@ async fn a_cluster_gone_mid_crawl_stops_the_worker_with_a_checkpoint_and_a_clear
     let seed = servers.last().unwrap().url("/");
     let dir = tempfile::tempdir().unwrap();
     let nodes = redis.urls();
-    let child = worker(dir.path(), "a", &seed, &nodes);
+    let mut command = command(dir.path(), "a", 1, &seed, &nodes);
+    let child = command
+        .args(["--set", "cluster.failover_wait_ms=2000"])
+        .spawn()
+        .unwrap();
     let out = dir.path().join("a/out");
     wait_until(
         dir.path(),
@@ -420,4 +431,45 @@ async fn a_cluster_gone_mid_crawl_stops_the_worker_with_a_checkpoint_and_a_clear
         "{}",
         String::from_utf8_lossy(&verified.stdout)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_crawl_rides_out_a_master_failing_over_to_its_replica() {
+    let Some(mut redis) = RedisCluster::start_with(1) else {
+        return;
+    };
+    let servers = sites(Duration::from_millis(40)).await;
+    let seed = servers.last().unwrap().url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let alone = single(dir.path(), &seed);
+    let nodes = redis.urls();
+    let children: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|id| {
+            let mut command = command(dir.path(), id, 1, &seed, &nodes);
+            command.args([
+                "--set",
+                "cluster.heartbeat_ttl_ms=10000",
+                "--set",
+                "cluster.failover_wait_ms=30000",
+            ]);
+            (*id, command.spawn().unwrap())
+        })
+        .collect();
+    let outs: Vec<PathBuf> = ["a", "b", "c"]
+        .iter()
+        .map(|id| dir.path().join(id).join("out"))
+        .collect();
+    wait_until(
+        dir.path(),
+        "the workers to store pages",
+        Duration::from_secs(60),
+        || outs.iter().map(|o| lines(o)).sum::<usize>() >= 5,
+    );
+    // A master goes away; its replica takes over its slots after cluster-node-timeout.
+    redis.kill_node(0);
+    for (id, child) in children {
+        finish(child, id, dir.path());
+    }
+    same_content(&stored(&outs), &alone, dir.path());
 }

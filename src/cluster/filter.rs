@@ -26,15 +26,24 @@
 //! of their loads adds little: the rate at n stays near p, measured by the tests against a
 //! real cluster like the local filter's.
 //!
+//! # A node failing over
+//! A [`Cluster`] opened with [`Cluster::connect_riding_out`] retries a command that failed
+//! for a reason that passes (a connection refused or dropped, a timeout, `CLUSTERDOWN`,
+//! `TRYAGAIN`: a master failing over to its replica) for up to the time given, reconnecting
+//! between attempts. A check-and-insert whose first attempt may have been applied
+//! (its answer lost) cannot tell its own earlier write from another worker's: a retried
+//! batch is therefore answered `new` for every URL, so that a URL is fetched twice at
+//! worst, never lost.
+//!
 //! # The layout is the cluster's
 //! The first worker writes the layout (`NAME:bloom:layout`, with `SET NX`); every worker
 //! that opens the filter afterwards reads it and refuses, in one line, other n or p than the
 //! ones it was created with (two layouts would scatter one URL's bits over two places).
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use redis::cluster::{ClusterClientBuilder, ClusterConnection, cluster_pipe};
+use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConnection, cluster_pipe};
 
 use crate::urls::seen::{BloomParams, url_hash128};
 
@@ -81,13 +90,31 @@ pub enum ClusterError {
 /// A connection to a Redis Cluster, named by the nodes it was given.
 pub struct Cluster {
     nodes: String,
+    client: ClusterClient,
     con: Mutex<ClusterConnection>,
+    /// How long a command that fails for a passing reason is retried.
+    ride_out: Duration,
+}
+
+/// Whether a failure may pass if the command is sent again (a node down or failing over, a
+/// connection dropped, a timeout), as opposed to an answer that will not change.
+fn passing(e: &redis::RedisError) -> bool {
+    !matches!(e.retry_method(), redis::RetryMethod::NoRetry)
 }
 
 impl Cluster {
     /// Connects to the cluster through any of `nodes` (`redis://HOST:PORT`), with
-    /// [`CONNECT_TIMEOUT`] and [`RESPONSE_TIMEOUT`].
+    /// [`CONNECT_TIMEOUT`] and [`RESPONSE_TIMEOUT`]; a failed command is an error at once.
     pub fn connect(nodes: &[String]) -> Result<Cluster, ClusterError> {
+        Cluster::connect_riding_out(nodes, Duration::ZERO)
+    }
+
+    /// As [`Cluster::connect`], retrying a command that failed for a passing reason (see
+    /// the module documentation) for up to `ride_out`.
+    pub fn connect_riding_out(
+        nodes: &[String],
+        ride_out: Duration,
+    ) -> Result<Cluster, ClusterError> {
         let named = nodes.join(",");
         let redis = |source| ClusterError::Redis {
             nodes: named.clone(),
@@ -102,7 +129,9 @@ impl Cluster {
         let con = client.get_connection().map_err(redis)?;
         Ok(Cluster {
             nodes: named,
+            client,
             con: Mutex::new(con),
+            ride_out,
         })
     }
 
@@ -114,13 +143,43 @@ impl Cluster {
     /// Runs `f` on the connection; a client error becomes [`ClusterError::Redis`].
     pub(crate) fn with<T>(
         &self,
-        f: impl FnOnce(&mut ClusterConnection) -> redis::RedisResult<T>,
+        f: impl FnMut(&mut ClusterConnection) -> redis::RedisResult<T>,
     ) -> Result<T, ClusterError> {
+        self.with_retried(f).map(|(value, _)| value)
+    }
+
+    /// As [`Cluster::with`], saying whether `f` had to be retried (so that its first
+    /// attempt may have been applied).
+    pub(crate) fn with_retried<T>(
+        &self,
+        mut f: impl FnMut(&mut ClusterConnection) -> redis::RedisResult<T>,
+    ) -> Result<(T, bool), ClusterError> {
+        let started = Instant::now();
+        let mut wait = Duration::from_millis(100);
+        let mut retried = false;
         let mut con = self.con.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut con).map_err(|source| ClusterError::Redis {
-            nodes: self.nodes.clone(),
-            source,
-        })
+        loop {
+            match f(&mut con) {
+                Ok(value) => return Ok((value, retried)),
+                Err(e) if passing(&e) && started.elapsed() + wait <= self.ride_out => {
+                    if !retried {
+                        tracing::warn!("redis cluster {}: {e}; trying again", self.nodes);
+                    }
+                    retried = true;
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_secs(1));
+                    if let Ok(fresh) = self.client.get_connection() {
+                        *con = fresh;
+                    }
+                }
+                Err(source) => {
+                    return Err(ClusterError::Redis {
+                        nodes: self.nodes.clone(),
+                        source,
+                    });
+                }
+            }
+        }
     }
 
     pub(crate) fn state_error(&self, problem: String) -> ClusterError {
@@ -269,13 +328,18 @@ impl<'c> ClusterFilter<'c> {
                 }
             }
         }
-        let old: Vec<Vec<u8>> = self.cluster.with(|con| pipe.query(con))?;
+        let (old, retried): (Vec<Vec<u8>>, bool) =
+            self.cluster.with_retried(|con| pipe.query(con))?;
         if old.len() != canonical.len() {
             return Err(self.cluster.state_error(format!(
                 "{} answers to {} BITFIELD commands",
                 old.len(),
                 canonical.len()
             )));
+        }
+        if retried && op == "SET" {
+            // The first attempt may have set the bits: `seen` could be this worker's own.
+            return Ok(vec![true; canonical.len()]);
         }
         Ok(old.iter().map(|bits| bits.contains(&0)).collect())
     }

@@ -285,8 +285,13 @@ pub struct ClusterConfig {
     /// several crawls.
     pub name: String,
     /// A worker whose heartbeat is this old is gone and its hosts move (milliseconds;
-    /// heartbeats go every third of it).
+    /// heartbeats go every third of it). Keep it above the cluster's failover time
+    /// (`cluster-node-timeout` and the election).
     pub heartbeat_ttl_ms: u64,
+    /// A Redis command that fails for a passing reason (a node down or failing over) is
+    /// tried again for up to this long (milliseconds) before the worker stops with a
+    /// checkpoint.
+    pub failover_wait_ms: u64,
 }
 
 impl Default for ClusterConfig {
@@ -297,6 +302,7 @@ impl Default for ClusterConfig {
             weight: 1,
             name: "crawl".into(),
             heartbeat_ttl_ms: 10_000,
+            failover_wait_ms: 30_000,
         }
     }
 }

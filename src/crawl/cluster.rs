@@ -780,7 +780,7 @@ impl<'c> Worker<'c> {
         for chunk in finished.chunks(1000) {
             let urls: Vec<&str> = chunk.iter().map(|(url, _)| *url).collect();
             self.cluster
-                .with(|con| redis::cmd("HDEL").arg(&key).arg(urls).exec(con))
+                .with(|con| redis::cmd("HDEL").arg(&key).arg(&urls).exec(con))
                 .map_err(cluster_error)?;
         }
         Ok(())

@@ -115,8 +115,11 @@ pub(super) async fn run(
     sinks.resume(&totals)?;
     let cluster = match config.cluster.enabled() {
         true => Some(
-            crate::cluster::filter::Cluster::connect(&config.cluster.nodes)
-                .map_err(cluster_error)?,
+            crate::cluster::filter::Cluster::connect_riding_out(
+                &config.cluster.nodes,
+                Duration::from_millis(config.cluster.failover_wait_ms),
+            )
+            .map_err(cluster_error)?,
         ),
         false => None,
     };

@@ -55,6 +55,12 @@ impl RedisCluster {
     /// Starts the cluster and waits until every node says `cluster_state:ok`; `None` when
     /// the Redis binaries are missing outside CI.
     pub fn start() -> Option<RedisCluster> {
+        RedisCluster::start_with(0)
+    }
+
+    /// Three masters with `replicas` replicas each (nodes `0..3` are the masters); `None`
+    /// as for [`RedisCluster::start`].
+    pub fn start_with(replicas: usize) -> Option<RedisCluster> {
         if !found("redis-server") || !found("redis-cli") {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -66,7 +72,7 @@ impl RedisCluster {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let mut ports = Vec::new();
         let mut nodes = Vec::new();
-        for _ in 0..3 {
+        for _ in 0..3 * (1 + replicas) {
             let port = free_port(&ports);
             ports.push(port);
             nodes.push(start_node(dir.path(), port));
@@ -90,7 +96,7 @@ impl RedisCluster {
         let created = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(&addresses)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -100,6 +106,14 @@ impl RedisCluster {
             wait_for(
                 || cli(port, &["CLUSTER", "INFO"]).contains("cluster_state:ok"),
                 "the cluster to be ok",
+            );
+        }
+        // Replicas in sync with their masters (a replica that never synced does not take
+        // over).
+        for &port in &cluster.ports[3..] {
+            wait_for(
+                || cli(port, &["INFO", "replication"]).contains("master_link_status:up"),
+                "a replica to sync with its master",
             );
         }
         Some(cluster)
@@ -130,6 +144,7 @@ fn start_node(dir: &Path, port: u16) -> Child {
         .args(["--cluster-enabled", "yes"])
         .args(["--cluster-config-file", "nodes.conf"])
         .args(["--cluster-node-timeout", "2000"])
+        .args(["--cluster-replica-validity-factor", "0"])
         .args(["--save", ""])
         .args(["--appendonly", "no"])
         .arg("--dir")
