@@ -7,201 +7,15 @@
 mod common;
 #[path = "common/redis_cluster.rs"]
 mod redis_cluster;
+#[path = "common/workers.rs"]
+mod workers;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::content_key;
-use crawldedup::fixture::{FixtureServer, Site, serve_with_latency};
 use redis_cluster::RedisCluster;
-
-/// Hosts of the fixture site.
-const HOSTS: usize = 12;
-
-/// Fixture servers, each linking to the ones started before it: the last one's home page
-/// reaches every host. Each answers after `latency`, so that a crawl lasts long enough to
-/// be interrupted.
-async fn sites(latency: Duration) -> Vec<FixtureServer> {
-    let mut servers: Vec<FixtureServer> = Vec::new();
-    for _ in 0..HOSTS {
-        let peers = servers
-            .iter()
-            .map(|s| s.url("").trim_end_matches('/').to_string())
-            .collect();
-        let site = Site::without_traps(11, 3).linking_to(peers);
-        servers.push(serve_with_latency(site, latency).await.unwrap());
-    }
-    servers
-}
-
-/// What a set of pages.jsonl files stored, by content (an article's copies on every host
-/// and in every template are one), counted.
-fn stored(outs: &[PathBuf]) -> BTreeMap<String, usize> {
-    let mut keys = BTreeMap::new();
-    for out in outs {
-        let Ok(text) = std::fs::read_to_string(out.join("pages.jsonl")) else {
-            continue;
-        };
-        for line in text.lines() {
-            let page: serde_json::Value = serde_json::from_str(line).unwrap();
-            *keys
-                .entry(content_key(page["final_url"].as_str().unwrap()))
-                .or_insert(0) += 1;
-        }
-    }
-    keys
-}
-
-/// The workers' logs, for a failure's message.
-fn logs(dir: &Path) -> String {
-    let mut all = String::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        if entry.path().extension().is_some_and(|e| e == "log") {
-            all.push_str(&format!("--- {}\n", entry.path().display()));
-            all.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
-        }
-    }
-    all
-}
-
-/// The workers stored what one process stored: every article exactly once (whichever
-/// host's copy), and every other page that one process kept at least once. Home pages and
-/// topic indexes of the hosts differ by their links to the others, a chain of near copies
-/// whose kept members depend on the order of the decisions, so their counts may differ.
-fn same_content(cluster: &BTreeMap<String, usize>, alone: &BTreeMap<String, usize>, dir: &Path) {
-    let articles = |m: &BTreeMap<String, usize>| -> BTreeMap<String, usize> {
-        m.iter()
-            .filter(|(k, _)| k.starts_with("article"))
-            .map(|(k, n)| (k.clone(), *n))
-            .collect()
-    };
-    assert_eq!(articles(cluster), articles(alone), "{}", logs(dir));
-    assert!(articles(alone).values().all(|&n| n == 1), "{alone:?}");
-    assert_eq!(
-        cluster.keys().collect::<Vec<_>>(),
-        alone.keys().collect::<Vec<_>>(),
-        "{}",
-        logs(dir)
-    );
-}
-
-fn lines(out: &Path) -> usize {
-    std::fs::read_to_string(out.join("pages.jsonl")).map_or(0, |t| t.lines().count())
-}
-
-/// Whether worker `id` owns a host of `servers` in the ring of `members` (id, weight).
-fn owns_a_host(servers: &[FixtureServer], members: &[(&str, u32)], id: &str) -> bool {
-    use crawldedup::cluster::ring::{Member, Ring};
-    let ring = Ring::new(members.iter().map(|(m, w)| Member::new(*m, *w)));
-    servers.iter().any(|s| {
-        ring.owner(&s.addr().to_string())
-            .is_some_and(|m| m.id == id)
-    })
-}
-
-/// A `crawldedup crawl` worker process.
-fn worker(dir: &Path, id: &str, seed: &str, nodes: &[String]) -> std::process::Child {
-    weighted(dir, id, 1, seed, nodes)
-}
-
-/// A worker with weight `weight`.
-fn weighted(
-    dir: &Path,
-    id: &str,
-    weight: u32,
-    seed: &str,
-    nodes: &[String],
-) -> std::process::Child {
-    command(dir, id, weight, seed, nodes)
-        .spawn()
-        .expect("the crawldedup binary runs")
-}
-
-/// The command line of a worker.
-fn command(dir: &Path, id: &str, weight: u32, seed: &str, nodes: &[String]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_crawldedup"));
-    command
-        .arg("crawl")
-        .args(["--weight", &weight.to_string()])
-        .args(["--seed", seed])
-        .arg("--state-dir")
-        .arg(dir.join(id).join("state"))
-        .arg("--out")
-        .arg(dir.join(id).join("out"))
-        .arg("--allow-private-ips")
-        .args(["--cluster", &nodes.join(",")])
-        .args(["--worker-id", id])
-        .args(["--checkpoint-every", "300ms"])
-        .args(["--set", "crawl.per_host_delay_ms=0"])
-        .args(["--set", "crawl.per_host_concurrency=2"])
-        .args(["--set", "crawl.concurrency=4"])
-        .args(["--set", "cluster.heartbeat_ttl_ms=1500"])
-        .arg("--json")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(dir.join(format!("{id}.log"))).unwrap());
-    command
-}
-
-/// Waits for a worker to end (its log on failure); returns how many pages it fetched.
-fn finish(child: std::process::Child, id: &str, dir: &Path) -> u64 {
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "worker {id} failed: {}", logs(dir));
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    summary["fetched_this_run"].as_u64().unwrap()
-}
-
-/// One process alone, with the same settings (its own local URL filter and index).
-fn single(dir: &Path, seed: &str) -> BTreeMap<String, usize> {
-    let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
-        .arg("crawl")
-        .args(["--seed", seed])
-        .arg("--state-dir")
-        .arg(dir.join("single/state"))
-        .arg("--out")
-        .arg(dir.join("single/out"))
-        .arg("--allow-private-ips")
-        .args(["--set", "crawl.per_host_delay_ms=0"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stored(&[dir.join("single/out")])
-}
-
-/// Every URL fetched more than once over all hosts (robots.txt aside: each worker that
-/// owns a host reads it).
-fn fetched_twice(servers: &[FixtureServer]) -> Vec<String> {
-    let mut seen = BTreeMap::new();
-    for server in servers {
-        for path in server.requests() {
-            if path != "/robots.txt" {
-                *seen.entry(server.url(&path)).or_insert(0) += 1;
-            }
-        }
-    }
-    seen.into_iter()
-        .filter(|(_, n)| *n > 1)
-        .map(|(u, _)| u)
-        .collect()
-}
-
-fn wait_until(dir: &Path, what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < limit,
-            "timed out waiting for {what}: {}",
-            logs(dir)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use workers::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
@@ -245,7 +59,7 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
         logs(dir.path())
     );
     // `stats --cluster`: every worker's figures (all have left) and the totals.
-    let figures = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+    let figures = Command::new(binary())
         .args(["stats", "--json", "--cluster", &nodes.join(",")])
         .output()
         .unwrap();
@@ -294,7 +108,7 @@ async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others(
     }
     // What the killed worker wrote after its last checkpoint is not its crawl's: cut it
     // back, as its own restart (or `crawldedup repair`) does.
-    let repaired = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+    let repaired = Command::new(binary())
         .arg("repair")
         .arg("--state-dir")
         .arg(dir.path().join(killed).join("state"))
@@ -362,7 +176,7 @@ async fn a_fourth_worker_joining_mid_crawl_takes_its_share_and_nothing_is_fetche
 #[test]
 fn an_unreachable_cluster_at_start_is_one_line_and_a_failed_exit() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+    let out = Command::new(binary())
         .arg("crawl")
         .args(["--seed", "http://127.0.0.1:9/"])
         .arg("--state-dir")
@@ -418,7 +232,7 @@ async fn a_cluster_gone_mid_crawl_stops_the_worker_with_a_checkpoint_and_a_clear
     assert!(log.contains("cluster: redis cluster"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
     // The state directory and the outputs agree with its last checkpoint.
-    let verified = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+    let verified = Command::new(binary())
         .arg("verify")
         .arg("--state-dir")
         .arg(dir.path().join("a/state"))

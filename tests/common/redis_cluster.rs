@@ -4,6 +4,8 @@
 //! When they are missing, [`RedisCluster::start`] returns `None` after one line saying so,
 //! unless the `CI` environment variable is set: there a missing server fails the test.
 
+#![allow(dead_code)]
+
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -120,7 +122,6 @@ impl RedisCluster {
     }
 
     /// Kills node `i` (SIGKILL), as a machine that goes away.
-    #[allow(dead_code)]
     pub fn kill_node(&mut self, i: usize) {
         let _ = self.nodes[i].kill();
         let _ = self.nodes[i].wait();

@@ -1,0 +1,218 @@
+//! Workers of a crawl on several machines, as processes of the `crawldedup` binary, and the
+//! fixture hosts they crawl: shared by `tests/cluster_crawl.rs` and
+//! `examples/cluster_faults.rs`.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::content_key;
+use crawldedup::fixture::{FixtureServer, Site, serve_with_latency};
+
+/// The `crawldedup` binary: cargo's for a test, else the one beside the running example
+/// (`cargo build --release` first).
+pub fn binary() -> PathBuf {
+    match option_env!("CARGO_BIN_EXE_crawldedup") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let exe = std::env::current_exe().expect("the running program's path");
+            let dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile>");
+            dir.join("crawldedup")
+        }
+    }
+}
+
+/// Hosts of the fixture site.
+pub const HOSTS: usize = 12;
+
+/// Fixture servers, each linking to the ones started before it: the last one's home page
+/// reaches every host. Each answers after `latency`, so that a crawl lasts long enough to
+/// be interrupted.
+pub async fn sites(latency: Duration) -> Vec<FixtureServer> {
+    let mut servers: Vec<FixtureServer> = Vec::new();
+    for _ in 0..HOSTS {
+        let peers = servers
+            .iter()
+            .map(|s| s.url("").trim_end_matches('/').to_string())
+            .collect();
+        let site = Site::without_traps(11, 3).linking_to(peers);
+        servers.push(serve_with_latency(site, latency).await.unwrap());
+    }
+    servers
+}
+
+/// What a set of pages.jsonl files stored, by content (an article's copies on every host
+/// and in every template are one), counted.
+pub fn stored(outs: &[PathBuf]) -> BTreeMap<String, usize> {
+    let mut keys = BTreeMap::new();
+    for out in outs {
+        let Ok(text) = std::fs::read_to_string(out.join("pages.jsonl")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let page: serde_json::Value = serde_json::from_str(line).unwrap();
+            *keys
+                .entry(content_key(page["final_url"].as_str().unwrap()))
+                .or_insert(0) += 1;
+        }
+    }
+    keys
+}
+
+/// The workers' logs, for a failure's message.
+pub fn logs(dir: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "log") {
+            all.push_str(&format!("--- {}\n", entry.path().display()));
+            all.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+    }
+    all
+}
+
+/// The workers stored what one process stored: every article exactly once (whichever
+/// host's copy), and every other page that one process kept at least once. Home pages and
+/// topic indexes of the hosts differ by their links to the others, a chain of near copies
+/// whose kept members depend on the order of the decisions, so their counts may differ.
+pub fn same_content(
+    cluster: &BTreeMap<String, usize>,
+    alone: &BTreeMap<String, usize>,
+    dir: &Path,
+) {
+    let articles = |m: &BTreeMap<String, usize>| -> BTreeMap<String, usize> {
+        m.iter()
+            .filter(|(k, _)| k.starts_with("article"))
+            .map(|(k, n)| (k.clone(), *n))
+            .collect()
+    };
+    assert_eq!(articles(cluster), articles(alone), "{}", logs(dir));
+    assert!(articles(alone).values().all(|&n| n == 1), "{alone:?}");
+    assert_eq!(
+        cluster.keys().collect::<Vec<_>>(),
+        alone.keys().collect::<Vec<_>>(),
+        "{}",
+        logs(dir)
+    );
+}
+
+pub fn lines(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("pages.jsonl")).map_or(0, |t| t.lines().count())
+}
+
+/// Whether worker `id` owns a host of `servers` in the ring of `members` (id, weight).
+pub fn owns_a_host(servers: &[FixtureServer], members: &[(&str, u32)], id: &str) -> bool {
+    use crawldedup::cluster::ring::{Member, Ring};
+    let ring = Ring::new(members.iter().map(|(m, w)| Member::new(*m, *w)));
+    servers.iter().any(|s| {
+        ring.owner(&s.addr().to_string())
+            .is_some_and(|m| m.id == id)
+    })
+}
+
+/// A `crawldedup crawl` worker process.
+pub fn worker(dir: &Path, id: &str, seed: &str, nodes: &[String]) -> std::process::Child {
+    weighted(dir, id, 1, seed, nodes)
+}
+
+/// A worker with weight `weight`.
+pub fn weighted(
+    dir: &Path,
+    id: &str,
+    weight: u32,
+    seed: &str,
+    nodes: &[String],
+) -> std::process::Child {
+    command(dir, id, weight, seed, nodes)
+        .spawn()
+        .expect("the crawldedup binary runs")
+}
+
+/// The command line of a worker.
+pub fn command(dir: &Path, id: &str, weight: u32, seed: &str, nodes: &[String]) -> Command {
+    let mut command = Command::new(binary());
+    command
+        .arg("crawl")
+        .args(["--weight", &weight.to_string()])
+        .args(["--seed", seed])
+        .arg("--state-dir")
+        .arg(dir.join(id).join("state"))
+        .arg("--out")
+        .arg(dir.join(id).join("out"))
+        .arg("--allow-private-ips")
+        .args(["--cluster", &nodes.join(",")])
+        .args(["--worker-id", id])
+        .args(["--checkpoint-every", "300ms"])
+        .args(["--set", "crawl.per_host_delay_ms=0"])
+        .args(["--set", "crawl.per_host_concurrency=2"])
+        .args(["--set", "crawl.concurrency=4"])
+        .args(["--set", "cluster.heartbeat_ttl_ms=1500"])
+        .arg("--json")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join(format!("{id}.log"))).unwrap());
+    command
+}
+
+/// Waits for a worker to end (its log on failure); returns how many pages it fetched.
+pub fn finish(child: std::process::Child, id: &str, dir: &Path) -> u64 {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "worker {id} failed: {}", logs(dir));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    summary["fetched_this_run"].as_u64().unwrap()
+}
+
+/// One process alone, with the same settings (its own local URL filter and index).
+pub fn single(dir: &Path, seed: &str) -> BTreeMap<String, usize> {
+    let out = Command::new(binary())
+        .arg("crawl")
+        .args(["--seed", seed])
+        .arg("--state-dir")
+        .arg(dir.join("single/state"))
+        .arg("--out")
+        .arg(dir.join("single/out"))
+        .arg("--allow-private-ips")
+        .args(["--set", "crawl.per_host_delay_ms=0"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stored(&[dir.join("single/out")])
+}
+
+/// Every URL fetched more than once over all hosts (robots.txt aside: each worker that
+/// owns a host reads it).
+pub fn fetched_twice(servers: &[FixtureServer]) -> Vec<String> {
+    let mut seen = BTreeMap::new();
+    for server in servers {
+        for path in server.requests() {
+            if path != "/robots.txt" {
+                *seen.entry(server.url(&path)).or_insert(0) += 1;
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(u, _)| u)
+        .collect()
+}
+
+pub fn wait_until(dir: &Path, what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < limit,
+            "timed out waiting for {what}: {}",
+            logs(dir)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
