@@ -15,7 +15,6 @@
 //! nodes on machines of their own.
 
 #[path = "../tests/common/redis_cluster.rs"]
-#[allow(dead_code)]
 mod redis_cluster;
 
 use std::sync::Arc;
