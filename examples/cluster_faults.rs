@@ -25,7 +25,6 @@ mod redis_cluster;
 #[path = "../tests/common/workers.rs"]
 mod workers;
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -80,14 +79,13 @@ async fn main() {
             let r = mix(trial * 7 + kind.len() as u64);
             let replicas = usize::from(kind == "failover");
             let mut redis = RedisCluster::start_with(replicas).expect("redis-server installed");
-            let servers = sites(Duration::from_millis(40)).await;
-            let seed = servers.last().unwrap().url("/");
-            let dir = tempfile::tempdir().unwrap();
-            let alone = single(dir.path(), &seed);
-            for server in &servers {
-                server.clear_requests();
-            }
-            let nodes = redis.urls();
+            let Setup {
+                servers,
+                seed,
+                dir,
+                alone,
+                nodes,
+            } = setup(redis.urls(), Duration::from_millis(40)).await;
             let spawn = |id: &str| {
                 let mut command = command(dir.path(), id, 1, &seed, &nodes);
                 if kind == "failover" {
@@ -102,10 +100,7 @@ async fn main() {
             };
             let ids = ["a", "b", "c"];
             let mut children: Vec<_> = ids.iter().map(|id| (*id, spawn(id))).collect();
-            let outs: Vec<PathBuf> = ids
-                .iter()
-                .map(|id| dir.path().join(id).join("out"))
-                .collect();
+            let outs = outs(dir.path(), &ids);
             let at = 1 + (r % 30) as usize;
             wait_until(dir.path(), "pages stored", Duration::from_secs(120), || {
                 outs.iter().map(|o| lines(o)).sum::<usize>() >= at

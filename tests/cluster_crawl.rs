@@ -10,7 +10,6 @@ mod redis_cluster;
 #[path = "common/workers.rs"]
 mod workers;
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -22,14 +21,13 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
     let Some(redis) = RedisCluster::start() else {
         return;
     };
-    let servers = sites(Duration::from_millis(2)).await;
-    let seed = servers.last().unwrap().url("/");
-    let dir = tempfile::tempdir().unwrap();
-    let alone = single(dir.path(), &seed);
-    for server in &servers {
-        server.clear_requests();
-    }
-    let nodes = redis.urls();
+    let Setup {
+        servers,
+        seed,
+        dir,
+        alone,
+        nodes,
+    } = setup(redis.urls(), Duration::from_millis(2)).await;
     let children: Vec<_> = ["a", "b", "c"]
         .iter()
         .map(|id| (id, worker(dir.path(), id, &seed, &nodes)))
@@ -43,10 +41,7 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
             "worker {id} fetched {fetched} pages; it fetches exactly its own hosts"
         );
     }
-    let outs: Vec<PathBuf> = ["a", "b", "c"]
-        .iter()
-        .map(|id| dir.path().join(id).join("out"))
-        .collect();
+    let outs = outs(dir.path(), &["a", "b", "c"]);
     same_content(&stored(&outs), &alone, dir.path());
     assert_eq!(
         alone.keys().filter(|k| k.starts_with("article")).count(),
@@ -80,11 +75,13 @@ async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others(
     let Some(redis) = RedisCluster::start() else {
         return;
     };
-    let servers = sites(Duration::from_millis(40)).await;
-    let seed = servers.last().unwrap().url("/");
-    let dir = tempfile::tempdir().unwrap();
-    let alone = single(dir.path(), &seed);
-    let nodes = redis.urls();
+    let Setup {
+        servers: _servers,
+        seed,
+        dir,
+        alone,
+        nodes,
+    } = setup(redis.urls(), Duration::from_millis(40)).await;
     let mut children: Vec<_> = ["a", "b", "c"]
         .iter()
         .map(|id| (*id, worker(dir.path(), id, &seed, &nodes)))
@@ -121,10 +118,7 @@ async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others(
         "{}",
         String::from_utf8_lossy(&repaired.stderr)
     );
-    let outs: Vec<PathBuf> = ["a", "b", "c"]
-        .iter()
-        .map(|id| dir.path().join(id).join("out"))
-        .collect();
+    let outs = outs(dir.path(), &["a", "b", "c"]);
     same_content(&stored(&outs), &alone, dir.path());
 }
 
@@ -133,22 +127,18 @@ async fn a_fourth_worker_joining_mid_crawl_takes_its_share_and_nothing_is_fetche
     let Some(redis) = RedisCluster::start() else {
         return;
     };
-    let servers = sites(Duration::from_millis(40)).await;
-    let seed = servers.last().unwrap().url("/");
-    let dir = tempfile::tempdir().unwrap();
-    let alone = single(dir.path(), &seed);
-    for server in &servers {
-        server.clear_requests();
-    }
-    let nodes = redis.urls();
+    let Setup {
+        servers,
+        seed,
+        dir,
+        alone,
+        nodes,
+    } = setup(redis.urls(), Duration::from_millis(40)).await;
     let mut children: Vec<_> = ["a", "b", "c"]
         .iter()
         .map(|id| (*id, worker(dir.path(), id, &seed, &nodes)))
         .collect();
-    let outs: Vec<PathBuf> = ["a", "b", "c", "d"]
-        .iter()
-        .map(|id| dir.path().join(id).join("out"))
-        .collect();
+    let outs = outs(dir.path(), &["a", "b", "c", "d"]);
     wait_until(
         dir.path(),
         "the workers to store pages",
@@ -252,11 +242,13 @@ async fn the_crawl_rides_out_a_master_failing_over_to_its_replica() {
     let Some(mut redis) = RedisCluster::start_with(1) else {
         return;
     };
-    let servers = sites(Duration::from_millis(40)).await;
-    let seed = servers.last().unwrap().url("/");
-    let dir = tempfile::tempdir().unwrap();
-    let alone = single(dir.path(), &seed);
-    let nodes = redis.urls();
+    let Setup {
+        servers: _servers,
+        seed,
+        dir,
+        alone,
+        nodes,
+    } = setup(redis.urls(), Duration::from_millis(40)).await;
     let children: Vec<_> = ["a", "b", "c"]
         .iter()
         .map(|id| {
@@ -270,10 +262,7 @@ async fn the_crawl_rides_out_a_master_failing_over_to_its_replica() {
             (*id, command.spawn().unwrap())
         })
         .collect();
-    let outs: Vec<PathBuf> = ["a", "b", "c"]
-        .iter()
-        .map(|id| dir.path().join(id).join("out"))
-        .collect();
+    let outs = outs(dir.path(), &["a", "b", "c"]);
     wait_until(
         dir.path(),
         "the workers to store pages",

@@ -216,3 +216,36 @@ pub fn wait_until(dir: &Path, what: &str, limit: Duration, mut done: impl FnMut(
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A crawl ready to run on a cluster: the fixture hosts, the seed, a folder, what one
+/// process alone stores there (the requests it made forgotten), and the cluster's nodes.
+pub struct Setup {
+    pub servers: Vec<FixtureServer>,
+    pub seed: String,
+    pub dir: tempfile::TempDir,
+    pub alone: BTreeMap<String, usize>,
+    pub nodes: Vec<String>,
+}
+
+/// Starts the fixture hosts (answering after `latency`) and crawls them with one process.
+pub async fn setup(nodes: Vec<String>, latency: Duration) -> Setup {
+    let servers = sites(latency).await;
+    let seed = servers.last().unwrap().url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let alone = single(dir.path(), &seed);
+    for server in &servers {
+        server.clear_requests();
+    }
+    Setup {
+        servers,
+        seed,
+        dir,
+        alone,
+        nodes,
+    }
+}
+
+/// The output folders of workers `ids`.
+pub fn outs(dir: &Path, ids: &[&str]) -> Vec<PathBuf> {
+    ids.iter().map(|id| dir.join(id).join("out")).collect()
+}
