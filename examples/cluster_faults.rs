@@ -136,6 +136,14 @@ async fn main() {
                     .unwrap();
                 assert!(repaired.status.success());
             }
+            if trial == 0 {
+                // What `crawldedup stats --cluster` shows after the crawl.
+                let stats = Command::new(binary())
+                    .args(["stats", "--cluster", &nodes.join(",")])
+                    .output()
+                    .unwrap();
+                print!("{}", String::from_utf8_lossy(&stats.stdout));
+            }
             let cluster = stored(&outs);
             let articles_lost = alone
                 .keys()

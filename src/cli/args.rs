@@ -57,6 +57,23 @@ pub(super) enum Command {
     /// Serves the page stage over HTTP/JSON for crawlers in any language (a sidecar);
     /// SIGINT or SIGTERM stops it with a checkpoint.
     Serve(ServeArgs),
+    /// A crawl on several machines: finds pages kept by two workers although one repeats
+    /// the other (possible only when a Redis node that failed over lost a write), and
+    /// prints each later copy as a JSON line, recorded as a duplicate of the earlier.
+    Reconcile(ReconcileArgs),
+}
+
+#[derive(Args)]
+pub(super) struct ReconcileArgs {
+    /// The Redis Cluster nodes (comma-separated redis://HOST:PORT).
+    #[arg(long, value_name = "NODES", value_delimiter = ',', required = true)]
+    pub(super) cluster: Vec<String>,
+    /// The crawl's name in the cluster (cluster.name).
+    #[arg(long, value_name = "NAME", default_value = "crawl")]
+    pub(super) cluster_name: String,
+    /// The index settings the crawl used (`[dedup]`, `[url_filter]`).
+    #[command(flatten)]
+    pub(super) config: ConfigArgs,
 }
 
 #[derive(Args)]

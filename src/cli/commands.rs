@@ -8,7 +8,7 @@ use crawldedup::{BloomParams, Canonicalizer, SeenConfig};
 use super::Failure;
 use super::args::{
     BloomParamsArgs, CanonicalizeArgs, ConfigArgs, CrawlArgs, DedupArgs, ExtractArgs,
-    IndexPlanArgs, ServeArgs, SimhashArgs, StateArgs, StatsArgs,
+    IndexPlanArgs, ReconcileArgs, ServeArgs, SimhashArgs, StateArgs, StatsArgs,
 };
 use super::input::{for_each_text_input, read_input};
 use super::print::print_summary;
@@ -367,12 +367,13 @@ pub(super) fn cluster_stats(args: &StatsArgs) -> Result<ExitCode, Failure> {
         .iter()
         .chain(std::iter::once(&figures.total))
     {
-        let (live, share) = if w.worker == "total" {
-            (String::new(), String::new())
+        let (live, share, checkpoint) = if w.worker == "total" {
+            (String::new(), String::new(), String::new())
         } else {
             (
                 if w.live { "yes" } else { "no" }.to_string(),
                 format!("{:.1}%", w.share * 100.0),
+                w.checkpoint.to_string(),
             )
         };
         println!(
@@ -389,5 +390,40 @@ pub(super) fn cluster_stats(args: &StatsArgs) -> Result<ExitCode, Failure> {
             w.checkpoint
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `reconcile --cluster`: later copies of kept pages, as JSON lines.
+pub(super) fn reconcile(args: &ReconcileArgs) -> Result<ExitCode, Failure> {
+    use crawldedup::cluster::{filter::Cluster, index::SharedIndex};
+    let config = args.config.load()?;
+    let fail = |e: crawldedup::cluster::filter::ClusterError| Failure::Setup(e.to_string());
+    let cluster = Cluster::connect(&args.cluster).map_err(fail)?;
+    let index = SharedIndex::open(
+        &cluster,
+        &args.cluster_name,
+        crawldedup::dedup::index_config(&config),
+    )
+    .map_err(fail)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut found = 0u64;
+    let mut written = Ok(());
+    let read = index
+        .reconcile(|copy| {
+            found += 1;
+            if written.is_ok() {
+                written = serde_json::to_writer(&mut out, &copy)
+                    .map_err(io::Error::from)
+                    .and_then(|()| writeln!(out));
+            }
+        })
+        .map_err(fail)?;
+    written?;
+    out.flush()?;
+    eprintln!(
+        "crawl `{}`: {read} kept pages read, {found} later copies of earlier ones",
+        args.cluster_name
+    );
     Ok(ExitCode::SUCCESS)
 }

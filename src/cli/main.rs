@@ -12,8 +12,8 @@ use clap::Parser;
 
 use args::{Cli, Command, EXIT_CONFIG};
 use commands::{
-    bloom_params, canonicalize, cluster_stats, crawl, dedup, extract, index_plan, serve, simhash,
-    state_command,
+    bloom_params, canonicalize, cluster_stats, crawl, dedup, extract, index_plan, reconcile, serve,
+    simhash, state_command,
 };
 use print::{print_summary, run_demo};
 
@@ -96,6 +96,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Serve(args) => serve(args),
         Command::Verify(args) => state_command(&args, None),
         Command::Repair(args) => state_command(&args.state, Some((args.accept_loss, &args.config))),
+        Command::Reconcile(args) => reconcile(&args),
         Command::Stats(args) if !args.cluster.is_empty() => cluster_stats(&args),
         Command::Stats(args) => {
             let state_dir = args.state_dir.clone().unwrap_or_default();

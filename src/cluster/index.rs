@@ -56,6 +56,15 @@
 //! document can yield to a lower one that itself later yields to a higher one (rule 2), so
 //! its `of` names a document that is itself a duplicate; the kept one is then a near copy of
 //! its original, not necessarily of it.
+//!
+//! # Reconciling
+//! The rule holds while Redis keeps what it acknowledged. Replication is asynchronous: a
+//! master that fails over can lose a digest claim, a bucket entry or a verdict written just
+//! before, and a copy that came later then keeps its page too. [`SharedIndex::reconcile`]
+//! goes over every document kept and committed, in id order, and reports each one that is
+//! an exact or confirmed near copy of an earlier kept one (marking it `yield`, so that no
+//! later page yields to it): the later copy, recorded as a duplicate of the earlier
+//! (`crawldedup reconcile --cluster`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -85,6 +94,28 @@ pub enum SharedDecision {
         similarity: Similarity,
     },
 }
+
+/// A kept document found by [`SharedIndex::reconcile`] to repeat an earlier kept one.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Reconciled {
+    /// The later copy's id.
+    pub id: DocId,
+    /// Its name (URL).
+    pub url: String,
+    /// The earlier document's id.
+    pub of_id: DocId,
+    /// Its name (URL).
+    pub of: String,
+    /// Hamming distance of the simhashes (0 for an exact copy).
+    pub distance: u32,
+    /// The estimates (1 and 1 for an exact copy).
+    pub similarity: Similarity,
+    /// Whether the texts are the same.
+    pub exact: bool,
+}
+
+/// Documents read at a time by [`SharedIndex::reconcile`].
+const RECONCILE_BATCH: u64 = 500;
 
 /// The cluster's near-duplicate index.
 pub struct SharedIndex<'c> {
@@ -454,6 +485,88 @@ impl<'c> SharedIndex<'c> {
                 .arg(if keep { "keep" } else { "yield" })
                 .exec(con)
         })
+    }
+
+    /// Goes over every document kept and committed (see "Reconciling" in the module
+    /// documentation); calls `found` for each that repeats an earlier kept one, and marks
+    /// it `yield`. Returns how many kept documents it read.
+    pub fn reconcile(&self, mut found: impl FnMut(Reconciled)) -> Result<u64, ClusterError> {
+        let last: Option<DocId> = self.cluster.with(|con| {
+            redis::cmd("GET")
+                .arg(format!("{{{}}}:nd:ids", self.name))
+                .query(con)
+        })?;
+        let last = last.unwrap_or(0);
+        // The kept documents go, in id order, through a local index with the same settings
+        // (not through the shared buckets, which may be what a failover lost).
+        let local_error = |e: String| self.cluster.state_error(format!("reconcile: {e}"));
+        let dir = tempfile::tempdir().map_err(|e| local_error(e.to_string()))?;
+        let local = crate::index::SimhashIndex::open(dir.path(), self.config)
+            .map_err(|e| local_error(e.to_string()))?;
+        // Local id -> the cluster's id and name.
+        let mut kept: BTreeMap<DocId, (DocId, String)> = BTreeMap::new();
+        let mut read = 0;
+        let mut from = 1;
+        while from <= last {
+            let ids: Vec<DocId> = (from..=last.min(from + RECONCILE_BATCH - 1)).collect();
+            from += ids.len() as u64;
+            let mut pipe = redis::cluster::cluster_pipe();
+            for &id in &ids {
+                pipe.cmd("GET").arg(self.verdict_key(id));
+                pipe.cmd("EXISTS").arg(self.commit_key(id));
+                pipe.cmd("GET").arg(self.doc_key(id));
+            }
+            let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+            for (&id, reply) in ids.iter().zip(replies.chunks(3)) {
+                let keep = matches!(&reply[0], redis::Value::BulkString(v) if v == b"keep");
+                let committed = matches!(reply[1], redis::Value::Int(1));
+                let redis::Value::BulkString(bytes) = &reply[2] else {
+                    continue;
+                };
+                if !keep || !committed {
+                    continue;
+                }
+                let record = DocRecord::decode(bytes).ok_or_else(|| {
+                    self.cluster
+                        .state_error(format!("document {id} of index `{}` is damaged", self.name))
+                })?;
+                read += 1;
+                let url = record.name.clone();
+                let decision = local
+                    .check_and_insert(record)
+                    .map_err(|e| local_error(e.to_string()))?;
+                let (of, distance, similarity, exact) = match decision {
+                    crate::index::Decision::Unique(local_id) => {
+                        kept.insert(local_id, (id, url));
+                        continue;
+                    }
+                    crate::index::Decision::Exact(of) => {
+                        let same = Similarity {
+                            resemblance: 1.0,
+                            containment: 1.0,
+                        };
+                        (of, 0, same, true)
+                    }
+                    crate::index::Decision::Near {
+                        of,
+                        distance,
+                        similarity,
+                    } => (of, distance, similarity, false),
+                };
+                let (of_id, of) = kept.get(&of).cloned().unwrap_or_default();
+                self.set_verdict(id, false)?;
+                found(Reconciled {
+                    id,
+                    url,
+                    of_id,
+                    of,
+                    distance,
+                    similarity,
+                    exact,
+                });
+            }
+        }
+        Ok(read)
     }
 
     /// The name of document `id` (as given in its record).

@@ -458,7 +458,7 @@ impl Dedup {
 }
 
 /// The index settings `config` asks for (the local index's, and the cluster's).
-pub(crate) fn index_config(config: &Config) -> IndexConfig {
+pub fn index_config(config: &Config) -> IndexConfig {
     IndexConfig {
         max_distance: config.dedup.max_distance,
         expected: config.url_filter.expected_urls,

@@ -52,7 +52,7 @@ pub enum Decision {
 }
 
 /// Estimated likeness of two texts, from their sketches ([`Sketch`]).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct Similarity {
     /// Estimated Jaccard similarity of the two sets of word 3-shingles.
     pub resemblance: f64,

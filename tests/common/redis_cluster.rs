@@ -44,7 +44,7 @@ fn free_port(taken: &[u16]) -> u16 {
     panic!("no free pair of ports for a cluster node");
 }
 
-fn cli(port: u16, args: &[&str]) -> String {
+pub fn cli(port: u16, args: &[&str]) -> String {
     let out = Command::new("redis-cli")
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
         .args(args)
