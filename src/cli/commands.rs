@@ -387,7 +387,7 @@ pub(super) fn cluster_stats(args: &StatsArgs) -> Result<ExitCode, Failure> {
             w.failures,
             w.pending,
             w.moved,
-            w.checkpoint
+            checkpoint
         );
     }
     Ok(ExitCode::SUCCESS)
