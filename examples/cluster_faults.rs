@@ -13,8 +13,10 @@
 //! once (robots.txt aside).
 //!
 //! ```text
-//! cargo build --release && cargo run --release --example cluster_faults -- [TRIALS]
+//! cargo build --release && cargo run --release --example cluster_faults -- [TRIALS [FAULTS]]
 //! ```
+//!
+//! FAULTS: a comma-separated list of `sigkill`, `restart`, `failover` (default all).
 //!
 //! Needs `redis-server` and `redis-cli` (Debian's `redis-server` package).
 
@@ -72,7 +74,14 @@ async fn main() {
         "fetched twice",
         "seconds"
     );
-    for kind in ["sigkill", "restart", "failover"] {
+    let kinds = std::env::args()
+        .nth(2)
+        .unwrap_or_else(|| "sigkill,restart,failover".into());
+    for kind in kinds.split(',') {
+        assert!(
+            ["sigkill", "restart", "failover"].contains(&kind),
+            "unknown fault `{kind}`"
+        );
         let mut tally = Tally::default();
         for trial in 0..trials {
             let started = Instant::now();

@@ -135,6 +135,18 @@ impl<'c> Inbox<'c> {
     }
 
     fn read(&self, from: &str, max: usize) -> Result<Vec<(String, Handoff)>, ClusterError> {
+        match self.read_group(from, max) {
+            // The stream went with a reroute (this worker was taken for dead a moment
+            // before it came back): it starts again, with what was sent since.
+            Err(ClusterError::Redis { source, .. }) if source.code() == Some("NOGROUP") => {
+                create_group(self.cluster, &self.key)?;
+                self.read_group(from, max)
+            }
+            other => other,
+        }
+    }
+
+    fn read_group(&self, from: &str, max: usize) -> Result<Vec<(String, Handoff)>, ClusterError> {
         let reply: Value = self.cluster.with(|con| {
             redis::cmd("XREADGROUP")
                 .arg("GROUP")

@@ -168,7 +168,6 @@ impl<'c> Worker<'c> {
             .map_err(cluster_error)?;
         let index = SharedIndex::open(cluster, &name, crate::dedup::index_config(config))
             .map_err(cluster_error)?;
-        let inbox = Inbox::open(cluster, &name, &c.worker_id).map_err(cluster_error)?;
         let leftover = meta
             .get(PUBLISH_KEY)
             .map_err(|e| CrawlError::Cluster(format!("crawl database: {e}")))?
@@ -192,6 +191,8 @@ impl<'c> Worker<'c> {
                     .exec(con)
             })
             .map_err(cluster_error)?;
+        // Opened once alive: a worker taken for dead has its inbox moved and deleted.
+        let inbox = Inbox::open(cluster, &name, &c.worker_id).map_err(cluster_error)?;
         let index = index.owned_by(&c.worker_id, membership.incarnation());
         let ring = membership.ring().map_err(cluster_error)?;
         let mut worker = Worker {
