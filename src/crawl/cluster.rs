@@ -11,11 +11,12 @@
 //!   checkpoint that records the page done or the URL moved and sent once it committed,
 //!   so a worker killed or cut off from Redis in between sends them at its next start;
 //!   receivers ignore what their frontier already holds.
-//! - **URLs.** A URL of one of this worker's hosts is new when neither its local filter
-//!   (rolled back with its frontier after a crash) nor the cluster's filter has it. The
-//!   cluster's filter is written only after a checkpoint made the URLs durable in the
-//!   frontier that holds them, so a URL is never in the cluster's filter and in no
-//!   frontier.
+//! - **URLs.** The worker that finds a link notes it in `NAME:recent:{ID}`, then asks the
+//!   cluster's filter (one atomic check-and-insert): of all workers, one is told `new`, and
+//!   the URL goes to its host's owner (its own frontier or the owner's inbox). The list is
+//!   cleared at the next checkpoint; a worker killed before it queues or hands on the
+//!   list's URLs again at its restart, and the list of a worker that never comes back is
+//!   moved by the others. So a URL answered `new` is never lost; it can be fetched twice.
 //! - **Pending URLs.** After each checkpoint the worker mirrors its pending and in-flight
 //!   URLs to the hash `NAME:pending:{ID}`. When a worker is gone (its heartbeat expired,
 //!   or it left), the first worker to notice moves that hash and the dead worker's inbox
