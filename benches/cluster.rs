@@ -64,6 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         expected_urls: n,
         false_positive_rate: p,
         confirm_on_disk: false,
+        ..SeenConfig::default()
     })?;
     let t = Instant::now();
     let mut new = 0u64;

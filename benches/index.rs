@@ -124,6 +124,7 @@ fn run(n: u64, ours_only: bool) {
             name: format!("https://example.com/articles/{i}"),
             sketch: random_sketch(fp),
             tiny_set: Vec::new(),
+            at: 0,
         };
         index.check_and_insert(record).unwrap();
     }

@@ -58,6 +58,7 @@ fn report_memory(urls: &[String]) {
         expected_urls: URLS as u64,
         false_positive_rate: 0.01,
         confirm_on_disk: false,
+        ..SeenConfig::default()
     })
     .expect("valid sizing");
     let mut set: HashSet<String> = HashSet::new();

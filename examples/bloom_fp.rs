@@ -59,6 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             expected_urls: n,
             false_positive_rate: p,
             confirm_on_disk: false,
+            ..SeenConfig::default()
         })?;
         for i in 0..2 * n {
             seen.insert(&member(i))?;

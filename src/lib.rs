@@ -92,6 +92,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod adapters;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod content;

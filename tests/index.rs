@@ -34,6 +34,7 @@ fn record(simhash: u64, digest: u128) -> DocRecord {
         name: format!("doc-{digest}"),
         sketch: own_sketch(digest as u64),
         tiny_set: Vec::new(),
+        at: 0,
     }
 }
 

@@ -53,7 +53,7 @@ pub(super) fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
     let seen = SeenConfig {
         expected_urls: args.n,
         false_positive_rate: args.p,
-        confirm_on_disk: false,
+        ..SeenConfig::default()
     };
     let first = seen.first_layer().map_err(refused)?;
     println!("n                 {}", single.n);

@@ -133,6 +133,12 @@ impl Config {
         {
             return Err(err("url_filter.expected_urls", e.to_string()));
         }
+        if !(2..=64).contains(&u.recrawl_generations) {
+            return Err(err(
+                "url_filter.recrawl_generations",
+                format!("must lie between 2 and 64 (got {})", u.recrawl_generations),
+            ));
+        }
         for (i, p) in u.strip_params.iter().enumerate() {
             if p.trim().is_empty() || p.trim() == "*" {
                 return Err(err(

@@ -185,6 +185,14 @@ pub struct UrlFilterConfig {
     pub fold_www: bool,
     /// Treat `/dir/index.html` as `/dir/`.
     pub fold_index: bool,
+    /// A URL seen this long ago is new again (`"30d"`): the filter forgets it, and the
+    /// crawler fetches it the next time a link leads there. Off by default: a URL seen
+    /// once is skipped for good. `expected_urls` then counts the URLs of one such window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recrawl_after: Option<Window>,
+    /// Generations of the expiring filter per `recrawl_after` (2 to 64): a URL comes due
+    /// between `recrawl_after` and `recrawl_after * (1 + 1/g)` after it was seen.
+    pub recrawl_generations: u32,
 }
 
 impl Default for UrlFilterConfig {
@@ -200,6 +208,8 @@ impl Default for UrlFilterConfig {
             confirm_on_disk: seen.confirm_on_disk,
             fold_www: false,
             fold_index: false,
+            recrawl_after: None,
+            recrawl_generations: seen.generations,
         }
     }
 }
@@ -224,6 +234,8 @@ impl UrlFilterConfig {
             expected_urls: self.expected_urls,
             false_positive_rate: self.false_positive_rate,
             confirm_on_disk: self.confirm_on_disk,
+            expire_after: self.recrawl_after.map(|w| w.0),
+            generations: self.recrawl_generations,
         }
     }
 }
@@ -237,6 +249,11 @@ pub struct DedupConfig {
     pub max_distance: u32,
     /// Main texts shorter than this (characters) are confirmed on resemblance alone.
     pub short_text_chars: usize,
+    /// Compare each page with the pages stored in this last window only (`"48h"`): older
+    /// fingerprints stop matching and are swept from memory and disk. Off by default: every
+    /// stored page counts for the whole crawl.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Window>,
 }
 
 impl Default for DedupConfig {
@@ -244,7 +261,33 @@ impl Default for DedupConfig {
         DedupConfig {
             max_distance: crate::index::DEFAULT_MAX_DISTANCE,
             short_text_chars: 500,
+            retention: None,
         }
+    }
+}
+
+/// A time window written as text, `"48h"`, `"30d"`, `"90min"`, `"1h 30m"` (humantime's
+/// syntax), at least one second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Window(pub std::time::Duration);
+
+impl TryFrom<String> for Window {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Window, String> {
+        let duration = humantime::parse_duration(text.trim())
+            .map_err(|e| format!("`{text}` is not a duration such as \"48h\" or \"30d\": {e}"))?;
+        if duration.as_secs() == 0 {
+            return Err(format!("`{text}` is shorter than one second"));
+        }
+        Ok(Window(duration))
+    }
+}
+
+impl From<Window> for String {
+    fn from(window: Window) -> String {
+        humantime::format_duration(window.0).to_string()
     }
 }
 

@@ -15,6 +15,10 @@ pub struct IndexConfig {
     pub blocks: Option<u32>,
     /// When a candidate is a near-duplicate.
     pub confirm: ConfirmPolicy,
+    /// Keep fingerprints for this long (`dedup.retention`): a document stored longer ago
+    /// no longer matches, and [`SimhashIndex::sweep`](super::SimhashIndex::sweep) removes
+    /// it from memory and from sled. `None` keeps everything.
+    pub retention: Option<std::time::Duration>,
 }
 
 /// The default candidate radius k: stored simhashes within this many bits are candidates
@@ -28,6 +32,7 @@ impl Default for IndexConfig {
             expected: 10_000_000,
             blocks: None,
             confirm: ConfirmPolicy::default(),
+            retention: None,
         }
     }
 }

@@ -5,8 +5,8 @@
 //! empty database with no error. Read alone, such an index would answer `unique` for every
 //! page it lost. The manifest is a small file beside the database, rewritten atomically
 //! (temporary file, fsync, rename, fsync of the folder) at every checkpoint, after sled's
-//! flush. It records the formats, the number of documents the checkpoint made durable and
-//! a checksum of their rows, and carries a checksum of its own text. Opening reads every
+//! flush. It records the formats, the number of documents the checkpoint made durable, the
+//! floor below which documents expired (retention), and a checksum of the rows between, and carries a checksum of its own text. Opening reads every
 //! row anyway (to build the tables), sums the row checksums on the way and refuses an index
 //! that holds fewer documents than the manifest, or whose first documents do not add up to
 //! the recorded checksum. A document written after the last checkpoint may be missing after
@@ -32,9 +32,12 @@ pub struct Manifest {
     pub format: u32,
     /// Fingerprint version.
     pub fingerprint: u32,
-    /// Documents made durable.
+    /// Documents made durable (the id after the last of them).
     pub documents: u64,
-    /// Sum (wrapping) of [`row_checksum`] over those documents.
+    /// The first document still held: those below it expired from a retention window and
+    /// may already be deleted (0 without retention).
+    pub floor: u64,
+    /// Sum (wrapping) of [`row_checksum`] over the documents from `floor` to `documents`.
     pub rows_checksum: u64,
 }
 
@@ -50,6 +53,7 @@ impl Manifest {
             format: super::INDEX_FORMAT_VERSION,
             fingerprint: crate::fingerprint::FINGERPRINT_VERSION,
             documents: 0,
+            floor: 0,
             rows_checksum: 0,
         }
     }
@@ -61,8 +65,8 @@ impl Manifest {
 
     fn text(&self) -> String {
         let body = format!(
-            "{HEADER}\nformat {}\nfingerprint {}\ndocuments {}\nrows-checksum {:016x}\n",
-            self.format, self.fingerprint, self.documents, self.rows_checksum
+            "{HEADER}\nformat {}\nfingerprint {}\ndocuments {}\nfloor {}\nrows-checksum {:016x}\n",
+            self.format, self.fingerprint, self.documents, self.floor, self.rows_checksum
         );
         let check = xxh3_64(body.as_bytes());
         format!("{body}check {check:016x}\n")
@@ -115,6 +119,10 @@ impl Manifest {
         let format = number(field("format")?, "format")?;
         let fingerprint = number(field("fingerprint")?, "fingerprint")?;
         let documents = number(field("documents")?, "documents")?;
+        let floor = number(field("floor")?, "floor")?;
+        if floor > documents {
+            return Err(format!("floor {floor} is past the {documents} documents: damaged"));
+        }
         let rows = field("rows-checksum")?;
         let rows_checksum = u64::from_str_radix(rows, 16)
             .map_err(|_| format!("unreadable `rows-checksum`: {rows}"))?;
@@ -123,6 +131,7 @@ impl Manifest {
             fingerprint: u32::try_from(fingerprint)
                 .map_err(|_| "fingerprint out of range".to_string())?,
             documents,
+            floor,
             rows_checksum,
         })
     }
@@ -152,6 +161,7 @@ mod tests {
             format: 4,
             fingerprint: 3,
             documents: 12_345,
+            floor: 345,
             rows_checksum: 0xdead_beef_0123_4567,
         }
     }

@@ -67,6 +67,9 @@ pub(crate) struct Bucketed<K: Key = u64> {
     heads: Vec<u32>,
     /// Entries not yet merged, chained from `heads` (no allocation per entry).
     recent: Vec<RecentEntry<K>>,
+    /// The id floor the arrays were last filtered at: entries of ids below a higher floor
+    /// (expired documents) are dropped at the next merge.
+    floor: u32,
 }
 
 impl<K: Key> Bucketed<K> {
@@ -104,6 +107,7 @@ impl<K: Key> Bucketed<K> {
             head_bits,
             heads: vec![NO_ENTRY; 1 << head_bits],
             recent: Vec::new(),
+            floor: 0,
         }
     }
 
@@ -113,8 +117,9 @@ impl<K: Key> Bucketed<K> {
         self.keys.len() + self.recent.len()
     }
 
-    /// Adds an entry.
-    pub(crate) fn insert(&mut self, key: K, id: u32) {
+    /// Adds an entry; `floor` is the lowest id still live, and a merge that this insert
+    /// sets off drops the entries below it.
+    pub(crate) fn insert(&mut self, key: K, id: u32, floor: u32) {
         if self.heads.is_empty() {
             self.heads = vec![NO_ENTRY; 1 << self.head_bits];
         }
@@ -127,7 +132,7 @@ impl<K: Key> Bucketed<K> {
         });
         self.heads[head] = at;
         if self.recent.len() > MIN_MERGE.max(self.keys.len() / 4) {
-            self.merge();
+            self.merge(floor);
         }
     }
 
@@ -143,17 +148,34 @@ impl<K: Key> Bucketed<K> {
     /// pass shifts every stored entry up by the number of recent entries in lower buckets
     /// (never over an entry not yet moved) and the recent entries fill the gaps: O(n)
     /// sequential work instead of a sort.
-    fn merge(&mut self) {
+    /// When the floor has risen since the arrays were built, the merge is a rebuild without
+    /// the entries below it (also O(n)).
+    fn merge(&mut self, floor: u32) {
         let recent = std::mem::take(&mut self.recent);
         self.heads.fill(NO_ENTRY);
         let old = self.keys.len();
         let total = old + recent.len();
-        if bucket_bits(total, self.leading) != self.bits || self.offsets.is_empty() {
+        let expired = floor > self.floor;
+        if expired || bucket_bits(total, self.leading) != self.bits || self.offsets.is_empty() {
             let mut keys = std::mem::take(&mut self.keys);
             let mut ids = std::mem::take(&mut self.ids);
             keys.extend(recent.iter().map(|e| e.key));
             ids.extend(recent.iter().map(|e| e.id));
+            if expired {
+                let mut kept = 0;
+                for i in 0..keys.len() {
+                    if ids[i] >= floor {
+                        keys[kept] = keys[i];
+                        ids[kept] = ids[i];
+                        kept += 1;
+                    }
+                }
+                keys.truncate(kept);
+                ids.truncate(kept);
+            }
+            let floor = floor.max(self.floor);
             *self = Bucketed::build(self.leading, keys, ids);
+            self.floor = floor;
             return;
         }
         let buckets = 1usize << self.bits;
@@ -498,19 +520,36 @@ mod tests {
         let bits = table.bits;
         // 20,000 -> 26,000 keeps the bucket count: the merge shifts entries in place.
         for &(key, id) in &entries[20_000..26_000] {
-            table.insert(key, id);
+            table.insert(key, id, 0);
         }
         assert_eq!(table.bits, bits);
         assert_eq!(table.recent.len(), 999, "one merge at 5,001 recent entries");
-        table.merge();
+        table.merge(0);
         assert_bucketed(&table, &entries[..26_000]);
         // Up to 60,000 crosses a power of two: a full rebuild with more buckets.
         for &(key, id) in &entries[26_000..] {
-            table.insert(key, id);
+            table.insert(key, id, 0);
         }
-        table.merge();
+        table.merge(0);
         assert!(table.bits > bits);
         assert_bucketed(&table, &entries);
+    }
+
+    #[test]
+    fn a_merge_after_the_floor_rose_drops_the_expired_entries_only() {
+        let mut next = xorshift(0x5151_7a7a_0303_c1c1u64);
+        let entries: Vec<(u64, u32)> = (0..30_000).map(|i| (next(), i)).collect();
+        let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..20_000].iter().copied().unzip();
+        let mut table = Bucketed::build(20, keys, ids);
+        for &(key, id) in &entries[20_000..] {
+            table.insert(key, id, 12_000);
+        }
+        table.merge(12_000);
+        assert_eq!(table.len(), 18_000);
+        assert_bucketed(&table, &entries[12_000..]);
+        // A later merge at the same floor keeps everything.
+        table.merge(12_000);
+        assert_eq!(table.len(), 18_000);
     }
 
     #[test]
@@ -520,7 +559,7 @@ mod tests {
         let keys: Vec<u64> = (0..20_000).map(|_| next()).collect();
         let mut table = Bucketed::build(leading, keys[..15_000].to_vec(), (0..15_000).collect());
         for (i, &key) in keys.iter().enumerate().skip(15_000) {
-            table.insert(key, i as u32);
+            table.insert(key, i as u32, 0);
         }
         assert_eq!(table.len(), 20_000);
         for probe in keys.iter().step_by(97).map(|k| k ^ 0b1011) {

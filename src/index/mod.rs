@@ -71,7 +71,10 @@ mod store;
 mod tables;
 
 use std::path::PathBuf;
-use std::sync::{Mutex, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::clock::Clock;
 
 use crate::fingerprint::{FINGERPRINT_VERSION, Simhash, Sketch};
 use manifest::Manifest;
@@ -96,7 +99,7 @@ const RESTORE: &str =
 pub type DocId = u64;
 
 /// Version of the on-disk layout (trees and record encoding).
-pub const INDEX_FORMAT_VERSION: u32 = 4;
+pub const INDEX_FORMAT_VERSION: u32 = 5;
 
 /// The persistent simhash index.
 pub struct SimhashIndex {
@@ -105,6 +108,14 @@ pub struct SimhashIndex {
     store: Store,
     plan: Plan,
     confirm: ConfirmPolicy,
+    /// The retention window in seconds (`None`: keep everything).
+    retention: Option<u64>,
+    /// Where the time of insertion and the age of documents come from.
+    clock: Arc<dyn Clock>,
+    /// The floor recorded in the last manifest: chunks below it may be deleted from sled.
+    durable_floor: AtomicU64,
+    /// Documents expired since opening.
+    expired: AtomicU64,
     /// Candidates the confirmation refused in check-and-insert, since opening.
     refused: std::sync::atomic::AtomicU64,
     memory: RwLock<Memory>,
@@ -123,6 +134,28 @@ pub struct SimhashIndex {
 struct Pending {
     first: DocId,
     docs: Vec<DocRecord>,
+}
+
+/// What one step of [`SimhashIndex::sweep`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sweep {
+    /// Documents that fell out of the window and were removed from memory.
+    pub expired: usize,
+    /// Chunks of expired documents deleted from sled.
+    pub chunks_deleted: usize,
+}
+
+/// The figures of a retention window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetentionStats {
+    /// The window in seconds, if any.
+    pub window_secs: Option<u64>,
+    /// When the oldest document still held was stored (seconds since the epoch).
+    pub oldest_live: Option<u64>,
+    /// Documents expired since the index was created.
+    pub expired: u64,
+    /// Documents expired since it was opened.
+    pub expired_since_open: u64,
 }
 
 /// Unique documents buffered before they are written to sled.
@@ -144,9 +177,78 @@ impl SimhashIndex {
         &self.plan
     }
 
-    /// Number of documents stored.
+    /// Number of documents stored since the index was created, expired ones included (the
+    /// id the next document gets).
     pub fn len(&self) -> u64 {
         self.read().count()
+    }
+
+    /// Documents held: stored and not yet expired.
+    pub fn live(&self) -> u64 {
+        self.read().docs.len() as u64
+    }
+
+    /// Uses `clock` for the time of insertion and the age of documents (the system clock
+    /// by default).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> SimhashIndex {
+        self.clock = clock;
+        self
+    }
+
+    /// The retention window, if any.
+    pub fn retention(&self) -> Option<std::time::Duration> {
+        self.retention.map(std::time::Duration::from_secs)
+    }
+
+    /// The figures of retention: window, oldest live document, expired documents.
+    pub fn retention_stats(&self) -> RetentionStats {
+        let memory = self.read();
+        RetentionStats {
+            window_secs: self.retention,
+            oldest_live: memory.docs.front().map(|d| u64::from(d.at)),
+            expired: memory.base,
+            expired_since_open: self.expired.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The time (seconds) before which stored documents no longer match: 0 without
+    /// retention.
+    fn cutoff(&self) -> u32 {
+        match self.retention {
+            Some(window) => {
+                u32::try_from(self.clock.now().saturating_sub(window)).unwrap_or(u32::MAX)
+            }
+            None => 0,
+        }
+    }
+
+    /// One bounded step of the retention sweep: removes from memory at most `most`
+    /// documents that fell out of the window, then deletes from sled at most `most / 64`
+    /// chunks of documents that the last checkpoint recorded as expired. Both steps run
+    /// under short locks, so a crawl calling this in the background between pages is never
+    /// held up for longer than one step. A document past the window stops matching at once,
+    /// swept or not; a sweep only frees its memory and disk. Without retention it does
+    /// nothing.
+    pub fn sweep(&self, most: usize) -> Result<Sweep, IndexError> {
+        let Some(_) = self.retention else {
+            return Ok(Sweep::default());
+        };
+        let cutoff = self.cutoff();
+        let expired = self
+            .memory
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .expire(cutoff, most);
+        self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+        let floor = self.durable_floor.load(Ordering::Relaxed);
+        let chunks = self
+            .store
+            .delete_below(floor, (most / store::DOC_CHUNK as usize).max(1))
+            .map_err(|e| self.store_error(e))?;
+        Ok(Sweep {
+            expired,
+            chunks_deleted: chunks,
+        })
     }
 
     /// Candidates that the sketch confirmation refused since opening.
@@ -171,12 +273,18 @@ impl SimhashIndex {
     /// its distance, by id (the first candidate source alone, unconfirmed).
     pub fn query(&self, simhash: Simhash) -> Vec<(DocId, u32)> {
         let keys = self.keys(simhash, &Sketch::default());
+        let cutoff = self.cutoff();
         let memory = self.read();
         memory.prefetch(&keys);
         let mut found = Vec::new();
         for (table, &key) in memory.tables.iter().zip(&keys.permuted) {
             table.probe(key, self.plan.k, &mut found);
         }
+        found.retain(|&(id, _)| {
+            memory
+                .doc(u64::from(id))
+                .is_some_and(|d| d.at >= cutoff)
+        });
         found.sort_unstable();
         found.dedup_by_key(|e| e.0);
         found
@@ -189,8 +297,15 @@ impl SimhashIndex {
     /// it: `None` for a unique document.
     pub fn find(&self, record: &DocRecord) -> Result<Option<Decision>, IndexError> {
         let keys = self.keys(record.simhash, &record.sketch);
+        let cutoff = self.cutoff();
         Ok(self
-            .decide(&self.read(), &keys, &Stored::of(record), &record.tiny_set)?
+            .decide(
+                &self.read(),
+                &keys,
+                &Stored::of(record),
+                &record.tiny_set,
+                cutoff,
+            )?
             .decision)
     }
 
@@ -206,20 +321,22 @@ impl SimhashIndex {
 
     /// The decision for a document with these keys: an exact duplicate (same digest and
     /// simhash, lowest id), else the confirmed candidate of highest resemblance (lowest id
-    /// on a tie), else none; with what the confirmation refused.
+    /// on a tie), else none; with what the confirmation refused. Documents stored before
+    /// `cutoff` (seconds) are not candidates.
     fn decide(
         &self,
         memory: &Memory,
         keys: &Keys,
         new: &Stored,
         tiny_set: &[u32],
+        cutoff: u32,
     ) -> Result<Judgement, IndexError> {
         memory.prefetch(keys);
         let mut judgement = Judgement::default();
         let candidates = memory.candidates(keys, self.plan.k);
         let mut best: Option<(DocId, u32, Similarity)> = None;
         for &id in &candidates {
-            let Some(stored) = memory.docs.get(id as usize) else {
+            let Some(stored) = memory.doc(u64::from(id)).filter(|d| d.at >= cutoff) else {
                 continue;
             };
             let distance = (stored.simhash ^ new.simhash).count_ones();
@@ -297,14 +414,29 @@ impl SimhashIndex {
     /// As [`SimhashIndex::check_and_insert`], also returning, for a unique document, the
     /// estimates of the most alike candidate that the confirmation refused (none when no
     /// candidate was found).
+    ///
+    /// The record's `at` is set to the clock's time, or to the newest document's time if
+    /// the clock went back, so that times never decrease with the id.
     pub fn check_and_insert_nearest(
         &self,
-        record: DocRecord,
+        mut record: DocRecord,
     ) -> Result<(Decision, Option<Similarity>), IndexError> {
         let _writer = lock(&self.writer);
         let keys = self.keys(record.simhash, &record.sketch);
+        let cutoff = self.cutoff();
+        let judgement = {
+            let memory = self.read();
+            let newest = memory.docs.back().map_or(0, |d| u64::from(d.at));
+            record.at = self.clock.now().max(newest);
+            self.decide(
+                &memory,
+                &keys,
+                &Stored::of(&record),
+                &record.tiny_set,
+                cutoff,
+            )?
+        };
         let stored = Stored::of(&record);
-        let judgement = self.decide(&self.read(), &keys, &stored, &record.tiny_set)?;
         self.refused
             .fetch_add(judgement.refused, std::sync::atomic::Ordering::Relaxed);
         if let Some(decision) = judgement.decision {
@@ -376,9 +508,9 @@ impl SimhashIndex {
         // What the manifest will promise, taken first: every document counted here is
         // already in the buffer or in sled (it enters the buffer before memory), so the
         // write and the flush below make all of it durable before the manifest says so.
-        let (documents, rows_checksum) = {
+        let (documents, floor, rows_checksum) = {
             let memory = self.read();
-            (memory.count(), memory.checksum)
+            (memory.count(), memory.base, memory.checksum)
         };
         self.write_pending()?;
         self.db.flush().map_err(|source| IndexError::Store {
@@ -389,6 +521,7 @@ impl SimhashIndex {
             format: INDEX_FORMAT_VERSION,
             fingerprint: FINGERPRINT_VERSION,
             documents,
+            floor,
             rows_checksum,
         }
         .write(&self.path)
@@ -396,6 +529,7 @@ impl SimhashIndex {
             path: self.path.clone(),
             problem: format!("writing the manifest: {e}"),
         })?;
+        self.durable_floor.store(floor, Ordering::Relaxed);
         Ok(documents)
     }
 

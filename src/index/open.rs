@@ -53,8 +53,13 @@ impl SimhashIndex {
             (rows_read - sled_opened).as_secs_f64(),
             (started.elapsed() - rows_read).as_secs_f64()
         );
+        let floor = memory.base;
         Ok(SimhashIndex {
             confirm: config.confirm,
+            retention: config.retention.map(crate::clock::window_secs),
+            clock: crate::clock::system(),
+            durable_floor: std::sync::atomic::AtomicU64::new(floor),
+            expired: Default::default(),
             refused: Default::default(),
             path,
             db,
@@ -84,15 +89,22 @@ impl SimhashIndex {
                 "the database holds no index: nothing to rewrite the manifest for".into(),
             ));
         };
-        let rows = store.load_rows(&[]).map_err(|e| match e {
+        let failure = |e| match e {
             StoreError::Sled(source) => store_error(source),
             StoreError::Corrupt(problem) => corrupt(problem),
-        })?;
+        };
+        // Rows below the old floor, or below the first chunk a sweep left, expired.
+        let old_floor = Manifest::read(dir).ok().flatten().map_or(0, |m| m.floor);
+        let first = store.first_row().map_err(failure)?.unwrap_or(0);
+        let rows = store
+            .load_rows(old_floor.max(first), &[])
+            .map_err(failure)?;
         db.flush().map_err(store_error)?;
         Manifest {
             format,
             fingerprint,
             documents: rows.len() as u64,
+            floor: rows.base,
             rows_checksum: rows.checksum,
         }
         .write(dir)
@@ -197,7 +209,9 @@ fn checked_rows(
         StoreError::Corrupt(problem) => corrupt(problem),
     };
     let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
-    let mut rows = store.load_rows(&marks).map_err(store_failure)?;
+    let mut rows = store
+        .load_rows(manifest.floor, &marks)
+        .map_err(store_failure)?;
     if (rows.len() as u64) < manifest.documents {
         return Err(corrupt(format!(
             "damaged: {} documents readable, the manifest records {}; {RESTORE}",
@@ -207,8 +221,9 @@ fn checked_rows(
     }
     if rows.checksums_at[0].1 != Some(manifest.rows_checksum) {
         return Err(corrupt(format!(
-            "damaged: the rows of the first {} documents do not match the manifest's \
+            "damaged: the rows of documents {} to {} do not match the manifest's \
              checksum; {RESTORE}",
+            manifest.floor,
             manifest.documents
         )));
     }
@@ -224,6 +239,7 @@ fn checked_rows(
             db.flush().map_err(store_error)?;
             Manifest {
                 documents: limit,
+                floor: rows.base,
                 rows_checksum: rows.checksum,
                 ..*manifest
             }

@@ -15,6 +15,10 @@ pub struct DocRecord {
     pub text_chars: u64,
     /// Its name: a URL or a file path.
     pub name: String,
+    /// When the index stored it, in seconds since the Unix epoch (by the index's
+    /// [`crate::clock::Clock`]); the index sets it at insertion, and a retention window
+    /// measures the document's age from it.
+    pub at: u64,
     /// Its confirmation sketch (see [`Sketch`]).
     pub sketch: Sketch,
     /// For a tiny text (fewer than [`ConfirmPolicy::tiny_shingles`](super::ConfirmPolicy::tiny_shingles) distinct shingles), its
@@ -31,6 +35,7 @@ impl DocRecord {
             digest: fingerprint.digest,
             text_chars: fingerprint.chars as u64,
             name: name.to_string(),
+            at: 0,
             sketch: fingerprint.sketch,
             tiny_set: if fingerprint.sketch.shingles < crate::dedup::TINY_SHINGLES {
                 crate::fingerprint::tiny_set(text)
@@ -42,15 +47,16 @@ impl DocRecord {
 }
 
 impl DocRecord {
-    /// Encoding: simhash (8 bytes), digest (16), text length (8), sketch
+    /// Encoding: simhash (8 bytes), digest (16), text length (8), time stored (8), sketch
     /// ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each), then the name in
     /// UTF-8; integers big-endian.
     pub(crate) fn encode(&self) -> Vec<u8> {
         let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(u16::MAX))];
-        let mut out = Vec::with_capacity(34 + SKETCH_BYTES + 4 * set.len() + self.name.len());
+        let mut out = Vec::with_capacity(42 + SKETCH_BYTES + 4 * set.len() + self.name.len());
         out.extend_from_slice(&self.simhash.0.to_be_bytes());
         out.extend_from_slice(&self.digest.0.to_be_bytes());
         out.extend_from_slice(&self.text_chars.to_be_bytes());
+        out.extend_from_slice(&self.at.to_be_bytes());
         out.extend_from_slice(&self.sketch.to_bytes());
         out.extend_from_slice(&(set.len() as u16).to_be_bytes());
         for h in set {
@@ -64,8 +70,9 @@ impl DocRecord {
         let simhash = Simhash(u64::from_be_bytes(bytes.get(0..8)?.try_into().ok()?));
         let digest = Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?));
         let text_chars = u64::from_be_bytes(bytes.get(24..32)?.try_into().ok()?);
-        let at = 32 + SKETCH_BYTES;
-        let sketch = Sketch::from_bytes(bytes.get(32..at)?)?;
+        let stored_at = u64::from_be_bytes(bytes.get(32..40)?.try_into().ok()?);
+        let at = 40 + SKETCH_BYTES;
+        let sketch = Sketch::from_bytes(bytes.get(40..at)?)?;
         let count = usize::from(u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
         let rest = at + 2 + 4 * count;
         let tiny_set = bytes
@@ -78,6 +85,7 @@ impl DocRecord {
             simhash,
             digest,
             text_chars,
+            at: stored_at,
             name,
             sketch,
             tiny_set,
@@ -93,6 +101,8 @@ pub(crate) struct Stored {
     pub(crate) digest: Digest,
     /// Characters of the main text (saturating).
     pub(crate) chars: u32,
+    /// When it was stored, in seconds since the Unix epoch (saturating at 2106).
+    pub(crate) at: u32,
     pub(crate) sketch: Sketch,
 }
 
@@ -102,6 +112,7 @@ impl Stored {
             simhash: record.simhash.0,
             digest: record.digest,
             chars: u32::try_from(record.text_chars).unwrap_or(u32::MAX),
+            at: u32::try_from(record.at).unwrap_or(u32::MAX),
             sketch: record.sketch,
         }
     }

@@ -8,8 +8,8 @@
 //!   (key: `id / DOC_CHUNK`, 8 bytes big-endian; value: a count, an offset per record, then
 //!   the records), so that a batch of new documents costs one sled write per 64 documents
 //!   and `get` reads one small value;
-//! - `rows`: per document, the simhash (8 bytes), the digest (16), the text length (4) and
-//!   the confirmation sketch (68), [`ROW_CHUNK`] consecutive ids per value (key:
+//! - `rows`: per document, the simhash (8 bytes), the digest (16), the text length (4), the
+//!   time it was stored (4) and the confirmation sketch (68), [`ROW_CHUNK`] consecutive ids per value (key:
 //!   `id / ROW_CHUNK`), from which the in-memory tables are rebuilt on open without reading
 //!   the records.
 //!
@@ -17,6 +17,11 @@
 //! and bucketing 10 M rows in memory is faster than reading 10 copies of them back. (One
 //! sled entry per table row, the first design, wrote 10 k documents per second and took
 //! 9.7 s to reopen 200 k.)
+//!
+//! Documents below the index's floor (expired by a retention window, see
+//! [`super::SimhashIndex::sweep`]) are deleted a whole chunk at a time, oldest first, once a
+//! checkpoint's manifest has recorded the floor; rows of a chunk that the floor cuts through
+//! stay until the whole chunk expires, and loading skips them.
 //!
 //! A batch is written docs first, then rows, then `written`. Each sled write is atomic, so a
 //! crash leaves at most a tail of documents whose rows are missing or stale; open rebuilds
@@ -29,26 +34,29 @@ use crate::fingerprint::{Digest, SKETCH_BYTES, Sketch};
 pub const DOC_CHUNK: u64 = 64;
 /// Rows per `rows` value.
 pub const ROW_CHUNK: u64 = 1024;
-/// Bytes per row: simhash (8), digest (16), text length (4), sketch.
-pub const ROW_BYTES: usize = 28 + SKETCH_BYTES;
+/// Bytes per row: simhash (8), digest (16), text length (4), time stored (4), sketch.
+pub const ROW_BYTES: usize = 32 + SKETCH_BYTES;
 
 const LAYOUT_KEY: &str = "layout";
 const WRITTEN_KEY: &str = "written";
 
-/// Every document's row, by id, as the in-memory index keeps them, read straight into
-/// place with no array of rows in between.
+/// Every live document's row, by id from `base`, as the in-memory index keeps them, read
+/// straight into place with no array of rows in between.
 #[derive(Debug, Default)]
 pub(crate) struct Rows {
+    /// Id of `docs[0]`: the floor below which documents expired.
+    pub(crate) base: u64,
     pub(crate) docs: Vec<Stored>,
     /// Sum of the row checksums of every row ([`super::manifest::row_checksum`]).
     pub(crate) checksum: u64,
-    /// The sum over the first `n` rows, for each `n` asked for (`None` when fewer rows).
+    /// The sum over the rows below `n`, for each `n` asked for (`None` when fewer rows).
     pub(crate) checksums_at: Vec<(u64, Option<u64>)>,
 }
 
 impl Rows {
+    /// The id after the last row: the number of documents ever stored.
     pub(crate) fn len(&self) -> usize {
-        self.docs.len()
+        self.base as usize + self.docs.len()
     }
 
     /// Adds the next row, from its stored bytes.
@@ -56,9 +64,9 @@ impl Rows {
         let row = decode_row(bytes)?;
         self.checksum = self
             .checksum
-            .wrapping_add(super::manifest::row_checksum(self.docs.len() as u64, bytes));
+            .wrapping_add(super::manifest::row_checksum(self.len() as u64, bytes));
         self.docs.push(row);
-        let len = self.docs.len() as u64;
+        let len = self.len() as u64;
         for (at, sum) in &mut self.checksums_at {
             if *at == len {
                 *sum = Some(self.checksum);
@@ -67,26 +75,38 @@ impl Rows {
         Some(())
     }
 
-    /// Keeps the first `len` rows, and their checksum.
+    /// Keeps the rows below `len`, and their checksum.
     fn truncate(&mut self, len: usize) {
-        if self.docs.len() <= len {
+        if self.len() <= len {
             return;
         }
-        self.docs.truncate(len);
+        if len <= self.base as usize {
+            // Everything kept had expired already.
+            self.base = len as u64;
+            self.docs.clear();
+            self.checksum = 0;
+            return;
+        }
+        self.docs.truncate(len - self.base as usize);
         let marked = self
             .checksums_at
             .iter()
             .find(|(at, _)| *at == len as u64)
             .and_then(|(_, sum)| *sum);
+        let base = self.base;
         self.checksum = marked.unwrap_or_else(|| {
-            self.docs.iter().enumerate().fold(0u64, |sum, (id, row)| {
-                sum.wrapping_add(super::manifest::row_checksum(id as u64, &encode_row(*row)))
+            self.docs.iter().enumerate().fold(0u64, |sum, (i, row)| {
+                sum.wrapping_add(super::manifest::row_checksum(
+                    base + i as u64,
+                    &encode_row(*row),
+                ))
             })
         });
     }
 
-    fn row(&self, id: usize) -> Stored {
-        self.docs[id]
+    /// The row of `id`, if held.
+    fn row(&self, id: usize) -> Option<Stored> {
+        self.docs.get(id.checked_sub(self.base as usize)?).copied()
     }
 }
 
@@ -153,22 +173,31 @@ impl Store {
         }
     }
 
-    /// Every document's row, by id; mends the rows of a tail that a crash cut short. The
-    /// checksum of the first `n` rows is kept for each `n` of `marks`.
-    pub(crate) fn load_rows(&self, marks: &[u64]) -> Result<Rows, StoreError> {
+    /// Every live document's row (ids from `floor`), by id; mends the rows of a tail that a
+    /// crash cut short. The checksum of the rows below `n` is kept for each `n` of `marks`.
+    pub(crate) fn load_rows(&self, floor: u64, marks: &[u64]) -> Result<Rows, StoreError> {
         let written = self.written()?;
+        let floor = floor.min(written);
         let mut rows = Rows {
-            docs: super::memory::with_capacity(written as usize),
+            base: floor,
+            docs: super::memory::with_capacity((written - floor) as usize),
             checksum: 0,
             checksums_at: marks
                 .iter()
-                .map(|&at| (at, (at == 0).then_some(0)))
+                .map(|&at| (at, (at <= floor).then_some(0)))
                 .collect(),
         };
-        for item in self.rows.range(..chunk_key(written.div_ceil(ROW_CHUNK))) {
+        let first_chunk = floor / ROW_CHUNK;
+        let range = chunk_key(first_chunk)..chunk_key(written.div_ceil(ROW_CHUNK));
+        for item in self.rows.range(range) {
             let (key, value) = item?;
             let chunk = key_number(&key)?;
-            if chunk * ROW_CHUNK != rows.len() as u64 {
+            let skip = if chunk == first_chunk {
+                (floor % ROW_CHUNK) as usize
+            } else {
+                0
+            };
+            if chunk * ROW_CHUNK + skip as u64 != rows.len() as u64 {
                 return Err(StoreError::Corrupt(format!(
                     "row chunk {chunk} is out of place"
                 )));
@@ -178,7 +207,7 @@ impl Store {
                     "row chunk {chunk} is truncated"
                 )));
             }
-            for row in value.chunks_exact(ROW_BYTES) {
+            for row in value.chunks_exact(ROW_BYTES).skip(skip) {
                 rows.push(row).ok_or_else(|| {
                     StoreError::Corrupt(format!("row chunk {chunk} holds an unreadable row"))
                 })?;
@@ -193,14 +222,15 @@ impl Store {
         if rows.len() as u64 > written {
             // Rows past the count (a chunk rewritten in place): recount without them.
             let mut kept = Rows {
-                docs: super::memory::with_capacity(written as usize),
+                base: floor,
+                docs: super::memory::with_capacity((written - floor) as usize),
                 checksum: 0,
                 checksums_at: std::mem::take(&mut rows.checksums_at)
                     .into_iter()
                     .map(|(at, _)| (at, (at == 0).then_some(0)))
                     .collect(),
             };
-            for row in &rows.docs[..written as usize] {
+            for row in &rows.docs[..(written - floor) as usize] {
                 kept.push(&encode_row(*row))
                     .expect("a row just encoded reads back");
             }
@@ -277,6 +307,33 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes the chunks of documents and rows that lie wholly below `floor`, oldest first,
+    /// at most `most` chunks of each tree per call (a bounded step of a sweep); returns the
+    /// chunks deleted. Chunks below `floor` are never read again, so a sweep cut short by a
+    /// crash leaves only garbage that the next one removes.
+    pub(crate) fn delete_below(&self, floor: u64, most: usize) -> Result<usize, StoreError> {
+        let mut deleted = 0;
+        for (tree, per_chunk) in [(&self.docs, DOC_CHUNK), (&self.rows, ROW_CHUNK)] {
+            let mut batch = sled::Batch::default();
+            let end = chunk_key(floor / per_chunk);
+            for item in tree.range(..end).take(most) {
+                let (key, _) = item?;
+                batch.remove(key);
+                deleted += 1;
+            }
+            tree.apply_batch(batch)?;
+        }
+        Ok(deleted)
+    }
+
+    /// The first id of the first row chunk stored, if any.
+    pub(crate) fn first_row(&self) -> Result<Option<u64>, StoreError> {
+        match self.rows.first()? {
+            Some((key, _)) => Ok(Some(key_number(&key)? * ROW_CHUNK)),
+            None => Ok(None),
+        }
+    }
+
     /// The record with this id, if stored.
     pub(crate) fn get(&self, id: DocId) -> Result<Option<DocRecord>, StoreError> {
         let Some(value) = self.docs.get(chunk_key(id / DOC_CHUNK))? else {
@@ -338,10 +395,13 @@ impl Store {
         let lead = (first % ROW_CHUNK) as usize;
         let mut bytes: Vec<u8> = if lead == 0 {
             Vec::new()
-        } else if let Some(known) = known.filter(|k| k.len() as u64 >= first) {
+        } else if let Some(known) =
+            known.filter(|k| k.len() as u64 >= first && k.base <= chunk * ROW_CHUNK)
+        {
             let start = (chunk * ROW_CHUNK) as usize;
             (start..first as usize)
-                .flat_map(|id| encode_row(known.row(id)))
+                .filter_map(|id| known.row(id))
+                .flat_map(encode_row)
                 .collect()
         } else {
             self.rows
@@ -383,7 +443,8 @@ pub(crate) fn encode_row(row: Stored) -> [u8; ROW_BYTES] {
     out[..8].copy_from_slice(&row.simhash.to_be_bytes());
     out[8..24].copy_from_slice(&row.digest.0.to_be_bytes());
     out[24..28].copy_from_slice(&row.chars.to_be_bytes());
-    out[28..].copy_from_slice(&row.sketch.to_bytes());
+    out[28..32].copy_from_slice(&row.at.to_be_bytes());
+    out[32..].copy_from_slice(&row.sketch.to_bytes());
     out
 }
 
@@ -392,7 +453,8 @@ fn decode_row(bytes: &[u8]) -> Option<Stored> {
         simhash: u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?),
         digest: Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?)),
         chars: u32::from_be_bytes(bytes.get(24..28)?.try_into().ok()?),
-        sketch: Sketch::from_bytes(bytes.get(28..ROW_BYTES)?)?,
+        at: u32::from_be_bytes(bytes.get(28..32)?.try_into().ok()?),
+        sketch: Sketch::from_bytes(bytes.get(32..ROW_BYTES)?)?,
     })
 }
 

@@ -1,6 +1,8 @@
 //! The in-memory tables: permuted simhash tables and sketch band tables, built from the
 //! stored rows on open.
 
+use std::collections::VecDeque;
+
 use super::memory::{Bucketed, Scratch};
 use super::plan::Plan;
 use super::record::Stored;
@@ -20,13 +22,44 @@ pub(super) struct Memory {
     pub(super) tables: Vec<Bucketed>,
     /// One table per sketch band, keyed by the band key (exact match).
     pub(super) bands: Vec<Bucketed<u32>>,
-    /// Every document, by id.
-    pub(super) docs: Vec<Stored>,
+    /// Id of `docs[0]`: documents below it expired and are gone from memory (the tables drop
+    /// their entries at their next merge).
+    pub(super) base: u64,
+    /// Every live document, by id from `base`.
+    pub(super) docs: VecDeque<Stored>,
 }
 
 impl Memory {
+    /// The id the next document gets: every document ever stored, expired or not.
     pub(super) fn count(&self) -> u64 {
-        self.docs.len() as u64
+        self.base + self.docs.len() as u64
+    }
+
+    /// The row of document `id`, unless it expired.
+    pub(super) fn doc(&self, id: u64) -> Option<&Stored> {
+        self.docs.get(usize::try_from(id.checked_sub(self.base)?).ok()?)
+    }
+
+    /// Drops from the front the documents stored before `cutoff` (seconds), at most
+    /// `most` of them; returns how many. Times never decrease with the id, so the expired
+    /// documents are always a prefix.
+    pub(super) fn expire(&mut self, cutoff: u32, most: usize) -> usize {
+        let mut dropped = 0;
+        while dropped < most {
+            match self.docs.front() {
+                Some(front) if front.at < cutoff => {
+                    let row = super::store::encode_row(*front);
+                    self.checksum = self
+                        .checksum
+                        .wrapping_sub(super::manifest::row_checksum(self.base, &row));
+                    self.docs.pop_front();
+                    self.base += 1;
+                    dropped += 1;
+                }
+                _ => break,
+            }
+        }
+        dropped
     }
 
     /// Asks for the cache lines that probes for `keys` will read: all the offsets first,
@@ -57,23 +90,24 @@ impl Memory {
     }
 
     pub(super) fn add(&mut self, keys: &Keys, stored: Stored, id: u32) {
+        let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
         for (table, &key) in self.tables.iter_mut().zip(&keys.permuted) {
-            table.insert(key, id);
+            table.insert(key, id, floor);
         }
         for (table, &key) in self.bands.iter_mut().zip(&keys.bands) {
-            table.insert(key, id);
+            table.insert(key, id, floor);
         }
         self.checksum = self.checksum.wrapping_add(super::manifest::row_checksum(
             u64::from(id),
             &super::store::encode_row(stored),
         ));
-        self.docs.push(stored);
+        self.docs.push_back(stored);
     }
 }
 
 /// Builds the in-memory tables from the stored rows: the permuted tables and the band
 /// tables are jobs taken in turn by one thread per core. Each table is built straight from
-/// the stored rows (ids are row numbers), with no intermediate array of keys.
+/// the stored rows (ids are `base` plus the row number), with no intermediate array of keys.
 pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
     let table_count = plan.tables.len();
     let jobs = table_count + BANDS;
@@ -86,6 +120,7 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
     // 26 passes over the rows would move 25 GB through the caches).
     // All columns come from one pass, in which every row is read once.
     let docs = &rows.docs;
+    let base = rows.base as u32;
     let simhashes: Vec<u64> = docs.iter().map(|d| d.simhash).collect();
     let mut bins: Vec<Vec<u32>> = (0..BANDS)
         .map(|_| super::memory::with_capacity(docs.len()))
@@ -105,7 +140,7 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
             Built::Table(Bucketed::build_from(
                 plan.tables[job].leading_bits,
                 simhashes.len(),
-                |i| (plan.permute(job, simhashes[i]), i as u32),
+                |i| (plan.permute(job, simhashes[i]), base + i as u32),
                 &mut scratch.0,
             ))
         } else {
@@ -114,7 +149,7 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
             Built::Band(Bucketed::build_from(
                 32,
                 column.len(),
-                |i| (Sketch::band_key_of(band, column[i]), i as u32),
+                |i| (Sketch::band_key_of(band, column[i]), base + i as u32),
                 &mut scratch.1,
             ))
         }
@@ -153,6 +188,7 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
         checksum: rows.checksum,
         tables,
         bands,
-        docs: rows.docs,
+        base: rows.base,
+        docs: VecDeque::from(rows.docs),
     }
 }

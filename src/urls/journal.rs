@@ -10,8 +10,9 @@
 //!
 //! # Files
 //! `seen-urls.journal.SEQ`, one per generation. A header (magic, format version, hash
-//! seed, generation `SEQ`, xxh3 check of the header) and 32-byte records: the URL's 64-bit
-//! filter hash, its 128-bit confirmation hash, and an xxh3 check of both seeded with `SEQ`
+//! seed, generation `SEQ`, xxh3 check of the header) and 40-byte records: the URL's 64-bit
+//! filter hash, its 128-bit confirmation hash, the time slice of the filter generation it
+//! went into (see [`SeenUrls`](super::SeenUrls)), and an xxh3 check of them seeded with `SEQ`
 //! (so a record copied from another generation does not read as valid).
 //!
 //! # Generations
@@ -44,16 +45,19 @@ use super::seen::URL_HASH_SEED;
 pub const JOURNAL_PREFIX: &str = "seen-urls.journal.";
 
 const MAGIC: &[u8; 8] = b"CDSEENJ\n";
-/// Version 1: 32-byte records (xxh3-64 filter hash, xxh3-128 confirmation hash, check).
-const FORMAT_VERSION: u32 = 1;
+/// Version 2: 40-byte records (xxh3-64 filter hash, xxh3-128 confirmation hash, the time
+/// slice of the filter generation it went into, check).
+const FORMAT_VERSION: u32 = 2;
 const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 8;
-const RECORD_LEN: usize = 32;
+const RECORD_LEN: usize = 40;
 
-/// One URL recorded as new: its filter hash and its confirmation hash.
+/// One URL recorded as new: its filter hash, its confirmation hash, and the time slice of
+/// the filter generation it was recorded in (0 for a filter that never forgets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub hash: u64,
     pub hash128: u128,
+    pub slice: u64,
 }
 
 /// A journal generation read from disk.
@@ -86,19 +90,21 @@ fn record(seq: u64, entry: Entry) -> [u8; RECORD_LEN] {
     let mut out = [0; RECORD_LEN];
     out[..8].copy_from_slice(&entry.hash.to_le_bytes());
     out[8..24].copy_from_slice(&entry.hash128.to_le_bytes());
-    let check = xxh3_64_with_seed(&out[..24], seq);
-    out[24..].copy_from_slice(&check.to_le_bytes());
+    out[24..32].copy_from_slice(&entry.slice.to_le_bytes());
+    let check = xxh3_64_with_seed(&out[..32], seq);
+    out[32..].copy_from_slice(&check.to_le_bytes());
     out
 }
 
 fn read_record(seq: u64, bytes: &[u8]) -> Option<Entry> {
     let le64 = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-    if le64(&bytes[24..32]) != xxh3_64_with_seed(&bytes[..24], seq) {
+    if le64(&bytes[32..40]) != xxh3_64_with_seed(&bytes[..32], seq) {
         return None;
     }
     Some(Entry {
         hash: le64(&bytes[..8]),
         hash128: u128::from_le_bytes(bytes[8..24].try_into().expect("16 bytes")),
+        slice: le64(&bytes[24..32]),
     })
 }
 
@@ -331,6 +337,7 @@ mod tests {
         Entry {
             hash: i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
             hash128: u128::from(i) << 64 | 7,
+            slice: i / 3,
         }
     }
 

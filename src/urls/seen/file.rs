@@ -9,11 +9,22 @@ use std::sync::atomic::Ordering;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::sizing::BloomParams;
-use super::{Layer, SEEN_FILE, URL_HASH_SEED};
+use super::{Generation, Layer, SEEN_FILE, URL_HASH_SEED};
 
 pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
-/// Version 1: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`].
-pub(super) const FORMAT_VERSION: u32 = 1;
+/// Version 2: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`]; after the
+/// checkpoint sequence, the slice length in seconds and the generation count (both 0 for a
+/// filter that never forgets), then the generations, each its slice number and its layers.
+/// (Version 1 held one list of layers.)
+pub(super) const FORMAT_VERSION: u32 = 2;
+
+/// A saved filter, read back.
+pub(super) struct Saved {
+    pub(super) seq: u64,
+    pub(super) slice_secs: u64,
+    pub(super) generations: u32,
+    pub(super) generations_list: Vec<Generation>,
+}
 /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -29,14 +40,33 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 
-pub(super) fn encode(seq: u64, layers: &[Layer]) -> Vec<u8> {
-    let words: usize = layers.iter().map(|l| l.filter.as_slice().len()).sum();
-    let mut out = Vec::with_capacity(64 + layers.len() * 48 + words * 8);
+pub(super) fn encode(
+    seq: u64,
+    slice_secs: u64,
+    generation_count: u32,
+    generations: &[Generation],
+) -> Vec<u8> {
+    let layers = generations.iter().flat_map(|g| &g.layers);
+    let words: usize = layers.clone().map(|l| l.filter.as_slice().len()).sum();
+    let mut out = Vec::with_capacity(64 + generations.len() * 64 + words * 8);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&URL_HASH_SEED.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&(layers.len() as u32).to_le_bytes());
+    out.extend_from_slice(&slice_secs.to_le_bytes());
+    out.extend_from_slice(&generation_count.to_le_bytes());
+    out.extend_from_slice(&(generations.len() as u32).to_le_bytes());
+    for generation in generations {
+        out.extend_from_slice(&generation.slice.to_le_bytes());
+        out.extend_from_slice(&(generation.layers.len() as u32).to_le_bytes());
+        encode_layers(&mut out, &generation.layers);
+    }
+    let checksum = xxh3_64_with_seed(&out, 0);
+    out.extend_from_slice(&checksum.to_le_bytes());
+    out
+}
+
+fn encode_layers(out: &mut Vec<u8>, layers: &[Layer]) {
     for layer in layers {
         let p = layer.params;
         out.extend_from_slice(&p.n.to_le_bytes());
@@ -49,9 +79,6 @@ pub(super) fn encode(seq: u64, layers: &[Layer]) -> Vec<u8> {
             out.extend_from_slice(&word.to_le_bytes());
         }
     }
-    let checksum = xxh3_64_with_seed(&out, 0);
-    out.extend_from_slice(&checksum.to_le_bytes());
-    out
 }
 
 pub(super) struct Reader<'a> {
@@ -95,16 +122,21 @@ pub fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
     let file = state_dir.join(SEEN_FILE);
     match fs::read(&file) {
         Ok(bytes) => {
-            let (seq, layers) = decode(&bytes)?;
-            let count = layers.iter().map(|l| l.count.load(Ordering::Relaxed)).sum();
-            Ok(Some((seq, count)))
+            let saved = decode(&bytes)?;
+            let count = saved
+                .generations_list
+                .iter()
+                .flat_map(|g| &g.layers)
+                .map(|l| l.count.load(Ordering::Relaxed))
+                .sum();
+            Ok(Some((saved.seq, count)))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e.to_string()),
     }
 }
 
-pub(super) fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
+pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err("not a crawldedup seen-URL filter (bad magic bytes)".into());
     }
@@ -121,7 +153,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
     let version = r.u32("header")?;
     if version != FORMAT_VERSION {
         return Err(format!(
-            "format version {version}, this build reads version {FORMAT_VERSION}"
+            "format version {version}, this build reads version {FORMAT_VERSION}: start a new \
+             state directory"
         ));
     }
     if u64::from_le_bytes(stored) != xxh3_64_with_seed(body, 0) {
@@ -132,10 +165,38 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
         return Err(format!("hash seed {seed:#x} is not this build's"));
     }
     let seq = r.u64("header")?;
-    let count = r.u32("header")?;
-    if count == 0 {
-        return Err("the filter has no layers".into());
+    let slice_secs = r.u64("header")?;
+    let generation_count = r.u32("header")?;
+    let held = r.u32("header")?;
+    let mut generations_list: Vec<Generation> = Vec::new();
+    for g in 0..held {
+        let what = format!("header of generation {g}");
+        let slice = r.u64(&what)?;
+        if generations_list.last().is_some_and(|last| last.slice >= slice) {
+            return Err(format!("generation {g}: slices out of order"));
+        }
+        let count = r.u32(&what)?;
+        if count == 0 {
+            return Err(format!("generation {g} has no layers"));
+        }
+        let layers = decode_layers(&mut r, count)?;
+        generations_list.push(Generation { slice, layers });
     }
+    if r.at != body.len() {
+        return Err(format!(
+            "{} unexpected bytes after the last layer",
+            body.len() - r.at
+        ));
+    }
+    Ok(Saved {
+        seq,
+        slice_secs,
+        generations: generation_count,
+        generations_list,
+    })
+}
+
+fn decode_layers(r: &mut Reader<'_>, count: u32) -> Result<Vec<Layer>, String> {
     let mut layers = Vec::new();
     for i in 0..count {
         let what = format!("header of layer {i}");
@@ -162,11 +223,5 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(u64, Vec<Layer>), String> {
             .collect();
         layers.push(Layer::from_words(params, bits, items));
     }
-    if r.at != body.len() {
-        return Err(format!(
-            "{} unexpected bytes after the last layer",
-            body.len() - r.at
-        ));
-    }
-    Ok((seq, layers))
+    Ok(layers)
 }

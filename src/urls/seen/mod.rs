@@ -50,12 +50,13 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use fastbloom::AtomicBloomFilter;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, xxh3_128_with_seed};
 
 use super::journal::{self, Entry, Journal};
+use crate::clock::Clock;
 use file::{decode, encode};
 
 pub use file::check_saved;
@@ -139,19 +140,48 @@ impl Layer {
     }
 }
 
+/// One generation: the URLs recorded during one time slice, in a scalable Bloom filter of
+/// its own (layers). A filter that never forgets has one generation, slice 0.
+struct Generation {
+    slice: u64,
+    layers: Vec<Layer>,
+}
+
+impl Generation {
+    fn count(&self) -> u64 {
+        self.layers
+            .iter()
+            .map(|l| l.count.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    fn contains(&self, hash: u64) -> bool {
+        self.layers.iter().any(|l| l.filter.contains_hash(hash))
+    }
+}
+
 /// Figures about a [`SeenUrls`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeenStats {
-    /// URLs inserted as new.
+    /// URLs recorded as new and not yet forgotten.
     pub count: u64,
-    /// Number of Bloom layers (1 until the count passes n).
+    /// Number of Bloom layers over all live generations (1 until the count passes n).
     pub layers: usize,
+    /// Live generations (1 for a filter that never forgets).
+    pub generations: usize,
     /// Bytes of all bit vectors.
     pub bytes: u64,
-    /// The compound false-positive rate expected now.
+    /// The compound false-positive rate expected now, over every live generation.
     pub expected_fp_rate: f64,
     /// Sequence number of the last checkpoint saved or opened.
     pub checkpoint_seq: u64,
+    /// The recrawl interval, if the filter forgets.
+    pub expire_after: Option<std::time::Duration>,
+    /// URLs forgotten (their generation dropped) since the filter was opened.
+    pub expired: u64,
+    /// Start (seconds since the epoch) of the oldest live generation's slice, if the filter
+    /// forgets.
+    pub oldest_slice_start: Option<u64>,
 }
 
 struct ConfirmStore {
@@ -159,7 +189,8 @@ struct ConfirmStore {
     db: sled::Db,
 }
 
-/// The set of URLs seen so far: a scalable Bloom filter with an optional exact check.
+/// The set of URLs seen so far: a scalable Bloom filter with an optional exact check, and
+/// optionally a memory of limited length.
 ///
 /// ```
 /// use crawldedup::{SeenConfig, SeenUrls};
@@ -170,11 +201,14 @@ struct ConfirmStore {
 /// ```
 pub struct SeenUrls {
     config: SeenConfig,
-    layers: RwLock<Vec<Layer>>,
+    /// Oldest first; the last one takes new URLs.
+    generations: RwLock<Vec<Generation>>,
     stripes: Box<[Mutex<()>]>,
     confirm: Option<ConfirmStore>,
     journal: Option<Journal>,
     checkpoint_seq: AtomicU64,
+    clock: Arc<dyn Clock>,
+    expired: AtomicU64,
 }
 
 impl std::fmt::Debug for SeenUrls {
@@ -190,8 +224,15 @@ impl SeenUrls {
     /// An empty in-memory filter (exact confirmation is not available without a state
     /// directory and is ignored here).
     pub fn new(config: SeenConfig) -> Result<SeenUrls, SeenError> {
-        let first = config.first_layer()?;
-        Ok(SeenUrls::assemble(config, vec![Layer::new(first)], None, 0))
+        config.first_layer()?;
+        Ok(SeenUrls::assemble(config, Vec::new(), None, 0))
+    }
+
+    /// Uses `clock` for the time URLs are recorded and forgotten (the system clock by
+    /// default).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> SeenUrls {
+        self.clock = clock;
+        self
     }
 
     /// As [`SeenUrls::open`], and every URL recorded as new is also appended to the URL
@@ -205,7 +246,8 @@ impl SeenUrls {
 
     /// Opens the filter saved in `state_dir`, or starts an empty one there. A saved filter
     /// keeps the layout it was created with; a different `config` sizing only applies to
-    /// new state directories.
+    /// new state directories. A saved filter whose expiry (recrawl interval and
+    /// generations) differs from `config`'s is refused: its generations cover other slices.
     ///
     /// Journal generations left by a journaled run ([`SeenUrls::open_journaled`]) are
     /// replayed either way: their URLs were answered as new.
@@ -218,7 +260,7 @@ impl SeenUrls {
         config: SeenConfig,
         journaled: bool,
     ) -> Result<SeenUrls, SeenError> {
-        let first = config.first_layer()?;
+        config.first_layer()?;
         let confirm = if config.confirm_on_disk {
             let path = state_dir.join(CONFIRM_DIR);
             let db = crate::db::open(&sled::Config::new().path(&path).cache_capacity(64 << 20))
@@ -233,14 +275,30 @@ impl SeenUrls {
         let file = state_dir.join(SEEN_FILE);
         let seen = match fs::read(&file) {
             Ok(bytes) => {
-                let (seq, layers) = decode(&bytes).map_err(|problem| SeenError::Corrupt {
+                let saved = decode(&bytes).map_err(|problem| SeenError::Corrupt {
                     path: file.clone(),
                     problem,
                 })?;
-                SeenUrls::assemble(config, layers, confirm, seq)
+                let wanted = (config.slice_secs().unwrap_or(0), config.generations);
+                let wanted = if config.expire_after.is_some() {
+                    wanted
+                } else {
+                    (0, 0)
+                };
+                if (saved.slice_secs, saved.generations) != wanted {
+                    return Err(SeenError::Params(format!(
+                        "{}: saved with {}, the configuration asks for {}: set \
+                         url_filter.recrawl_after and recrawl_generations back, or start a \
+                         new state directory",
+                        file.display(),
+                        describe_expiry(saved.slice_secs, saved.generations),
+                        describe_expiry(wanted.0, wanted.1)
+                    )));
+                }
+                SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq)
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                SeenUrls::assemble(config, vec![Layer::new(first)], confirm, 0)
+                SeenUrls::assemble(config, Vec::new(), confirm, 0)
             }
             Err(source) => return Err(SeenError::Io { path: file, source }),
         };
@@ -256,8 +314,10 @@ impl SeenUrls {
         let live: Vec<_> = generations.into_iter().filter(|g| g.seq >= saved).collect();
         for generation in &live {
             for entry in &generation.entries {
-                self.record_new(entry.hash)?;
-                self.confirm_insert(entry.hash128)?;
+                // A URL whose slice has expired meanwhile stays forgotten.
+                if self.record_new(entry.hash, entry.slice)? {
+                    self.confirm_insert(entry.hash128, entry.slice)?;
+                }
             }
         }
         let seq = live.last().map_or(saved, |g| g.seq.max(saved));
@@ -279,32 +339,64 @@ impl SeenUrls {
 
     fn assemble(
         config: SeenConfig,
-        layers: Vec<Layer>,
+        generations: Vec<Generation>,
         confirm: Option<ConfirmStore>,
         seq: u64,
     ) -> SeenUrls {
         SeenUrls {
             config,
-            layers: RwLock::new(layers),
+            generations: RwLock::new(generations),
             stripes: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
             confirm,
             journal: None,
             checkpoint_seq: AtomicU64::new(seq),
+            clock: crate::clock::system(),
+            expired: AtomicU64::new(0),
         }
     }
 
-    /// Checks a canonical URL and records it: `Ok(true)` if it was seen before, `Ok(false)`
-    /// if it is new (and is now recorded). Of several tasks inserting the same URL at once,
-    /// exactly one gets `false`.
+    /// The time slice that new URLs go into now (0 for a filter that never forgets).
+    fn current_slice(&self) -> u64 {
+        match self.config.slice_secs() {
+            Some(secs) => self.clock.now() / secs,
+            None => 0,
+        }
+    }
+
+    /// The oldest slice still live when `now` is the current one.
+    fn live_from(&self, now: u64) -> u64 {
+        match self.config.expire_after {
+            Some(_) => now.saturating_sub(u64::from(self.config.generations)),
+            None => 0,
+        }
+    }
+
+    /// When a URL recorded now comes due again (seconds since the epoch): the start of the
+    /// first slice in which its generation is no longer live. `None` if it never does.
+    pub fn due_at(&self, recorded_at: u64) -> Option<u64> {
+        let secs = self.config.slice_secs()?;
+        Some((recorded_at / secs + u64::from(self.config.generations) + 1) * secs)
+    }
+
+    /// Checks a canonical URL and records it: `Ok(true)` if it was seen before (and, for a
+    /// filter that forgets, not yet forgotten), `Ok(false)` if it is new (and is now
+    /// recorded). Of several tasks inserting the same URL at once, exactly one gets
+    /// `false`. A URL seen before but not yet due keeps its first time: finding it again
+    /// does not put its recrawl off.
     pub fn insert(&self, canonical: &str) -> Result<bool, SeenError> {
         let hash = url_hash(canonical);
         let _stripe = lock(&self.stripes[(hash as usize) % LOCK_STRIPES]);
-        if self.maybe_contains(hash) && self.confirmed(canonical)? {
+        let slice = self.current_slice();
+        if self.maybe_contains(hash, slice) && self.confirmed(canonical, slice)? {
             return Ok(true);
         }
         let hash128 = url_hash128(canonical);
-        self.record_new_logged(Entry { hash, hash128 })?;
-        self.confirm_insert(hash128)?;
+        self.record_new_logged(Entry {
+            hash,
+            hash128,
+            slice,
+        })?;
+        self.confirm_insert(hash128, slice)?;
         Ok(false)
     }
 
@@ -322,11 +414,23 @@ impl SeenUrls {
         }
     }
 
-    fn confirm_insert(&self, hash128: u128) -> Result<(), SeenError> {
+    /// The confirmation store's key of a URL recorded in `slice`: the 128-bit hash alone
+    /// for a filter that never forgets, else the slice first, so that a whole expired
+    /// slice is one range to delete.
+    fn confirm_key(&self, hash128: u128, slice: u64) -> Vec<u8> {
+        let mut key = Vec::with_capacity(24);
+        if self.config.expire_after.is_some() {
+            key.extend_from_slice(&slice.to_be_bytes());
+        }
+        key.extend_from_slice(&hash128.to_be_bytes());
+        key
+    }
+
+    fn confirm_insert(&self, hash128: u128, slice: u64) -> Result<(), SeenError> {
         if let Some(store) = &self.confirm {
             store
                 .db
-                .insert(hash128.to_be_bytes(), &[])
+                .insert(self.confirm_key(hash128, slice), &[])
                 .map_err(|source| SeenError::Store {
                     path: store.path.clone(),
                     source,
@@ -335,65 +439,115 @@ impl SeenUrls {
         Ok(())
     }
 
-    /// Whether a canonical URL was (probably, or with confirmation certainly) seen, without
-    /// recording it.
+    /// Whether a canonical URL was (probably, or with confirmation certainly) seen and not
+    /// forgotten, without recording it.
     pub fn contains(&self, canonical: &str) -> Result<bool, SeenError> {
-        Ok(self.maybe_contains(url_hash(canonical)) && self.confirmed(canonical)?)
+        let slice = self.current_slice();
+        Ok(self.maybe_contains(url_hash(canonical), slice) && self.confirmed(canonical, slice)?)
     }
 
-    fn maybe_contains(&self, hash: u64) -> bool {
-        read(&self.layers)
+    fn maybe_contains(&self, hash: u64, now: u64) -> bool {
+        let from = self.live_from(now);
+        read(&self.generations)
             .iter()
-            .any(|layer| layer.filter.contains_hash(hash))
+            .any(|g| g.slice >= from && g.contains(hash))
     }
 
     /// A "maybe" from the filter is final without a confirmation store.
-    fn confirmed(&self, canonical: &str) -> Result<bool, SeenError> {
-        match &self.confirm {
-            None => Ok(true),
-            Some(store) => store
+    fn confirmed(&self, canonical: &str, now: u64) -> Result<bool, SeenError> {
+        let Some(store) = &self.confirm else {
+            return Ok(true);
+        };
+        let hash128 = url_hash128(canonical);
+        let slices: Vec<u64> = match self.config.expire_after {
+            None => vec![0],
+            Some(_) => {
+                let from = self.live_from(now);
+                read(&self.generations)
+                    .iter()
+                    .map(|g| g.slice)
+                    .filter(|&s| s >= from)
+                    .collect()
+            }
+        };
+        for slice in slices {
+            let found = store
                 .db
-                .contains_key(url_hash128(canonical).to_be_bytes())
+                .contains_key(self.confirm_key(hash128, slice))
                 .map_err(|source| SeenError::Store {
                     path: store.path.clone(),
                     source,
-                }),
+                })?;
+            if found {
+                return Ok(true);
+            }
         }
+        Ok(false)
     }
 
-    fn record_new(&self, hash: u64) -> Result<(), SeenError> {
-        self.record_new_with(hash, None)
+    /// Records a replayed URL in its slice's generation; `false` if that slice has expired.
+    fn record_new(&self, hash: u64, slice: u64) -> Result<bool, SeenError> {
+        self.record_new_with(hash, slice, None)
     }
 
-    fn record_new_logged(&self, entry: Entry) -> Result<(), SeenError> {
-        self.record_new_with(entry.hash, Some(entry))
+    fn record_new_logged(&self, entry: Entry) -> Result<bool, SeenError> {
+        self.record_new_with(entry.hash, entry.slice, Some(entry))
     }
 
-    /// Sets the URL's bits and appends it to the journal (when there is one and `entry` is
-    /// given) while the layers are held, so that a save copies the bits and switches the
-    /// journal either before both or after both.
-    fn record_new_with(&self, hash: u64, entry: Option<Entry>) -> Result<(), SeenError> {
-        let log = |entry: Option<Entry>| -> Result<(), SeenError> {
+    /// Sets the URL's bits in the generation of `slice` and appends it to the journal (when
+    /// there is one and `entry` is given) while the generations are held, so that a save
+    /// copies the bits and switches the journal either before both or after both. Returns
+    /// `false` (and records nothing) when `slice` is no longer live.
+    fn record_new_with(
+        &self,
+        hash: u64,
+        slice: u64,
+        entry: Option<Entry>,
+    ) -> Result<bool, SeenError> {
+        let log = |entry: Option<Entry>| -> Result<bool, SeenError> {
             match (&self.journal, entry) {
                 (Some(journal), Some(entry)) => {
                     journal.append(entry).map_err(|source| SeenError::Io {
                         path: journal.current_path(),
                         source,
-                    })
+                    })?;
+                    Ok(true)
                 }
-                _ => Ok(()),
+                _ => Ok(true),
             }
         };
         {
-            let layers = read(&self.layers);
-            let last = layers.last().expect("a SeenUrls always has a layer");
-            if last.count.load(Ordering::Relaxed) < last.params.n {
-                last.filter.insert_hash(hash);
-                last.count.fetch_add(1, Ordering::Relaxed);
-                return log(entry);
+            let generations = read(&self.generations);
+            if let Some(last) = generations.last().filter(|g| g.slice == slice) {
+                let layer = last.layers.last().expect("a generation always has a layer");
+                if layer.count.load(Ordering::Relaxed) < layer.params.n {
+                    layer.filter.insert_hash(hash);
+                    layer.count.fetch_add(1, Ordering::Relaxed);
+                    return log(entry);
+                }
             }
         }
-        let mut layers = write(&self.layers);
+        let mut generations = write(&self.generations);
+        let now = self.current_slice().max(slice);
+        if slice < self.live_from(now) {
+            return Ok(false);
+        }
+        self.drop_expired(&mut generations, now);
+        let at = match generations.binary_search_by_key(&slice, |g| g.slice) {
+            Ok(at) => at,
+            Err(at) => {
+                let first = self.config.first_layer()?;
+                generations.insert(
+                    at,
+                    Generation {
+                        slice,
+                        layers: vec![Layer::new(first)],
+                    },
+                );
+                at
+            }
+        };
+        let layers = &mut generations[at].layers;
         let full = layers
             .last()
             .is_some_and(|last| last.count.load(Ordering::Relaxed) >= last.params.n);
@@ -402,30 +556,87 @@ impl SeenUrls {
             let next = BloomParams::new(prev.n.saturating_mul(2), prev.p / 2.0)?;
             layers.push(Layer::new(next));
         }
-        let last = layers.last().expect("a SeenUrls always has a layer");
+        let last = layers.last().expect("a generation always has a layer");
         last.filter.insert_hash(hash);
         last.count.fetch_add(1, Ordering::Relaxed);
         log(entry)
     }
 
+    /// Drops the generations that are no longer live at slice `now`, counting their URLs
+    /// as expired.
+    fn drop_expired(&self, generations: &mut Vec<Generation>, now: u64) {
+        let from = self.live_from(now);
+        let dead = generations.iter().take_while(|g| g.slice < from).count();
+        for generation in generations.drain(..dead) {
+            self.expired
+                .fetch_add(generation.count(), Ordering::Relaxed);
+        }
+    }
+
+    /// One bounded step of forgetting: drops the generations that are no longer live from
+    /// memory, and deletes at most `most` of their URLs from the confirmation store.
+    /// Returns the URLs deleted from the store. URLs of an expired generation are new again
+    /// at once, swept or not; the sweep only frees memory and disk. A filter that never
+    /// forgets does nothing.
+    pub fn sweep(&self, most: usize) -> Result<usize, SeenError> {
+        if self.config.expire_after.is_none() {
+            return Ok(0);
+        }
+        let now = self.current_slice();
+        self.drop_expired(&mut write(&self.generations), now);
+        let Some(store) = &self.confirm else {
+            return Ok(0);
+        };
+        let end = self.live_from(now).to_be_bytes();
+        let error = |source| SeenError::Store {
+            path: store.path.clone(),
+            source,
+        };
+        let mut batch = sled::Batch::default();
+        let mut deleted = 0;
+        for item in store.db.range(..end.as_slice()).keys().take(most) {
+            batch.remove(item.map_err(error)?);
+            deleted += 1;
+        }
+        store.db.apply_batch(batch).map_err(error)?;
+        Ok(deleted)
+    }
+
     /// Current figures.
     pub fn stats(&self) -> SeenStats {
-        let layers = read(&self.layers);
+        let now = self.current_slice();
+        let from = self.live_from(now);
+        let generations = read(&self.generations);
         let mut miss = 1.0;
         let mut bytes = 0;
         let mut count = 0;
-        for layer in layers.iter() {
-            let c = layer.count.load(Ordering::Relaxed);
-            count += c;
-            bytes += layer.params.bytes();
-            miss *= 1.0 - layer.params.expected_fp_rate(c);
+        let mut layers = 0;
+        let mut live = 0;
+        let mut oldest = None;
+        for generation in generations.iter().filter(|g| g.slice >= from) {
+            live += 1;
+            oldest = oldest.or(Some(generation.slice));
+            for layer in &generation.layers {
+                let c = layer.count.load(Ordering::Relaxed);
+                count += c;
+                bytes += layer.params.bytes();
+                layers += 1;
+                miss *= 1.0 - layer.params.expected_fp_rate(c);
+            }
         }
         SeenStats {
             count,
-            layers: layers.len(),
+            layers: layers.max(1),
+            generations: live.max(1),
             bytes,
             expected_fp_rate: 1.0 - miss,
             checkpoint_seq: self.checkpoint_seq.load(Ordering::Relaxed),
+            expire_after: self.config.expire_after,
+            expired: self.expired.load(Ordering::Relaxed),
+            oldest_slice_start: self
+                .config
+                .slice_secs()
+                .and_then(|secs| oldest.map(|s| s * secs)),
         }
     }
 
@@ -443,7 +654,7 @@ impl SeenUrls {
     /// the folder), tagged with checkpoint sequence number `seq`. URLs inserted while the
     /// save runs may or may not be in the saved copy; a caller that needs "exactly the URLs
     /// after the checkpoint" records them with sequence numbers above `seq` and re-inserts
-    /// those on open.
+    /// those on open. Generations that expired are not saved.
     pub fn save(&self, state_dir: &Path, seq: u64) -> Result<(), SeenError> {
         if let Some(store) = &self.confirm {
             store.db.flush().map_err(|source| SeenError::Store {
@@ -454,14 +665,22 @@ impl SeenUrls {
         let bytes = {
             // The write lock stops inserts for the copy, so the counts match the bits, and
             // the journal switches generation at the same point.
-            let layers = write(&self.layers);
+            let mut generations = write(&self.generations);
+            self.drop_expired(&mut generations, self.current_slice());
             if let Some(journal) = &self.journal {
                 journal.rotate(seq).map_err(|source| SeenError::Io {
                     path: journal::path_of(state_dir, seq),
                     source,
                 })?;
             }
-            encode(seq, &layers)
+            let (slice_secs, g) = match self.config.expire_after {
+                Some(_) => (
+                    self.config.slice_secs().unwrap_or(0),
+                    self.config.generations,
+                ),
+                None => (0, 0),
+            };
+            encode(seq, slice_secs, g, &generations)
         };
         let path = state_dir.join(SEEN_FILE);
         write_atomically(&path, &bytes).map_err(|source| SeenError::Io { path, source })?;
@@ -474,6 +693,19 @@ impl SeenUrls {
     }
 }
 
+fn describe_expiry(slice_secs: u64, generations: u32) -> String {
+    if generations == 0 {
+        "no recrawl interval".to_string()
+    } else {
+        format!(
+            "a recrawl interval of about {} in {generations} generations",
+            humantime::format_duration(std::time::Duration::from_secs(
+                slice_secs * u64::from(generations)
+            ))
+        )
+    }
+}
+
 fn lock(mutex: &Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
     // The guarded data is `()`, so a panic elsewhere cannot leave it inconsistent.
     mutex
@@ -481,12 +713,13 @@ fn lock(mutex: &Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn read(lock: &RwLock<Vec<Layer>>) -> std::sync::RwLockReadGuard<'_, Vec<Layer>> {
-    // Layers are only ever appended whole, so a poisoned lock still guards a valid list.
+fn read(lock: &RwLock<Vec<Generation>>) -> std::sync::RwLockReadGuard<'_, Vec<Generation>> {
+    // Generations and layers are only ever added or dropped whole, so a poisoned lock still
+    // guards a valid list.
     lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn write(lock: &RwLock<Vec<Layer>>) -> std::sync::RwLockWriteGuard<'_, Vec<Layer>> {
+fn write(lock: &RwLock<Vec<Generation>>) -> std::sync::RwLockWriteGuard<'_, Vec<Generation>> {
     lock.write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

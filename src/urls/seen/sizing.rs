@@ -67,15 +67,23 @@ impl BloomParams {
     }
 }
 
-/// How a [`SeenUrls`](super::SeenUrls) is sized and whether it confirms on disk.
+/// How a [`SeenUrls`](super::SeenUrls) is sized, whether it confirms on disk, and whether
+/// it forgets.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SeenConfig {
-    /// Expected number of distinct URLs (n).
+    /// Expected number of distinct URLs (n); with `expire_after`, the URLs seen in one such
+    /// window.
     pub expected_urls: u64,
-    /// Bound on the compound false-positive rate (p), however many URLs arrive.
+    /// Bound on the compound false-positive rate (p), however many URLs arrive, over every
+    /// live generation.
     pub false_positive_rate: f64,
     /// Confirm "maybe seen" answers against exact 128-bit hashes on disk.
     pub confirm_on_disk: bool,
+    /// Forget a URL this long after it was recorded (at most `1 / generations` later):
+    /// time-sliced generations, see [`SeenUrls`](super::SeenUrls). `None` never forgets.
+    pub expire_after: Option<std::time::Duration>,
+    /// Generations per `expire_after` (g, 2 to 64).
+    pub generations: u32,
 }
 
 impl Default for SeenConfig {
@@ -84,14 +92,48 @@ impl Default for SeenConfig {
             expected_urls: 10_000_000,
             false_positive_rate: 0.01,
             confirm_on_disk: false,
+            expire_after: None,
+            generations: 8,
         }
     }
 }
 
 impl SeenConfig {
-    /// The sizing of the first layer: `n` URLs at `p / 2`, so that the geometric series of
-    /// later layers (p/4, p/8, ...) keeps the compound rate below `p` however many URLs
-    /// arrive.
+    /// The length of one generation's time slice in seconds (`ceil(window / g)`), when the
+    /// filter forgets.
+    pub fn slice_secs(&self) -> Option<u64> {
+        let g = u64::from(self.generations.max(1));
+        self.expire_after
+            .map(|w| crate::clock::window_secs(w).div_ceil(g).max(1))
+    }
+
+    /// The most generations live at once: g full ones and the one filling (1 without
+    /// expiry).
+    pub fn live_generations(&self) -> u32 {
+        match self.expire_after {
+            Some(_) => self.generations.max(1) + 1,
+            None => 1,
+        }
+    }
+
+    /// The sizing of one generation: `n / g` URLs (all `n` without expiry) at a bound of
+    /// `p / (g + 1)`, so that the rate over all live generations stays under `p`.
+    pub fn generation(&self) -> (u64, f64) {
+        match self.expire_after {
+            Some(_) => {
+                let g = u64::from(self.generations.max(1));
+                (
+                    self.expected_urls.div_ceil(g).max(1),
+                    self.false_positive_rate / f64::from(self.live_generations()),
+                )
+            }
+            None => (self.expected_urls, self.false_positive_rate),
+        }
+    }
+
+    /// The sizing of a generation's first layer: its `n` URLs at half its bound, so that
+    /// the geometric series of later layers (1/4, 1/8, ... of it) keeps the generation's
+    /// compound rate below its bound however many URLs arrive.
     pub fn first_layer(&self) -> Result<BloomParams, SeenError> {
         if !(self.false_positive_rate > 0.0 && self.false_positive_rate < 1.0) {
             return Err(SeenError::Params(format!(
@@ -99,6 +141,13 @@ impl SeenConfig {
                 self.false_positive_rate
             )));
         }
-        BloomParams::new(self.expected_urls, self.false_positive_rate / 2.0)
+        if self.expire_after.is_some() && !(2..=64).contains(&self.generations) {
+            return Err(SeenError::Params(format!(
+                "generations must lie between 2 and 64, got {}",
+                self.generations
+            )));
+        }
+        let (n, p) = self.generation();
+        BloomParams::new(n, p / 2.0)
     }
 }

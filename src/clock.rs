@@ -1,0 +1,76 @@
+//! The clock that time windows are measured on: fingerprint retention
+//! ([`crate::config::DedupConfig::retention`]) and URL recrawl intervals
+//! ([`crate::config::UrlFilterConfig::recrawl_after`]).
+//!
+//! Everything that decides by age reads the time from a [`Clock`] handed to it, never from
+//! the system directly, so a test (or a replay of an old crawl) can set the time and move it
+//! exactly. Times are whole seconds since the Unix epoch: windows are hours to weeks long,
+//! and a second is finer than any of them needs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A source of the current time, in seconds since the Unix epoch.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// The current time.
+    fn now(&self) -> u64;
+}
+
+/// The system's wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+}
+
+/// A clock that stands still until it is set or advanced: for tests and replays. Clones
+/// share one time.
+///
+/// ```
+/// use crawldedup::clock::{Clock, ManualClock};
+/// let clock = ManualClock::at(1_000);
+/// let seen_by_index = clock.clone();
+/// clock.advance(std::time::Duration::from_secs(60));
+/// assert_eq!(seen_by_index.now(), 1_060);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock(Arc<AtomicU64>);
+
+impl ManualClock {
+    /// A clock showing `secs` seconds since the epoch.
+    pub fn at(secs: u64) -> ManualClock {
+        ManualClock(Arc::new(AtomicU64::new(secs)))
+    }
+
+    /// Sets the time.
+    pub fn set(&self, secs: u64) {
+        self.0.store(secs, Ordering::SeqCst);
+    }
+
+    /// Moves the time forward by `by` (whole seconds).
+    pub fn advance(&self, by: std::time::Duration) {
+        self.0.fetch_add(by.as_secs(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The clock used when none is given.
+pub fn system() -> Arc<dyn Clock> {
+    Arc::new(SystemClock)
+}
+
+/// A window's length in whole seconds, at least one (a zero window would expire everything
+/// the moment it is stored).
+pub fn window_secs(window: std::time::Duration) -> u64 {
+    window.as_secs().max(1)
+}
