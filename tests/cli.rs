@@ -820,7 +820,7 @@ fn a_damaged_url_journal_is_refused_named_by_verify_and_set_aside_by_repair() {
         })
         .unwrap();
     let mut bytes = std::fs::read(&journal).unwrap();
-    bytes[36 + 32 * 10 + 5] ^= 0x40;
+    bytes[36 + 40 * 10 + 5] ^= 0x40;
     std::fs::write(&journal, &bytes).unwrap();
     let error = Dedup::open(&state, &Config::default())
         .unwrap_err()

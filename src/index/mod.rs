@@ -212,12 +212,14 @@ impl SimhashIndex {
     }
 
     /// The time (seconds) before which stored documents no longer match: 0 without
-    /// retention.
+    /// retention. A document stored at `t` matches while `now < t + window`.
     fn cutoff(&self) -> u32 {
         match self.retention {
-            Some(window) => {
-                u32::try_from(self.clock.now().saturating_sub(window)).unwrap_or(u32::MAX)
-            }
+            Some(window) => self
+                .clock
+                .now()
+                .checked_sub(window)
+                .map_or(0, |c| u32::try_from(c + 1).unwrap_or(u32::MAX)),
             None => 0,
         }
     }

@@ -314,10 +314,10 @@ impl SeenUrls {
         let live: Vec<_> = generations.into_iter().filter(|g| g.seq >= saved).collect();
         for generation in &live {
             for entry in &generation.entries {
-                // A URL whose slice has expired meanwhile stays forgotten.
-                if self.record_new(entry.hash, entry.slice)? {
-                    self.confirm_insert(entry.hash128, entry.slice)?;
-                }
+                // Into the generation of its slice: if that slice has expired meanwhile,
+                // the URL is forgotten as it would have been without the crash.
+                self.record_new(entry.hash, entry.slice)?;
+                self.confirm_insert(entry.hash128, entry.slice)?;
             }
         }
         let seq = live.last().map_or(saved, |g| g.seq.max(saved));
@@ -485,35 +485,36 @@ impl SeenUrls {
         Ok(false)
     }
 
-    /// Records a replayed URL in its slice's generation; `false` if that slice has expired.
-    fn record_new(&self, hash: u64, slice: u64) -> Result<bool, SeenError> {
+    /// Records a replayed URL in its slice's generation. Replay happens before the caller
+    /// can hand over its clock ([`SeenUrls::with_clock`]), so it neither drops generations
+    /// nor judges them live: every query does that with the clock it is given.
+    fn record_new(&self, hash: u64, slice: u64) -> Result<(), SeenError> {
         self.record_new_with(hash, slice, None)
     }
 
-    fn record_new_logged(&self, entry: Entry) -> Result<bool, SeenError> {
+    fn record_new_logged(&self, entry: Entry) -> Result<(), SeenError> {
         self.record_new_with(entry.hash, entry.slice, Some(entry))
     }
 
     /// Sets the URL's bits in the generation of `slice` and appends it to the journal (when
     /// there is one and `entry` is given) while the generations are held, so that a save
-    /// copies the bits and switches the journal either before both or after both. Returns
-    /// `false` (and records nothing) when `slice` is no longer live.
+    /// copies the bits and switches the journal either before both or after both. A new
+    /// URL (`entry` given) also drops the generations that are no longer live.
     fn record_new_with(
         &self,
         hash: u64,
         slice: u64,
         entry: Option<Entry>,
-    ) -> Result<bool, SeenError> {
-        let log = |entry: Option<Entry>| -> Result<bool, SeenError> {
+    ) -> Result<(), SeenError> {
+        let log = |entry: Option<Entry>| -> Result<(), SeenError> {
             match (&self.journal, entry) {
                 (Some(journal), Some(entry)) => {
                     journal.append(entry).map_err(|source| SeenError::Io {
                         path: journal.current_path(),
                         source,
-                    })?;
-                    Ok(true)
+                    })
                 }
-                _ => Ok(true),
+                _ => Ok(()),
             }
         };
         {
@@ -528,11 +529,9 @@ impl SeenUrls {
             }
         }
         let mut generations = write(&self.generations);
-        let now = self.current_slice().max(slice);
-        if slice < self.live_from(now) {
-            return Ok(false);
+        if entry.is_some() {
+            self.drop_expired(&mut generations, self.current_slice().max(slice));
         }
-        self.drop_expired(&mut generations, now);
         let at = match generations.binary_search_by_key(&slice, |g| g.slice) {
             Ok(at) => at,
             Err(at) => {
