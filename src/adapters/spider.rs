@@ -409,6 +409,7 @@ fn hand_over<S: PageSink>(
             simhash: fingerprint,
             digest,
             nearest,
+            previous: None,
         }),
         Outcome::Checked(
             ref verdict @ (PageVerdict::ExactDuplicate { .. } | PageVerdict::NearDuplicate { .. }),
@@ -430,6 +431,7 @@ fn hand_over<S: PageSink>(
                     .unwrap_or_default(),
                 distance,
                 similarity,
+                of_fetched_at: None,
             })
         }
         Outcome::Checked(PageVerdict::NoText) => sink

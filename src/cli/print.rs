@@ -15,6 +15,9 @@ pub(super) fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {
     println!("failed       {}", t.failures);
     println!("queued       {} (in flight {})", f.pending, f.in_flight);
     println!("checkpoints  {}", t.seq);
+    if let Some(w) = &t.windows {
+        print_windows(w);
+    }
     if summary.seconds == 0.0 {
         // Figures read from disk: no run time to report.
         return;
@@ -33,6 +36,37 @@ pub(super) fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {
             ""
         }
     );
+}
+
+/// The time windows' lines of a summary.
+fn print_windows(w: &crawldedup::dedup::WindowStats) {
+    let span = |secs: u64| humantime::format_duration(std::time::Duration::from_secs(secs));
+    match w.retention_secs {
+        Some(secs) => {
+            let oldest = w.oldest_live_fingerprint.map_or("none".to_string(), |t| {
+                humantime::format_rfc3339_seconds(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_secs(t),
+                )
+                .to_string()
+            });
+            println!(
+                "retention    {} ({} fingerprints held, oldest stored {oldest}; {} expired)",
+                span(secs),
+                w.live_documents,
+                w.fingerprints_expired
+            );
+        }
+        None => println!("retention    off (every fingerprint is kept)"),
+    }
+    match w.recrawl_after_secs {
+        Some(secs) => println!(
+            "recrawl      after {} ({} filter generations; {} URLs came due)",
+            span(secs),
+            w.url_generations,
+            w.urls_expired
+        ),
+        None => println!("recrawl      off (a URL seen once is skipped for good)"),
+    }
 }
 
 pub(super) fn run_demo() -> Result<ExitCode, Failure> {

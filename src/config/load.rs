@@ -158,6 +158,20 @@ impl Config {
         }
         let k = &self.cluster;
         if k.enabled() {
+            // The shared filter and index in Redis keep everything for now.
+            for (key, on) in [
+                ("dedup.retention", self.dedup.retention.is_some()),
+                ("url_filter.recrawl_after", u.recrawl_after.is_some()),
+            ] {
+                if on {
+                    return Err(err(
+                        key,
+                        "is not available on a cluster crawl (cluster.nodes is set): the shared \
+                         filter and index keep every entry; leave it unset"
+                            .into(),
+                    ));
+                }
+            }
             if k.worker_id.is_empty() || k.worker_id.contains(['{', '}', ' ']) {
                 return Err(err(
                     "cluster.worker_id",

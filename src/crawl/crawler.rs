@@ -31,6 +31,8 @@ pub struct CrawlOptions {
     /// URLs, and in batches of a sixteenth of it (`None`: the frontier's defaults; a crash
     /// test sets it low so that compactions run all the time).
     pub compact_after: Option<usize>,
+    /// The clock the time windows are measured on (`None`: the system clock).
+    pub clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
 }
 
 impl Default for CrawlOptions {
@@ -40,6 +42,7 @@ impl Default for CrawlOptions {
             progress_bar: false,
             robots_retry: ROBOTS_RETRY,
             compact_after: None,
+            clock: None,
         }
     }
 }
@@ -187,6 +190,14 @@ impl CrawlerBuilder {
     /// robots.txt is asked again. Default: [`ROBOTS_RETRY`] (60 s).
     pub fn robots_retry(mut self, after: Duration) -> CrawlerBuilder {
         self.options.robots_retry = after;
+        self
+    }
+
+    /// The clock that fingerprint retention and URL recrawl are measured on. Default: the
+    /// system clock; a test sets the time with a
+    /// [`ManualClock`](crate::clock::ManualClock).
+    pub fn clock(mut self, clock: std::sync::Arc<dyn crate::clock::Clock>) -> CrawlerBuilder {
+        self.options.clock = Some(clock);
         self
     }
 

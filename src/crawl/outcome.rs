@@ -2,14 +2,14 @@
 //! a failure, links queued; every decision handed to the sinks in order.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use bytes::Bytes;
 use url::Url;
 
 use super::cluster::Worker;
 use super::crawler::{CrawlError, MAX_ATTEMPTS};
-use super::frontier::{Frontier, Task, host_key};
+use super::frontier::{Frontier, Task, Version, host_key};
 use super::record::CheckpointRecord;
 use super::run::Shared;
 use super::schedule::Schedule;
@@ -18,7 +18,8 @@ use super::worker::{Failure, FetchedPage, Work, backoff};
 use crate::content::RawLinks;
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
 use crate::store::files::FileSink;
-use crate::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
+use crate::fingerprint::Digest;
+use crate::store::{DuplicatePage, FailedPage, PageSink, PreviousVersion, SinkError, StoredPage};
 
 /// How much a link's anchor text counts in its focus score, per keyword it holds ...
 const ANCHOR_WEIGHT: u32 = 3;
@@ -132,12 +133,16 @@ pub(super) fn enqueue(
         return worker.enqueue(dedup, frontier, links);
     }
     let mut queued = 0;
+    let recrawl = dedup.recrawl_after().is_some();
     for (url, depth, priority) in links {
         if let UrlVerdict::New(url) = dedup.check_canonical(url)? {
-            if frontier
-                .push(url, depth, priority)
-                .map_err(CrawlError::Setup)?
-            {
+            // With a recrawl interval, "new" may be a URL fetched before that came due.
+            let pushed = if recrawl {
+                frontier.push_due(url, depth, priority)
+            } else {
+                frontier.push(url, depth, priority)
+            };
+            if pushed.map_err(CrawlError::Setup)? {
                 queued += 1;
             }
         }
@@ -350,7 +355,7 @@ fn record_page(
         mut worker,
     } = stores;
     let FetchedPage {
-        task,
+        mut task,
         status,
         final_url,
         content_type,
@@ -387,10 +392,16 @@ fn record_page(
         );
         return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
     };
-    let verdict = match worker.as_deref_mut() {
-        Some(worker) => worker.decide(dedup, final_url.as_str(), &prepared)?,
-        None => dedup.decide(final_url.as_str(), &prepared)?,
+    // A recrawl compares the page with the version stored for its URL last time.
+    let earlier = task.last;
+    let verdict = match (worker.as_deref_mut(), earlier) {
+        (Some(worker), _) => worker.decide(dedup, final_url.as_str(), &prepared)?,
+        (None, Some(v)) => {
+            dedup.decide_revisit(final_url.as_str(), &prepared, v.doc, Digest(v.digest))?
+        }
+        (None, None) => dedup.decide(final_url.as_str(), &prepared)?,
     };
+    let earlier_fetched = earlier.map(|v| UNIX_EPOCH + Duration::from_secs(v.fetched_at));
     let (extracted, links) = prepared.into_parts();
     let body = Bytes::from(std::mem::take(&mut body));
     match &verdict {
@@ -418,7 +429,19 @@ fn record_page(
                 simhash: *fingerprint,
                 digest: *digest,
                 nearest: *nearest,
+                previous: earlier.map(|v| PreviousVersion {
+                    id: v.doc,
+                    digest: Digest(v.digest),
+                    fetched_at: earlier_fetched.unwrap_or(UNIX_EPOCH),
+                }),
             })?;
+            task.last = Some(Version {
+                doc: *id,
+                digest: digest.0,
+                fetched_at: fetched_at
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            });
             // Duplicates' links are not followed (their originals' were).
             if task.depth < max_depth {
                 follow(
@@ -448,6 +471,10 @@ fn record_page(
                 of: of.name.clone(),
                 distance,
                 similarity,
+                // An unchanged recrawl repeats the earlier copy of its own URL.
+                of_fetched_at: earlier
+                    .filter(|v| v.doc == of.id)
+                    .and(earlier_fetched),
             })?;
         }
         PageVerdict::NoText => {

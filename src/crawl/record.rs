@@ -176,6 +176,9 @@ pub struct CheckpointRecord {
     /// (the crawl's own files are `output_bytes` and `warc`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sinks: Vec<SinkPosition>,
+    /// The time windows as of the checkpoint (absent when neither is on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<crate::dedup::WindowStats>,
 }
 
 /// The consistent cut described in the module documentation.
@@ -193,6 +196,7 @@ pub(super) fn checkpoint(
     };
     sinks.checkpoint(totals)?;
     totals.index_documents = dedup.flush_index()?;
+    totals.windows = dedup.has_windows().then(|| dedup.window_stats());
     totals.seq += 1;
     frontier.checkpoint(totals.seq).map_err(state_error)?;
     // Outputs synced, index flushed, frontier's log written; the record is not.

@@ -29,7 +29,7 @@ use super::schedule::Schedule;
 use super::scope::{Scope, priority};
 use super::worker::{Work, work};
 use crate::config::Config;
-use crate::dedup::Dedup;
+use crate::dedup::{Dedup, Sweeper};
 use crate::store::PageSink;
 use crate::store::files::FileSink;
 use crate::urls::Canonicalizer;
@@ -107,6 +107,10 @@ pub(super) async fn run(
         dedup,
         mut frontier,
     } = open_state(config, options)?;
+    // The windows are swept in the background; a step holds the stage's locks for a few
+    // milliseconds at most.
+    let dedup = Arc::new(dedup);
+    let mut sweeper = Sweeper::start(dedup.clone());
     let mut totals = record.clone().unwrap_or_default();
     let mut sinks = Sinks {
         files: FileSink::new(&crawl.out_dir, &config.output),
@@ -342,6 +346,7 @@ pub(super) async fn run(
     if let Some(w) = worker {
         w.leave()?;
     }
+    sweeper.stop();
     Ok(CrawlSummary {
         fetched_this_run: totals.fetched - fetched_before,
         totals,
@@ -447,6 +452,10 @@ fn open_state(config: &Config, options: &CrawlOptions) -> Result<Opened, CrawlEr
     }
     let index_documents = record.as_ref().map_or(0, |r| r.index_documents);
     let dedup = Dedup::open_at(&state_dir, config, Some(index_documents))?;
+    let dedup = match &options.clock {
+        Some(clock) => dedup.with_clock(clock.clone()),
+        None => dedup,
+    };
     let mut frontier = Frontier::open(
         db.open_tree("frontier")
             .map_err(|e| state_error(crate::db::describe(&e)))?,

@@ -271,7 +271,10 @@ impl WarcWriter {
         self.record("response", Some(url), &fields, &[&head, body])
     }
 
-    /// A `revisit` record for a duplicate of `original` (exact when `distance` is `None`).
+    /// A `revisit` record for a duplicate of `original` (exact when `distance` is `None`);
+    /// `original_date`, when the original was fetched, is given for a recrawl that found a
+    /// page unchanged (`WARC-Refers-To-Date`).
+    #[allow(clippy::too_many_arguments)]
     pub fn revisit(
         &mut self,
         url: &str,
@@ -279,6 +282,7 @@ impl WarcWriter {
         content_type: Option<&str>,
         body: &[u8],
         original: &str,
+        original_date: Option<std::time::SystemTime>,
         distance: Option<u32>,
     ) -> std::io::Result<()> {
         self.rotate_if_full()?;
@@ -299,6 +303,12 @@ impl WarcWriter {
             ("WARC-Payload-Digest", sha1_digest(body)),
             ("WARC-Block-Digest", sha1_digest(&block)),
         ];
+        if let Some(date) = original_date {
+            fields.push((
+                "WARC-Refers-To-Date",
+                humantime::format_rfc3339_seconds(date).to_string(),
+            ));
+        }
         if let Some(d) = distance {
             fields.push(("WARC-Simhash-Distance", d.to_string()));
         }
@@ -404,6 +414,7 @@ mod tests {
             b"<p>hello!</p>",
             "http://a.test/",
             None,
+            None,
         )
         .unwrap();
         for i in 0..10 {
@@ -423,6 +434,7 @@ mod tests {
             None,
             b"x",
             "http://a.test/",
+            None,
             Some(2),
         )
         .unwrap();
@@ -464,6 +476,7 @@ mod tests {
                 None,
                 body,
                 "http://a.test/",
+                None,
                 None,
             )
             .unwrap();
@@ -525,6 +538,7 @@ mod tests {
             None,
             b"<p>x</p>",
             "http://a.test/",
+            None,
             None,
         )
         .unwrap();

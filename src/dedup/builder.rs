@@ -1,9 +1,12 @@
 //! Opening a stage from the settings that matter to it alone.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::{Dedup, DedupError};
-use crate::config::Config;
+use crate::clock::Clock;
+use crate::config::{Config, Window};
 
 /// Builds a [`Dedup`] from the settings that matter to a stage on its own, starting from
 /// the defaults of [`Config`]; [`Dedup::open`] takes a whole `Config` instead.
@@ -23,6 +26,7 @@ use crate::config::Config;
 #[derive(Debug, Clone, Default)]
 pub struct DedupBuilder {
     pub(super) config: Config,
+    pub(super) clock: Option<Arc<dyn Clock>>,
 }
 
 impl DedupBuilder {
@@ -76,9 +80,34 @@ impl DedupBuilder {
         self
     }
 
+    /// Compare each page with the pages stored in this last window only: older
+    /// fingerprints stop matching and are swept away (`dedup.retention`).
+    pub fn retention(mut self, window: Duration) -> DedupBuilder {
+        self.config.dedup.retention = Some(Window(window));
+        self
+    }
+
+    /// A URL seen this long ago is new again (`url_filter.recrawl_after`); `expected_urls`
+    /// then counts the URLs of one such interval.
+    pub fn recrawl_after(mut self, interval: Duration) -> DedupBuilder {
+        self.config.url_filter.recrawl_after = Some(Window(interval));
+        self
+    }
+
+    /// The clock that windows are measured on (the system clock by default): a test or a
+    /// replay sets the time with a [`ManualClock`](crate::clock::ManualClock).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> DedupBuilder {
+        self.clock = Some(clock);
+        self
+    }
+
     /// Checks the settings and opens the stage on `state_dir` (see [`Dedup::open`]).
     pub fn open(self, state_dir: &Path) -> Result<Dedup, DedupError> {
         self.config.validate("Dedup::builder")?;
-        Dedup::open(state_dir, &self.config)
+        let dedup = Dedup::open(state_dir, &self.config)?;
+        Ok(match self.clock {
+            Some(clock) => dedup.with_clock(clock),
+            None => dedup,
+        })
     }
 }

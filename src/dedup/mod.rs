@@ -73,25 +73,29 @@
 
 mod builder;
 mod stats;
+mod sweeper;
 mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use url::Url;
 
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::content::Extracted;
 use crate::fingerprint::Fingerprint;
 use crate::index::{
-    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex,
+    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, Similarity, SimhashIndex,
 };
 use crate::page::{self, Prepared};
 use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
 use stats::{Counters, bump};
 
 pub use builder::DedupBuilder;
-pub use stats::DedupStats;
+pub use stats::{DedupStats, WindowStats};
+pub use sweeper::{SWEEP_REST, SWEEP_STEP, Sweeper};
 pub(crate) use verdict::round3;
 pub use verdict::{Original, PageVerdict, UrlVerdict};
 
@@ -151,6 +155,17 @@ pub enum DedupError {
         /// The cause.
         source: std::io::Error,
     },
+}
+
+/// What one step of [`Dedup::sweep`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Fingerprints removed from memory.
+    pub fingerprints_expired: usize,
+    /// Chunks of expired documents deleted from the index's sled trees.
+    pub index_chunks_deleted: usize,
+    /// Confirmations of forgotten URLs deleted from disk.
+    pub url_confirmations_deleted: usize,
 }
 
 /// The page stage. See the [module documentation](self).
@@ -338,6 +353,54 @@ impl Dedup {
         }
         let record = DocRecord::new(name, text, fingerprint);
         let (decision, nearest) = self.index.check_and_insert_nearest(record)?;
+        self.verdict(decision, nearest, fingerprint)
+    }
+
+    /// The verdict on a page fetched again (a recrawl, `url_filter.recrawl_after`) whose
+    /// earlier version is stored under id `earlier` with main-text digest `earlier_digest`:
+    ///
+    /// - the same main text: an exact duplicate of that earlier version, whether or not the
+    ///   index still holds it (a retention window may have dropped it);
+    /// - a changed one: decided as any page, except that a match with its own earlier
+    ///   version (the same id, or the same name) does not count: the new version is stored
+    ///   as unique. A changed page that now repeats another page is that page's duplicate.
+    pub fn decide_revisit(
+        &self,
+        name: &str,
+        prepared: &Prepared,
+        earlier: DocId,
+        earlier_digest: crate::Digest,
+    ) -> Result<PageVerdict, DedupError> {
+        let fingerprint = &prepared.fingerprint;
+        let Some(record) = self.record_of(name, prepared) else {
+            return Ok(PageVerdict::NoText);
+        };
+        if fingerprint.digest == earlier_digest {
+            bump(&self.counters.pages_exact);
+            return Ok(PageVerdict::ExactDuplicate {
+                of: Original {
+                    id: earlier,
+                    name: name.to_string(),
+                },
+            });
+        }
+        let (decision, nearest) = match self.index.find(&record)? {
+            Some(Decision::Exact(of) | Decision::Near { of, .. })
+                if of == earlier || self.original(of)?.name == name =>
+            {
+                (Decision::Unique(self.index.insert(record)?), None)
+            }
+            _ => self.index.check_and_insert_nearest(record)?,
+        };
+        self.verdict(decision, nearest, fingerprint)
+    }
+
+    fn verdict(
+        &self,
+        decision: Decision,
+        nearest: Option<Similarity>,
+        fingerprint: &Fingerprint,
+    ) -> Result<PageVerdict, DedupError> {
         Ok(match decision {
             Decision::Unique(id) => {
                 bump(&self.counters.pages_unique);
@@ -391,6 +454,57 @@ impl Dedup {
             .map(|record| record.name)
             .unwrap_or_default();
         Ok(Original { id, name })
+    }
+
+    /// Uses `clock` for every decision by age: when a fingerprint falls out of the
+    /// retention window, when a URL comes due again (the system clock by default).
+    pub fn with_clock(self, clock: Arc<dyn Clock>) -> Dedup {
+        Dedup {
+            seen: self.seen.with_clock(clock.clone()),
+            index: self.index.with_clock(clock),
+            ..self
+        }
+    }
+
+    /// One bounded step of the background sweep of both windows: at most `most`
+    /// fingerprints that fell out of the retention window leave memory (and the chunks a
+    /// checkpoint recorded as expired leave sled), and at most `most` confirmations of
+    /// forgotten URLs leave the disk. Expired entries stop matching whether or not they
+    /// were swept; a caller runs this between pages (the crawler and the sidecar do, on a
+    /// blocking thread) to keep memory and disk flat. Without windows it does nothing.
+    pub fn sweep(&self, most: usize) -> Result<SweepReport, DedupError> {
+        let index = self.index.sweep(most)?;
+        let urls = self.seen.sweep(most)?;
+        Ok(SweepReport {
+            fingerprints_expired: index.expired,
+            index_chunks_deleted: index.chunks_deleted,
+            url_confirmations_deleted: urls,
+        })
+    }
+
+    /// The recrawl interval (`url_filter.recrawl_after`), if URLs come due again.
+    pub fn recrawl_after(&self) -> Option<std::time::Duration> {
+        self.seen.config().expire_after
+    }
+
+    /// Whether either window is on (there is something to sweep).
+    pub fn has_windows(&self) -> bool {
+        self.index.retention().is_some() || self.seen.config().expire_after.is_some()
+    }
+
+    /// The figures of the time windows.
+    pub fn window_stats(&self) -> WindowStats {
+        let retention = self.index.retention_stats();
+        let seen = self.seen.stats();
+        WindowStats {
+            retention_secs: retention.window_secs,
+            oldest_live_fingerprint: retention.oldest_live,
+            fingerprints_expired: retention.expired,
+            live_documents: self.index.live(),
+            recrawl_after_secs: seen.expire_after.map(|d| d.as_secs()),
+            url_generations: seen.generations,
+            urls_expired: seen.expired,
+        }
     }
 
     /// Saves the URL filter (atomically) and flushes the index: everything recorded before
@@ -453,6 +567,7 @@ impl Dedup {
             seen_urls: seen.count,
             seen_filter_bytes: seen.bytes,
             checkpoints: get(&c.checkpoints),
+            windows: self.window_stats(),
         }
     }
 }

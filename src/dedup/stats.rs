@@ -33,6 +33,35 @@ pub struct DedupStats {
     pub seen_filter_bytes: u64,
     /// Checkpoints taken since opening.
     pub checkpoints: u64,
+    /// The time windows: fingerprint retention and URL recrawl.
+    #[serde(flatten)]
+    pub windows: WindowStats,
+}
+
+/// The figures of the time windows (`dedup.retention`, `url_filter.recrawl_after`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WindowStats {
+    /// The fingerprint retention window in seconds (absent: fingerprints are kept for good).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_secs: Option<u64>,
+    /// When the oldest fingerprint still held was stored (seconds since the Unix epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oldest_live_fingerprint: Option<u64>,
+    /// Fingerprints that fell out of the retention window, since the index was created.
+    #[serde(default)]
+    pub fingerprints_expired: u64,
+    /// Fingerprints held: stored and not expired.
+    #[serde(default)]
+    pub live_documents: u64,
+    /// The recrawl interval in seconds (absent: a URL seen once is skipped for good).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recrawl_after_secs: Option<u64>,
+    /// Live generations of the URL filter.
+    #[serde(default)]
+    pub url_generations: usize,
+    /// URLs forgotten by the filter (come due again), since it was created.
+    #[serde(default)]
+    pub urls_expired: u64,
 }
 
 #[derive(Default)]

@@ -445,6 +445,25 @@ impl SimhashIndex {
             return Ok((decision, None));
         }
         let nearest = judgement.nearest;
+        let id = self.append(record, &keys, stored)?;
+        Ok((Decision::Unique(id), nearest))
+    }
+
+    /// Stores `record` as a new document without looking for duplicates, and returns its
+    /// id: for a new version of a page whose earlier version the index holds (a recrawl
+    /// that found the page changed), which must be kept although it resembles the earlier
+    /// one. Its `at` is set as [`SimhashIndex::check_and_insert`] sets it.
+    pub fn insert(&self, mut record: DocRecord) -> Result<DocId, IndexError> {
+        let _writer = lock(&self.writer);
+        let keys = self.keys(record.simhash, &record.sketch);
+        let newest = self.read().docs.back().map_or(0, |d| u64::from(d.at));
+        record.at = self.clock.now().max(newest);
+        let stored = Stored::of(&record);
+        self.append(record, &keys, stored)
+    }
+
+    /// Adds a document under the next id (the caller holds the writer lock).
+    fn append(&self, record: DocRecord, keys: &Keys, stored: Stored) -> Result<DocId, IndexError> {
         let id = self.len();
         let small = u32::try_from(id)
             .map_err(|_| IndexError::Layout("index full (2^32 documents)".into()))?;
@@ -457,11 +476,11 @@ impl SimhashIndex {
         self.memory
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .add(&keys, stored, small);
+            .add(keys, stored, small);
         if full {
             self.write_pending()?;
         }
-        Ok((Decision::Unique(id), nearest))
+        Ok(id)
     }
 
     /// Writes the buffered documents to sled (see [`store`] for the order of writes).

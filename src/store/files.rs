@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use url::Url;
 
-use super::lines::{DuplicateLine, FailureLine, Line, PageLine};
+use super::lines::{DuplicateLine, FailureLine, Line, PageLine, PreviousLine};
 use super::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
 use crate::config::OutputConfig;
 use crate::crawl::CrawlError;
@@ -185,6 +185,7 @@ impl OutputFiles {
                 content_type,
                 body,
                 original,
+                original_date,
                 distance,
             } => self.warc(|w| {
                 w.revisit(
@@ -193,6 +194,7 @@ impl OutputFiles {
                     content_type.as_deref(),
                     &body,
                     &original,
+                    original_date,
                     distance,
                 )
             }),
@@ -248,6 +250,7 @@ enum OutputJob {
         content_type: Option<String>,
         body: Bytes,
         original: String,
+        original_date: Option<std::time::SystemTime>,
         distance: Option<u32>,
     },
     /// Flush and sync everything; answer with the lengths (or the first error).
@@ -460,6 +463,11 @@ impl PageSink for FileSink {
                 id: page.id,
                 nearest_similarity: page.nearest.map(|n| crate::dedup::round3(n.resemblance)),
                 bytes: page.body.len(),
+                previous: page.previous.map(|p| PreviousLine {
+                    id: p.id,
+                    digest: p.digest,
+                    fetched_at: p.fetched_at,
+                }),
                 text: page.text.clone(),
                 redirects: page.redirects.iter().map(Url::to_string).collect(),
             })))
@@ -497,6 +505,7 @@ impl PageSink for FileSink {
                 similarity: crate::dedup::round3(duplicate.similarity.resemblance),
                 containment: crate::dedup::round3(duplicate.similarity.containment),
                 depth: duplicate.depth,
+                of_fetched_at: duplicate.of_fetched_at,
             }))
             .map_err(boxed)?;
         outputs
@@ -506,6 +515,7 @@ impl PageSink for FileSink {
                 content_type: duplicate.content_type.clone(),
                 body: duplicate.body.clone(),
                 original: duplicate.of.clone(),
+                original_date: duplicate.of_fetched_at,
                 distance: duplicate.distance,
             })
             .map_err(boxed)

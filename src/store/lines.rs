@@ -29,6 +29,9 @@ pub(super) struct PageLine {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) nearest_similarity: Option<f64>,
     pub(super) bytes: usize,
+    /// The version a recrawl found changed; absent for a first fetch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) previous: Option<PreviousLine>,
     #[serde(serialize_with = "shared_str")]
     pub(super) text: Arc<str>,
     pub(super) redirects: Vec<String>,
@@ -50,6 +53,33 @@ pub(super) struct DuplicateLine {
     /// Estimated share of the smaller main text found in the larger (1 for exact ones).
     pub(super) containment: f64,
     pub(super) depth: u32,
+    /// For an unchanged page fetched again by a recrawl: when its earlier copy was fetched.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "rfc3339_seconds_option"
+    )]
+    pub(super) of_fetched_at: Option<std::time::SystemTime>,
+}
+
+/// The earlier version of a page in pages.jsonl (`previous`).
+#[derive(Serialize)]
+pub(super) struct PreviousLine {
+    pub(super) id: DocId,
+    #[serde(serialize_with = "display")]
+    pub(super) digest: Digest,
+    #[serde(serialize_with = "rfc3339_seconds")]
+    pub(super) fetched_at: std::time::SystemTime,
+}
+
+/// An optional time as [`rfc3339_seconds`].
+pub(super) fn rfc3339_seconds_option<S: serde::Serializer>(
+    time: &Option<std::time::SystemTime>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match time {
+        Some(t) => rfc3339_seconds(t, serializer),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// A time as RFC 3339 in whole seconds, UTC (`2026-11-22T20:58:01Z`), written in place.

@@ -99,6 +99,19 @@ pub struct StoredPage {
     pub digest: Digest,
     /// The estimates for the most alike stored page that was a candidate but not confirmed.
     pub nearest: Option<Similarity>,
+    /// For a page fetched again by a recrawl and found changed, the version stored before.
+    pub previous: Option<PreviousVersion>,
+}
+
+/// The earlier stored version of a page that a recrawl found changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreviousVersion {
+    /// Its id in the index.
+    pub id: DocId,
+    /// The exact digest of its main text.
+    pub digest: crate::Digest,
+    /// When it was fetched.
+    pub fetched_at: SystemTime,
 }
 
 /// A page the crawler fetched and found to repeat a stored one: recorded, not stored.
@@ -125,6 +138,9 @@ pub struct DuplicatePage {
     pub distance: Option<u32>,
     /// The estimates it was confirmed on (1 and 1 for an exact duplicate).
     pub similarity: Similarity,
+    /// For a page fetched again by a recrawl and found unchanged, when the earlier copy
+    /// (`of`, the same URL) was fetched.
+    pub of_fetched_at: Option<SystemTime>,
 }
 
 /// A URL that gave no page to decide: a fetch that failed, a status that is not 2xx, a

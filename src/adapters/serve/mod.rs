@@ -272,6 +272,8 @@ pub async fn serve(
             }
         })
     });
+    // The time windows (dedup.retention, url_filter.recrawl_after) are swept meanwhile.
+    let sweeper = crate::dedup::Sweeper::start(dedup.clone());
     let app = router(dedup.clone(), options);
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -279,6 +281,9 @@ pub async fn serve(
     if let Some(task) = periodic {
         task.abort();
     }
+    tokio::task::spawn_blocking(move || drop(sweeper))
+        .await
+        .unwrap_or_default();
     // Checkpoint even when the socket failed: what was recorded must not be lost.
     let saved = tokio::task::spawn_blocking(move || dedup.checkpoint().map_err(|e| e.to_string()))
         .await

@@ -36,9 +36,10 @@ pub(super) fn decode_log_part(mut bytes: &[u8]) -> Option<Vec<(Task, TaskState)>
     while !bytes.is_empty() {
         let len = u32::from_be_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
         let url = std::str::from_utf8(bytes.get(4..4 + len)?).ok()?;
-        let change = bytes.get(4 + len..4 + len + 21)?;
+        let size = super::task::encoded_len(*bytes.get(4 + len)?);
+        let change = bytes.get(4 + len..4 + len + size)?;
         entries.push(Task::decode(url, change)?);
-        bytes = &bytes[4 + len + 21..];
+        bytes = &bytes[4 + len + size..];
     }
     Some(entries)
 }

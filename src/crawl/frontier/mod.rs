@@ -35,7 +35,7 @@ use log::{LOG_PREFIX, decode_log_part, encode_entry, log_key};
 use task::{Change, QueueKey, TASK_BYTES, UrlKey};
 
 pub use log::{COMPACT_AFTER, COMPACTION_BATCH, LOG_PART_BYTES};
-pub use task::{FrontierCounts, Task, TaskState};
+pub use task::{FrontierCounts, Task, TaskState, Version};
 
 /// A compaction running on its own thread, and the changes it writes (still consulted
 /// until it has written them).
@@ -224,6 +224,40 @@ impl Frontier {
             priority,
             attempts: 0,
             seq: self.next_seq,
+            last: None,
+        };
+        self.next_seq += 1;
+        self.record(&task, TaskState::Pending);
+        self.counts.pending += 1;
+        self.queue(task);
+        Ok(true)
+    }
+
+    /// Queues `url` again if it was fetched (or failed) before: a URL that came due for a
+    /// recrawl. It keeps the version last stored for it. A URL pending or in flight stays
+    /// as it is; one never seen is queued as by [`Frontier::push`]. Returns whether it was
+    /// queued.
+    pub fn push_due(&mut self, url: Url, depth: u32, priority: u32) -> Result<bool, String> {
+        let last = match self.lookup(&url)? {
+            None => return self.push(url, depth, priority),
+            Some((_, TaskState::Moved)) => return self.push(url, depth, priority),
+            Some((_, TaskState::Pending | TaskState::InFlight)) => return Ok(false),
+            Some((task, TaskState::Done)) => {
+                self.counts.done -= 1;
+                task.last
+            }
+            Some((task, TaskState::Failed)) => {
+                self.counts.failed -= 1;
+                task.last
+            }
+        };
+        let task = Task {
+            url,
+            depth,
+            priority,
+            attempts: 0,
+            seq: self.next_seq,
+            last,
         };
         self.next_seq += 1;
         self.record(&task, TaskState::Pending);
@@ -245,6 +279,7 @@ impl Frontier {
                     priority: 0,
                     attempts: 0,
                     seq: self.next_seq,
+                    last: None,
                 };
                 self.next_seq += 1;
                 task

@@ -54,26 +54,66 @@ pub struct Task {
     pub attempts: u32,
     /// Discovery order.
     pub seq: u64,
+    /// The version of the page stored the last time this URL was fetched, if any: what a
+    /// recrawl (`url_filter.recrawl_after`) compares the new response with.
+    pub last: Option<Version>,
 }
 
-/// Bytes of an encoded task: state (1), depth, priority, attempts (4 each), seq (8).
+/// A stored version of a page, as the frontier remembers it for the next recrawl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version {
+    /// Its id in the index.
+    pub doc: u64,
+    /// The exact digest of its main text.
+    pub digest: u128,
+    /// When it was fetched (seconds since the Unix epoch).
+    pub fetched_at: u64,
+}
+
+/// Bytes of an encoded task: state (1), depth, priority, attempts (4 each), seq (8); and,
+/// when the state byte has [`WITH_VERSION`] set, the last version (doc 8, digest 16,
+/// fetched at 8).
 pub(super) const TASK_BYTES: usize = 21;
+const VERSION_BYTES: usize = 32;
+/// Flag in the state byte: a [`Version`] follows the task.
+const WITH_VERSION: u8 = 0x80;
+
+/// The length of the encoded task that starts with state byte `first`.
+pub(super) fn encoded_len(first: u8) -> usize {
+    if first & WITH_VERSION != 0 {
+        TASK_BYTES + VERSION_BYTES
+    } else {
+        TASK_BYTES
+    }
+}
 
 impl Task {
     pub(super) fn decode(url: &str, bytes: &[u8]) -> Option<(Task, TaskState)> {
-        if bytes.len() != TASK_BYTES {
+        let first = *bytes.first()?;
+        if bytes.len() != encoded_len(first) {
             return None;
         }
         let word = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap_or_default());
+        let long = |i: usize| u64::from_be_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
+        let last = (first & WITH_VERSION != 0).then(|| Version {
+            doc: long(TASK_BYTES),
+            digest: u128::from_be_bytes(
+                bytes[TASK_BYTES + 8..TASK_BYTES + 24]
+                    .try_into()
+                    .unwrap_or_default(),
+            ),
+            fetched_at: long(TASK_BYTES + 24),
+        });
         Some((
             Task {
                 url: Url::parse(url).ok()?,
                 depth: word(1),
                 priority: word(5),
                 attempts: word(9),
-                seq: u64::from_be_bytes(bytes[13..TASK_BYTES].try_into().ok()?),
+                seq: long(13),
+                last,
             },
-            TaskState::from_code(bytes[0])?,
+            TaskState::from_code(first & !WITH_VERSION)?,
         ))
     }
 }
@@ -120,6 +160,7 @@ pub(super) struct Change {
     pub(super) attempts: u32,
     pub(super) seq: u64,
     pub(super) state: TaskState,
+    pub(super) last: Option<Version>,
 }
 
 impl Change {
@@ -130,16 +171,23 @@ impl Change {
             attempts: task.attempts,
             seq: task.seq,
             state,
+            last: task.last,
         }
     }
 
     pub(super) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(TASK_BYTES);
-        out.push(self.state.code());
+        let mut out = Vec::with_capacity(TASK_BYTES + VERSION_BYTES);
+        let flag = if self.last.is_some() { WITH_VERSION } else { 0 };
+        out.push(self.state.code() | flag);
         out.extend_from_slice(&self.depth.to_be_bytes());
         out.extend_from_slice(&self.priority.to_be_bytes());
         out.extend_from_slice(&self.attempts.to_be_bytes());
         out.extend_from_slice(&self.seq.to_be_bytes());
+        if let Some(v) = self.last {
+            out.extend_from_slice(&v.doc.to_be_bytes());
+            out.extend_from_slice(&v.digest.to_be_bytes());
+            out.extend_from_slice(&v.fetched_at.to_be_bytes());
+        }
         out
     }
 
@@ -150,6 +198,7 @@ impl Change {
             priority: self.priority,
             attempts: self.attempts,
             seq: self.seq,
+            last: self.last,
         }
     }
 }

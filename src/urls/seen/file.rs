@@ -14,7 +14,8 @@ use super::{Generation, Layer, SEEN_FILE, URL_HASH_SEED};
 pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
 /// Version 2: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`]; after the
 /// checkpoint sequence, the slice length in seconds and the generation count (both 0 for a
-/// filter that never forgets), then the generations, each its slice number and its layers.
+/// filter that never forgets), the URLs forgotten so far, then the generations, each its
+/// slice number and its layers.
 /// (Version 1 held one list of layers.)
 pub(super) const FORMAT_VERSION: u32 = 2;
 
@@ -23,6 +24,7 @@ pub(super) struct Saved {
     pub(super) seq: u64,
     pub(super) slice_secs: u64,
     pub(super) generations: u32,
+    pub(super) expired: u64,
     pub(super) generations_list: Vec<Generation>,
 }
 /// Writes `bytes` to `path` so that a crash leaves either the old file or the new one.
@@ -44,6 +46,7 @@ pub(super) fn encode(
     seq: u64,
     slice_secs: u64,
     generation_count: u32,
+    expired: u64,
     generations: &[Generation],
 ) -> Vec<u8> {
     let layers = generations.iter().flat_map(|g| &g.layers);
@@ -55,6 +58,7 @@ pub(super) fn encode(
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(&slice_secs.to_le_bytes());
     out.extend_from_slice(&generation_count.to_le_bytes());
+    out.extend_from_slice(&expired.to_le_bytes());
     out.extend_from_slice(&(generations.len() as u32).to_le_bytes());
     for generation in generations {
         out.extend_from_slice(&generation.slice.to_le_bytes());
@@ -167,6 +171,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
     let seq = r.u64("header")?;
     let slice_secs = r.u64("header")?;
     let generation_count = r.u32("header")?;
+    let expired = r.u64("header")?;
     let held = r.u32("header")?;
     let mut generations_list: Vec<Generation> = Vec::new();
     for g in 0..held {
@@ -192,6 +197,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
         seq,
         slice_secs,
         generations: generation_count,
+        expired,
         generations_list,
     })
 }

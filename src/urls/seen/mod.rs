@@ -177,7 +177,7 @@ pub struct SeenStats {
     pub checkpoint_seq: u64,
     /// The recrawl interval, if the filter forgets.
     pub expire_after: Option<std::time::Duration>,
-    /// URLs forgotten (their generation dropped) since the filter was opened.
+    /// URLs forgotten (their generation dropped) since the filter was created.
     pub expired: u64,
     /// Start (seconds since the epoch) of the oldest live generation's slice, if the filter
     /// forgets.
@@ -295,7 +295,10 @@ impl SeenUrls {
                         describe_expiry(wanted.0, wanted.1)
                     )));
                 }
-                SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq)
+                let seen =
+                    SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq);
+                seen.expired.store(saved.expired, Ordering::Relaxed);
+                seen
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 SeenUrls::assemble(config, Vec::new(), confirm, 0)
@@ -679,7 +682,13 @@ impl SeenUrls {
                 ),
                 None => (0, 0),
             };
-            encode(seq, slice_secs, g, &generations)
+            encode(
+                seq,
+                slice_secs,
+                g,
+                self.expired.load(Ordering::Relaxed),
+                &generations,
+            )
         };
         let path = state_dir.join(SEEN_FILE);
         write_atomically(&path, &bytes).map_err(|source| SeenError::Io { path, source })?;
