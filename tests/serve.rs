@@ -880,3 +880,50 @@ fn every_url_answered_new_before_a_sigkill_is_seen_after_the_restart() {
         "with --durability checkpoint a kill forgets recent URLs"
     );
 }
+
+#[test]
+fn the_sidecar_takes_the_time_windows_from_its_settings_and_reports_them() {
+    let state = tempfile::tempdir().unwrap();
+    let (mut child, base) = spawn_binary(
+        state.path(),
+        &[
+            "--set",
+            "dedup.retention=48h",
+            "--set",
+            "url_filter.recrawl_after=30d",
+        ],
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = reqwest::Client::new();
+    let (_, got) = runtime.block_on(answer(
+        client
+            .post(format!("{base}/v1/urls/check"))
+            .json(&json!({"urls": ["http://a.test/x"]})),
+    ));
+    assert_eq!(got["results"][0]["verdict"], "new");
+    let (_, stats) = runtime.block_on(answer(client.get(format!("{base}/v1/stats"))));
+    assert_eq!(stats["retention_secs"], 48 * 3600, "{stats}");
+    assert_eq!(stats["recrawl_after_secs"], 30 * 24 * 3600, "{stats}");
+    assert_eq!(stats["url_generations"], 1, "{stats}");
+    assert_eq!(stats["fingerprints_expired"], 0, "{stats}");
+    signal(&child, "TERM");
+    assert!(child.0.wait().unwrap().success());
+
+    // A typo in a window is one line naming the key, exit code 2.
+    let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--set",
+            "dedup.retention=48 hourz",
+        ])
+        .arg("--state-dir")
+        .arg(state.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("dedup.retention"), "{err}");
+}

@@ -25,7 +25,11 @@ const DAY: u64 = 24 * HOUR;
 fn doc(i: u64) -> DocRecord {
     let seed = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
     let features: Vec<u64> = (0..200u64)
-        .map(|j| (seed ^ j << 40).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(23))
+        .map(|j| {
+            (seed ^ j << 40)
+                .wrapping_mul(0xff51_afd7_ed55_8ccd)
+                .rotate_left(23)
+        })
         .collect();
     DocRecord {
         simhash: Simhash(seed.rotate_left(17) ^ i),
@@ -263,13 +267,26 @@ fn the_expiring_filter_stays_under_p_over_all_live_generations() {
     assert!(stats.expected_fp_rate < p, "{stats:?}");
     let strangers = 200_000;
     let false_positives = (0..strangers)
-        .filter(|i| seen.contains(&format!("https://other.example/never/{i}")).unwrap())
+        .filter(|i| {
+            seen.contains(&format!("https://other.example/never/{i}"))
+                .unwrap()
+        })
         .count();
     let rate = false_positives as f64 / f64::from(strangers);
-    assert!(rate < p, "measured {rate} over {strangers} strangers, bound {p}");
+    assert!(
+        rate < p,
+        "measured {rate} over {strangers} strangers, bound {p}"
+    );
     // The URLs of the expired slices are new again; those of live ones are not.
     assert!(!seen.contains("https://site-0.example/page/0").unwrap());
-    assert!(seen.contains(&format!("https://site-{}.example/page/{}", (next - 1) % 97, next - 1)).unwrap());
+    assert!(
+        seen.contains(&format!(
+            "https://site-{}.example/page/{}",
+            (next - 1) % 97,
+            next - 1
+        ))
+        .unwrap()
+    );
 }
 
 #[test]
@@ -288,14 +305,18 @@ fn generations_survive_a_save_and_a_sweep_deletes_the_forgotten_confirmations() 
     let seen = open(&clock);
     for day in 0..4 {
         clock.set(T0 + day * DAY);
-        seen.insert(&format!("https://example.com/day/{day}")).unwrap();
+        seen.insert(&format!("https://example.com/day/{day}"))
+            .unwrap();
     }
     seen.save(dir.path(), 1).unwrap();
     drop(seen);
     let seen = open(&clock);
     assert_eq!(seen.stats().generations, 4);
     for day in 0..4 {
-        assert!(seen.contains(&format!("https://example.com/day/{day}")).unwrap());
+        assert!(
+            seen.contains(&format!("https://example.com/day/{day}"))
+                .unwrap()
+        );
     }
     // Ten days on, days 0 and 1 are due (8 days plus at most one day), 2 and 3 not yet.
     clock.set(T0 + 10 * DAY);
@@ -326,7 +347,11 @@ fn a_journaled_url_replayed_after_it_came_due_stays_forgotten() {
             .with_clock(Arc::new(ManualClock::at(at)))
     };
     assert!(reopen(T0 + DAY).contains("https://example.com/x").unwrap());
-    assert!(!reopen(T0 + 10 * DAY).contains("https://example.com/x").unwrap());
+    assert!(
+        !reopen(T0 + 10 * DAY)
+            .contains("https://example.com/x")
+            .unwrap()
+    );
 }
 
 #[test]
@@ -358,4 +383,185 @@ fn a_changed_recrawl_interval_is_refused_in_one_line() {
         .contains("https://example.com/")
         .unwrap()
     );
+}
+
+/// A site whose pages the test can change between crawls: path -> HTML, and the paths
+/// requested.
+#[derive(Clone, Default)]
+struct LiveSite {
+    pages: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    requests: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl LiveSite {
+    fn set(&self, path: &str, html: String) {
+        self.pages.lock().unwrap().insert(path.to_string(), html);
+    }
+
+    fn take_requests(&self) -> Vec<String> {
+        let mut requests = std::mem::take(&mut *self.requests.lock().unwrap());
+        requests.retain(|p| p != "/robots.txt");
+        requests.sort();
+        requests
+    }
+
+    async fn serve(&self) -> String {
+        let site = self.clone();
+        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+            let site = site.clone();
+            async move {
+                let path = uri.path().to_string();
+                site.requests.lock().unwrap().push(path.clone());
+                match site.pages.lock().unwrap().get(&path) {
+                    Some(html) => (
+                        axum::http::StatusCode::OK,
+                        [("content-type", "text/html; charset=utf-8")],
+                        html.clone(),
+                    ),
+                    None => (
+                        axum::http::StatusCode::NOT_FOUND,
+                        [("content-type", "text/plain")],
+                        String::new(),
+                    ),
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        format!("http://{addr}")
+    }
+}
+
+/// A page: a title, paragraphs of the fixture's article `n`, and links.
+fn page(n: usize, extra: &str, links: &[&str]) -> String {
+    let site = crawldedup::fixture::Site::new(11, 4);
+    let article = &site.articles()[n];
+    let body: String = article
+        .paragraphs
+        .iter()
+        .map(|p| format!("<p>{p}</p>"))
+        .collect();
+    let links: String = links
+        .iter()
+        .map(|l| format!("<li><a href=\"{l}\">{l}</a></li>"))
+        .collect();
+    format!(
+        "<!doctype html><html><head><title>{}</title></head><body><nav><ul>{links}</ul></nav>\
+         <article><h1>{}</h1>{body}<p>{extra}</p></article></body></html>",
+        article.title, article.title
+    )
+}
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_due_page_is_fetched_again_unchanged_as_a_revisit_and_changed_as_a_new_version() {
+    let site = LiveSite::default();
+    site.set("/", page(0, "", &["/a", "/b"]));
+    site.set("/a", page(1, "", &["/"]));
+    site.set("/b", page(2, "", &["/"]));
+    let base = site.serve().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (out, state) = (dir.path().join("out"), dir.path().join("state"));
+    let mut config = crawldedup::Config::default();
+    config.crawl.seeds = vec![format!("{base}/")];
+    config.crawl.state_dir = state.clone();
+    config.crawl.out_dir = out.clone();
+    config.crawl.allow_private_ips = true;
+    config.crawl.per_host_delay_ms = 0;
+    config.url_filter.recrawl_after =
+        Some(crawldedup::config::Window(Duration::from_secs(30 * DAY)));
+    config.url_filter.recrawl_generations = 8;
+    let clock = ManualClock::at(T0);
+    let crawl = |config: crawldedup::Config, clock: ManualClock| async move {
+        crawldedup::Crawler::builder(&config)
+            .clock(Arc::new(clock))
+            .run(std::future::pending())
+            .await
+            .unwrap()
+    };
+
+    crawl(config.clone(), clock.clone()).await;
+    assert_eq!(site.take_requests(), ["/", "/a", "/b"]);
+    let first = lines(&out.join("pages.jsonl"));
+    assert_eq!(first.len(), 3);
+    let id_of = |path: &str| {
+        first
+            .iter()
+            .find(|p| p["url"] == format!("{base}{path}"))
+            .unwrap()["id"]
+            .as_u64()
+            .unwrap()
+    };
+
+    // When the URLs come due: the slice of T0 plus g + 1 slices.
+    let slice = config.url_filter.seen_config().slice_secs().unwrap();
+    let due = (T0 / slice + 9) * slice;
+    assert!(due >= T0 + 30 * DAY);
+
+    // Just before: every URL is still seen, nothing is fetched.
+    clock.set(due - 1);
+    crawl(config.clone(), clock.clone()).await;
+    assert!(site.take_requests().is_empty());
+
+    // At the due time, /b has changed (a correction appended); / and /a have not.
+    site.set(
+        "/b",
+        page(
+            2,
+            "Correction: an earlier version of this article gave the wrong date for the vote.",
+            &["/"],
+        ),
+    );
+    clock.set(due);
+    crawl(config.clone(), clock.clone()).await;
+    assert_eq!(site.take_requests(), ["/", "/a", "/b"]);
+    let pages = lines(&out.join("pages.jsonl"));
+    assert_eq!(pages.len(), 4, "only the changed page is stored again");
+    let again = &pages[3];
+    assert_eq!(again["url"], format!("{base}/b"));
+    assert_eq!(again["previous"]["id"].as_u64(), Some(id_of("/b")));
+    assert_eq!(again["previous"]["digest"], first[2]["digest"]);
+    assert_ne!(again["digest"], first[2]["digest"]);
+    let duplicates = lines(&out.join("duplicates.jsonl"));
+    assert_eq!(duplicates.len(), 2, "{duplicates:?}");
+    for path in ["/", "/a"] {
+        let line = duplicates
+            .iter()
+            .find(|d| d["url"] == format!("{base}{path}"))
+            .unwrap();
+        assert_eq!(line["kind"], "exact");
+        assert_eq!(line["of"], format!("{base}{path}"));
+        assert!(line["of_fetched_at"].is_string(), "{line}");
+    }
+    // The WARC holds a revisit for each unchanged page, dated by its earlier copy.
+    let warc = warc_text(&out);
+    assert_eq!(warc.matches("WARC-Type: revisit").count(), 2);
+    assert_eq!(warc.matches("WARC-Refers-To-Date: ").count(), 2);
+    assert_eq!(warc.matches("WARC-Type: response").count(), 4);
+}
+
+/// Every WARC file of `out`, decompressed, as one text.
+fn warc_text(out: &Path) -> String {
+    use std::io::Read;
+    let mut text = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(out.join("warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    for path in names {
+        let bytes = std::fs::read(path).unwrap();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .unwrap();
+    }
+    String::from_utf8_lossy(&text).into_owned()
 }

@@ -372,6 +372,48 @@ mod tests {
     }
 
     #[test]
+    fn windows_read_as_durations_and_bad_ones_are_named() {
+        let c = Config::from_toml_str(
+            "[dedup]\nretention = \"48h\"\n[url_filter]\nrecrawl_after = \"30d\"\n",
+            "c.toml",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.dedup.retention,
+            Some(Window(std::time::Duration::from_secs(48 * 3600)))
+        );
+        assert_eq!(
+            c.url_filter.seen_config().expire_after,
+            Some(std::time::Duration::from_secs(30 * 86_400))
+        );
+        // Written back as text that reads the same.
+        let again = Config::from_toml_str(&c.to_toml(), "again.toml", &[]).unwrap();
+        assert_eq!(again, c);
+        for (text, key) in [
+            ("[dedup]\nretention = \"two days\"\n", "dedup.retention"),
+            ("[dedup]\nretention = \"0s\"\n", "dedup.retention"),
+            (
+                "[url_filter]\nrecrawl_after = 30\n",
+                "url_filter.recrawl_after",
+            ),
+            (
+                "[url_filter]\nrecrawl_generations = 1\n",
+                "url_filter.recrawl_generations",
+            ),
+            (
+                "[dedup]\nretention = \"1h\"\n[cluster]\nnodes = [\"redis://127.0.0.1:7000\"]\n\
+                 worker_id = \"a\"\n",
+                "dedup.retention",
+            ),
+        ] {
+            let e = Config::from_toml_str(text, "c.toml", &[]).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert_eq!(e.to_string().lines().count(), 1, "{e}");
+        }
+    }
+
+    #[test]
     fn unknown_key_is_named_with_its_section() {
         let e = Config::from_toml_str("[url_filter]\nfals_positive_rate = 0.1\n", "c.toml", &[])
             .unwrap_err();

@@ -17,8 +17,8 @@ use super::scope::{priority, relevance};
 use super::worker::{Failure, FetchedPage, Work, backoff};
 use crate::content::RawLinks;
 use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
-use crate::store::files::FileSink;
 use crate::fingerprint::Digest;
+use crate::store::files::FileSink;
 use crate::store::{DuplicatePage, FailedPage, PageSink, PreviousVersion, SinkError, StoredPage};
 
 /// How much a link's anchor text counts in its focus score, per keyword it holds ...
@@ -472,10 +472,25 @@ fn record_page(
                 distance,
                 similarity,
                 // An unchanged recrawl repeats the earlier copy of its own URL.
-                of_fetched_at: earlier
-                    .filter(|v| v.doc == of.id)
-                    .and(earlier_fetched),
+                of_fetched_at: earlier.filter(|v| v.doc == of.id).and(earlier_fetched),
             })?;
+            // Other duplicates' links are not followed (their originals' were); an
+            // unchanged page fetched again by a recrawl is the original, and its links
+            // lead to pages that may have come due too.
+            let unchanged = earlier.is_some_and(|v| v.doc == of.id);
+            if unchanged && task.depth < max_depth {
+                let parent_relevance =
+                    relevance(keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
+                follow(
+                    dedup,
+                    frontier,
+                    worker,
+                    shared,
+                    &task,
+                    &links,
+                    parent_relevance,
+                )?;
+            }
         }
         PageVerdict::NoText => {
             return Ok(Some((

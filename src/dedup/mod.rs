@@ -77,8 +77,8 @@ mod sweeper;
 mod verdict;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use url::Url;
 
@@ -87,7 +87,7 @@ use crate::config::Config;
 use crate::content::Extracted;
 use crate::fingerprint::Fingerprint;
 use crate::index::{
-    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, Similarity, SimhashIndex,
+    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
 };
 use crate::page::{self, Prepared};
 use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};

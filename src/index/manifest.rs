@@ -121,7 +121,9 @@ impl Manifest {
         let documents = number(field("documents")?, "documents")?;
         let floor = number(field("floor")?, "floor")?;
         if floor > documents {
-            return Err(format!("floor {floor} is past the {documents} documents: damaged"));
+            return Err(format!(
+                "floor {floor} is past the {documents} documents: damaged"
+            ));
         }
         let rows = field("rows-checksum")?;
         let rows_checksum = u64::from_str_radix(rows, 16)

@@ -282,11 +282,7 @@ impl SimhashIndex {
         for (table, &key) in memory.tables.iter().zip(&keys.permuted) {
             table.probe(key, self.plan.k, &mut found);
         }
-        found.retain(|&(id, _)| {
-            memory
-                .doc(u64::from(id))
-                .is_some_and(|d| d.at >= cutoff)
-        });
+        found.retain(|&(id, _)| memory.doc(u64::from(id)).is_some_and(|d| d.at >= cutoff));
         found.sort_unstable();
         found.dedup_by_key(|e| e.0);
         found

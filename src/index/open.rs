@@ -223,8 +223,7 @@ fn checked_rows(
         return Err(corrupt(format!(
             "damaged: the rows of documents {} to {} do not match the manifest's \
              checksum; {RESTORE}",
-            manifest.floor,
-            manifest.documents
+            manifest.floor, manifest.documents
         )));
     }
     if let Some(limit) = limit {

@@ -37,7 +37,8 @@ impl Memory {
 
     /// The row of document `id`, unless it expired.
     pub(super) fn doc(&self, id: u64) -> Option<&Stored> {
-        self.docs.get(usize::try_from(id.checked_sub(self.base)?).ok()?)
+        self.docs
+            .get(usize::try_from(id.checked_sub(self.base)?).ok()?)
     }
 
     /// Drops from the front the documents stored before `cutoff` (seconds), at most

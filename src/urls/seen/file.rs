@@ -177,7 +177,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
     for g in 0..held {
         let what = format!("header of generation {g}");
         let slice = r.u64(&what)?;
-        if generations_list.last().is_some_and(|last| last.slice >= slice) {
+        if generations_list
+            .last()
+            .is_some_and(|last| last.slice >= slice)
+        {
             return Err(format!("generation {g}: slices out of order"));
         }
         let count = r.u32(&what)?;

@@ -295,8 +295,7 @@ impl SeenUrls {
                         describe_expiry(wanted.0, wanted.1)
                     )));
                 }
-                let seen =
-                    SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq);
+                let seen = SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq);
                 seen.expired.store(saved.expired, Ordering::Relaxed);
                 seen
             }
