@@ -31,9 +31,9 @@ use super::{DocId, DocRecord, Stored};
 use crate::fingerprint::{Digest, SKETCH_BYTES, Sketch};
 
 /// Document records per `docs` value.
-pub const DOC_CHUNK: u64 = 64;
+pub const DOC_CHUNK: u64 = 32;
 /// Rows per `rows` value.
-pub const ROW_CHUNK: u64 = 1024;
+pub const ROW_CHUNK: u64 = 64;
 /// Bytes per row: simhash (8), digest (16), text length (4), time stored (4), sketch.
 pub const ROW_BYTES: usize = 32 + SKETCH_BYTES;
 
