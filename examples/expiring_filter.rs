@@ -113,7 +113,11 @@ impl Counting {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let n: u64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(4_000_000);
+    let n: u64 = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(4_000_000);
     let g: u32 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(8);
     let strangers = 2_000_000u64;
     let total = 3 * n;

@@ -1,7 +1,8 @@
 //! Fingerprint retention in a steady-state crawl: resident memory and index size over time.
 //!
-//! `cargo run --release --example window_memory -- [W] [WINDOWS]` (defaults W = 1,000,000
-//! documents per 48-hour window, WINDOWS = 6).
+//! `cargo run --release --example window_memory -- [W] [WINDOWS] [off]` (defaults
+//! W = 1,000,000 documents per 48-hour window, WINDOWS = 6; `off` runs the same crawl
+//! without retention, for comparison).
 //!
 //! An index with `retention = 48h` takes W distinct documents per 48 hours of a clock the
 //! run controls, for WINDOWS windows, at full speed. A second thread sweeps as the
@@ -89,8 +90,16 @@ fn mb(bytes: u64) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let per_window: u64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(1_000_000);
+    let per_window: u64 = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(1_000_000);
     let windows: u64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(6);
+    let retention = match args.next().as_deref() {
+        Some("off") => None,
+        _ => Some(Duration::from_secs(WINDOW_SECS)),
+    };
     let dir = tempfile::tempdir()?;
     let clock = ManualClock::at(T0);
     let index = Arc::new(
@@ -98,7 +107,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dir.path(),
             IndexConfig {
                 expected: per_window,
-                retention: Some(Duration::from_secs(WINDOW_SECS)),
+                retention,
                 ..IndexConfig::default()
             },
         )?
@@ -120,8 +129,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
     };
     println!(
-        "retention 48 h, {per_window} documents per window, {windows} windows; a checkpoint \
-         every {} documents",
+        "retention {}, {per_window} documents per 48 h, {windows} windows; a checkpoint every \
+         {} documents",
+        if retention.is_some() { "48 h" } else { "off" },
         per_window / 4
     );
     println!(
@@ -159,7 +169,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("swept from memory by the background thread: {swept}");
     if std::env::var_os("WINDOW_MEMORY_FILES").is_some() {
         for e in std::fs::read_dir(dir.path())?.filter_map(Result::ok) {
-            println!("{} {}", e.path().display(), disk_bytes(&e.path()).max(e.metadata()?.len()));
+            println!(
+                "{} {}",
+                e.path().display(),
+                disk_bytes(&e.path()).max(e.metadata()?.len())
+            );
         }
     }
     Ok(())

@@ -133,14 +133,15 @@ pub(super) fn enqueue(
         return worker.enqueue(dedup, frontier, links);
     }
     let mut queued = 0;
-    let recrawl = dedup.recrawl_after().is_some();
+    // With a recrawl interval, "new" may be a URL fetched before that came due.
+    let due_before = dedup
+        .recrawl_after()
+        .map(|after| dedup.now().saturating_sub(after.as_secs()));
     for (url, depth, priority) in links {
         if let UrlVerdict::New(url) = dedup.check_canonical(url)? {
-            // With a recrawl interval, "new" may be a URL fetched before that came due.
-            let pushed = if recrawl {
-                frontier.push_due(url, depth, priority)
-            } else {
-                frontier.push(url, depth, priority)
+            let pushed = match due_before {
+                Some(before) => frontier.push_due(url, depth, priority, before),
+                None => frontier.push(url, depth, priority),
             };
             if pushed.map_err(CrawlError::Setup)? {
                 queued += 1;

@@ -482,6 +482,11 @@ impl Dedup {
         })
     }
 
+    /// The time on the stage's clock, in seconds since the Unix epoch.
+    pub fn now(&self) -> u64 {
+        self.seen.now()
+    }
+
     /// The recrawl interval (`url_filter.recrawl_after`), if URLs come due again.
     pub fn recrawl_after(&self) -> Option<std::time::Duration> {
         self.seen.config().expire_after

@@ -234,14 +234,30 @@ impl Frontier {
     }
 
     /// Queues `url` again if it was fetched (or failed) before: a URL that came due for a
-    /// recrawl. It keeps the version last stored for it. A URL pending or in flight stays
-    /// as it is; one never seen is queued as by [`Frontier::push`]. Returns whether it was
-    /// queued.
-    pub fn push_due(&mut self, url: Url, depth: u32, priority: u32) -> Result<bool, String> {
-        let last = match self.lookup(&url)? {
+    /// recrawl. It keeps the version last stored for it. A URL whose stored version was
+    /// fetched after `fetched_before` (seconds since the epoch) is not due yet and stays
+    /// as it is; so does one pending or in flight. One never seen is queued as by
+    /// [`Frontier::push`]. Returns whether it was queued.
+    ///
+    /// The URL filter decides when a URL is due; this check covers the one case where it
+    /// forgets early: after a crash, the filter saved at the checkpoint before the last
+    /// lacks the URLs that the last one's frontier finished.
+    pub fn push_due(
+        &mut self,
+        url: Url,
+        depth: u32,
+        priority: u32,
+        fetched_before: u64,
+    ) -> Result<bool, String> {
+        let known = self.lookup(&url)?;
+        let recent = |task: &Task| task.last.is_some_and(|v| v.fetched_at > fetched_before);
+        let last = match known {
             None => return self.push(url, depth, priority),
             Some((_, TaskState::Moved)) => return self.push(url, depth, priority),
             Some((_, TaskState::Pending | TaskState::InFlight)) => return Ok(false),
+            Some((task, TaskState::Done | TaskState::Failed)) if recent(&task) => {
+                return Ok(false);
+            }
             Some((task, TaskState::Done)) => {
                 self.counts.done -= 1;
                 task.last

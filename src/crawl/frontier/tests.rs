@@ -248,3 +248,57 @@ fn reopening_gives_the_last_committed_checkpoint_through_compactions_and_crashes
         "compactions wrote per-URL entries"
     );
 }
+
+#[test]
+fn a_due_url_is_queued_again_with_its_last_version_through_checkpoints_and_compaction() {
+    let (_dir, _db, tree) = fresh_tree();
+    let mut f = Frontier::open(tree.clone(), 0).unwrap();
+    f.push(url("http://a.test/stored"), 0, 0).unwrap();
+    f.push(url("http://a.test/failed"), 0, 0).unwrap();
+    f.push(url("http://a.test/fresh"), 0, 0).unwrap();
+    let version = |doc: u64, fetched_at: u64| Version {
+        doc,
+        digest: u128::from(doc) << 64 | 0xabc,
+        fetched_at,
+    };
+    let mut stored = f.pop("a.test").unwrap();
+    stored.last = Some(version(7, 1_000));
+    f.finish(&stored, false);
+    let failed = f.pop("a.test").unwrap();
+    f.finish(&failed, true);
+    let mut fresh = f.pop("a.test").unwrap();
+    fresh.last = Some(version(8, 5_000));
+    f.finish(&fresh, false);
+    // Mixed lengths in one log part: tasks with and without a version.
+    f.checkpoint(1).unwrap();
+    f.set_compaction(1, 1);
+    f.compact().unwrap();
+    f.finish_compaction().unwrap();
+    drop(f);
+
+    let mut f = Frontier::open(tree, 1).unwrap();
+    assert_eq!(f.counts().done, 2);
+    assert_eq!(f.counts().failed, 1);
+    // Due: fetched at or before 4,000. /fresh was fetched at 5,000: not yet.
+    assert!(
+        f.push_due(url("http://a.test/stored"), 1, 3, 4_000)
+            .unwrap()
+    );
+    assert!(
+        f.push_due(url("http://a.test/failed"), 1, 3, 4_000)
+            .unwrap()
+    );
+    assert!(!f.push_due(url("http://a.test/fresh"), 1, 3, 4_000).unwrap());
+    assert!(
+        !f.push_due(url("http://a.test/stored"), 1, 3, 4_000)
+            .unwrap(),
+        "pending stays pending"
+    );
+    assert!(f.push_due(url("http://a.test/new"), 1, 3, 4_000).unwrap());
+    let counts = f.counts();
+    assert_eq!((counts.pending, counts.done, counts.failed), (3, 1, 0));
+    let again = f.pop("a.test").unwrap();
+    assert_eq!(again.url.path(), "/stored");
+    assert_eq!(again.last, Some(version(7, 1_000)));
+    assert_eq!(f.pop("a.test").unwrap().last, None);
+}

@@ -357,6 +357,11 @@ impl SeenUrls {
         }
     }
 
+    /// The time on the filter's clock (seconds since the Unix epoch).
+    pub fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
     /// The time slice that new URLs go into now (0 for a filter that never forgets).
     fn current_slice(&self) -> u64 {
         match self.config.slice_secs() {
