@@ -436,12 +436,11 @@ fn record_page(
                     fetched_at: earlier_fetched.unwrap_or(UNIX_EPOCH),
                 }),
             })?;
+            // Timed on the stage's clock, which also decides when the URL is due.
             task.last = Some(Version {
                 doc: *id,
                 digest: digest.0,
-                fetched_at: fetched_at
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs()),
+                fetched_at: dedup.now(),
             });
             // Duplicates' links are not followed (their originals' were).
             if task.depth < max_depth {
