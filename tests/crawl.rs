@@ -21,23 +21,15 @@ fn config(state: &Path, out: &Path, seed: String) -> Config {
     config
 }
 
-/// WARC records as (type, target URI), read with gzip member by member.
+#[path = "common/warc.rs"]
+mod warc;
+
+/// WARC records as (type, target URI).
 fn warc_records(out: &Path) -> Vec<(String, String)> {
-    use std::io::Read;
-    let mut names: Vec<_> = std::fs::read_dir(out.join("warc"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
-    let mut records = Vec::new();
-    for path in names {
-        let bytes = std::fs::read(path).unwrap();
-        let mut text = Vec::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .unwrap();
-        let text = String::from_utf8_lossy(&text).into_owned();
-        for record in text.split("WARC/1.1\r\n").skip(1) {
+    let text = warc::warc_text(out);
+    text.split("WARC/1.1\r\n")
+        .skip(1)
+        .map(|record| {
             let field = |name: &str| {
                 record
                     .lines()
@@ -46,10 +38,9 @@ fn warc_records(out: &Path) -> Vec<(String, String)> {
                     .trim()
                     .to_string()
             };
-            records.push((field("WARC-Type:"), field("WARC-Target-URI:")));
-        }
-    }
-    records
+            (field("WARC-Type:"), field("WARC-Target-URI:"))
+        })
+        .collect()
 }
 
 /// Runs warcio over the WARC files when CI names a Python that has it.

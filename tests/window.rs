@@ -15,6 +15,9 @@ use crawldedup::{SeenConfig, SeenUrls};
 
 #[path = "common/child.rs"]
 mod child;
+#[path = "common/warc.rs"]
+mod warc;
+use warc::warc_text;
 
 /// A moment well after the epoch, so that windows never reach back before it.
 const T0: u64 = 1_700_000_000;
@@ -548,20 +551,64 @@ async fn a_due_page_is_fetched_again_unchanged_as_a_revisit_and_changed_as_a_new
     assert_eq!(warc.matches("WARC-Type: response").count(), 4);
 }
 
-/// Every WARC file of `out`, decompressed, as one text.
-fn warc_text(out: &Path) -> String {
-    use std::io::Read;
-    let mut text = Vec::new();
-    let mut names: Vec<_> = std::fs::read_dir(out.join("warc"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
-    for path in names {
-        let bytes = std::fs::read(path).unwrap();
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .unwrap();
-    }
-    String::from_utf8_lossy(&text).into_owned()
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawl_and_stats_take_the_windows_from_the_command_line() {
+    let site = LiveSite::default();
+    site.set("/", page(0, "", &["/a"]));
+    site.set("/a", page(1, "", &["/"]));
+    let base = site.serve().await;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // The server runs on this runtime; the binary's runs wait on a blocking thread.
+    let run = |args: Vec<std::ffi::OsString>| {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+                .args(args)
+                .output()
+                .unwrap()
+        })
+    };
+    let crawl = run(vec![
+        "crawl".into(),
+        "--seed".into(),
+        format!("{base}/").into(),
+        "--allow-private-ips".into(),
+        "--state-dir".into(),
+        state.clone().into(),
+        "--out".into(),
+        dir.path().join("out").into(),
+        "--set".into(),
+        "dedup.retention=48h".into(),
+        "--set".into(),
+        "url_filter.recrawl_after=30d".into(),
+        "--set".into(),
+        "crawl.per_host_delay_ms=0".into(),
+    ])
+    .await
+    .unwrap();
+    assert!(
+        crawl.status.success(),
+        "{}",
+        String::from_utf8_lossy(&crawl.stderr)
+    );
+    let stats = run(vec!["stats".into(), "--state-dir".into(), state.into()])
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&stats.stdout);
+    assert!(stats.status.success(), "{text}");
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line in {text}"))
+            .to_string()
+    };
+    assert!(line("stored").ends_with(" 2"), "{text}");
+    let retention = line("retention");
+    assert!(retention.contains("2days"), "{retention}");
+    assert!(retention.contains("2 fingerprints held"), "{retention}");
+    assert!(retention.contains("oldest stored 20"), "{retention}");
+    assert!(retention.contains("0 expired"), "{retention}");
+    let recrawl = line("recrawl");
+    assert!(recrawl.contains("after 30days"), "{recrawl}");
+    assert!(recrawl.contains("0 URLs came due"), "{recrawl}");
 }

@@ -405,7 +405,11 @@ fn record_page(
     let earlier_fetched = earlier.map(|v| UNIX_EPOCH + Duration::from_secs(v.fetched_at));
     let (extracted, links) = prepared.into_parts();
     let body = Bytes::from(std::mem::take(&mut body));
-    match &verdict {
+    let parent_relevance = relevance(keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
+    // A stored page's links are followed. Duplicates' links are not (their originals'
+    // were), except an unchanged page fetched again by a recrawl: it is the original, and
+    // its links lead to pages that may have come due too.
+    let follow_links = match &verdict {
         PageVerdict::Unique {
             id,
             fingerprint,
@@ -413,7 +417,6 @@ fn record_page(
             nearest,
         } => {
             totals.stored += 1;
-            let parent_relevance = relevance(keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
             sinks.page(&StoredPage {
                 url: task.url.clone(),
                 final_url: final_url.clone(),
@@ -442,18 +445,7 @@ fn record_page(
                 digest: digest.0,
                 fetched_at: dedup.now(),
             });
-            // Duplicates' links are not followed (their originals' were).
-            if task.depth < max_depth {
-                follow(
-                    dedup,
-                    frontier,
-                    worker,
-                    shared,
-                    &task,
-                    &links,
-                    parent_relevance,
-                )?;
-            }
+            true
         }
         PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
             totals.duplicates += 1;
@@ -474,23 +466,7 @@ fn record_page(
                 // An unchanged recrawl repeats the earlier copy of its own URL.
                 of_fetched_at: earlier.filter(|v| v.doc == of.id).and(earlier_fetched),
             })?;
-            // Other duplicates' links are not followed (their originals' were); an
-            // unchanged page fetched again by a recrawl is the original, and its links
-            // lead to pages that may have come due too.
-            let unchanged = earlier.is_some_and(|v| v.doc == of.id);
-            if unchanged && task.depth < max_depth {
-                let parent_relevance =
-                    relevance(keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
-                follow(
-                    dedup,
-                    frontier,
-                    worker,
-                    shared,
-                    &task,
-                    &links,
-                    parent_relevance,
-                )?;
-            }
+            earlier.is_some_and(|v| v.doc == of.id)
         }
         PageVerdict::NoText => {
             return Ok(Some((
@@ -498,6 +474,17 @@ fn record_page(
                 Failure::new("no_text", "no main text".into(), Some(status)),
             )));
         }
+    };
+    if follow_links && task.depth < max_depth {
+        follow(
+            dedup,
+            frontier,
+            worker,
+            shared,
+            &task,
+            &links,
+            parent_relevance,
+        )?;
     }
     frontier.finish(&task, false);
     Ok(None)

@@ -218,19 +218,24 @@ impl Frontier {
             Some((_, TaskState::Moved)) => self.counts.moved -= 1,
             Some(_) => return Ok(false),
         }
+        self.queue_new(url, depth, priority, None);
+        Ok(true)
+    }
+
+    /// Queues a pending task for `url` under the next discovery number.
+    fn queue_new(&mut self, url: Url, depth: u32, priority: u32, last: Option<Version>) {
         let task = Task {
             url,
             depth,
             priority,
             attempts: 0,
             seq: self.next_seq,
-            last: None,
+            last,
         };
         self.next_seq += 1;
         self.record(&task, TaskState::Pending);
         self.counts.pending += 1;
         self.queue(task);
-        Ok(true)
     }
 
     /// Queues `url` again if it was fetched (or failed) before: a URL that came due for a
@@ -267,18 +272,7 @@ impl Frontier {
                 task.last
             }
         };
-        let task = Task {
-            url,
-            depth,
-            priority,
-            attempts: 0,
-            seq: self.next_seq,
-            last,
-        };
-        self.next_seq += 1;
-        self.record(&task, TaskState::Pending);
-        self.counts.pending += 1;
-        self.queue(task);
+        self.queue_new(url, depth, priority, last);
         Ok(true)
     }
 
