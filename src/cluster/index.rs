@@ -135,6 +135,13 @@ impl<'c> SharedIndex<'c> {
         name: &str,
         config: IndexConfig,
     ) -> Result<SharedIndex<'c>, ClusterError> {
+        if config.retention.is_some() {
+            return Err(ClusterError::Params(
+                "the shared index keeps every fingerprint: retention is not available on a \
+                 cluster"
+                    .into(),
+            ));
+        }
         let plan = match config.blocks {
             Some(blocks) => Plan::with_blocks(config.max_distance, blocks),
             None => Plan::choose(

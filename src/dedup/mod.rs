@@ -27,7 +27,7 @@
 //!    [`MIN_CONTAINMENT`]. Two tiny texts (under [`TINY_SHINGLES`] shingles) are compared on
 //!    their exact shingle sets. Otherwise the page is stored and unique.
 //! 4. A near-duplicate verdict carries the estimates it was confirmed on
-//!    ([`Similarity`](crate::index::Similarity)): `similarity` and `containment` in `dedup --json`, the sidecar and
+//!    ([`Similarity`]): `similarity` and `containment` in `dedup --json`, the sidecar and
 //!    `duplicates.jsonl`.
 //!
 //! Precision does not decay with the index: unrelated texts get nearly independent

@@ -21,9 +21,10 @@
 //! similar wins.
 //!
 //! # Storage
-//! Three sled trees (details in `store.rs`): the document records in chunks of 64 ids, a
-//! compact row (simhash, digest, length and sketch: 96 bytes) per document in chunks of
-//! 1,024, and a meta tree (format version, fingerprint version, layout, count written). The
+//! Three sled trees (details in `store.rs`): the document records in chunks of 32 ids, a
+//! compact row (simhash, digest, length, time stored and sketch: 100 bytes) per document in
+//! chunks of 64 (every value stays under sled's blob threshold, so the space of deleted
+//! values is reclaimed by sled's log), and a meta tree (format version, fingerprint version, layout, count written). The
 //! tables are rebuilt in memory from the rows on open rather than stored once per table.
 //! Beside the database, a [`manifest`] written at every checkpoint records how many
 //! documents the checkpoint made durable and a checksum of their rows; opening refuses, in
@@ -40,6 +41,16 @@
 //! reads one bucket and one chain per table, and asks for the cache lines of all tables
 //! before it reads any. On open the tables are built in parallel, one table per job, from
 //! columns of the stored rows.
+//!
+//! # Retention
+//! With a retention window (`dedup.retention`), a document stored at `t` (by the index's
+//! [`Clock`]) is a candidate while `now < t + window` and not after, whether or not it has
+//! been swept. Ids are given in time order (a clock that goes back is held at the newest
+//! time), so the expired documents are always a prefix of the ids: [`SimhashIndex::sweep`]
+//! drops them from the rows in memory a bounded step at a time, the tables drop their
+//! entries at their next merge, and once a checkpoint's manifest has recorded the floor,
+//! their sled chunks are deleted. Opening reads the rows from the manifest's floor on; rows
+//! below it that a crash left on disk are never read, so nothing expired comes back.
 //!
 //! # Exact duplicates
 //! An exact duplicate is a stored document with the same digest and the same simhash. The
@@ -225,8 +236,8 @@ impl SimhashIndex {
     }
 
     /// One bounded step of the retention sweep: removes from memory at most `most`
-    /// documents that fell out of the window, then deletes from sled at most `most / 64`
-    /// chunks of documents that the last checkpoint recorded as expired. Both steps run
+    /// documents that fell out of the window, then deletes from sled at most
+    /// `most / DOC_CHUNK` chunks of each tree that the last checkpoint recorded as expired. Both steps run
     /// under short locks, so a crawl calling this in the background between pages is never
     /// held up for longer than one step. A document past the window stops matching at once,
     /// swept or not; a sweep only frees its memory and disk. Without retention it does
