@@ -67,17 +67,30 @@ pub(super) const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
 /// goes on a page built around an `article` outside it (see [`Analysis::headed_blocks`]).
 pub(super) const COMMENT_HEADINGS: &[&[&str]] = &[
     &["comments"],
+    &["comment"],
     &["reader", "comments"],
     &["leave", "a", "reply"],
     &["leave", "a", "comment"],
     &["join", "the", "discussion"],
+    &["join", "the", "conversation"],
+    &["responses"],
+    &["replies", "to"],
+    &["thoughts", "on"],
 ];
+
+/// Longest heading (characters) that can name a block; a comments heading may quote the
+/// post's title ("59 Comments on ...") and be longer.
+pub(super) const HEADING_CHARS: u32 = 60;
+pub(super) const COMMENT_HEADING_CHARS: u32 = 240;
 
 /// A `nav` or `aside` whose text is at least this share link text is removed whatever its
 /// size.
 pub(super) const NAV_LINKS_SHARE: f64 = 0.9;
 /// A category is kept when its text is at least this share of the text that is left.
 pub(super) const KEEP_CATEGORY_SHARE: f64 = 0.5;
+/// Text outside links, in characters, between the page's `h1` (or the start of the body)
+/// and a block headed as comments, for that text to be the story the comments follow.
+pub(super) const STORY_CHARS: u32 = 600;
 /// Comments are kept (a forum thread) when they hold this share of the text that is left.
 pub(super) const KEEP_COMMENTS_SHARE: f64 = 0.45;
 /// A block headed as recommendations is removed unless it holds this share of the page.
@@ -95,8 +108,21 @@ pub(super) const LINK_DENSE: f64 = 0.6;
 /// A link-dense block is a listing (kept) when it holds this share of the container's text.
 pub(super) const LISTING_SHARE: f64 = 0.4;
 
+/// What a heading names the block it opens (see [`Analysis::headed_blocks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Headed {
+    No,
+    /// Recommendations, or comments beside an `article`: removed unless nearly the page.
+    Recommendations,
+    /// Comments after a story's text: removed whatever their share.
+    CommentsAfterStory,
+}
+
 pub(super) struct Analysis<'p> {
     pub(super) page: &'p Page,
+    /// The page declares itself a discussion (structured data): replies headed as
+    /// comments are its content.
+    pub(super) discussion: bool,
     pub(super) removed: Vec<bool>,
     /// Text and link text that survive removal.
     pub(super) kept: Vec<u32>,
@@ -108,6 +134,7 @@ impl<'p> Analysis<'p> {
         let n = page.nodes.len();
         Analysis {
             page,
+            discussion: false,
             removed: vec![false; n],
             kept: vec![0; n],
             kept_links: vec![0; n],
@@ -126,11 +153,47 @@ impl<'p> Analysis<'p> {
     /// "You may also like", "Frequently bought together", ...): for each such `h2`-`h6`, the
     /// nearest ancestor that holds more than the heading, when the heading opens it. They
     /// are removed outright, like a page footer, unless one holds the page's `h1` or
-    /// `main` or nearly all of its text. Blocks headed as comments are marked too, but
-    /// only beside an `article` (before or after it, not around or inside it).
-    pub(super) fn headed_blocks(&self) -> Vec<bool> {
+    /// `main` or nearly all of its text ([`Headed::Recommendations`]).
+    ///
+    /// Blocks headed as comments ("59 Comments on ...", "10 comments:", "Leave a reply")
+    /// are marked on a page that does not declare itself a discussion, when they follow a
+    /// story: beside an `article` (before or after it, not around or inside it), or after
+    /// at least [`STORY_CHARS`] of text outside links since the page's `h1`. Those that
+    /// follow a story's text go however much of the page they hold
+    /// ([`Headed::CommentsAfterStory`]): a popular post's thread can outweigh the post.
+    /// Whether each element comes after a story: at least [`STORY_CHARS`] of text outside
+    /// links and outside blocks named as comments between the page's first `h1` (or the
+    /// start of the body) and the element's start. (Earlier comments are no story: the
+    /// tenth reply of a thread does not follow one.)
+    pub(super) fn after_story(&self) -> Vec<bool> {
         let nodes = &self.page.nodes;
-        let mut marked = vec![false; nodes.len()];
+        let mut in_link = vec![false; nodes.len()];
+        let mut in_comments = vec![false; nodes.len()];
+        let mut prose_before = vec![0u32; nodes.len() + 1];
+        let mut first_h1 = None;
+        for (i, node) in nodes.iter().enumerate() {
+            let parent = (node.parent != NO_PARENT).then(|| node.parent as usize);
+            in_link[i] = parent.is_some_and(|p| in_link[p]) || node.tag == Tag::A;
+            in_comments[i] = parent.is_some_and(|p| in_comments[p]) || node.comment_words;
+            let prose = if node.tag == Tag::Text && !in_link[i] && !in_comments[i] {
+                node.len
+            } else {
+                0
+            };
+            prose_before[i + 1] = prose_before[i] + prose;
+            if first_h1.is_none() && node.tag == Tag::H(1) {
+                first_h1 = Some(i);
+            }
+        }
+        let from = first_h1.unwrap_or(self.root() as usize);
+        (0..nodes.len())
+            .map(|i| i > from && prose_before[i] - prose_before[from] >= STORY_CHARS)
+            .collect()
+    }
+
+    pub(super) fn headed_blocks(&self, after_story: &[bool]) -> Vec<Headed> {
+        let nodes = &self.page.nodes;
+        let mut marked = vec![Headed::No; nodes.len()];
         // Whether an `article` lies wholly before or after a block, in constant time: the
         // article that ends first, and the one that starts last.
         let mut first_article_end = usize::MAX;
@@ -147,7 +210,10 @@ impl<'p> Analysis<'p> {
         };
         let mut heading = String::new();
         for (i, node) in nodes.iter().enumerate() {
-            if !matches!(node.tag, Tag::H(2..=6)) || node.len == 0 || node.len > 60 {
+            if !matches!(node.tag, Tag::H(2..=6))
+                || node.len == 0
+                || node.len > COMMENT_HEADING_CHARS
+            {
                 continue;
             }
             heading.clear();
@@ -163,8 +229,12 @@ impl<'p> Analysis<'p> {
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty())
                 .map(str::to_lowercase)
-                .skip_while(|w| w.bytes().all(|b| b.is_ascii_digit()))
                 .collect();
+            // A count first ("59 Comments", "12 thoughts on"): read the words after it.
+            let counted = words
+                .first()
+                .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()));
+            let words = &words[usize::from(counted)..];
             let opens_with = |phrase: &&[&str]| {
                 words
                     .iter()
@@ -172,10 +242,12 @@ impl<'p> Analysis<'p> {
                     .take(phrase.len())
                     .eq(phrase.iter().copied())
             };
-            let recommendations = RECOMMENDATION_HEADINGS.iter().any(opens_with);
+            let recommendations =
+                node.len <= HEADING_CHARS && RECOMMENDATION_HEADINGS.iter().any(opens_with);
             let comments = !recommendations
-                && last_article_start.is_some()
-                && COMMENT_HEADINGS.iter().any(opens_with);
+                && !self.discussion
+                && COMMENT_HEADINGS.iter().any(opens_with)
+                && (node.len <= HEADING_CHARS || counted);
             if !recommendations && !comments {
                 continue;
             }
@@ -193,9 +265,18 @@ impl<'p> Analysis<'p> {
                 && !nodes[block as usize + 1..i]
                     .iter()
                     .any(|n| n.tag == Tag::Text && n.len > 0);
-            // Comments go on a page built around an article that they are not part of.
-            if opens && (recommendations || beside_article(block as usize)) {
-                marked[block as usize] = true;
+            if !opens {
+                continue;
+            }
+            let block = block as usize;
+            if recommendations {
+                marked[block] = Headed::Recommendations;
+            } else if after_story[block] {
+                // Comments go after the story they follow, whatever their share.
+                marked[block] = Headed::CommentsAfterStory;
+            } else if last_article_start.is_some() && beside_article(block) {
+                // Or on a page built around an article that they are not part of.
+                marked[block] = Headed::Recommendations;
             }
         }
         marked
@@ -214,7 +295,8 @@ impl<'p> Analysis<'p> {
         // links, and blocks headed as recommendations or comments (short of nearly all of
         // it): removed without a category vote.
         let mut removed_outright = vec![false; nodes.len()];
-        let headed = self.headed_blocks();
+        let after_story = self.after_story();
+        let headed = self.headed_blocks(&after_story);
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
@@ -228,7 +310,7 @@ impl<'p> Analysis<'p> {
             if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
                 cat = Cat::None;
             }
-            if cat == Cat::None && !headed[i] {
+            if cat == Cat::None && headed[i] == Headed::No {
                 continue;
             }
             let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
@@ -249,7 +331,17 @@ impl<'p> Analysis<'p> {
                 // A navigation landmark made of links is a menu, however much of the page
                 // it holds: a mega-menu can outweigh the page's own text.
                 removed_outright[i] = true;
-            } else if headed[i] && node.landmarks == 0 && share < KEEP_RECOMMENDATIONS_SHARE {
+            } else if node.landmarks == 0
+                && (headed[i] == Headed::CommentsAfterStory
+                    || (node.comment_words && !self.discussion && after_story[i]))
+            {
+                // The readers' comments after a story (headed as comments, or named so by
+                // their class words): never the content, however long the thread.
+                removed_outright[i] = true;
+            } else if headed[i] == Headed::Recommendations
+                && node.landmarks == 0
+                && share < KEEP_RECOMMENDATIONS_SHARE
+            {
                 // Named as recommendations or comments by its heading: removed whatever its
                 // class words say, unless it is nearly the whole page.
                 removed_outright[i] = true;

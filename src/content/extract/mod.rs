@@ -158,7 +158,13 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
     let dom = parse_document(&stripped.html);
     let page = Page::build(&dom, stripped.html.len());
     drop(dom);
+    let structured = Structured::of(&stripped.json_ld);
     let mut analysis = Analysis::new(&page);
+    // Replies are the content of a page that declares itself a discussion, or declares
+    // itself something other than an article (`og:type` website, product, ...).
+    analysis.discussion = structured.discussion
+        || page.discussion
+        || page.og_type.as_deref().is_some_and(|t| t != "article");
     analysis.mark_boilerplate();
     analysis.measure_kept();
     let container = analysis.main_container();
@@ -168,7 +174,6 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
         // many small items (a title link each), whose links are the content.
         text = analysis.render(container, true);
     }
-    let structured = Structured::of(&stripped.json_ld);
     if let Some(description) = structured.product_description {
         // A product page's own description, when it is substantial and the visible text is
         // not much more than it, is the product's text without the shop around it.

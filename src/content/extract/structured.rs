@@ -17,6 +17,9 @@ pub(super) struct Structured {
     pub(super) text: Option<String>,
     /// The longest `description` of an item whose `@type` is `Product`, as text.
     pub(super) product_description: Option<String>,
+    /// The page declares itself a discussion (`DiscussionForumPosting`, `QAPage`,
+    /// `Question`): its replies are its content.
+    pub(super) discussion: bool,
 }
 
 impl Structured {
@@ -24,6 +27,7 @@ impl Structured {
         let mut body: Option<String> = None;
         let mut description: Option<String> = None;
         let mut product: Option<String> = None;
+        let mut discussion = false;
         for block in blocks {
             let Ok(value) = serde_json::from_str::<serde_json::Value>(block.trim()) else {
                 continue;
@@ -39,6 +43,7 @@ impl Structured {
                     serde_json::Value::Array(items) => stack.extend(items.iter()),
                     serde_json::Value::Object(map) => {
                         let is_product = map.get("@type").is_some_and(names_product);
+                        discussion |= map.get("@type").is_some_and(names_discussion);
                         for (key, field) in map {
                             match (key.as_str(), field) {
                                 ("articleBody", serde_json::Value::String(s)) => {
@@ -70,6 +75,7 @@ impl Structured {
         Structured {
             text: as_text(body.or(description)),
             product_description: as_text(product),
+            discussion,
         }
     }
 }
@@ -79,6 +85,17 @@ pub(super) fn names_product(kind: &serde_json::Value) -> bool {
     match kind {
         serde_json::Value::String(s) => s == "Product",
         serde_json::Value::Array(items) => items.iter().any(|i| i.as_str() == Some("Product")),
+        _ => false,
+    }
+}
+
+/// A JSON-LD `@type` that names a discussion (a forum thread, a question and its
+/// answers), or a list holding one.
+pub(super) fn names_discussion(kind: &serde_json::Value) -> bool {
+    let named = |s: &str| matches!(s, "DiscussionForumPosting" | "QAPage" | "Question");
+    match kind {
+        serde_json::Value::String(s) => named(s),
+        serde_json::Value::Array(items) => items.iter().any(|i| i.as_str().is_some_and(named)),
         _ => false,
     }
 }

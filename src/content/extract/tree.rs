@@ -141,6 +141,9 @@ pub(super) struct Node {
     pub(super) link_len: u32,
     /// `h1` and `main` elements in the subtree.
     pub(super) landmarks: u32,
+    /// Its class or id names it the readers' comments (`comments`, `commentlist`,
+    /// `disqus`), not customer reviews.
+    pub(super) comment_words: bool,
 }
 
 pub(super) struct Page {
@@ -152,10 +155,15 @@ pub(super) struct Page {
     pub(super) anchor_hrefs: String,
     pub(super) title_tag: Option<String>,
     pub(super) og_title: Option<String>,
+    /// `og:type` (`article`, `website`, `product`, ...).
+    pub(super) og_type: Option<String>,
     /// `og:description`, else `<meta name="description">`.
     pub(super) description: Option<String>,
     pub(super) base_href: Option<String>,
     pub(super) language: Option<String>,
+    /// An element's microdata `itemtype` names a discussion (a forum thread, a question
+    /// and its answers).
+    pub(super) discussion: bool,
 }
 
 pub(super) const NO_PARENT: u32 = u32::MAX;
@@ -220,9 +228,11 @@ impl Page {
             anchor_hrefs: String::new(),
             title_tag: None,
             og_title: None,
+            og_type: None,
             description: None,
             base_href: None,
             language: None,
+            discussion: false,
         };
         // One entry per open DOM element: its index in `nodes`, or None when skipped.
         let mut open: Vec<Option<u32>> = Vec::with_capacity(64);
@@ -267,6 +277,14 @@ impl Page {
                         };
                         let attrs = Attrs::of(element);
                         let cat = classify(tag, &attrs, &mut lower);
+                        // `lower` holds the class and id words whenever they decided `cat`.
+                        let comment_words = cat == Cat::Comments
+                            && (lower.contains("comment") || lower.contains("disqus"));
+                        if let Some(kind) = element.attr("itemtype") {
+                            page.discussion |= ["DiscussionForumPosting", "QAPage", "/Question"]
+                                .iter()
+                                .any(|t| kind.contains(t));
+                        }
                         let index = page.nodes.len() as u32;
                         if tag == Tag::Body && page.body == NO_PARENT {
                             page.body = index;
@@ -295,6 +313,7 @@ impl Page {
                             len: 0,
                             link_len: 0,
                             landmarks: 0,
+                            comment_words,
                         });
                         open.push(Some(index));
                     }
@@ -336,6 +355,7 @@ impl Page {
             len,
             link_len: 0,
             landmarks: 0,
+            comment_words: false,
         });
     }
 
@@ -350,6 +370,9 @@ impl Page {
             .attr("property")
             .or_else(|| element.attr("name"))
             .unwrap_or("");
+        if property.eq_ignore_ascii_case("og:type") && self.og_type.is_none() {
+            self.og_type = content().map(|t| t.trim().to_ascii_lowercase());
+        }
         if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {
             self.og_title = content().map(collapse_whitespace);
         }
