@@ -800,3 +800,68 @@ fn article_metadata_lines_are_dropped_and_dates_in_content_stay() {
         );
     }
 }
+
+/// The story between its markers, whole, and nothing of `unwanted`.
+fn assert_story_alone(name: &str, unwanted: &[&str]) -> Extracted {
+    let out = fixture(name);
+    assert!(
+        out.text.contains("STORYSTART"),
+        "{name}: the story is missing:\n{}",
+        out.text
+    );
+    assert!(
+        out.text.contains("STORYEND"),
+        "{name}: the story is cut:\n{}",
+        out.text
+    );
+    assert_lacks(&out, unwanted);
+    out
+}
+
+#[test]
+fn a_comment_thread_longer_than_the_story_is_not_the_content() {
+    // Three times the story's length, in comment classes, without a heading: the page
+    // declares an article and the thread follows the story's prose.
+    let out = assert_story_alone(
+        "news-comments",
+        &[
+            "hours ago",
+            "rivergazer",
+            "Permalink",
+            "8 comments",
+            "Copyright",
+        ],
+    );
+    assert!(out.text.split_whitespace().count() < 400, "{}", out.text);
+    // Headed as responses ("8 Responses to ..."), in plain markup with no class words.
+    assert_story_alone(
+        "blog-comments",
+        &["Responses to", "said on March", "Leave a Reply", "Reply"],
+    );
+}
+
+#[test]
+fn a_thread_that_declares_itself_a_discussion_keeps_its_replies() {
+    // A long first post, then replies in comment classes: the structured data says this
+    // is a forum thread, so the replies are content.
+    let out = fixture("forum-long-first-post");
+    assert_has(&out, &["FIRSTPOST", "REPLY0", "REPLY4"]);
+    assert_lacks(&out, &["Log in", "Joined 2019"]);
+}
+
+#[test]
+fn a_mega_menu_before_a_short_article_is_not_the_content() {
+    // Six sections of twelve links in a plain div, more text than the article under them.
+    let out = assert_story_alone("news-megamenu", &["Sport", "Culture", "Weather"]);
+    assert!(out.text.split_whitespace().count() < 250, "{}", out.text);
+}
+
+#[test]
+fn a_rail_of_more_stories_after_the_article_goes() {
+    // Seven teasers (a linked headline, a byline and time, a first sentence) under a
+    // heading that names no recommendation.
+    assert_story_alone(
+        "news-rails",
+        &["From the newsroom", "hours ago", "By Ann K."],
+    );
+}

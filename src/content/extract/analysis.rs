@@ -91,6 +91,17 @@ pub(super) const KEEP_CATEGORY_SHARE: f64 = 0.5;
 /// Text outside links, in characters, between the page's `h1` (or the start of the body)
 /// and a block headed as comments, for that text to be the story the comments follow.
 pub(super) const STORY_CHARS: u32 = 600;
+/// A block after the story with at least this many teasers (a heading that is a link) and
+/// at most [`TEASER_CHARS`] of other text per teaser is a rail of other stories.
+pub(super) const RAIL_TEASERS: u32 = 3;
+pub(super) const TEASER_CHARS: u32 = 250;
+/// A block before the page's `h1` with at least this many links, at least
+/// [`MENU_LINK_SHARE`] of its text in links and labels of at most [`MENU_LABEL_CHARS`] on
+/// average is a menu, when the `h1` is followed by at least [`MENU_STORY_CHARS`] of prose.
+pub(super) const MENU_LINKS: u32 = 12;
+pub(super) const MENU_LINK_SHARE: f64 = 0.8;
+pub(super) const MENU_LABEL_CHARS: u32 = 30;
+pub(super) const MENU_STORY_CHARS: u32 = 300;
 /// Comments are kept (a forum thread) when they hold this share of the text that is left.
 pub(super) const KEEP_COMMENTS_SHARE: f64 = 0.45;
 /// A block headed as recommendations is removed unless it holds this share of the page.
@@ -172,7 +183,7 @@ impl<'p> Analysis<'p> {
         let mut prose_before = vec![0u32; nodes.len() + 1];
         let mut first_h1 = None;
         for (i, node) in nodes.iter().enumerate() {
-            let parent = (node.parent != NO_PARENT).then(|| node.parent as usize);
+            let parent = (node.parent != NO_PARENT).then_some(node.parent as usize);
             in_link[i] = parent.is_some_and(|p| in_link[p]) || node.tag == Tag::A;
             in_comments[i] = parent.is_some_and(|p| in_comments[p]) || node.comment_words;
             let prose = if node.tag == Tag::Text && !in_link[i] && !in_comments[i] {
@@ -189,6 +200,96 @@ impl<'p> Analysis<'p> {
         (0..nodes.len())
             .map(|i| i > from && prose_before[i] - prose_before[from] >= STORY_CHARS)
             .collect()
+    }
+
+    /// Blocks around a story that are never its content, whatever their share of the page
+    /// (on a page with a story: an `h1` followed by prose):
+    ///
+    /// - **rails of other stories** after it: blocks after the end of the `article` that
+    ///   holds its `h1`, with at least [`RAIL_TEASERS`] teasers (an `h2`-`h4` that is a link,
+    ///   as "more stories" lists print each headline) and at most [`TEASER_CHARS`] of other
+    ///   text each (a byline, a time, a first sentence). Inside the story, a buying guide
+    ///   heads each product with a link too, and it stays;
+    /// - **menus** before its `h1`: at least [`MENU_LINKS`] links, [`MENU_LINK_SHARE`] of
+    ///   the text in links, short labels. A mega-menu outside any `nav` or menu class can
+    ///   hold more text than a short article, and then passed for a listing.
+    pub(super) fn around_story(&self, after_story: &[bool]) -> Vec<bool> {
+        let nodes = &self.page.nodes;
+        let mut marked = vec![false; nodes.len()];
+        let Some(h1) = nodes.iter().position(|n| n.tag == Tag::H(1)) else {
+            return marked;
+        };
+        // Prose (text outside links) after the h1, teasers and links per subtree.
+        let mut teasers = vec![0u32; nodes.len()];
+        let mut links = vec![0u32; nodes.len()];
+        for i in (0..nodes.len()).rev() {
+            let node = nodes[i];
+            if node.tag == Tag::A {
+                links[i] += 1;
+            }
+            if matches!(node.tag, Tag::H(2..=4))
+                && node.len >= 15
+                && 5 * node.link_len >= 4 * node.len
+            {
+                teasers[i] += 1;
+            }
+            if node.parent != NO_PARENT {
+                let p = node.parent as usize;
+                teasers[p] += teasers[i];
+                links[p] += links[i];
+            }
+        }
+        let h1_end = nodes[h1].end as usize;
+        // The story's own `article` (the one around its `h1`): rails come after its end.
+        // Without one, where the story ends is not known, and no rail is taken out: a
+        // buying guide heads each product with a link too, and a listing is all teasers.
+        let mut story_end = None;
+        let mut up = nodes[h1].parent;
+        while up != NO_PARENT {
+            if nodes[up as usize].tag == Tag::Article {
+                story_end = Some(nodes[up as usize].end as usize);
+                break;
+            }
+            up = nodes[up as usize].parent;
+        }
+        let prose_after: u32 = nodes[h1_end..]
+            .iter()
+            .filter(|n| n.tag == Tag::Text)
+            .map(|n| n.len)
+            .sum::<u32>()
+            .saturating_sub(
+                nodes[h1_end..]
+                    .iter()
+                    .filter(|n| n.tag == Tag::A)
+                    .map(|n| n.link_len)
+                    .sum(),
+            );
+        if prose_after < MENU_STORY_CHARS {
+            return marked;
+        }
+        let mut i = 0;
+        while i < nodes.len() {
+            let node = nodes[i];
+            let other_text = node.len - node.link_len.min(node.len);
+            let rail = story_end.is_some_and(|end| i >= end)
+                && after_story[i]
+                && node.landmarks == 0
+                && teasers[i] >= RAIL_TEASERS
+                && other_text <= TEASER_CHARS * teasers[i];
+            let menu = (node.end as usize) <= h1
+                && node.landmarks == 0
+                && links[i] >= MENU_LINKS
+                && node.link_len as f64 >= MENU_LINK_SHARE * node.len as f64
+                && node.link_len <= MENU_LABEL_CHARS * links[i];
+            if rail || menu {
+                marked[i] = true;
+                // The outermost block is enough: its subtree goes with it.
+                i = node.end as usize;
+            } else {
+                i += 1;
+            }
+        }
+        marked
     }
 
     pub(super) fn headed_blocks(&self, after_story: &[bool]) -> Vec<Headed> {
@@ -266,6 +367,25 @@ impl<'p> Analysis<'p> {
                     .iter()
                     .any(|n| n.tag == Tag::Text && n.len > 0);
             if !opens {
+                // A heading amid the story's own elements ("8 Responses to ..." and the
+                // list after it, siblings of the story's paragraphs): the comments are the
+                // heading and what follows it up to the next heading of its rank or above.
+                if comments && after_story[i] {
+                    let Tag::H(level) = node.tag else { continue };
+                    let parent_end = if node.parent == NO_PARENT {
+                        nodes.len()
+                    } else {
+                        nodes[node.parent as usize].end as usize
+                    };
+                    let mut j = i;
+                    while j < parent_end {
+                        if j > i && matches!(nodes[j].tag, Tag::H(l) if l <= level) {
+                            break;
+                        }
+                        marked[j] = Headed::CommentsAfterStory;
+                        j = nodes[j].end as usize;
+                    }
+                }
                 continue;
             }
             let block = block as usize;
@@ -297,6 +417,7 @@ impl<'p> Analysis<'p> {
         let mut removed_outright = vec![false; nodes.len()];
         let after_story = self.after_story();
         let headed = self.headed_blocks(&after_story);
+        let around = self.around_story(&after_story);
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
@@ -309,6 +430,10 @@ impl<'p> Analysis<'p> {
             // section, a card or an accordion pane, not the site's.
             if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
                 cat = Cat::None;
+            }
+            if around[i] {
+                removed_outright[i] = true;
+                continue;
             }
             if cat == Cat::None && headed[i] == Headed::No {
                 continue;

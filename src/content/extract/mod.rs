@@ -41,6 +41,17 @@
 //!    `h1` or nearly all of the page's text. So does a block that a heading names as
 //!    comments ("124 Reader Comments", "Leave a reply") on a page built around an
 //!    `article` that the block is not part of; on a thread without one, the replies stay.
+//!    **Around a story** (an `h1` followed by prose), on a page that does not declare itself
+//!    a discussion (JSON-LD or microdata `DiscussionForumPosting`, `QAPage`, `Question`) or
+//!    something other than an article (`og:type`): the readers' comments after 600
+//!    characters of story prose go however long the thread, whether a heading names them
+//!    ("59 Comments on ...", "12 thoughts on", "8 Responses to"; a heading amid the story's
+//!    own elements takes what follows it up to the next heading of its rank) or their class
+//!    words do (`comments`, `commentlist`, `disqus`; not `reviews`). A rail of other
+//!    stories after the `article` that holds the `h1` goes too: three or more teasers (a
+//!    linked `h2`-`h4`) with at most 250 characters of other text each. So does a block of
+//!    twelve or more short links before the `h1`: a mega-menu that no `nav` or menu class
+//!    marks can hold more text than a short article.
 //! 4. **The main container.** Starting at `body`, the walk descends into the child that
 //!    holds most of what is left (text outside links counts fully, link text counts less)
 //!    for as long as one child holds nearly all (85%) of its parent's text, so that a
