@@ -23,6 +23,7 @@ fn config(state: &Path, out: &Path, seed: String) -> Config {
 
 #[path = "common/warc.rs"]
 mod warc;
+use warc::lines;
 
 /// WARC records as (type, target URI).
 fn warc_records(out: &Path) -> Vec<(String, String)> {
@@ -61,14 +62,6 @@ fn check_with_warcio(out: &Path, stored: usize) {
     );
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["counts"]["response"], stored, "{report}");
-}
-
-fn lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// The failure this pins down: with features dominated by the words every text of a

@@ -17,7 +17,7 @@ use crawldedup::{SeenConfig, SeenUrls};
 mod child;
 #[path = "common/warc.rs"]
 mod warc;
-use warc::warc_text;
+use warc::{lines, warc_text};
 
 /// A moment well after the epoch, so that windows never reach back before it.
 const T0: u64 = 1_700_000_000;
@@ -454,14 +454,6 @@ fn page(n: usize, extra: &str, links: &[&str]) -> String {
          <article><h1>{}</h1>{body}<p>{extra}</p></article></body></html>",
         article.title, article.title
     )
-}
-
-fn lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,16 @@
-//! Reading the crawl's WARC output back in tests.
+//! Reading the crawl's outputs back in tests: the WARC files and the JSONL files.
 
 use std::io::Read;
 use std::path::Path;
+
+/// The JSON lines of `path` (none when it does not exist).
+pub fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
 
 /// Every WARC file under `out/warc`, in name order, decompressed (gzip member by member)
 /// into one text.
