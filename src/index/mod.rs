@@ -435,8 +435,7 @@ impl SimhashIndex {
         let cutoff = self.cutoff();
         let judgement = {
             let memory = self.read();
-            let newest = memory.docs.back().map_or(0, |d| u64::from(d.at));
-            record.at = self.clock.now().max(newest);
+            record.at = self.stamp(&memory);
             self.decide(
                 &memory,
                 &keys,
@@ -463,10 +462,16 @@ impl SimhashIndex {
     pub fn insert(&self, mut record: DocRecord) -> Result<DocId, IndexError> {
         let _writer = lock(&self.writer);
         let keys = self.keys(record.simhash, &record.sketch);
-        let newest = self.read().docs.back().map_or(0, |d| u64::from(d.at));
-        record.at = self.clock.now().max(newest);
+        record.at = self.stamp(&self.read());
         let stored = Stored::of(&record);
         self.append(record, &keys, stored)
+    }
+
+    /// The time a document inserted now is stored at: the clock's, or the newest
+    /// document's if the clock went back, so that times never decrease with the id.
+    fn stamp(&self, memory: &Memory) -> u64 {
+        let newest = memory.docs.back().map_or(0, |d| u64::from(d.at));
+        self.clock.now().max(newest)
     }
 
     /// Adds a document under the next id (the caller holds the writer lock).
