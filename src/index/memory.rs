@@ -16,7 +16,7 @@ const MIN_MERGE: usize = 4096;
 /// A table key: a permuted simhash (64 bits) or a band key (32 bits). Every operation on
 /// keys works on the key as the top bits of a 64-bit word, so a 32-bit key buckets, masks
 /// and compares as a 64-bit one whose low half is zero; the arrays hold the narrow form.
-pub(crate) trait Key: Copy + Default + Send + Sync + std::fmt::Debug {
+pub(crate) trait Key: Plain + Default + Send + Sync + std::fmt::Debug {
     /// The key in the top bits of a 64-bit word.
     fn wide(self) -> u64;
     /// The key of a word made by [`Key::wide`].
@@ -41,6 +41,110 @@ impl Key for u32 {
     }
 }
 
+/// A plain integer type: every bit pattern is a value, there is no padding, and its bytes
+/// are its value in the machine's byte order, so that an array of it can be written out
+/// as bytes and read back from a mapped file (see `super::snapshot`).
+///
+/// # Safety
+/// Only for the primitive integers, which meet all of the above.
+pub(crate) unsafe trait Plain: Copy + 'static {}
+
+// SAFETY: primitive integers.
+unsafe impl Plain for u32 {}
+// SAFETY: primitive integers.
+unsafe impl Plain for u64 {}
+
+/// The bytes of an array of plain integers.
+pub(crate) fn plain_bytes<T: Plain>(values: &[T]) -> &[u8] {
+    // SAFETY: `T` is a primitive integer (`Plain`): no padding, every byte initialised.
+    unsafe {
+        std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+    }
+}
+
+/// One array of a table: in memory of its own, or a section of a snapshot file mapped
+/// read-only (an index opened from its snapshot reads its tables straight from the page
+/// cache, and an array is copied into memory of its own only when a merge rewrites it).
+pub(crate) enum Column<T: Plain> {
+    Owned(Vec<T>),
+    Mapped {
+        map: std::sync::Arc<memmap2::Mmap>,
+        /// Byte offset of the first value in the map (a multiple of `T`'s alignment).
+        start: usize,
+        /// Values.
+        len: usize,
+    },
+}
+
+impl<T: Plain> Column<T> {
+    /// `len` values at byte `start` of `map`, or `None` if they do not fit or are not
+    /// aligned for `T`.
+    pub(crate) fn mapped(
+        map: &std::sync::Arc<memmap2::Mmap>,
+        start: usize,
+        len: usize,
+    ) -> Option<Column<T>> {
+        let end = len
+            .checked_mul(std::mem::size_of::<T>())
+            .and_then(|bytes| bytes.checked_add(start))?;
+        let aligned = (map.as_ptr() as usize + start) % std::mem::align_of::<T>() == 0;
+        (end <= map.len() && aligned).then(|| Column::Mapped {
+            map: map.clone(),
+            start,
+            len,
+        })
+    }
+
+    /// The values, as a vector of their own (copied out of the map if mapped).
+    pub(crate) fn to_mut(&mut self) -> &mut Vec<T> {
+        if let Column::Mapped { .. } = self {
+            *self = Column::Owned(self.to_vec());
+        }
+        match self {
+            Column::Owned(values) => values,
+            Column::Mapped { .. } => unreachable!("made owned just above"),
+        }
+    }
+
+    /// Takes the values out, leaving an empty column.
+    pub(crate) fn take(&mut self) -> Vec<T> {
+        match std::mem::take(self) {
+            Column::Owned(values) => values,
+            mapped => mapped.to_vec(),
+        }
+    }
+}
+
+impl<T: Plain> Default for Column<T> {
+    fn default() -> Self {
+        Column::Owned(Vec::new())
+    }
+}
+
+impl<T: Plain> std::ops::Deref for Column<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Column::Owned(values) => values,
+            // SAFETY: `mapped` checked that the range lies inside the map and is aligned
+            // for `T`; `T` is a plain integer, for which every bit pattern is a value; the
+            // map is read-only and lives as long as this column holds its `Arc`.
+            Column::Mapped { map, start, len } => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().add(*start).cast::<T>(), *len)
+            },
+        }
+    }
+}
+
+impl<T: Plain> std::fmt::Debug for Column<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Column::Owned(values) => write!(f, "Owned({} values)", values.len()),
+            Column::Mapped { len, .. } => write!(f, "Mapped({len} values)"),
+        }
+    }
+}
+
 /// A recent entry: key, id, and the index of the previous entry with the same head.
 #[derive(Debug, Clone, Copy)]
 struct RecentEntry<K> {
@@ -58,9 +162,9 @@ pub(crate) struct Bucketed<K: Key = u64> {
     bits: u32,
     /// Leading bits that a near-duplicate shares with the key in this table.
     leading: u32,
-    offsets: Vec<u32>,
-    keys: Vec<K>,
-    ids: Vec<u32>,
+    offsets: Column<u32>,
+    keys: Column<K>,
+    ids: Column<u32>,
     /// Bits of the key that choose a head of `heads`.
     head_bits: u32,
     /// For each head, the index in `recent` of its newest entry.
@@ -94,20 +198,64 @@ impl<K: Key> Bucketed<K> {
     ) -> Bucketed<K> {
         let bits = bucket_bits(n, leading);
         let (keys, ids, offsets) = bucket_sort(n, bits, entry, scratch);
-        // About one head per recent entry the table holds before its next merge, never
-        // more head bits than leading bits.
-        let most_recent = MIN_MERGE.max(n / 4);
-        let head_bits = (usize::BITS - 1 - most_recent.leading_zeros()).min(leading);
         Bucketed {
             bits,
             leading,
+            offsets: Column::Owned(offsets),
+            keys: Column::Owned(keys),
+            ids: Column::Owned(ids),
+            head_bits: head_bits(n, leading),
+            // Allocated by the first insert: an index opened only to be read needs none.
+            heads: Vec::new(),
+            recent: Vec::new(),
+            floor: 0,
+        }
+    }
+
+    /// The parts a snapshot stores: (bucket bits, leading bits, id floor) and the three
+    /// arrays (offsets, keys, ids). Recent entries must have been merged first
+    /// ([`Bucketed::merge_recent`]).
+    pub(crate) fn parts(&self) -> ((u32, u32, u32), (&[u32], &[K], &[u32])) {
+        debug_assert!(self.recent.is_empty());
+        (
+            (self.bits, self.leading, self.floor),
+            (&self.offsets, &self.keys, &self.ids),
+        )
+    }
+
+    /// A table from the parts of [`Bucketed::parts`], checked for consistency: the offsets
+    /// rise from 0 to the number of entries, one more of them than buckets. (Whether each
+    /// key sits in its bucket is not checked here: the snapshot's checksum stands for that.)
+    pub(crate) fn from_parts(
+        (bits, leading, floor): (u32, u32, u32),
+        offsets: Column<u32>,
+        keys: Column<K>,
+        ids: Column<u32>,
+    ) -> Option<Bucketed<K>> {
+        let consistent = (1..=26).contains(&bits)
+            && leading <= 64
+            && keys.len() == ids.len()
+            && offsets.len() == (1usize << bits) + 1
+            && offsets.first() == Some(&0)
+            && offsets.last().map(|&o| o as usize) == Some(keys.len())
+            && offsets.windows(2).all(|w| w[0] <= w[1]);
+        consistent.then(|| Bucketed {
+            bits,
+            leading,
+            head_bits: head_bits(keys.len(), leading),
             offsets,
             keys,
             ids,
-            head_bits,
-            heads: vec![NO_ENTRY; 1 << head_bits],
+            heads: Vec::new(),
             recent: Vec::new(),
-            floor: 0,
+            floor,
+        })
+    }
+
+    /// Moves the recent entries into the arrays now (before a snapshot is written).
+    pub(crate) fn merge_recent(&mut self, floor: u32) {
+        if !self.recent.is_empty() || floor > self.floor {
+            self.merge(floor);
         }
     }
 
@@ -157,8 +305,8 @@ impl<K: Key> Bucketed<K> {
         let total = old + recent.len();
         let expired = floor > self.floor;
         if expired || bucket_bits(total, self.leading) != self.bits || self.offsets.is_empty() {
-            let mut keys = std::mem::take(&mut self.keys);
-            let mut ids = std::mem::take(&mut self.ids);
+            let mut keys = self.keys.take();
+            let mut ids = self.ids.take();
             keys.extend(recent.iter().map(|e| e.key));
             ids.extend(recent.iter().map(|e| e.id));
             if expired {
@@ -188,24 +336,25 @@ impl<K: Key> Bucketed<K> {
         for b in 0..buckets {
             below[b + 1] += below[b];
         }
-        self.keys.resize(total, K::default());
-        self.ids.resize(total, 0);
+        let keys = self.keys.to_mut();
+        let ids = self.ids.to_mut();
+        keys.resize(total, K::default());
+        ids.resize(total, 0);
         for i in (0..old).rev() {
-            let to = i + below[(self.keys[i].wide() >> shift) as usize] as usize;
-            self.keys[to] = self.keys[i];
-            self.ids[to] = self.ids[i];
+            let to = i + below[(keys[i].wide() >> shift) as usize] as usize;
+            keys[to] = keys[i];
+            ids[to] = ids[i];
         }
         // Each bucket's recent entries go after its stored ones: from its old end, shifted.
-        let mut cursor: Vec<u32> = (0..buckets)
-            .map(|b| self.offsets[b + 1] + below[b])
-            .collect();
+        let offsets = self.offsets.to_mut();
+        let mut cursor: Vec<u32> = (0..buckets).map(|b| offsets[b + 1] + below[b]).collect();
         for entry in &recent {
             let slot = &mut cursor[(entry.key.wide() >> shift) as usize];
-            self.keys[*slot as usize] = entry.key;
-            self.ids[*slot as usize] = entry.id;
+            keys[*slot as usize] = entry.key;
+            ids[*slot as usize] = entry.id;
             *slot += 1;
         }
-        for (offset, shifted) in self.offsets.iter_mut().zip(&below) {
+        for (offset, shifted) in offsets.iter_mut().zip(&below) {
             *offset += shifted;
         }
     }
@@ -360,6 +509,13 @@ fn advise_huge_pages<T>(values: &[T]) {
             libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
         }
     }
+}
+
+/// Bits of the heads of a table of `n` entries: about one head per recent entry it holds
+/// before its next merge, never more head bits than leading bits.
+fn head_bits(n: usize, leading: u32) -> u32 {
+    let most_recent = MIN_MERGE.max(n / 4);
+    (usize::BITS - 1 - most_recent.leading_zeros()).min(leading)
 }
 
 /// Entries per bucket the bucket bits aim at (between this and twice this): eight 8-byte

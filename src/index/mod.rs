@@ -78,6 +78,7 @@ mod memory;
 mod open;
 pub mod plan;
 mod record;
+pub mod snapshot;
 mod store;
 mod tables;
 
@@ -130,6 +131,13 @@ pub struct SimhashIndex {
     /// Candidates the confirmation refused in check-and-insert, since opening.
     refused: std::sync::atomic::AtomicU64,
     memory: RwLock<Memory>,
+    /// Documents from which a clean close writes a [`snapshot`].
+    snapshot_min: u64,
+    /// What the snapshot on disk holds, when it is this index as it was opened (documents,
+    /// floor, row checksum): a close that finds memory unchanged writes none.
+    snapshot_extent: Option<snapshot::Extent>,
+    /// Whether the open read the snapshot rather than rebuilding from sled.
+    from_snapshot: bool,
     writer: Mutex<()>,
     /// Documents known durable (the count at the start of the last checkpoint); held for
     /// the whole of a checkpoint, so that callers of [`SimhashIndex::sync`] queue behind
@@ -204,6 +212,58 @@ impl SimhashIndex {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> SimhashIndex {
         self.clock = clock;
         self
+    }
+
+    /// Writes a [`snapshot`] when the index closes holding at least `documents` documents
+    /// ([`snapshot::SNAPSHOT_MIN_DOCUMENTS`] by default; 0 for always, `u64::MAX` for never).
+    pub fn with_snapshot_min_documents(mut self, documents: u64) -> SimhashIndex {
+        self.snapshot_min = documents;
+        self
+    }
+
+    /// Whether this index was opened from its [`snapshot`] (else its tables were rebuilt
+    /// from the stored rows).
+    pub fn opened_from_snapshot(&self) -> bool {
+        self.from_snapshot
+    }
+
+    /// Writes the snapshot of the index as it is, if it holds enough documents and exactly
+    /// what the last checkpoint's manifest records; returns whether it wrote one.
+    /// [`Drop`] calls it, so a caller need not, unless it wants to know.
+    pub fn write_snapshot(&mut self) -> Result<bool, IndexError> {
+        let corrupt = |problem: String| IndexError::Corrupt {
+            path: self.path.clone(),
+            problem,
+        };
+        let memory = self.memory.get_mut().unwrap_or_else(|p| p.into_inner());
+        let live = memory.docs.len() as u64;
+        let extent = (memory.count(), memory.base, memory.checksum);
+        let pending = self
+            .pending
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .docs
+            .len();
+        if live < self.snapshot_min || live == 0 || pending > 0 {
+            return Ok(false);
+        }
+        if self.snapshot_extent == Some(extent) {
+            return Ok(false);
+        }
+        let manifest = Manifest::read(&self.path).map_err(&corrupt)?;
+        if manifest.map(|m| (m.documents, m.floor, m.rows_checksum)) != Some(extent) {
+            return Ok(false);
+        }
+        let started = std::time::Instant::now();
+        snapshot::write(&self.path, &self.plan, memory)
+            .map_err(|e| corrupt(format!("writing the snapshot: {e}")))?;
+        tracing::debug!(
+            "{}: snapshot of {live} documents written in {:.2} s",
+            self.path.display(),
+            started.elapsed().as_secs_f64()
+        );
+        self.snapshot_extent = Some(extent);
+        Ok(true)
     }
 
     /// The retention window, if any.
@@ -568,6 +628,17 @@ impl SimhashIndex {
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Memory> {
         self.memory.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for SimhashIndex {
+    /// Writes the [`snapshot`] of a cleanly closed index (see
+    /// [`SimhashIndex::write_snapshot`]); a failure leaves the next open to rebuild, as after
+    /// a crash, and says so in the log.
+    fn drop(&mut self) {
+        if let Err(e) = self.write_snapshot() {
+            tracing::warn!("{e}; the next open rebuilds the tables");
+        }
     }
 }
 

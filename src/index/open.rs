@@ -42,17 +42,34 @@ impl SimhashIndex {
         let store = Store::open(&db).map_err(store_error)?;
         let manifest = Manifest::read(dir).map_err(&corrupt)?;
         let (plan, manifest) = layout(dir, config, &db, &store, manifest)?;
-        let rows = checked_rows(dir, &db, &store, &manifest, limit)?;
-        let rows_read = started.elapsed();
-        let memory = build_memory(&plan, rows);
+        let (memory, snapshot_extent) = match from_snapshot(dir, &store, &plan, &manifest, limit)? {
+            Some(memory) => {
+                tracing::debug!(
+                    "{}: opened with {} documents from the snapshot: sled {:.2} s, snapshot {:.2} s",
+                    path.display(),
+                    memory.count(),
+                    sled_opened.as_secs_f64(),
+                    (started.elapsed() - sled_opened).as_secs_f64(),
+                );
+                let extent = (memory.count(), memory.base, memory.checksum);
+                (memory, Some(extent))
+            }
+            None => {
+                let rows = checked_rows(dir, &db, &store, &manifest, limit)?;
+                let rows_read = started.elapsed();
+                let memory = build_memory(&plan, rows);
+                tracing::debug!(
+                    "{}: opened with {} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
+                    path.display(),
+                    memory.count(),
+                    sled_opened.as_secs_f64(),
+                    (rows_read - sled_opened).as_secs_f64(),
+                    (started.elapsed() - rows_read).as_secs_f64()
+                );
+                (memory, None)
+            }
+        };
         let count = memory.count();
-        tracing::debug!(
-            "{}: opened with {count} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
-            path.display(),
-            sled_opened.as_secs_f64(),
-            (rows_read - sled_opened).as_secs_f64(),
-            (started.elapsed() - rows_read).as_secs_f64()
-        );
         let floor = memory.base;
         Ok(SimhashIndex {
             confirm: config.confirm,
@@ -66,6 +83,9 @@ impl SimhashIndex {
             store,
             plan,
             memory: RwLock::new(memory),
+            snapshot_min: super::snapshot::SNAPSHOT_MIN_DOCUMENTS,
+            from_snapshot: snapshot_extent.is_some(),
+            snapshot_extent,
             writer: Mutex::new(()),
             durable: Mutex::new(count),
             pending: Mutex::new(Pending {
@@ -189,6 +209,55 @@ fn layout(
             Ok((plan, manifest))
         }
     }
+}
+
+/// The in-memory index from the snapshot, when there is one that is exactly the index the
+/// manifest describes and sled holds nothing past it (see [`super::snapshot`]); a snapshot
+/// that is not is deleted, with a line in the log, and the caller rebuilds from sled.
+fn from_snapshot(
+    dir: &Path,
+    store: &Store,
+    plan: &Plan,
+    manifest: &Manifest,
+    limit: Option<u64>,
+) -> Result<Option<super::tables::Memory>, IndexError> {
+    use super::snapshot::{self, Refused};
+    let (_, corrupt) = IndexError::makers(dir);
+    let whole = limit.is_none_or(|l| l == manifest.documents)
+        && store.ends_at(manifest.documents).map_err(|e| match e {
+            StoreError::Sled(source) => IndexError::Store {
+                path: dir.to_path_buf(),
+                source,
+            },
+            StoreError::Corrupt(problem) => corrupt(problem),
+        })?;
+    let file = snapshot::path(dir);
+    if !whole {
+        if file.exists() {
+            tracing::info!(
+                "{}: set aside (sled holds documents past the manifest, or the index is \
+                 rolled back); the tables are rebuilt from the database",
+                file.display()
+            );
+            let _ = std::fs::remove_file(&file);
+        }
+        return Ok(None);
+    }
+    match snapshot::open(dir, plan, manifest) {
+        Ok(memory) => return Ok(Some(memory)),
+        Err(Refused::Missing) => return Ok(None),
+        Err(Refused::Stale(why)) => tracing::info!(
+            "{}: set aside ({why}); the tables are rebuilt from the database",
+            file.display()
+        ),
+        Err(Refused::Damaged(why)) => tracing::warn!(
+            "{}: set aside, damaged ({why}); the tables are rebuilt from the database",
+            file.display()
+        ),
+    }
+    // Never used again: it describes an index that is gone, or it is damaged.
+    let _ = std::fs::remove_file(&file);
+    Ok(None)
 }
 
 /// The stored rows, checked against the manifest (none missing, none changed), and cut

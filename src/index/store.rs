@@ -164,6 +164,22 @@ impl Store {
         Ok(self.docs.is_empty() && self.rows.is_empty() && self.meta.get(WRITTEN_KEY)?.is_none())
     }
 
+    /// Whether the stored documents end exactly at `documents`: that many rows written and
+    /// no record past them (a batch that a crash cut between its trees leaves records whose
+    /// rows an open must mend from sled).
+    pub(crate) fn ends_at(&self, documents: u64) -> Result<bool, StoreError> {
+        if self.written()? != documents {
+            return Ok(false);
+        }
+        match self.docs.last()? {
+            None => Ok(true),
+            Some((key, value)) => {
+                let end = key_number(&key)? * DOC_CHUNK + decode_chunk(&value)?.len() as u64;
+                Ok(end <= documents)
+            }
+        }
+    }
+
     fn written(&self) -> Result<u64, StoreError> {
         match self.meta.get(WRITTEN_KEY)? {
             Some(v) => Ok(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| {
@@ -448,7 +464,7 @@ pub(crate) fn encode_row(row: Stored) -> [u8; ROW_BYTES] {
     out
 }
 
-fn decode_row(bytes: &[u8]) -> Option<Stored> {
+pub(crate) fn decode_row(bytes: &[u8]) -> Option<Stored> {
     Some(Stored {
         simhash: u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?),
         digest: Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?)),
