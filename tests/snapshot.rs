@@ -76,9 +76,12 @@ fn insert(index: &SimhashIndex, from: u64, to: u64) {
     }
 }
 
+/// A decision and the simhash tables' candidates (id, distance).
+type Answer = (Option<Decision>, Vec<(u64, u32)>);
+
 /// What the index answers for stored documents, their near copies (0 to 3 bits away) and
 /// strangers: the decision and the simhash tables' candidates.
-fn answers(index: &SimhashIndex, stored: u64) -> Vec<(Option<Decision>, Vec<(u64, u32)>)> {
+fn answers(index: &SimhashIndex, stored: u64) -> Vec<Answer> {
     (0..600u64)
         .map(|p| {
             let i = mix(p) % stored;
@@ -93,7 +96,7 @@ fn answers(index: &SimhashIndex, stored: u64) -> Vec<(Option<Decision>, Vec<(u64
 }
 
 /// An index of `n` documents, checkpointed and closed (so with a snapshot), and its answers.
-fn closed_index(n: u64) -> (tempfile::TempDir, Vec<(Option<Decision>, Vec<(u64, u32)>)>) {
+fn closed_index(n: u64) -> (tempfile::TempDir, Vec<Answer>) {
     let dir = tempfile::tempdir().unwrap();
     let mut index = open(dir.path());
     insert(&index, 0, n);

@@ -145,6 +145,12 @@ impl<T: Plain> std::fmt::Debug for Column<T> {
     }
 }
 
+/// What a table's arrays need beside them: (bucket bits, leading bits, id floor).
+pub(crate) type TableShape = (u32, u32, u32);
+
+/// A table's arrays: offsets, keys, ids.
+pub(crate) type TableArrays<'a, K> = (&'a [u32], &'a [K], &'a [u32]);
+
 /// A recent entry: key, id, and the index of the previous entry with the same head.
 #[derive(Debug, Clone, Copy)]
 struct RecentEntry<K> {
@@ -215,7 +221,7 @@ impl<K: Key> Bucketed<K> {
     /// The parts a snapshot stores: (bucket bits, leading bits, id floor) and the three
     /// arrays (offsets, keys, ids). Recent entries must have been merged first
     /// ([`Bucketed::merge_recent`]).
-    pub(crate) fn parts(&self) -> ((u32, u32, u32), (&[u32], &[K], &[u32])) {
+    pub(crate) fn parts(&self) -> (TableShape, TableArrays<'_, K>) {
         debug_assert!(self.recent.is_empty());
         (
             (self.bits, self.leading, self.floor),
@@ -227,7 +233,7 @@ impl<K: Key> Bucketed<K> {
     /// rise from 0 to the number of entries, one more of them than buckets. (Whether each
     /// key sits in its bucket is not checked here: the snapshot's checksum stands for that.)
     pub(crate) fn from_parts(
-        (bits, leading, floor): (u32, u32, u32),
+        (bits, leading, floor): TableShape,
         offsets: Column<u32>,
         keys: Column<K>,
         ids: Column<u32>,

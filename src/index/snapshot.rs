@@ -243,6 +243,9 @@ impl Write for CountingWriter<'_> {
     }
 }
 
+/// Where a section's values lie in the map (byte offset, values), given the value width.
+type SectionPlace<'a> = dyn Fn(&Section, usize) -> Result<(usize, usize), Refused> + 'a;
+
 /// Why a snapshot was not used.
 pub(super) enum Refused {
     /// There is none.
@@ -372,7 +375,7 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
     fn table<K: Key>(
         map: &Arc<memmap2::Mmap>,
         t: &TableSections,
-        mapped: &dyn Fn(&Section, usize) -> Result<(usize, usize), Refused>,
+        mapped: &SectionPlace,
     ) -> Result<Bucketed<K>, Refused> {
         Bucketed::from_parts(
             (t.bits, t.leading, t.floor),
