@@ -1,34 +1,52 @@
-//! The in-memory form of one permuted table: entries bucketed by the top bits of their key.
+//! The in-memory form of one table: entries in cache-line buckets, one line read per probe.
 //!
-//! All entries sit in two flat arrays (keys and ids), grouped by bucket (the top `bits` bits
-//! of the key) with an offset array, built by a counting sort in O(n). A query looks at one
-//! bucket, since the bucket bits are part of the prefix a near-duplicate must share. New
-//! entries go to a list of recent entries first, chained from a direct-mapped array of
-//! heads (about one per recent entry a table may hold, chosen by the top bits of the key), and are
-//! merged into the arrays in one sequential pass when they pass a quarter of the table, so
-//! an insert costs amortised O(1). Every step of a probe is an array index computed from the
-//! key, so the probes of all tables can ask for their cache lines before any of them waits.
+//! A table is an array of lines of 64 bytes, each holding up to [`SLOTS`] entries: the top
+//! 32 bits of the entry's key (its *fragment*) and its document id. An entry's home line is
+//! a function of the key's shared prefix alone (its top `leading` bits, at most 32: the bits
+//! a near-duplicate must share in this table), spread over the lines by a multiply-shift,
+//! so every entry a query can match has the query's home. An entry goes into the first line
+//! from its home on that has a free slot (bucketised linear probing), and slots fill in
+//! order, so a probe reads the home line and goes on to the next only while the lines it
+//! reads are full: at the load kept here ([`MAX_LOAD`]) nearly always one line. An insert
+//! writes into the line that the lookup before it has just read; there is no list of recent
+//! entries to chain and no merge to run.
+//!
+//! A fragment holds the shared prefix and the next bits of the key: a band key (32 bits)
+//! whole, a permuted simhash's first 32 bits. A probe returns the entries whose prefix equals
+//! the query's and whose fragment is within `k` bits of the query's, with that distance: a
+//! lower bound of the whole key's distance, which the caller checks on the document's row
+//! (an unrelated entry passes with probability about 2^-6 per entry that shares the prefix).
+//!
+//! The table grows by [`GROWTH`] when an insert would pass [`MAX_LOAD`], re-placing its
+//! entries in line order (nearly the order of their new homes, so the writes are nearly
+//! sequential); entries of expired documents (ids below the floor) are dropped then, and an
+//! insert may take the slot of one on its way.
 
-/// Recent entries are merged into the arrays once there are more than this many and more
-/// than a quarter of the arrays.
-const MIN_MERGE: usize = 4096;
+use std::io;
+
+/// Entries per line: 8 fragments and 8 ids of 4 bytes fill a cache line.
+pub(crate) const SLOTS: usize = 8;
+
+/// The share of slots a table fills before it grows.
+const MAX_LOAD: f64 = 0.8;
+
+/// What a table grows by: from [`MAX_LOAD`] to a load of 0.5.
+const GROWTH: f64 = 1.6;
+
+/// A table built for `n` entries is filled to this share of its slots.
+const BUILD_LOAD: f64 = 0.65;
 
 /// A table key: a permuted simhash (64 bits) or a band key (32 bits). Every operation on
-/// keys works on the key as the top bits of a 64-bit word, so a 32-bit key buckets, masks
-/// and compares as a 64-bit one whose low half is zero; the arrays hold the narrow form.
-pub(crate) trait Key: Plain + Default + Send + Sync + std::fmt::Debug {
+/// keys works on the key as the top bits of a 64-bit word, so a 32-bit key homes, masks
+/// and compares as a 64-bit one whose low half is zero.
+pub(crate) trait Key: Copy + Default + Send + Sync + std::fmt::Debug {
     /// The key in the top bits of a 64-bit word.
     fn wide(self) -> u64;
-    /// The key of a word made by [`Key::wide`].
-    fn narrow(wide: u64) -> Self;
 }
 
 impl Key for u64 {
     fn wide(self) -> u64 {
         self
-    }
-    fn narrow(wide: u64) -> Self {
-        wide
     }
 }
 
@@ -36,82 +54,89 @@ impl Key for u32 {
     fn wide(self) -> u64 {
         u64::from(self) << 32
     }
-    fn narrow(wide: u64) -> Self {
-        (wide >> 32) as u32
-    }
 }
 
-/// A plain integer type: every bit pattern is a value, there is no padding, and its bytes
-/// are its value in the machine's byte order, so that an array of it can be written out
-/// as bytes and read back from a mapped file (see `super::snapshot`).
+/// The fragment a table keeps of a key: its top 32 bits.
+#[inline(always)]
+fn fragment<K: Key>(key: K) -> u32 {
+    (key.wide() >> 32) as u32
+}
+
+/// A plain data type: every bit pattern is a value, there is no padding, and its bytes are
+/// its value in the machine's byte order, so that an array of it can be written out as
+/// bytes and read back from a mapped file (see `super::snapshot`).
 ///
 /// # Safety
-/// Only for the primitive integers, which meet all of the above.
+/// Only for types that meet all of the above.
 pub(crate) unsafe trait Plain: Copy + 'static {}
 
-// SAFETY: primitive integers.
+// SAFETY: a primitive integer.
 unsafe impl Plain for u32 {}
-// SAFETY: primitive integers.
+// SAFETY: a primitive integer.
 unsafe impl Plain for u64 {}
 
-/// The bytes of an array of plain integers.
+/// One line of a table: slot `i` holds `fragments[i]` and `tags[i]`, the document id plus
+/// one (0: the slot is free). Slots fill from the first.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Line {
+    fragments: [u32; SLOTS],
+    tags: [u32; SLOTS],
+}
+
+// SAFETY: sixteen u32 in a 64-byte struct aligned to 64: no padding, every bit pattern a value.
+unsafe impl Plain for Line {}
+
+/// The bytes of an array of plain values.
 pub(crate) fn plain_bytes<T: Plain>(values: &[T]) -> &[u8] {
-    // SAFETY: `T` is a primitive integer (`Plain`): no padding, every byte initialised.
+    // SAFETY: `T` is `Plain`: no padding, every byte initialised.
     unsafe {
         std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
     }
 }
 
-/// One array of a table: in memory of its own, or a section of a snapshot file mapped
-/// read-only (an index opened from its snapshot reads its tables straight from the page
-/// cache, and an array is copied into memory of its own only when a merge rewrites it).
+/// An array of a table: in memory of its own, or a section of a snapshot file mapped
+/// privately (an index opened from its snapshot reads its tables straight from the page
+/// cache, and a page is copied into memory of its own only when an insert writes to it).
 pub(crate) enum Column<T: Plain> {
     Owned(Vec<T>),
     Mapped {
-        map: std::sync::Arc<memmap2::Mmap>,
-        /// Byte offset of the first value in the map (a multiple of `T`'s alignment).
-        start: usize,
+        map: memmap2::MmapMut,
         /// Values.
         len: usize,
     },
 }
 
 impl<T: Plain> Column<T> {
-    /// `len` values at byte `start` of `map`, or `None` if they do not fit or are not
-    /// aligned for `T`.
-    pub(crate) fn mapped(
-        map: &std::sync::Arc<memmap2::Mmap>,
-        start: usize,
-        len: usize,
-    ) -> Option<Column<T>> {
-        let end = len
+    /// `len` values at byte `offset` of `file` (a multiple of the page size), mapped
+    /// copy-on-write: writes go to private copies of the pages, never to the file.
+    pub(crate) fn mapped(file: &std::fs::File, offset: u64, len: usize) -> io::Result<Column<T>> {
+        let bytes = len
             .checked_mul(std::mem::size_of::<T>())
-            .and_then(|bytes| bytes.checked_add(start))?;
-        let aligned = (map.as_ptr() as usize + start) % std::mem::align_of::<T>() == 0;
-        (end <= map.len() && aligned).then(|| Column::Mapped {
-            map: map.clone(),
-            start,
-            len,
-        })
-    }
-
-    /// The values, as a vector of their own (copied out of the map if mapped).
-    pub(crate) fn to_mut(&mut self) -> &mut Vec<T> {
-        if let Column::Mapped { .. } = self {
-            *self = Column::Owned(self.to_vec());
+            .ok_or_else(|| io::Error::other("section too large"))?;
+        if bytes == 0 {
+            return Ok(Column::Owned(Vec::new()));
         }
-        match self {
-            Column::Owned(values) => values,
-            Column::Mapped { .. } => unreachable!("made owned just above"),
+        // SAFETY: the map is private (copy-on-write), so nothing written through it reaches
+        // the file; the file is not changed by others while the index is open (see
+        // `super::snapshot`). The range is checked against the file's length first.
+        let size = file.metadata()?.len();
+        if offset
+            .checked_add(bytes as u64)
+            .is_none_or(|end| end > size)
+        {
+            return Err(io::Error::other("section past the end of the file"));
         }
-    }
-
-    /// Takes the values out, leaving an empty column.
-    pub(crate) fn take(&mut self) -> Vec<T> {
-        match std::mem::take(self) {
-            Column::Owned(values) => values,
-            mapped => mapped.to_vec(),
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(offset)
+                .len(bytes)
+                .map_copy(file)?
+        };
+        if map.as_ptr() as usize % std::mem::align_of::<T>() != 0 {
+            return Err(io::Error::other("section not aligned"));
         }
+        Ok(Column::Mapped { map, len })
     }
 }
 
@@ -126,11 +151,23 @@ impl<T: Plain> std::ops::Deref for Column<T> {
     fn deref(&self) -> &[T] {
         match self {
             Column::Owned(values) => values,
-            // SAFETY: `mapped` checked that the range lies inside the map and is aligned
-            // for `T`; `T` is a plain integer, for which every bit pattern is a value; the
-            // map is read-only and lives as long as this column holds its `Arc`.
-            Column::Mapped { map, start, len } => unsafe {
-                std::slice::from_raw_parts(map.as_ptr().add(*start).cast::<T>(), *len)
+            // SAFETY: `mapped` checked that the map holds `len` values and is aligned for
+            // `T`, a plain type for which every bit pattern is a value; the map lives as
+            // long as this column.
+            Column::Mapped { map, len } => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().cast::<T>(), *len)
+            },
+        }
+    }
+}
+
+impl<T: Plain> std::ops::DerefMut for Column<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            Column::Owned(values) => values,
+            // SAFETY: as for `deref`; the map is private and writable.
+            Column::Mapped { map, len } => unsafe {
+                std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<T>(), *len)
             },
         }
     }
@@ -145,320 +182,229 @@ impl<T: Plain> std::fmt::Debug for Column<T> {
     }
 }
 
-/// What a table's arrays need beside them: (bucket bits, leading bits, id floor).
-pub(crate) type TableShape = (u32, u32, u32);
+/// What a table's lines need beside them: (leading bits, id floor, entries held).
+pub(crate) type TableShape = (u32, u32, u64);
 
-/// A table's arrays: offsets, keys, ids.
-pub(crate) type TableArrays<'a, K> = (&'a [u32], &'a [K], &'a [u32]);
-
-/// A recent entry: key, id, and the index of the previous entry with the same head.
-#[derive(Debug, Clone, Copy)]
-struct RecentEntry<K> {
-    key: K,
-    id: u32,
-    next: u32,
-}
-
-const NO_ENTRY: u32 = u32::MAX;
-
-/// One table's entries: permuted fingerprints (keys) and document ids.
+/// One table: lines of entries (fragment, id), homed by the key's shared prefix.
 #[derive(Debug, Default)]
 pub(crate) struct Bucketed<K: Key = u64> {
-    /// Bits of the key that choose the bucket (at most the table's leading bits).
-    bits: u32,
-    /// Leading bits that a near-duplicate shares with the key in this table.
+    /// Leading bits that a near-duplicate shares with the key in this table, at most 32.
     leading: u32,
-    offsets: Column<u32>,
-    keys: Column<K>,
-    ids: Column<u32>,
-    /// Bits of the key that choose a head of `heads`.
-    head_bits: u32,
-    /// For each head, the index in `recent` of its newest entry.
-    heads: Vec<u32>,
-    /// Entries not yet merged, chained from `heads` (no allocation per entry).
-    recent: Vec<RecentEntry<K>>,
-    /// The id floor the arrays were last filtered at: entries of ids below a higher floor
-    /// (expired documents) are dropped at the next merge.
+    lines: Column<Line>,
+    /// Entries held, expired ones included until they are dropped.
+    entries: u64,
+    /// The id floor of the last re-placement: entries below it were dropped then.
     floor: u32,
+    _key: std::marker::PhantomData<K>,
 }
 
 impl<K: Key> Bucketed<K> {
     /// A table holding `keys[i]` with id `ids[i]`.
+    #[cfg(test)]
     pub(crate) fn build(leading: u32, keys: Vec<K>, ids: Vec<u32>) -> Bucketed<K> {
-        Bucketed::build_from(
-            leading,
-            keys.len(),
-            |i| (keys[i], ids[i]),
-            &mut Scratch::default(),
-        )
+        Bucketed::build_from(leading, keys.len(), |i| (keys[i], ids[i]))
     }
 
-    /// A table holding the `n` entries `entry(0)`, ..., `entry(n - 1)`, each a (key, id):
-    /// called twice per entry, so that a key computed from something else (a permutation of
-    /// a stored fingerprint) never needs an array of its own.
+    /// A table holding the `n` entries `entry(0)`, ..., `entry(n - 1)`, each a (key, id),
+    /// filled to [`BUILD_LOAD`]. The home lines of a block of entries are asked for before
+    /// any of them is written, so that the misses overlap.
     pub(crate) fn build_from(
         leading: u32,
         n: usize,
         entry: impl Fn(usize) -> (K, u32),
-        scratch: &mut Scratch<K>,
     ) -> Bucketed<K> {
-        let bits = bucket_bits(n, leading);
-        let (keys, ids, offsets) = bucket_sort(n, bits, entry, scratch);
-        Bucketed {
-            bits,
-            leading,
-            offsets: Column::Owned(offsets),
-            keys: Column::Owned(keys),
-            ids: Column::Owned(ids),
-            head_bits: head_bits(n, leading),
-            // Allocated by the first insert: an index opened only to be read needs none.
-            heads: Vec::new(),
-            recent: Vec::new(),
+        let mut table = Bucketed {
+            leading: leading.min(32),
+            lines: Column::Owned(Vec::new()),
+            entries: 0,
             floor: 0,
+            _key: std::marker::PhantomData,
+        };
+        table.lines = Column::Owned(zeroed(lines_for(n as f64 / BUILD_LOAD)));
+        const BLOCK: usize = 32;
+        let mut block = [(0u32, 0usize, 0u32); BLOCK];
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            for (slot, i) in block.iter_mut().zip(start..end) {
+                let (key, id) = entry(i);
+                let f = fragment(key);
+                let home = table.home(f);
+                prefetch(&table.lines[home]);
+                *slot = (f, home, id);
+            }
+            for &(f, home, id) in &block[..end - start] {
+                table.place(f, home, id, 0);
+            }
         }
+        table
     }
 
-    /// The parts a snapshot stores: (bucket bits, leading bits, id floor) and the three
-    /// arrays (offsets, keys, ids). Recent entries must have been merged first
-    /// ([`Bucketed::merge_recent`]).
-    pub(crate) fn parts(&self) -> (TableShape, TableArrays<'_, K>) {
-        debug_assert!(self.recent.is_empty());
-        (
-            (self.bits, self.leading, self.floor),
-            (&self.offsets, &self.keys, &self.ids),
-        )
-    }
-
-    /// A table from the parts of [`Bucketed::parts`], checked for consistency: the offsets
-    /// rise from 0 to the number of entries, one more of them than buckets. (Whether each
-    /// key sits in its bucket is not checked here: the snapshot's checksum stands for that.)
-    pub(crate) fn from_parts(
-        (bits, leading, floor): TableShape,
-        offsets: Column<u32>,
-        keys: Column<K>,
-        ids: Column<u32>,
-    ) -> Option<Bucketed<K>> {
-        let consistent = (1..=26).contains(&bits)
-            && leading <= 64
-            && keys.len() == ids.len()
-            && offsets.len() == (1usize << bits) + 1
-            && offsets.first() == Some(&0)
-            && offsets.last().map(|&o| o as usize) == Some(keys.len())
-            && offsets.windows(2).all(|w| w[0] <= w[1]);
-        consistent.then(|| Bucketed {
-            bits,
-            leading,
-            head_bits: head_bits(keys.len(), leading),
-            offsets,
-            keys,
-            ids,
-            heads: Vec::new(),
-            recent: Vec::new(),
-            floor,
-        })
-    }
-
-    /// Moves the recent entries into the arrays now (before a snapshot is written).
-    pub(crate) fn merge_recent(&mut self, floor: u32) {
-        if !self.recent.is_empty() || floor > self.floor {
-            self.merge(floor);
-        }
-    }
-
-    /// Entries held.
+    /// Entries held (expired ones included until dropped).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.keys.len() + self.recent.len()
+        self.entries as usize
     }
 
-    /// Adds an entry; `floor` is the lowest id still live, and a merge that this insert
-    /// sets off drops the entries below it.
-    pub(crate) fn insert(&mut self, key: K, id: u32, floor: u32) {
-        if self.heads.is_empty() {
-            self.heads = vec![NO_ENTRY; 1 << self.head_bits];
-        }
-        let at = self.recent.len() as u32;
-        let head = self.head(key);
-        self.recent.push(RecentEntry {
-            key,
-            id,
-            next: self.heads[head],
-        });
-        self.heads[head] = at;
-        if self.recent.len() > MIN_MERGE.max(self.keys.len() / 4) {
-            self.merge(floor);
-        }
+    /// The home line of a fragment: its top `leading` bits spread over the lines.
+    #[inline(always)]
+    fn home(&self, fragment: u32) -> usize {
+        let prefix = u64::from(fragment) >> (32 - self.leading);
+        ((prefix * self.lines.len() as u64) >> self.leading) as usize
     }
 
-    fn mask(&self) -> u64 {
+    /// The mask of the shared prefix in a fragment.
+    #[inline(always)]
+    fn prefix_mask(&self) -> u32 {
         if self.leading == 0 {
             0
         } else {
-            u64::MAX << (64 - self.leading)
+            u32::MAX << (32 - self.leading)
         }
     }
 
-    /// Moves the recent entries into the arrays. While the bucket count stays, one backward
-    /// pass shifts every stored entry up by the number of recent entries in lower buckets
-    /// (never over an entry not yet moved) and the recent entries fill the gaps: O(n)
-    /// sequential work instead of a sort.
-    /// When the floor has risen since the arrays were built, the merge is a rebuild without
-    /// the entries below it (also O(n)).
-    fn merge(&mut self, floor: u32) {
-        let recent = std::mem::take(&mut self.recent);
-        self.heads.fill(NO_ENTRY);
-        let old = self.keys.len();
-        let total = old + recent.len();
-        let expired = floor > self.floor;
-        if expired || bucket_bits(total, self.leading) != self.bits || self.offsets.is_empty() {
-            let mut keys = self.keys.take();
-            let mut ids = self.ids.take();
-            keys.extend(recent.iter().map(|e| e.key));
-            ids.extend(recent.iter().map(|e| e.id));
-            if expired {
-                let mut kept = 0;
-                for i in 0..keys.len() {
-                    if ids[i] >= floor {
-                        keys[kept] = keys[i];
-                        ids[kept] = ids[i];
-                        kept += 1;
-                    }
+    /// Puts an entry in the first line from `home` on with a free slot, or with the slot of
+    /// an expired entry (id below `floor`). The caller keeps the load under 1.
+    #[inline(always)]
+    fn place(&mut self, fragment: u32, home: usize, id: u32, floor: u32) {
+        let count = self.lines.len();
+        let mut at = home;
+        loop {
+            let line = &mut self.lines[at];
+            for slot in 0..SLOTS {
+                let tag = line.tags[slot];
+                if tag == 0 || tag - 1 < floor {
+                    line.fragments[slot] = fragment;
+                    line.tags[slot] = id + 1;
+                    self.entries += u64::from(tag == 0);
+                    return;
                 }
-                keys.truncate(kept);
-                ids.truncate(kept);
             }
-            let floor = floor.max(self.floor);
-            *self = Bucketed::build(self.leading, keys, ids);
-            self.floor = floor;
-            return;
-        }
-        let buckets = 1usize << self.bits;
-        let shift = 64 - self.bits;
-        // below[b]: recent entries in buckets before b.
-        let mut below = vec![0u32; buckets + 1];
-        for entry in &recent {
-            below[(entry.key.wide() >> shift) as usize + 1] += 1;
-        }
-        for b in 0..buckets {
-            below[b + 1] += below[b];
-        }
-        let keys = self.keys.to_mut();
-        let ids = self.ids.to_mut();
-        keys.resize(total, K::default());
-        ids.resize(total, 0);
-        for i in (0..old).rev() {
-            let to = i + below[(keys[i].wide() >> shift) as usize] as usize;
-            keys[to] = keys[i];
-            ids[to] = ids[i];
-        }
-        // Each bucket's recent entries go after its stored ones: from its old end, shifted.
-        let offsets = self.offsets.to_mut();
-        let mut cursor: Vec<u32> = (0..buckets).map(|b| offsets[b + 1] + below[b]).collect();
-        for entry in &recent {
-            let slot = &mut cursor[(entry.key.wide() >> shift) as usize];
-            keys[*slot as usize] = entry.key;
-            ids[*slot as usize] = entry.id;
-            *slot += 1;
-        }
-        for (offset, shifted) in offsets.iter_mut().zip(&below) {
-            *offset += shifted;
+            at = if at + 1 == count { 0 } else { at + 1 };
         }
     }
 
-    /// The head of `heads` that chains `key`'s recent entries.
-    fn head(&self, key: K) -> usize {
-        key.wide().checked_shr(64 - self.head_bits).unwrap_or(0) as usize
-    }
-
-    /// The bucket `key` falls in, when the bucket bits are part of the shared prefix.
-    fn bucket(&self, key: K) -> Option<usize> {
-        (self.bits <= self.leading && !self.offsets.is_empty())
-            .then(|| (key.wide() >> (64 - self.bits)) as usize)
-    }
-
-    /// Asks for the cache line of `key`'s bucket offsets (first step of a probe), so that
-    /// the probes of all tables wait for memory at the same time rather than one by one.
-    pub(crate) fn prefetch_offsets(&self, key: K) {
-        if let Some(bucket) = self.bucket(key) {
-            prefetch(&self.offsets[bucket]);
+    /// Adds an entry; `floor` is the lowest id still live: an expired entry's slot may be
+    /// taken, and a growth drops them all.
+    pub(crate) fn insert(&mut self, key: K, id: u32, floor: u32) {
+        debug_assert!(id < u32::MAX);
+        let capacity = (self.lines.len() * SLOTS) as f64;
+        if (self.entries + 1) as f64 > capacity * MAX_LOAD {
+            self.replace(floor, GROWTH);
         }
-        if let Some(head) = self.heads.get(self.head(key)) {
-            prefetch(head);
-        }
+        let f = fragment(key);
+        let home = self.home(f);
+        self.place(f, home, id, floor);
     }
 
-    /// Asks for the first cache line of `key`'s bucket entries and of its newest recent
-    /// entry (second step).
-    pub(crate) fn prefetch_entries(&self, key: K) {
-        if let Some(&at) = self.heads.get(self.head(key)) {
-            if let Some(entry) = self.recent.get(at as usize) {
-                prefetch(entry);
+    /// Re-places every entry of an id from `floor` on into a table of the same size, or
+    /// `growth` times larger if the live entries need it (and at least one line).
+    fn replace(&mut self, floor: u32, growth: f64) {
+        let live = self
+            .lines
+            .iter()
+            .flat_map(|l| l.tags.iter())
+            .filter(|&&t| t != 0 && t - 1 >= floor)
+            .count();
+        let capacity = self.lines.len() * SLOTS;
+        let lines = if (live + 1) as f64 <= capacity as f64 * MAX_LOAD / GROWTH {
+            self.lines.len()
+        } else {
+            lines_for(((live + 1) as f64 * growth / MAX_LOAD).max(capacity as f64 * growth))
+        };
+        let old = std::mem::replace(&mut self.lines, Column::Owned(zeroed(lines)));
+        self.entries = 0;
+        self.floor = floor.max(self.floor);
+        for line in old.iter() {
+            for slot in 0..SLOTS {
+                let tag = line.tags[slot];
+                if tag != 0 && tag - 1 >= floor {
+                    let f = line.fragments[slot];
+                    self.place(f, self.home(f), tag - 1, 0);
+                }
             }
         }
-        if let Some(bucket) = self.bucket(key) {
-            let start = self.offsets[bucket] as usize;
-            if let (Some(k), Some(i)) = (self.keys.get(start), self.ids.get(start)) {
-                prefetch(k);
-                prefetch(i);
-            }
+    }
+
+    /// Drops the entries of ids below `floor` now, keeping the size.
+    #[cfg(test)]
+    pub(crate) fn merge(&mut self, floor: u32) {
+        if floor > self.floor {
+            self.replace(floor, 1.0);
+        }
+    }
+
+    /// Asks for the cache line of `key`'s home, so that the probes of all tables wait for
+    /// memory at the same time rather than one by one.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, key: K) {
+        if !self.lines.is_empty() {
+            prefetch(&self.lines[self.home(fragment(key))]);
         }
     }
 
     /// Pushes `(id, distance)` for every entry whose top `leading` bits equal `key`'s and
-    /// whose key is within `k` bits of `key`.
+    /// whose fragment is within `k` bits of `key`'s (the distance over the fragment's 32
+    /// bits: the whole key's, for a 32-bit key, else a lower bound of it).
     pub(crate) fn probe(&self, key: K, k: u32, out: &mut Vec<(u32, u32)>) {
-        let mask = self.mask();
-        let key = key.wide();
-        let prefix = key & mask;
-        let (start, end) = if self.bits <= self.leading {
-            let bucket = (key >> (64 - self.bits)) as usize;
-            (
-                self.offsets[bucket] as usize,
-                self.offsets[bucket + 1] as usize,
-            )
-        } else {
-            // No shared prefix to choose a bucket by: every entry is a candidate.
-            (0, self.keys.len())
-        };
-        for (&stored, &id) in self.keys[start..end].iter().zip(&self.ids[start..end]) {
-            let stored = stored.wide();
-            if stored & mask == prefix {
-                let d = (stored ^ key).count_ones();
-                if d <= k {
-                    out.push((id, d));
-                }
-            }
+        let count = self.lines.len();
+        if count == 0 {
+            return;
         }
-        let mut at = self
-            .heads
-            .get(self.head(K::narrow(key)))
-            .copied()
-            .unwrap_or(NO_ENTRY);
-        while at != NO_ENTRY {
-            let entry = self.recent[at as usize];
-            let stored = entry.key.wide();
-            if stored & mask == prefix {
-                let d = (stored ^ key).count_ones();
-                if d <= k {
-                    out.push((entry.id, d));
+        let query = fragment(key);
+        let mask = self.prefix_mask();
+        let mut at = self.home(query);
+        for _ in 0..count {
+            let line = &self.lines[at];
+            for slot in 0..SLOTS {
+                let tag = line.tags[slot];
+                if tag == 0 {
+                    return;
+                }
+                let x = line.fragments[slot] ^ query;
+                if x & mask == 0 && x.count_ones() <= k {
+                    out.push((tag - 1, x.count_ones()));
                 }
             }
-            at = entry.next;
+            at = if at + 1 == count { 0 } else { at + 1 };
         }
     }
 
-    /// Bytes of memory the arrays use.
+    /// Bytes of memory the lines use.
     pub(crate) fn bytes(&self) -> usize {
-        self.offsets.len() * 4
-            + self.keys.len() * (std::mem::size_of::<K>() + 4)
-            + self.recent.len() * std::mem::size_of::<RecentEntry<K>>()
-            + self.heads.len() * 4
+        std::mem::size_of_val::<[Line]>(&self.lines)
     }
+
+    /// What a snapshot stores: the shape and the lines.
+    pub(crate) fn parts(&self) -> (TableShape, &[Line]) {
+        ((self.leading, self.floor, self.entries), &self.lines)
+    }
+
+    /// A table from the parts of [`Bucketed::parts`], checked for what can be checked
+    /// cheaply: the shape fits the lines. (Whether each entry sits where a probe looks is
+    /// not checked here: the snapshot's checksum stands for that.)
+    pub(crate) fn from_parts(
+        (leading, floor, entries): TableShape,
+        lines: Column<Line>,
+    ) -> Option<Bucketed<K>> {
+        let capacity = (lines.len() * SLOTS) as u64;
+        (leading <= 32 && !lines.is_empty() && entries < capacity).then_some(Bucketed {
+            leading,
+            lines,
+            entries,
+            floor,
+            _key: std::marker::PhantomData,
+        })
+    }
+}
+
+/// Lines for `slots` slots (at least one line).
+fn lines_for(slots: f64) -> usize {
+    ((slots / SLOTS as f64).ceil() as usize).max(1)
 }
 
 /// A hint to load the cache line holding `value`; no effect on other targets.
 #[inline(always)]
-fn prefetch<T>(value: &T) {
+pub(crate) fn prefetch<T>(value: &T) {
     // SAFETY: SSE is part of the x86_64 baseline, and a prefetch never faults: it only
     // hints at an address (here a valid reference).
     #[cfg(target_arch = "x86_64")]
@@ -517,150 +463,9 @@ fn advise_huge_pages<T>(values: &[T]) {
     }
 }
 
-/// Bits of the heads of a table of `n` entries: about one head per recent entry it holds
-/// before its next merge, never more head bits than leading bits.
-fn head_bits(n: usize, leading: u32) -> u32 {
-    let most_recent = MIN_MERGE.max(n / 4);
-    (usize::BITS - 1 - most_recent.leading_zeros()).min(leading)
-}
-
-/// Entries per bucket the bucket bits aim at (between this and twice this): eight 8-byte
-/// keys are one cache line, so a probe reads no more lines than with one entry per bucket,
-/// while the offsets take half a byte per entry instead of four (at 10 M documents, 26
-/// tables' offsets were 830 MB with two entries per bucket).
-const ENTRIES_PER_BUCKET: usize = 8;
-
-/// Bucket bits for `n` entries: about [`ENTRIES_PER_BUCKET`] entries per bucket, never more
-/// bits than the leading bits a near-duplicate shares, at least 1 and at most 26.
-fn bucket_bits(n: usize, leading: u32) -> u32 {
-    let buckets = n / ENTRIES_PER_BUCKET;
-    let wanted = (usize::BITS - buckets.leading_zeros())
-        .saturating_sub(1)
-        .max(1);
-    wanted.min(leading).clamp(1, 26)
-}
-
-/// Bits of the first pass of [`bucket_sort`]: 4,096 output streams, few enough for the
-/// write-combining buffers and caches to keep up.
-const TOP_BITS: u32 = 12;
-
-/// Working arrays of [`bucket_sort`], kept by a thread that builds several tables so that
-/// only the first build pays for fresh pages.
-pub(crate) struct Scratch<K = u64> {
-    keys: Vec<K>,
-    ids: Vec<u32>,
-}
-
-impl<K> Default for Scratch<K> {
-    fn default() -> Self {
-        Scratch {
-            keys: Vec::new(),
-            ids: Vec::new(),
-        }
-    }
-}
-
-/// Groups the `n` entries (key, id) by the top `bits` bits of the key and returns the keys,
-/// the ids and the offset of every bucket (`2^bits + 1` offsets). One scatter pass over all
-/// entries by the top [`TOP_BITS`] bits, then, when more bits are wanted, a counting sort of
-/// each of those groups on its own, which stays in cache. (At 10 M entries and 23 bits this
-/// took 0.36 s where three 8-bit LSD passes over the whole arrays took 0.50 s.)
-fn bucket_sort<K: Key>(
-    n: usize,
-    bits: u32,
-    entry: impl Fn(usize) -> (K, u32),
-    scratch: &mut Scratch<K>,
-) -> (Vec<K>, Vec<u32>, Vec<u32>) {
-    let buckets = 1usize << bits;
-    let top = bits.min(TOP_BITS);
-    let low = bits - top;
-    let top_shift = 64 - top;
-    let mut starts = vec![0usize; (1usize << top) + 1];
-    for i in 0..n {
-        starts[(entry(i).0.wide() >> top_shift) as usize + 1] += 1;
-    }
-    for t in 0..(1usize << top) {
-        starts[t + 1] += starts[t];
-    }
-    let mut keys_out = std::mem::take(&mut scratch.keys);
-    let mut ids_out = std::mem::take(&mut scratch.ids);
-    if keys_out.len() < n {
-        keys_out = zeroed(n);
-        ids_out = zeroed(n);
-    }
-    keys_out.truncate(n);
-    ids_out.truncate(n);
-    {
-        let mut cursor = starts.clone();
-        for i in 0..n {
-            let (key, id) = entry(i);
-            let slot = &mut cursor[(key.wide() >> top_shift) as usize];
-            keys_out[*slot] = key;
-            ids_out[*slot] = id;
-            *slot += 1;
-        }
-    }
-    if low == 0 {
-        let offsets = starts.iter().map(|&s| s as u32).collect();
-        return (keys_out, ids_out, offsets);
-    }
-    let shift = 64 - bits;
-    let low_mask = (1u64 << low) - 1;
-    let mut keys = vec![K::default(); n];
-    let mut ids = vec![0u32; n];
-    let mut offsets = vec![0u32; buckets + 1];
-    let mut counts = vec![0usize; (1usize << low) + 1];
-    for t in 0..(1usize << top) {
-        let (start, end) = (starts[t], starts[t + 1]);
-        counts.fill(0);
-        for &key in &keys_out[start..end] {
-            counts[((key.wide() >> shift) & low_mask) as usize + 1] += 1;
-        }
-        for d in 0..(1usize << low) {
-            counts[d + 1] += counts[d];
-            offsets[(t << low) + d] = (start + counts[d]) as u32;
-        }
-        for (&key, &id) in keys_out[start..end].iter().zip(&ids_out[start..end]) {
-            let slot = &mut counts[((key.wide() >> shift) & low_mask) as usize];
-            keys[start + *slot] = key;
-            ids[start + *slot] = id;
-            *slot += 1;
-        }
-    }
-    offsets[buckets] = n as u32;
-    scratch.keys = keys_out;
-    scratch.ids = ids_out;
-    (keys, ids, offsets)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every entry sits in the bucket of its top bits, and the arrays hold `want` exactly.
-    fn assert_bucketed(table: &Bucketed, want: &[(u64, u32)]) {
-        let shift = 64 - table.bits;
-        assert_eq!(table.offsets.len(), (1 << table.bits) + 1);
-        for b in 0..(1usize << table.bits) {
-            let (start, end) = (table.offsets[b] as usize, table.offsets[b + 1] as usize);
-            assert!(start <= end);
-            assert!(
-                table.keys[start..end]
-                    .iter()
-                    .all(|&k| (k >> shift) as usize == b)
-            );
-        }
-        let mut got: Vec<(u64, u32)> = table
-            .keys
-            .iter()
-            .copied()
-            .zip(table.ids.iter().copied())
-            .collect();
-        let mut want = want.to_vec();
-        got.sort_unstable();
-        want.sort_unstable();
-        assert_eq!(got, want);
-    }
 
     /// A deterministic stream of 64-bit keys (xorshift64) from `state`.
     fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
@@ -672,29 +477,30 @@ mod tests {
         }
     }
 
+    /// The ids a probe of `key` at distance 0 finds.
+    fn found(table: &Bucketed, key: u64) -> Vec<u32> {
+        let mut out = Vec::new();
+        table.probe(key, 0, &mut out);
+        out.into_iter().map(|(id, _)| id).collect()
+    }
+
     #[test]
-    fn merges_keep_every_entry_in_its_bucket() {
+    fn every_entry_is_found_after_the_table_grows() {
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let entries: Vec<(u64, u32)> = (0..60_000).map(|i| (next(), i)).collect();
         let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..20_000].iter().copied().unzip();
-        let mut table = Bucketed::build(20, keys, ids);
-        assert_bucketed(&table, &entries[..20_000]);
-        let bits = table.bits;
-        // 20,000 -> 26,000 keeps the bucket count: the merge shifts entries in place.
-        for &(key, id) in &entries[20_000..26_000] {
+        let mut table = Bucketed::build(26, keys, ids);
+        let lines = table.lines.len();
+        for &(key, id) in &entries[20_000..] {
             table.insert(key, id, 0);
         }
-        assert_eq!(table.bits, bits);
-        assert_eq!(table.recent.len(), 999, "one merge at 5,001 recent entries");
-        table.merge(0);
-        assert_bucketed(&table, &entries[..26_000]);
-        // Up to 60,000 crosses a power of two: a full rebuild with more buckets.
-        for &(key, id) in &entries[26_000..] {
-            table.insert(key, id, 0);
+        assert!(table.lines.len() > lines, "the table grew");
+        assert_eq!(table.len(), 60_000);
+        for &(key, id) in &entries {
+            assert!(found(&table, key).contains(&id), "{key:x}");
         }
-        table.merge(0);
-        assert!(table.bits > bits);
-        assert_bucketed(&table, &entries);
+        let load = table.len() as f64 / (table.lines.len() * SLOTS) as f64;
+        assert!(load <= MAX_LOAD, "{load}");
     }
 
     #[test]
@@ -708,32 +514,58 @@ mod tests {
         }
         table.merge(12_000);
         assert_eq!(table.len(), 18_000);
-        assert_bucketed(&table, &entries[12_000..]);
+        for &(key, id) in &entries {
+            assert_eq!(found(&table, key).contains(&id), id >= 12_000, "{id}");
+        }
         // A later merge at the same floor keeps everything.
         table.merge(12_000);
         assert_eq!(table.len(), 18_000);
     }
 
     #[test]
-    fn probe_finds_exactly_the_entries_sharing_the_prefix_within_k() {
+    fn inserts_past_the_floor_keep_a_steady_table_from_growing() {
+        let mut next = xorshift(0x0bad_cafe_f00d_1234u64);
+        let mut table = Bucketed::build(26, Vec::<u64>::new(), Vec::new());
+        // 10,000 live entries at any time, 200,000 inserted: expired slots are taken or
+        // dropped, and the table stays the size that 10,000 entries need.
+        for id in 0..200_000u32 {
+            table.insert(next(), id, id.saturating_sub(10_000));
+        }
+        assert!(
+            table.lines.len() * SLOTS <= 4 * 10_000,
+            "{} lines",
+            table.lines.len()
+        );
+    }
+
+    #[test]
+    fn probe_finds_exactly_the_entries_sharing_the_prefix_within_k_on_the_fragment() {
         let mut next = xorshift(0x1234_5678_9abc_def1u64);
         let leading = 12;
-        let keys: Vec<u64> = (0..20_000).map(|_| next()).collect();
+        // Keys in a few prefixes, so that many share one.
+        let keys: Vec<u64> = (0..20_000)
+            .map(|_| {
+                let k = next();
+                (k & !(u64::MAX << 52)) | ((k >> 60) << 52)
+            })
+            .collect();
         let mut table = Bucketed::build(leading, keys[..15_000].to_vec(), (0..15_000).collect());
         for (i, &key) in keys.iter().enumerate().skip(15_000) {
             table.insert(key, i as u32, 0);
         }
         assert_eq!(table.len(), 20_000);
-        for probe in keys.iter().step_by(97).map(|k| k ^ 0b1011) {
+        for probe in keys.iter().step_by(97).map(|k| k ^ (0b1011 << 32)) {
             let mut got = Vec::new();
             table.probe(probe, 3, &mut got);
             got.sort_unstable();
-            let mask = u64::MAX << (64 - leading);
+            let mask = u32::MAX << (32 - leading);
+            let top = |k: u64| (k >> 32) as u32;
             let mut want: Vec<(u32, u32)> = keys
                 .iter()
                 .enumerate()
-                .filter(|(_, k)| (*k & mask) == (probe & mask) && (*k ^ probe).count_ones() <= 3)
-                .map(|(i, k)| (i as u32, (k ^ probe).count_ones()))
+                .filter(|(_, k)| (top(**k) ^ top(probe)) & mask == 0)
+                .map(|(i, k)| (i as u32, (top(*k) ^ top(probe)).count_ones()))
+                .filter(|&(_, d)| d <= 3)
                 .collect();
             want.sort_unstable();
             assert_eq!(got, want);

@@ -349,13 +349,8 @@ impl SimhashIndex {
         let cutoff = self.cutoff();
         let memory = self.read();
         memory.prefetch(&keys);
-        let mut found = Vec::new();
-        for (table, &key) in memory.tables.iter().zip(&keys.permuted) {
-            table.probe(key, self.plan.k, &mut found);
-        }
+        let mut found = memory.within(&keys, self.plan.k);
         found.retain(|&(id, _)| memory.doc(u64::from(id)).is_some_and(|d| d.at >= cutoff));
-        found.sort_unstable();
-        found.dedup_by_key(|e| e.0);
         found
             .into_iter()
             .map(|(id, d)| (u64::from(id), d))
@@ -381,6 +376,7 @@ impl SimhashIndex {
     /// The probe keys of a fingerprint, computed once per page.
     fn keys(&self, simhash: Simhash, sketch: &Sketch) -> Keys {
         Keys {
+            simhash: simhash.0,
             permuted: (0..self.plan.tables.len())
                 .map(|t| self.plan.permute(t, simhash.0))
                 .collect(),
@@ -538,7 +534,9 @@ impl SimhashIndex {
     fn append(&self, record: DocRecord, keys: &Keys, stored: Stored) -> Result<DocId, IndexError> {
         let id = self.len();
         let small = u32::try_from(id)
-            .map_err(|_| IndexError::Layout("index full (2^32 documents)".into()))?;
+            .ok()
+            .filter(|&id| id < u32::MAX)
+            .ok_or_else(|| IndexError::Layout("index full (2^32 - 1 documents)".into()))?;
         // Into the buffer before memory, so that whoever finds the id by a query can `get` it.
         let full = {
             let mut pending = lock(&self.pending);

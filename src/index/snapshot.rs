@@ -6,9 +6,9 @@
 //! fresh memory that the kernel must zero page by page first (on the 2-core machine
 //! measured, 5.4 s of an 8.0 s open, and the rows' read from sled 1.5 s more). A clean close
 //! writes the tables' arrays and the rows to one file beside the database; the next open
-//! maps the file read-only and reads the tables straight from the page cache (a table's
-//! arrays are copied into memory of their own only when a merge rewrites them), and decodes
-//! the rows from it instead of from sled.
+//! maps each table's section copy-on-write and reads the tables straight from the page cache
+//! (a page is copied into memory of its own when an insert first writes to it, and a table
+//! that grows moves to memory of its own), and decodes the rows from it instead of from sled.
 //!
 //! A snapshot is used only when it is exactly the index the manifest describes: the same
 //! formats and layout, the same documents, floor and row checksum as the manifest, nothing
@@ -23,8 +23,7 @@
 //! snapshot the index was opened from when nothing changed since.
 //!
 //! Layout: 8 bytes (little-endian length of the JSON header), the [`Header`] as JSON, zero
-//! bytes up to 64 KiB, then the sections, each starting on a 64-byte
-//! boundary: the rows (encoded as in sled, [`ROW_BYTES`] each), then per table its offsets,
+//! bytes up to 64 KiB, then the sections, each starting on a page boundary: the rows (encoded as in sled, [`ROW_BYTES`] each), then per table its offsets,
 //! keys and ids as native integers. The file is written under a temporary name and renamed
 //! into place, so a crash while writing leaves the earlier file or none. While an index is
 //! open the file must not be changed by anything else (the state directory's lock keeps
@@ -38,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::manifest::{Manifest, row_checksum};
-use super::memory::{Bucketed, Column, Key, Plain, plain_bytes};
+use super::memory::{Bucketed, Column, Key, Line, Plain, plain_bytes};
 use super::plan::Plan;
 use super::store::{ROW_BYTES, decode_row, encode_row};
 use super::tables::Memory;
@@ -56,7 +55,8 @@ pub const SNAPSHOT_MIN_DOCUMENTS: u64 = 100_000;
 
 /// Where the sections start: the header (about 7 KB of JSON for 26 tables) fits before.
 const FIRST_SECTION: u64 = 64 << 10;
-const SECTION_ALIGN: u64 = 64;
+/// Sections start on page boundaries: a table's lines are mapped on their own.
+const SECTION_ALIGN: u64 = 4096;
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 struct Header {
@@ -85,12 +85,10 @@ struct Section {
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 struct TableSections {
-    bits: u32,
     leading: u32,
     floor: u32,
-    offsets: Section,
-    keys: Section,
-    ids: Section,
+    entries: u64,
+    lines: Section,
 }
 
 /// Path of the snapshot of the index in `dir`.
@@ -101,16 +99,8 @@ pub(super) fn path(dir: &Path) -> PathBuf {
 /// What a snapshot describes: (documents, floor, row checksum).
 pub(super) type Extent = (u64, u64, u64);
 
-/// Writes the snapshot of `memory` (whose recent entries are merged first) for the index in
-/// `dir`. `memory` must hold exactly what the manifest on disk records.
-pub(super) fn write(dir: &Path, plan: &Plan, memory: &mut Memory) -> std::io::Result<()> {
-    let floor = u32::try_from(memory.base).unwrap_or(u32::MAX);
-    for table in &mut memory.tables {
-        table.merge_recent(floor);
-    }
-    for band in &mut memory.bands {
-        band.merge_recent(floor);
-    }
+/// Writes the snapshot of `memory` for the index in `dir`. `memory` must hold exactly what the manifest on disk records.
+pub(super) fn write(dir: &Path, plan: &Plan, memory: &Memory) -> std::io::Result<()> {
     let final_path = path(dir);
     let temporary = dir.join(format!("{SNAPSHOT_FILE}.partial"));
     let file = std::fs::File::create(&temporary)?;
@@ -211,14 +201,12 @@ impl Sections<BufWriter<std::fs::File>> {
     }
 
     fn table<K: Key>(&mut self, table: &Bucketed<K>) -> std::io::Result<TableSections> {
-        let ((bits, leading, floor), (offsets, keys, ids)) = table.parts();
+        let ((leading, floor, entries), lines) = table.parts();
         Ok(TableSections {
-            bits,
             leading,
             floor,
-            offsets: self.array(offsets)?,
-            keys: self.array(keys)?,
-            ids: self.array(ids)?,
+            entries,
+            lines: self.array(lines)?,
         })
     }
 
@@ -242,9 +230,6 @@ impl Write for CountingWriter<'_> {
         self.out.flush()
     }
 }
-
-/// Where a section's values lie in the map (byte offset, values), given the value width.
-type SectionPlace<'a> = dyn Fn(&Section, usize) -> Result<(usize, usize), Refused> + 'a;
 
 /// Why a snapshot was not used.
 pub(super) enum Refused {
@@ -317,7 +302,7 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
         .tables
         .iter()
         .chain(&header.bands)
-        .flat_map(|t| [&t.offsets, &t.keys, &t.ids])
+        .map(|t| &t.lines)
         .collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let helpers = std::thread::available_parallelism()
@@ -355,45 +340,26 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
     });
     checked?;
     let docs = rows?;
-    let mapped = |s: &Section, width: usize| -> Result<(usize, usize), Refused> {
-        let start = usize::try_from(s.offset).unwrap_or(usize::MAX);
-        let len = usize::try_from(s.len).unwrap_or(usize::MAX);
-        if len % width != 0 {
-            return Err(Refused::Damaged(
-                "a table section has a partial value".into(),
-            ));
+    fn table<K: Key>(file: &std::fs::File, t: &TableSections) -> Result<Bucketed<K>, Refused> {
+        let width = std::mem::size_of::<Line>() as u64;
+        if t.lines.len % width != 0 || t.lines.offset % SECTION_ALIGN != 0 {
+            return Err(Refused::Damaged("a table section is misplaced".into()));
         }
-        Ok((start, len / width))
-    };
-    fn column<T: Plain>(
-        map: &Arc<memmap2::Mmap>,
-        (start, len): (usize, usize),
-    ) -> Result<Column<T>, Refused> {
-        Column::mapped(map, start, len)
-            .ok_or_else(|| Refused::Damaged("a table section is misplaced".into()))
-    }
-    fn table<K: Key>(
-        map: &Arc<memmap2::Mmap>,
-        t: &TableSections,
-        mapped: &SectionPlace,
-    ) -> Result<Bucketed<K>, Refused> {
-        Bucketed::from_parts(
-            (t.bits, t.leading, t.floor),
-            column(map, mapped(&t.offsets, 4)?)?,
-            column(map, mapped(&t.keys, std::mem::size_of::<K>())?)?,
-            column(map, mapped(&t.ids, 4)?)?,
-        )
-        .ok_or_else(|| Refused::Damaged("a table's offsets do not add up".into()))
+        let len = usize::try_from(t.lines.len / width).unwrap_or(usize::MAX);
+        let lines = Column::mapped(file, t.lines.offset, len)
+            .map_err(|e| Refused::Damaged(format!("a table section cannot be mapped: {e}")))?;
+        Bucketed::from_parts((t.leading, t.floor, t.entries), lines)
+            .ok_or_else(|| Refused::Damaged("a table's shape does not fit its lines".into()))
     }
     let tables = header
         .tables
         .iter()
-        .map(|t| table::<u64>(&map, t, &mapped))
+        .map(|t| table::<u64>(&file, t))
         .collect::<Result<Vec<_>, _>>()?;
     let bands = header
         .bands
         .iter()
-        .map(|t| table::<u32>(&map, t, &mapped))
+        .map(|t| table::<u32>(&file, t))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Memory {
         checksum: header.rows_checksum,

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::memory::{Bucketed, Scratch};
+use super::memory::Bucketed;
 use super::plan::Plan;
 use super::record::Stored;
 use super::store::Rows;
@@ -11,6 +11,7 @@ use crate::fingerprint::{BANDS, Sketch};
 
 /// The probe keys of one fingerprint: its permuted simhash per table, its band keys.
 pub(super) struct Keys {
+    pub(super) simhash: u64,
     pub(super) permuted: Vec<u64>,
     pub(super) bands: [u32; BANDS],
 }
@@ -63,28 +64,44 @@ impl Memory {
         dropped
     }
 
-    /// Asks for the cache lines that probes for `keys` will read: all the offsets first,
-    /// then all the first entries, so that the misses overlap.
+    /// Asks for the home line of every table's probe, so that the misses overlap.
     pub(super) fn prefetch(&self, keys: &Keys) {
-        let tables = || self.tables.iter().zip(&keys.permuted);
-        let bands = || self.bands.iter().zip(&keys.bands);
-        tables().for_each(|(table, &key)| table.prefetch_offsets(key));
-        bands().for_each(|(table, &key)| table.prefetch_offsets(key));
-        tables().for_each(|(table, &key)| table.prefetch_entries(key));
-        bands().for_each(|(table, &key)| table.prefetch_entries(key));
+        for (table, &key) in self.tables.iter().zip(&keys.permuted) {
+            table.prefetch(key);
+        }
+        for (table, &key) in self.bands.iter().zip(&keys.bands) {
+            table.prefetch(key);
+        }
+    }
+
+    /// Documents held within `k` bits of the fingerprint: (id, distance), by id, without
+    /// repeats. The tables' fragments give candidates; each is checked on its row.
+    pub(super) fn within(&self, keys: &Keys, k: u32) -> Vec<(u32, u32)> {
+        let mut found = Vec::with_capacity(4);
+        for (table, &key) in self.tables.iter().zip(&keys.permuted) {
+            table.probe(key, k, &mut found);
+        }
+        found.sort_unstable_by_key(|e| e.0);
+        found.dedup_by_key(|e| e.0);
+        found.retain_mut(|(id, distance)| {
+            let Some(doc) = self.doc(u64::from(*id)) else {
+                return false;
+            };
+            *distance = (doc.simhash ^ keys.simhash).count_ones();
+            *distance <= k
+        });
+        found
     }
 
     /// Documents within `k` bits of the fingerprint, or sharing a band key with it: the
     /// candidates, by id, without repeats.
     pub(super) fn candidates(&self, keys: &Keys, k: u32) -> Vec<u32> {
-        let mut found = Vec::with_capacity(4);
-        for (table, &key) in self.tables.iter().zip(&keys.permuted) {
-            table.probe(key, k, &mut found);
-        }
+        let mut ids: Vec<u32> = self.within(keys, k).into_iter().map(|(id, _)| id).collect();
+        let mut found = Vec::new();
         for (table, &key) in self.bands.iter().zip(&keys.bands) {
             table.probe(key, 0, &mut found);
         }
-        let mut ids: Vec<u32> = found.into_iter().map(|(id, _)| id).collect();
+        ids.extend(found.into_iter().map(|(id, _)| id));
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -131,28 +148,23 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
             column.push(doc.sketch.band_bins(band));
         }
     }
-    // A worker keeps one set of working arrays per key width.
     enum Built {
         Table(Bucketed<u64>),
         Band(Bucketed<u32>),
     }
-    let build = |job: usize, scratch: &mut (Scratch<u64>, Scratch<u32>)| {
+    let build = |job: usize| {
         if job < table_count {
             Built::Table(Bucketed::build_from(
                 plan.tables[job].leading_bits,
                 simhashes.len(),
                 |i| (plan.permute(job, simhashes[i]), base + i as u32),
-                &mut scratch.0,
             ))
         } else {
             let band = job - table_count;
             let column = &bins[band];
-            Built::Band(Bucketed::build_from(
-                32,
-                column.len(),
-                |i| (Sketch::band_key_of(band, column[i]), base + i as u32),
-                &mut scratch.1,
-            ))
+            Built::Band(Bucketed::build_from(32, column.len(), |i| {
+                (Sketch::band_key_of(band, column[i]), base + i as u32)
+            }))
         }
     };
     let mut built: Vec<(usize, Built)> = std::thread::scope(|scope| {
@@ -160,13 +172,12 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
             .map(|_| {
                 scope.spawn(|| {
                     let mut mine = Vec::new();
-                    let mut scratch = Default::default();
                     loop {
                         let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         if job >= jobs {
                             return mine;
                         }
-                        mine.push((job, build(job, &mut scratch)));
+                        mine.push((job, build(job)));
                     }
                 })
             })
