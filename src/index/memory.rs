@@ -303,7 +303,7 @@ impl<K: Key> Bucketed<K> {
             .lines
             .iter()
             .flat_map(|l| l.tags.iter())
-            .filter(|&&t| t != 0 && t - 1 >= floor)
+            .filter(|&&t| t > floor)
             .count();
         let capacity = self.lines.len() * SLOTS;
         let lines = if (live + 1) as f64 <= capacity as f64 * MAX_LOAD / GROWTH {
@@ -317,7 +317,7 @@ impl<K: Key> Bucketed<K> {
         for line in old.iter() {
             for slot in 0..SLOTS {
                 let tag = line.tags[slot];
-                if tag != 0 && tag - 1 >= floor {
+                if tag > floor {
                     let f = line.fragments[slot];
                     self.place(f, self.home(f), tag - 1, 0);
                 }

@@ -115,11 +115,64 @@ impl Memory {
         for (table, &key) in self.bands.iter_mut().zip(&keys.bands) {
             table.insert(key, id, floor);
         }
+        self.add_row(stored, id);
+    }
+
+    /// Adds a document's row under `id` (the next), without its table entries.
+    pub(super) fn add_row(&mut self, stored: Stored, id: u32) {
+        debug_assert_eq!(u64::from(id), self.count());
         self.checksum = self.checksum.wrapping_add(super::manifest::row_checksum(
             u64::from(id),
             &super::store::encode_row(stored),
         ));
         self.docs.push_back(stored);
+    }
+
+    /// Adds the table entries of documents `(keys, id)` whose rows are added: the tables
+    /// split between two threads, each inserting every document into its own tables.
+    pub(super) fn add_keys(&mut self, docs: &[(&Keys, u32)]) {
+        let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
+        let fill_tables = |tables: &mut [Bucketed<u64>], first: usize| {
+            for (t, table) in tables.iter_mut().enumerate() {
+                for &(keys, id) in docs {
+                    table.insert(keys.permuted[first + t], id, floor);
+                }
+            }
+        };
+        let fill_bands = |bands: &mut [Bucketed<u32>], first: usize| {
+            for (b, band) in bands.iter_mut().enumerate() {
+                for &(keys, id) in docs {
+                    band.insert(keys.bands[first + b], id, floor);
+                }
+            }
+        };
+        // Half the tables each: the other thread takes the last bands.
+        let half = (self.tables.len() + self.bands.len()) / 2;
+        let split = half.saturating_sub(self.tables.len()).min(self.bands.len());
+        let (tables, bands) = (&mut self.tables, &mut self.bands);
+        let (mine, theirs) = bands.split_at_mut(split);
+        std::thread::scope(|scope| {
+            scope.spawn(|| fill_bands(theirs, split));
+            fill_tables(tables, 0);
+            fill_bands(mine, 0);
+        });
+    }
+
+    /// An empty in-memory index of the layout `plan` (for a batch's own documents).
+    pub(super) fn empty(plan: &Plan) -> Memory {
+        Memory {
+            checksum: 0,
+            tables: plan
+                .tables
+                .iter()
+                .map(|t| Bucketed::build_from(t.leading_bits, 0, |_| (0, 0)))
+                .collect(),
+            bands: (0..BANDS)
+                .map(|_| Bucketed::build_from(32, 0, |_| (0, 0)))
+                .collect(),
+            base: 0,
+            docs: VecDeque::new(),
+        }
     }
 }
 
