@@ -239,6 +239,17 @@ impl<K: Key> Bucketed<K> {
         table
     }
 
+    /// An empty table with room for `n` entries before it grows.
+    pub(crate) fn with_room(leading: u32, n: usize) -> Bucketed<K> {
+        Bucketed {
+            leading: leading.min(32),
+            lines: Column::Owned(zeroed(lines_for(n as f64 / MAX_LOAD))),
+            entries: 0,
+            floor: 0,
+            _key: std::marker::PhantomData,
+        }
+    }
+
     /// Entries held (expired ones included until dropped).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -571,7 +571,7 @@ impl SimhashIndex {
             judged
         };
         let start = self.len();
-        let mut local = Memory::empty(&self.plan);
+        let mut local = Memory::empty(&self.plan, records.len());
         let mut added: Vec<(&Keys, u32)> = Vec::new();
         let mut out = Vec::with_capacity(records.len());
         let mut memory = self.memory.write().unwrap_or_else(|p| p.into_inner());

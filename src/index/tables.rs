@@ -132,16 +132,25 @@ impl Memory {
     /// split between two threads, each inserting every document into its own tables.
     pub(super) fn add_keys(&mut self, docs: &[(&Keys, u32)]) {
         let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
+        // The line of the document `AHEAD` places on is asked for before each insert, so
+        // that the inserts' misses overlap.
+        const AHEAD: usize = 16;
         let fill_tables = |tables: &mut [Bucketed<u64>], first: usize| {
             for (t, table) in tables.iter_mut().enumerate() {
-                for &(keys, id) in docs {
+                for (j, &(keys, id)) in docs.iter().enumerate() {
+                    if let Some((ahead, _)) = docs.get(j + AHEAD) {
+                        table.prefetch(ahead.permuted[first + t]);
+                    }
                     table.insert(keys.permuted[first + t], id, floor);
                 }
             }
         };
         let fill_bands = |bands: &mut [Bucketed<u32>], first: usize| {
             for (b, band) in bands.iter_mut().enumerate() {
-                for &(keys, id) in docs {
+                for (j, &(keys, id)) in docs.iter().enumerate() {
+                    if let Some((ahead, _)) = docs.get(j + AHEAD) {
+                        band.prefetch(ahead.bands[first + b]);
+                    }
                     band.insert(keys.bands[first + b], id, floor);
                 }
             }
@@ -158,18 +167,17 @@ impl Memory {
         });
     }
 
-    /// An empty in-memory index of the layout `plan` (for a batch's own documents).
-    pub(super) fn empty(plan: &Plan) -> Memory {
+    /// An empty in-memory index of the layout `plan` with room for `n` documents (for a
+    /// batch's own documents).
+    pub(super) fn empty(plan: &Plan, n: usize) -> Memory {
         Memory {
             checksum: 0,
             tables: plan
                 .tables
                 .iter()
-                .map(|t| Bucketed::build_from(t.leading_bits, 0, |_| (0, 0)))
+                .map(|t| Bucketed::with_room(t.leading_bits, n))
                 .collect(),
-            bands: (0..BANDS)
-                .map(|_| Bucketed::build_from(32, 0, |_| (0, 0)))
-                .collect(),
+            bands: (0..BANDS).map(|_| Bucketed::with_room(32, n)).collect(),
             base: 0,
             docs: VecDeque::new(),
         }
