@@ -85,6 +85,7 @@ impl SimhashIndex {
             memory: RwLock::new(memory),
             snapshot_min: super::snapshot::SNAPSHOT_MIN_DOCUMENTS,
             from_snapshot: snapshot_extent.is_some(),
+            batch_tables: Mutex::new(None),
             snapshot_extent,
             writer: Mutex::new(()),
             durable: Mutex::new(count),
