@@ -89,6 +89,7 @@ mod record;
 pub mod snapshot;
 mod store;
 mod tables;
+mod writer;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -158,6 +159,8 @@ pub struct SimhashIndex {
     /// `Pending::first`; written in one batch per tree when `WRITE_BATCH` accumulate, and at
     /// every checkpoint.
     pending: Mutex<Pending>,
+    /// Writes full batches of pending documents to sled off the inserting thread.
+    background: writer::Writer,
 }
 
 #[derive(Default)]
@@ -246,6 +249,7 @@ impl SimhashIndex {
             path: self.path.clone(),
             problem,
         };
+        self.wait_written()?;
         let memory = self.memory.get_mut().unwrap_or_else(|p| p.into_inner());
         let live = memory.docs.len() as u64;
         let extent = (memory.count(), memory.base, memory.checksum);
@@ -479,6 +483,10 @@ impl SimhashIndex {
                 let at = usize::try_from(id - pending.first).unwrap_or(usize::MAX);
                 return Ok(pending.docs.get(at).cloned());
             }
+            // Under the pending lock: a batch leaves `pending` and enters the writer at once.
+            if let Some(doc) = self.background.get(id) {
+                return Ok(Some(doc));
+            }
         }
         self.store.get(id).map_err(|e| self.store_error(e))
     }
@@ -674,21 +682,35 @@ impl SimhashIndex {
         Ok(id)
     }
 
-    /// Writes the buffered documents to sled (see [`store`] for the order of writes).
+    /// Hands the buffered documents to the background writer, which writes them to sled
+    /// (see [`store`] for the order of writes, [`writer`] for when they are written).
     fn write_pending(&self) -> Result<(), IndexError> {
-        // Hold the pending lock for the whole write, so that `get` never misses a
-        // document that has left the buffer but not yet reached sled.
+        // Hold the pending lock while the batch moves, so that `get` never misses a
+        // document that has left the buffer.
         let mut pending = lock(&self.pending);
         if pending.docs.is_empty() {
             return Ok(());
         }
         let first = pending.first;
-        self.store
-            .append(first, &pending.docs)
-            .map_err(|e| self.store_error(e))?;
-        pending.first = first + pending.docs.len() as u64;
-        pending.docs.clear();
-        Ok(())
+        let docs = std::mem::replace(&mut pending.docs, Vec::with_capacity(WRITE_BATCH));
+        pending.first = first + docs.len() as u64;
+        self.background
+            .send(first, docs)
+            .map_err(|problem| self.write_failed(problem))
+    }
+
+    /// Waits until every document handed to the background writer is in sled.
+    fn wait_written(&self) -> Result<(), IndexError> {
+        self.background
+            .wait()
+            .map_err(|problem| self.write_failed(problem))
+    }
+
+    fn write_failed(&self, problem: String) -> IndexError {
+        IndexError::Corrupt {
+            path: self.path.clone(),
+            problem: format!("writing documents to the database failed: {problem}"),
+        }
     }
 
     /// Makes everything inserted so far durable: writes the buffered documents and flushes
@@ -725,6 +747,7 @@ impl SimhashIndex {
             (memory.count(), memory.base, memory.checksum)
         };
         self.write_pending()?;
+        self.wait_written()?;
         self.db.flush().map_err(|source| IndexError::Store {
             path: self.path.clone(),
             source,

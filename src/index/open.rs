@@ -71,6 +71,11 @@ impl SimhashIndex {
         };
         let count = memory.count();
         let floor = memory.base;
+        let background =
+            super::writer::Writer::start(store.clone()).map_err(|e| IndexError::Corrupt {
+                path: dir.to_path_buf(),
+                problem: format!("cannot start the index's writer thread: {e}"),
+            })?;
         Ok(SimhashIndex {
             confirm: config.confirm,
             retention: config.retention.map(crate::clock::window_secs),
@@ -86,6 +91,7 @@ impl SimhashIndex {
             snapshot_min: super::snapshot::SNAPSHOT_MIN_DOCUMENTS,
             from_snapshot: snapshot_extent.is_some(),
             batch_tables: Mutex::new(None),
+            background,
             snapshot_extent,
             writer: Mutex::new(()),
             durable: Mutex::new(count),

@@ -121,6 +121,7 @@ impl From<sled::Error> for StoreError {
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct Store {
     meta: sled::Tree,
     docs: sled::Tree,
