@@ -250,18 +250,6 @@ impl<K: Key> Bucketed<K> {
         }
     }
 
-    /// Empties the table, keeping its lines; `false` (and nothing done) if it has no room
-    /// for `n` entries.
-    pub(crate) fn clear_for(&mut self, n: usize) -> bool {
-        if ((self.lines.len() * SLOTS) as f64) * MAX_LOAD < n as f64 {
-            return false;
-        }
-        self.lines.fill(Line::default());
-        self.entries = 0;
-        self.floor = 0;
-        true
-    }
-
     /// Entries held (expired ones included until dropped).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -24,9 +24,8 @@
 //! Three sled trees (details in `store.rs`): the document records in chunks of 32 ids, a
 //! compact row (simhash, digest, length, time stored and sketch: 100 bytes) per document in
 //! chunks of 64 (every value stays under sled's blob threshold, so the space of deleted
-//! values is reclaimed by sled's log), and a meta tree (format version, fingerprint version,
-//! layout, count written). The tables are not in sled: they are rebuilt in memory from the
-//! rows, or mapped from the snapshot a clean close wrote.
+//! values is reclaimed by sled's log), and a meta tree (format version, fingerprint version, layout, count written). The
+//! tables are rebuilt in memory from the rows on open rather than stored once per table.
 //! Beside the database, a [`manifest`] written at every checkpoint records how many
 //! documents the checkpoint made durable and a checksum of their rows; opening refuses, in
 //! one line, an index that holds fewer of them or other ones (sled reads a database whose
@@ -34,29 +33,22 @@
 //! every page it lost).
 //!
 //! # Memory
-//! Per table, lines of 64 bytes holding eight entries each (the key's first 32 bits and the
-//! document id), an entry in the first line with a free slot from its home, which is a
-//! function of the key's shared prefix (see `memory.rs`): a probe reads one line, nearly
-//! always, and the insert after it writes into that line; a table grows by 1.6 when it is
-//! 80% full. A simhash table's entry matches on the first 32 bits of the key, and the whole
-//! distance is then read from the document's row. Beside the tables, every document's row,
-//! by id. A query asks for the home lines of all tables before it reads any, so that their
-//! misses overlap. A batch of documents ([`SimhashIndex::check_and_insert_batch`]) is judged
-//! on two threads and its table entries inserted on two.
+//! Per table, the (key, id) entries bucketed by the top bits of the key (8-byte keys in
+//! the simhash tables, 4-byte keys in the band tables, whose four 8-bit bins hold no more;
+//! 8 to 16 entries per bucket; built in O(n) by one scatter pass and a per-group counting sort), plus a list of
+//! recent inserts chained from a direct-mapped array of heads, merged in by one sequential
+//! pass when it passes a quarter of the table; and every document's row, by id. A query
+//! reads one bucket and one chain per table, and asks for the cache lines of all tables
+//! before it reads any. On open the tables are built in parallel, one table per job, from
+//! columns of the stored rows.
 //!
-//! # Opening
-//! A clean close writes a [`snapshot`] of the tables and rows beside the database, and the
-//! next open maps it instead of rebuilding (checked against the manifest and by checksums;
-//! anything that does not match is set aside). After a crash, the tables are rebuilt in
-//! parallel, one table per job, from columns of the stored rows.
-
 //! # Retention
 //! With a retention window (`dedup.retention`), a document stored at `t` (by the index's
 //! [`Clock`]) is a candidate while `now < t + window` and not after, whether or not it has
 //! been swept. Ids are given in time order (a clock that goes back is held at the newest
 //! time), so the expired documents are always a prefix of the ids: [`SimhashIndex::sweep`]
 //! drops them from the rows in memory a bounded step at a time, the tables drop their
-//! entries when they next grow (or an insert takes their slot), and once a checkpoint's manifest has recorded the floor,
+//! entries at their next merge, and once a checkpoint's manifest has recorded the floor,
 //! their sled chunks are deleted. Opening reads the rows from the manifest's floor on; rows
 //! below it that a crash left on disk are never read, so nothing expired comes back.
 //!
@@ -147,9 +139,6 @@ pub struct SimhashIndex {
     snapshot_extent: Option<snapshot::Extent>,
     /// Whether the open read the snapshot rather than rebuilding from sled.
     from_snapshot: bool,
-    /// The tables of a batch's own documents ([`SimhashIndex::check_and_insert_batch`]),
-    /// kept for the next batch.
-    batch_tables: Mutex<Option<Memory>>,
     writer: Mutex<()>,
     /// Documents known durable (the count at the start of the last checkpoint); held for
     /// the whole of a checkpoint, so that callers of [`SimhashIndex::sync`] queue behind
@@ -590,16 +579,7 @@ impl SimhashIndex {
             judged
         };
         let start = self.len();
-        // The batch's own tables, kept from one batch to the next: fresh memory for them
-        // on every batch would be faulted in page by page each time.
-        let mut scratch = lock(&self.batch_tables);
-        let reusable = scratch
-            .as_mut()
-            .is_some_and(|local| local.clear_for(records.len()));
-        if !reusable {
-            *scratch = None;
-        }
-        let local = scratch.get_or_insert_with(|| Memory::empty(&self.plan, records.len()));
+        let mut local = Memory::empty(&self.plan, records.len());
         let mut added: Vec<(&Keys, u32)> = Vec::new();
         let mut out = Vec::with_capacity(records.len());
         let mut memory = self.memory.write().unwrap_or_else(|p| p.into_inner());
@@ -608,7 +588,7 @@ impl SimhashIndex {
             let judgement = if matches!(judgement.decision, Some(Decision::Exact(_))) {
                 judgement
             } else {
-                let own = self.decide_among(local, start, keys, &stored, &record.tiny_set, 0)?;
+                let own = self.decide_among(&local, start, keys, &stored, &record.tiny_set, 0)?;
                 judgement.then(own)
             };
             self.refused.fetch_add(judgement.refused, Ordering::Relaxed);

@@ -90,7 +90,6 @@ impl SimhashIndex {
             memory: RwLock::new(memory),
             snapshot_min: super::snapshot::SNAPSHOT_MIN_DOCUMENTS,
             from_snapshot: snapshot_extent.is_some(),
-            batch_tables: Mutex::new(None),
             background,
             snapshot_extent,
             writer: Mutex::new(()),

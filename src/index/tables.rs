@@ -24,7 +24,7 @@ pub(super) struct Memory {
     /// One table per sketch band, keyed by the band key (exact match).
     pub(super) bands: Vec<Bucketed<u32>>,
     /// Id of `docs[0]`: documents below it expired and are gone from memory (the tables drop
-    /// their entries when they next grow).
+    /// their entries at their next merge).
     pub(super) base: u64,
     /// Every live document, by id from `base`.
     pub(super) docs: VecDeque<Stored>,
@@ -165,16 +165,6 @@ impl Memory {
             fill_tables(tables, 0);
             fill_bands(mine, 0);
         });
-    }
-
-    /// Empties this in-memory index (a batch's, used again for the next batch), keeping its
-    /// memory; `false` if it has no room for `n` documents.
-    pub(super) fn clear_for(&mut self, n: usize) -> bool {
-        self.checksum = 0;
-        self.base = 0;
-        self.docs.clear();
-        let tables = self.tables.iter_mut().all(|t| t.clear_for(n));
-        tables && self.bands.iter_mut().all(|b| b.clear_for(n))
     }
 
     /// An empty in-memory index of the layout `plan` with room for `n` documents (for a
