@@ -5,7 +5,6 @@
 //! cargo bench --bench scale                              # 1 M documents
 //! cargo bench --bench scale -- 1000000 10000000          # 1 M and 10 M
 //! cargo bench --bench scale -- 200000 --data DIR         # another WCXB-style folder
-//! cargo bench --bench scale -- 1000000 --single          # one call per document
 //! ```
 //!
 //! Documents are made by recombining sentences of the WCXB dev set's ground-truth main texts
@@ -17,9 +16,8 @@
 //! its words replaced, one sentence added, a comment appended, or its date changed), whose
 //! original is known.
 //!
-//! Everything goes through `Dedup::check_fingerprinted_batch`, 8,192 documents a call, or
-//! with `--single` through `Dedup::check_fingerprinted`, one call per document (the
-//! fingerprints are computed ahead on every core, as a crawler's workers would). It prints: unique documents called
+//! Everything goes through `Dedup::check_fingerprinted` (the fingerprints are computed ahead
+//! on every core, as a crawler's workers would). It prints: unique documents called
 //! duplicates (false near-duplicates), copies found with the right original, insert rate of
 //! the decision loop, latency of a decision without insert (`SimhashIndex::find`: candidates
 //! from both sources, confirmation included; median and p99 over 20,000 new documents and
@@ -181,7 +179,7 @@ fn quantiles(mut times: Vec<Duration>) -> (f64, f64) {
     )
 }
 
-fn run(corpus: &Corpus, n: u64, single: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let state = tempfile::tempdir_in(&base)?;
     let dedup = Dedup::builder().expected_urls(n).open(state.path())?;
@@ -203,31 +201,13 @@ fn run(corpus: &Corpus, n: u64, single: bool) -> Result<(), Box<dyn std::error::
         let fps = fingerprint_all(corpus, batch);
         fingerprint_time += t.elapsed();
         let t = Instant::now();
-        let names: Vec<String> = batch
-            .iter()
-            .map(|item| match *item {
+        for (item, (text, fp)) in batch.iter().zip(&fps) {
+            text_bytes += text.len() as u64;
+            let name = match *item {
                 Item::New(i) => format!("doc/{i}"),
                 Item::Copy { of, kind } => format!("copy/{of}/{kind}"),
-            })
-            .collect();
-        let verdicts = if single {
-            names
-                .iter()
-                .zip(&fps)
-                .map(|(name, (text, fp))| dedup.check_fingerprinted(name, text, fp))
-                .collect::<Result<Vec<_>, _>>()?
-        } else {
-            let pages: Vec<(&str, &str, &Fingerprint)> = names
-                .iter()
-                .zip(&fps)
-                .map(|(name, (text, fp))| (name.as_str(), text.as_str(), fp))
-                .collect();
-            dedup.check_fingerprinted_batch(&pages)?
-        };
-        for ((item, (text, _)), (name, verdict)) in
-            batch.iter().zip(&fps).zip(names.iter().zip(verdicts))
-        {
-            text_bytes += text.len() as u64;
+            };
+            let verdict = dedup.check_fingerprinted(&name, text, fp)?;
             match (*item, &verdict) {
                 (Item::New(_), PageVerdict::Unique { .. }) => done_new += 1,
                 (Item::New(_), other) => {
@@ -282,13 +262,8 @@ fn run(corpus: &Corpus, n: u64, single: bool) -> Result<(), Box<dyn std::error::
         found as f64 / copies.max(1) as f64
     );
     println!(
-        "  decision loop: {:.0} documents/s ({}; the checkpoint after it took {:.2} s); fingerprints: {:.0} documents/s on {} cores ({:.0} MB/s of text)",
+        "  decision loop: {:.0} documents/s (check-and-insert, batched writes; the checkpoint after it took {:.2} s); fingerprints: {:.0} documents/s on {} cores ({:.0} MB/s of text)",
         total / decide_time.as_secs_f64(),
-        if single {
-            "one check-and-insert per document"
-        } else {
-            "check-and-insert in batches of 8,192"
-        },
         checkpoint.as_secs_f64(),
         total / fingerprint_time.as_secs_f64(),
         std::thread::available_parallelism().map_or(1, |c| c.get()),
@@ -389,11 +364,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "/../shared/datasets/wcxb-dev"
     ));
     let mut sizes = Vec::new();
-    let mut single = false;
     while let Some(arg) = args.next() {
-        if arg == "--single" {
-            single = true;
-        } else if arg == "--data" {
+        if arg == "--data" {
             data = PathBuf::from(args.next().ok_or("--data needs a folder")?);
         } else if let Ok(n) = arg.parse::<u64>() {
             sizes.push(n);
@@ -404,7 +376,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let corpus = Corpus::load(&data)?;
     for n in sizes {
-        run(&corpus, n, single)?;
+        run(&corpus, n)?;
     }
     Ok(())
 }

@@ -356,39 +356,6 @@ impl Dedup {
         self.verdict(decision, nearest, fingerprint)
     }
 
-    /// [`Dedup::check_fingerprinted`] for many pages at once, `(name, text, fingerprint)`
-    /// each: the same verdicts as one call per page in their order (a page that repeats an
-    /// earlier page of the batch is its duplicate), decided on every core by
-    /// [`SimhashIndex::check_and_insert_batch`](crate::index::SimhashIndex::check_and_insert_batch).
-    /// For a caller that holds many fetched pages at once (a WARC file, a dump).
-    pub fn check_fingerprinted_batch(
-        &self,
-        pages: &[(&str, &str, &Fingerprint)],
-    ) -> Result<Vec<PageVerdict>, DedupError> {
-        let mut records = Vec::with_capacity(pages.len());
-        for &(name, text, fingerprint) in pages {
-            bump(&self.counters.pages_checked);
-            if fingerprint.tokens == 0 {
-                bump(&self.counters.pages_no_text);
-            } else {
-                records.push(DocRecord::new(name, text, fingerprint));
-            }
-        }
-        let mut decided = self.index.check_and_insert_batch(records)?.into_iter();
-        let mut verdicts = Vec::with_capacity(pages.len());
-        for &(_, _, fingerprint) in pages {
-            if fingerprint.tokens == 0 {
-                verdicts.push(PageVerdict::NoText);
-                continue;
-            }
-            let Some((decision, nearest)) = decided.next() else {
-                break;
-            };
-            verdicts.push(self.verdict(decision, nearest, fingerprint)?);
-        }
-        Ok(verdicts)
-    }
-
     /// The verdict on a page fetched again (a recrawl, `url_filter.recrawl_after`) whose
     /// earlier version is stored under id `earlier` with main-text digest `earlier_digest`:
     ///

@@ -239,17 +239,6 @@ impl<K: Key> Bucketed<K> {
         table
     }
 
-    /// An empty table with room for `n` entries before it grows.
-    pub(crate) fn with_room(leading: u32, n: usize) -> Bucketed<K> {
-        Bucketed {
-            leading: leading.min(32),
-            lines: Column::Owned(zeroed(lines_for(n as f64 / MAX_LOAD))),
-            entries: 0,
-            floor: 0,
-            _key: std::marker::PhantomData,
-        }
-    }
-
     /// Entries held (expired ones included until dropped).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -314,7 +303,7 @@ impl<K: Key> Bucketed<K> {
             .lines
             .iter()
             .flat_map(|l| l.tags.iter())
-            .filter(|&&t| t > floor)
+            .filter(|&&t| t != 0 && t - 1 >= floor)
             .count();
         let capacity = self.lines.len() * SLOTS;
         let lines = if (live + 1) as f64 <= capacity as f64 * MAX_LOAD / GROWTH {
@@ -328,7 +317,7 @@ impl<K: Key> Bucketed<K> {
         for line in old.iter() {
             for slot in 0..SLOTS {
                 let tag = line.tags[slot];
-                if tag > floor {
+                if tag != 0 && tag - 1 >= floor {
                     let f = line.fragments[slot];
                     self.place(f, self.home(f), tag - 1, 0);
                 }

@@ -400,21 +400,6 @@ impl SimhashIndex {
         tiny_set: &[u32],
         cutoff: u32,
     ) -> Result<Judgement, IndexError> {
-        self.decide_among(memory, 0, keys, new, tiny_set, cutoff)
-    }
-
-    /// [`SimhashIndex::decide`] among the documents of `memory`, whose ids are `offset` plus
-    /// theirs there (a batch's own documents, numbered from 0, are the index's from its
-    /// length at the start of the batch).
-    fn decide_among(
-        &self,
-        memory: &Memory,
-        offset: DocId,
-        keys: &Keys,
-        new: &Stored,
-        tiny_set: &[u32],
-        cutoff: u32,
-    ) -> Result<Judgement, IndexError> {
         memory.prefetch(keys);
         let mut judgement = Judgement::default();
         let candidates = memory.candidates(keys, self.plan.k);
@@ -426,14 +411,14 @@ impl SimhashIndex {
             let distance = (stored.simhash ^ new.simhash).count_ones();
             if distance == 0 && stored.digest == new.digest {
                 // Candidates come in id order: the first exact one is the lowest.
-                judgement.decision = Some(Decision::Exact(offset + u64::from(id)));
+                judgement.decision = Some(Decision::Exact(u64::from(id)));
                 return Ok(judgement);
             }
             // Two tiny texts are compared on their whole shingle sets, kept in the record.
             let both_tiny = new.sketch.shingles < self.confirm.tiny_shingles
                 && stored.sketch.shingles < self.confirm.tiny_shingles;
             let exact = if both_tiny && !tiny_set.is_empty() {
-                self.get(offset + u64::from(id))?
+                self.get(u64::from(id))?
                     .filter(|r| !r.tiny_set.is_empty())
                     .map(|r| exact_similarity(tiny_set, &r.tiny_set))
             } else {
@@ -453,7 +438,7 @@ impl SimhashIndex {
                     judgement.nearest = Some(similarity);
                 }
             } else if best.is_none_or(|(_, _, b)| similarity.resemblance > b.resemblance) {
-                best = Some((offset + u64::from(id), distance, similarity));
+                best = Some((u64::from(id), distance, similarity));
             }
         }
         judgement.decision = best.map(|(of, distance, similarity)| Decision::Near {
@@ -532,92 +517,6 @@ impl SimhashIndex {
         let nearest = judgement.nearest;
         let id = self.append(record, &keys, stored)?;
         Ok((Decision::Unique(id), nearest))
-    }
-
-    /// [`SimhashIndex::check_and_insert_nearest`] for many documents at once, with the same
-    /// decisions as one call per document in their order (a document that repeats an
-    /// earlier one of the same batch is its duplicate), on every core: each document is
-    /// first judged against the stored documents on two threads; then, in order, against
-    /// the batch's earlier unique documents (tables of their own, small enough for the
-    /// caches), and a unique one gets its id and row; last, the new documents' table
-    /// entries go in, half of the tables on each of two threads. The whole batch is decided
-    /// under one lock, as one call is.
-    pub fn check_and_insert_batch(
-        &self,
-        records: Vec<DocRecord>,
-    ) -> Result<Vec<(Decision, Option<Similarity>)>, IndexError> {
-        let _writer = lock(&self.writer);
-        let cutoff = self.cutoff();
-        let keys: Vec<Keys> = records
-            .iter()
-            .map(|r| self.keys(r.simhash, &r.sketch))
-            .collect();
-        let judged: Vec<Judgement> = {
-            let memory = self.read();
-            let memory = &*memory;
-            let judge = |range: std::ops::Range<usize>| {
-                range
-                    .map(|i| {
-                        let r = &records[i];
-                        self.decide(memory, &keys[i], &Stored::of(r), &r.tiny_set, cutoff)
-                    })
-                    .collect::<Result<Vec<_>, IndexError>>()
-            };
-            let half = records.len() / 2;
-            let (first, second) = std::thread::scope(|scope| {
-                let second = scope.spawn(|| judge(half..records.len()));
-                let first = judge(0..half);
-                (first, second.join())
-            });
-            let second = second.unwrap_or_else(|_| {
-                Err(IndexError::Layout(
-                    "a batch's judging thread panicked".into(),
-                ))
-            });
-            let mut judged = first?;
-            judged.extend(second?);
-            judged
-        };
-        let start = self.len();
-        let mut local = Memory::empty(&self.plan, records.len());
-        let mut added: Vec<(&Keys, u32)> = Vec::new();
-        let mut out = Vec::with_capacity(records.len());
-        let mut memory = self.memory.write().unwrap_or_else(|p| p.into_inner());
-        for ((mut record, judgement), keys) in records.into_iter().zip(judged).zip(&keys) {
-            let stored = Stored::of(&record);
-            let judgement = if matches!(judgement.decision, Some(Decision::Exact(_))) {
-                judgement
-            } else {
-                let own = self.decide_among(&local, start, keys, &stored, &record.tiny_set, 0)?;
-                judgement.then(own)
-            };
-            self.refused.fetch_add(judgement.refused, Ordering::Relaxed);
-            if let Some(decision) = judgement.decision {
-                out.push((decision, None));
-                continue;
-            }
-            let id = memory.count();
-            let small = u32::try_from(id)
-                .ok()
-                .filter(|&id| id < u32::MAX)
-                .ok_or_else(|| IndexError::Layout("index full (2^32 - 1 documents)".into()))?;
-            record.at = self.stamp(&memory);
-            let stored = Stored::of(&record);
-            local.add(keys, stored, u32::try_from(id - start).unwrap_or(u32::MAX));
-            let full = {
-                let mut pending = lock(&self.pending);
-                pending.docs.push(record);
-                pending.docs.len() >= WRITE_BATCH
-            };
-            memory.add_row(stored, small);
-            added.push((keys, small));
-            if full {
-                self.write_pending()?;
-            }
-            out.push((Decision::Unique(id), judgement.nearest));
-        }
-        memory.add_keys(&added);
-        Ok(out)
     }
 
     /// Stores `record` as a new document without looking for duplicates, and returns its

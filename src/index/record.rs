@@ -119,7 +119,7 @@ impl Stored {
 }
 
 /// What [`SimhashIndex`]'s lookup found for one document.
-#[derive(Default, Debug)]
+#[derive(Default)]
 pub(super) struct Judgement {
     /// An exact or confirmed near-duplicate; none for a unique document.
     pub(super) decision: Option<Decision>,
@@ -127,35 +127,4 @@ pub(super) struct Judgement {
     pub(super) nearest: Option<Similarity>,
     /// Candidates the confirmation refused.
     pub(super) refused: u64,
-}
-
-impl Judgement {
-    /// This judgement (among documents of lower ids) followed by `later`, among documents
-    /// of higher ids: what one judgement over both would say. An exact duplicate wins, the
-    /// lowest id first; else the most similar confirmed candidate, the lower id on a tie; the
-    /// refusals add up and the nearest refused is the most alike, the earlier on a tie.
-    pub(super) fn then(self, later: Judgement) -> Judgement {
-        let decision = match (self.decision, later.decision) {
-            (Some(Decision::Exact(of)), _) => Some(Decision::Exact(of)),
-            (_, Some(Decision::Exact(of))) => Some(Decision::Exact(of)),
-            (
-                Some(first @ Decision::Near { similarity: a, .. }),
-                Some(second @ Decision::Near { similarity: b, .. }),
-            ) => Some(if b.resemblance > a.resemblance {
-                second
-            } else {
-                first
-            }),
-            (first, second) => first.or(second),
-        };
-        let nearest = match (self.nearest, later.nearest) {
-            (Some(a), Some(b)) => Some(if b.resemblance > a.resemblance { b } else { a }),
-            (a, b) => a.or(b),
-        };
-        Judgement {
-            decision,
-            nearest,
-            refused: self.refused + later.refused,
-        }
-    }
 }

@@ -115,72 +115,11 @@ impl Memory {
         for (table, &key) in self.bands.iter_mut().zip(&keys.bands) {
             table.insert(key, id, floor);
         }
-        self.add_row(stored, id);
-    }
-
-    /// Adds a document's row under `id` (the next), without its table entries.
-    pub(super) fn add_row(&mut self, stored: Stored, id: u32) {
-        debug_assert_eq!(u64::from(id), self.count());
         self.checksum = self.checksum.wrapping_add(super::manifest::row_checksum(
             u64::from(id),
             &super::store::encode_row(stored),
         ));
         self.docs.push_back(stored);
-    }
-
-    /// Adds the table entries of documents `(keys, id)` whose rows are added: the tables
-    /// split between two threads, each inserting every document into its own tables.
-    pub(super) fn add_keys(&mut self, docs: &[(&Keys, u32)]) {
-        let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
-        // The line of the document `AHEAD` places on is asked for before each insert, so
-        // that the inserts' misses overlap.
-        const AHEAD: usize = 16;
-        let fill_tables = |tables: &mut [Bucketed<u64>], first: usize| {
-            for (t, table) in tables.iter_mut().enumerate() {
-                for (j, &(keys, id)) in docs.iter().enumerate() {
-                    if let Some((ahead, _)) = docs.get(j + AHEAD) {
-                        table.prefetch(ahead.permuted[first + t]);
-                    }
-                    table.insert(keys.permuted[first + t], id, floor);
-                }
-            }
-        };
-        let fill_bands = |bands: &mut [Bucketed<u32>], first: usize| {
-            for (b, band) in bands.iter_mut().enumerate() {
-                for (j, &(keys, id)) in docs.iter().enumerate() {
-                    if let Some((ahead, _)) = docs.get(j + AHEAD) {
-                        band.prefetch(ahead.bands[first + b]);
-                    }
-                    band.insert(keys.bands[first + b], id, floor);
-                }
-            }
-        };
-        // Half the tables each: the other thread takes the last bands.
-        let half = (self.tables.len() + self.bands.len()) / 2;
-        let split = half.saturating_sub(self.tables.len()).min(self.bands.len());
-        let (tables, bands) = (&mut self.tables, &mut self.bands);
-        let (mine, theirs) = bands.split_at_mut(split);
-        std::thread::scope(|scope| {
-            scope.spawn(|| fill_bands(theirs, split));
-            fill_tables(tables, 0);
-            fill_bands(mine, 0);
-        });
-    }
-
-    /// An empty in-memory index of the layout `plan` with room for `n` documents (for a
-    /// batch's own documents).
-    pub(super) fn empty(plan: &Plan, n: usize) -> Memory {
-        Memory {
-            checksum: 0,
-            tables: plan
-                .tables
-                .iter()
-                .map(|t| Bucketed::with_room(t.leading_bits, n))
-                .collect(),
-            bands: (0..BANDS).map(|_| Bucketed::with_room(32, n)).collect(),
-            base: 0,
-            docs: VecDeque::new(),
-        }
     }
 }
 
