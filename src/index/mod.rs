@@ -65,11 +65,12 @@
 //!
 //! # Writes and durability
 //! Unique documents are kept in a buffer and written to sled in batches of
-//! [`WRITE_BATCH`] (one batch per tree); [`SimhashIndex::checkpoint`] writes the buffer and
-//! flushes sled, then writes the manifest, and everything inserted before it survives a
-//! kill -9. Documents inserted
-//! after the last checkpoint may be lost by a crash; the index is still whole on reopen
-//! (the last written batch is mended from the document tree if a crash cut it short).
+//! [`WRITE_BATCH`] (one batch per tree), by a background thread (`writer.rs`) so that the
+//! inserting thread goes on deciding; [`SimhashIndex::checkpoint`] hands over the buffer,
+//! waits for every batch to be written, flushes sled, then writes the manifest, and
+//! everything inserted before it survives a kill -9. Documents inserted after the last
+//! checkpoint may be lost by a crash; the index is still whole on reopen (the last written
+//! batch is mended from the document tree if a crash cut it short).
 
 mod decision;
 mod error;
