@@ -281,14 +281,12 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
     let snapshot_bytes = std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
     let disk = dir_bytes(&index_dir) - snapshot_bytes;
     let rss_before = rss_bytes();
+    let config = IndexConfig {
+        expected: n,
+        ..IndexConfig::default()
+    };
     let t = Instant::now();
-    let index = SimhashIndex::open(
-        &index_dir,
-        IndexConfig {
-            expected: n,
-            ..IndexConfig::default()
-        },
-    )?;
+    let index = SimhashIndex::open(&index_dir, config)?;
     let reopen = t.elapsed();
     let from_snapshot = index.opened_from_snapshot();
     let rss_index = rss_bytes().saturating_sub(rss_before);
@@ -329,14 +327,7 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
     // After a crash there is no snapshot of the last state: the tables are rebuilt.
     let _ = std::fs::remove_file(&snapshot_file);
     let t = Instant::now();
-    let rebuilt = SimhashIndex::open(
-        &index_dir,
-        IndexConfig {
-            expected: n,
-            ..IndexConfig::default()
-        },
-    )?
-    .with_snapshot_min_documents(u64::MAX);
+    let rebuilt = SimhashIndex::open(&index_dir, config)?.with_snapshot_min_documents(u64::MAX);
     let rebuild = t.elapsed();
     drop(rebuilt);
     println!(

@@ -155,6 +155,17 @@ fn mix_three(a: u64, b: u64, c: u64) -> u64 {
     fmix64(a ^ b.rotate_left(23) ^ c.rotate_left(46) ^ 3)
 }
 
+/// MurmurHash3's 32-bit finaliser: a bijection of `u32` that spreads every input bit over
+/// the output.
+#[inline(always)]
+pub(crate) fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
 #[inline(always)]
 pub(crate) fn fmix64(mut k: u64) -> u64 {
     k ^= k >> 33;

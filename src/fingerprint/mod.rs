@@ -89,8 +89,8 @@ mod tokens;
 use digest::normalized_digest;
 use features::{shingle_features, weighted_simhash};
 
-pub(crate) use features::fmix64;
 pub use features::mix_shingle;
+pub(crate) use features::{fmix32, fmix64};
 pub use sketch::{BAND_BINS, BANDS, SKETCH_BINS, SKETCH_BITS, SKETCH_BYTES, SKETCH_SEED, Sketch};
 pub use tokens::tokens;
 

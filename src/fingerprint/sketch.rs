@@ -25,17 +25,7 @@
 //! probability `1 - (1 - R^4)^16` for resemblance R: 0.997 at R = 0.74, 0.64 at R = 0.5,
 //! 1.6e-6 at R = 0.01.
 
-use super::fmix64;
-
-/// MurmurHash3's 32-bit finaliser: a bijection of `u32` that spreads every input bit over
-/// the output.
-fn fmix32(mut h: u32) -> u32 {
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85eb_ca6b);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xc2b2_ae35);
-    h ^ (h >> 16)
-}
+use super::{fmix32, fmix64};
 
 /// Bins in a [`Sketch`].
 pub const SKETCH_BINS: usize = 64;

@@ -24,6 +24,8 @@
 
 use std::io;
 
+use crate::fingerprint::fmix32;
+
 /// Entries per line: 8 fragments and 8 ids of 4 bytes fill a cache line.
 pub(crate) const SLOTS: usize = 8;
 
@@ -407,16 +409,6 @@ impl<K: Key> Bucketed<K> {
             _key: std::marker::PhantomData,
         })
     }
-}
-
-/// The 32-bit finalizer of MurmurHash3: a bijection that spreads every input bit.
-#[inline(always)]
-fn fmix32(mut h: u32) -> u32 {
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85eb_ca6b);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xc2b2_ae35);
-    h ^ (h >> 16)
 }
 
 /// Lines for `slots` slots (at least one line).
