@@ -144,3 +144,40 @@ impl Drop for Writer {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(first: u64, n: u64) -> Vec<DocRecord> {
+        (first..first + n)
+            .map(|i| DocRecord {
+                name: format!("doc-{i}"),
+                ..DocRecord::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batches_are_readable_until_written_and_a_failed_write_is_reported_by_every_later_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::Config::new().path(dir.path()).open().unwrap();
+        let store = Store::open(&db).unwrap();
+        let writer = Writer::start(store.clone()).unwrap();
+        writer.send(0, docs(0, 40)).unwrap();
+        writer.wait().unwrap();
+        assert_eq!(writer.get(3), None, "written, so no longer in flight");
+        assert_eq!(
+            store.get(3).ok().flatten().map(|d| d.name),
+            Some("doc-3".into())
+        );
+        // A batch out of place (ids from 50, while 40 are stored) fails to write.
+        writer.send(50, docs(50, 5)).unwrap();
+        let failure = writer.wait().unwrap_err();
+        assert!(failure.contains("expected"), "{failure}");
+        // Its documents are still readable, and every later call reports the failure.
+        assert_eq!(writer.get(52).map(|d| d.name), Some("doc-52".into()));
+        assert_eq!(writer.send(55, docs(55, 1)), Err(failure.clone()));
+        assert_eq!(writer.wait(), Err(failure));
+    }
+}
