@@ -72,11 +72,6 @@ fn fragment<K: Key>(key: K) -> u32 {
 /// Only for types that meet all of the above.
 pub(crate) unsafe trait Plain: Copy + 'static {}
 
-// SAFETY: a primitive integer.
-unsafe impl Plain for u32 {}
-// SAFETY: a primitive integer.
-unsafe impl Plain for u64 {}
-
 /// One line of a table: slot `i` holds `fragments[i]` and `tags[i]`, the document id plus
 /// one (0: the slot is free). Slots fill from the first.
 #[repr(C, align(64))]

@@ -467,16 +467,7 @@ impl SimhashIndex {
     }
 
     fn store_error(&self, e: StoreError) -> IndexError {
-        match e {
-            StoreError::Sled(source) => IndexError::Store {
-                path: self.path.clone(),
-                source,
-            },
-            StoreError::Corrupt(problem) => IndexError::Corrupt {
-                path: self.path.clone(),
-                problem,
-            },
-        }
+        open::store_failure(&self.path, e)
     }
 
     /// Decides and, when unique, stores in one step (see the module doc for what is a

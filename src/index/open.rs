@@ -115,10 +115,7 @@ impl SimhashIndex {
                 "the database holds no index: nothing to rewrite the manifest for".into(),
             ));
         };
-        let failure = |e| match e {
-            StoreError::Sled(source) => store_error(source),
-            StoreError::Corrupt(problem) => corrupt(problem),
-        };
+        let failure = |e| store_failure(dir, e);
         // Rows below the old floor, or below the first chunk a sweep left, expired.
         let old_floor = Manifest::read(dir).ok().flatten().map_or(0, |m| m.floor);
         let first = store.first_row().map_err(failure)?.unwrap_or(0);
@@ -217,6 +214,15 @@ fn layout(
     }
 }
 
+/// A failure of the sled layer as the index in `dir` reports it.
+pub(super) fn store_failure(dir: &Path, e: StoreError) -> IndexError {
+    let (store_error, corrupt) = IndexError::makers(dir);
+    match e {
+        StoreError::Sled(source) => store_error(source),
+        StoreError::Corrupt(problem) => corrupt(problem),
+    }
+}
+
 /// The in-memory index from the snapshot, when there is one that is exactly the index the
 /// manifest describes and sled holds nothing past it (see [`super::snapshot`]); a snapshot
 /// that is not is deleted, with a line in the log, and the caller rebuilds from sled.
@@ -228,15 +234,10 @@ fn from_snapshot(
     limit: Option<u64>,
 ) -> Result<Option<super::tables::Memory>, IndexError> {
     use super::snapshot::{self, Refused};
-    let (_, corrupt) = IndexError::makers(dir);
     let whole = limit.is_none_or(|l| l == manifest.documents)
-        && store.ends_at(manifest.documents).map_err(|e| match e {
-            StoreError::Sled(source) => IndexError::Store {
-                path: dir.to_path_buf(),
-                source,
-            },
-            StoreError::Corrupt(problem) => corrupt(problem),
-        })?;
+        && store
+            .ends_at(manifest.documents)
+            .map_err(|e| store_failure(dir, e))?;
     let file = snapshot::path(dir);
     if !whole {
         if file.exists() {
@@ -276,13 +277,7 @@ fn checked_rows(
     limit: Option<u64>,
 ) -> Result<Rows, IndexError> {
     let (store_error, corrupt) = IndexError::makers(dir);
-    let store_failure = |e: StoreError| match e {
-        StoreError::Sled(source) => IndexError::Store {
-            path: dir.to_path_buf(),
-            source,
-        },
-        StoreError::Corrupt(problem) => corrupt(problem),
-    };
+    let store_failure = |e| store_failure(dir, e);
     let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
     let mut rows = store
         .load_rows(manifest.floor, &marks)
