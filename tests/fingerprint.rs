@@ -9,11 +9,16 @@ const ENGLISH: &str = "The city council approved the new budget on Tuesday after
 const CHINESE: &str = "市议会周二经过长时间辩论后批准了新预算。公园和图书馆的经费增加百分之四，道路维修获得一次性拨款。";
 const MIXED: &str =
     "東京 Tokyo: the café’s menu — ラーメン, 寿司 & don't miss the 抹茶 ice cream (¥500).";
+/// Repeated shingles, as in a table: pins the weight of a feature seen more than once.
+const TABLE: &str = "A1 latin capital letter a with grave. A2 latin capital letter a with acute. \
+    A3 latin capital letter a with circumflex. B1 latin small letter a with grave. \
+    B2 latin small letter a with acute. B3 latin small letter a with circumflex. \
+    C1 latin small letter c with cedilla.";
 
 #[test]
 fn golden_fingerprints_are_stable() {
-    assert_eq!(FINGERPRINT_VERSION, 3);
-    let got: Vec<String> = [ENGLISH, CHINESE, MIXED]
+    assert_eq!(FINGERPRINT_VERSION, 4);
+    let got: Vec<String> = [ENGLISH, CHINESE, MIXED, TABLE]
         .iter()
         .map(|t| {
             let f = Fingerprint::of(t);
@@ -32,6 +37,7 @@ fn golden_fingerprints_are_stable() {
             "530a89632e82dcd6 c9eeb5636e11d8fa5904b6da0af910f5 30 c0d64fa0207fb813ec0e4903d7ceaf9ba4a5dbeb00b77016acbb83c23532b33c04e3bdbead1734c4ca8dee4d1a60cfdd0d77da2d8745b99c8bfc83f1c68874e40000001c",
             "7508e2635a59001d 02375fdf8ecf19a585fb0c1c1deb1f37 42 6e021f8b20cbd29a6c80940bc0711f758ce7d48cbf2c4e7b5c528e618be04dbfdf45bcb13f5b835d3d31648250b50a6680058f9c7aabc6af7f3677b1f4f6862300000028",
             "320e5707a8a53661 dfb22b5a7b8deb2d1cf3a96abb29f156 16 cff10ad76b2ad41a9472e3059f739a2417d32886c106c0c9eb3f3b9bc24d82e78cf78039b0e9e9ce6d1043f4bd839d5f0b40121d9aeab83cbd4048e2e3cee5300000000e",
+            "f7429ddac19b5aca 6b76121620a7bc15043a8b3c46505291 49 e91b8ab57a84e35b38cc3ed5e52946385a255d4d8de92a409e81bfbf3a98d2babdbe29fddb9296f5604f0e215038b52158d6d9d8f8a2f2ec77ba4368bf3ae73d0000001e",
         ]
     );
 }

@@ -1,6 +1,8 @@
 //! The snapshot of a cleanly closed index: the next open reads it instead of rebuilding, and
-//! answers exactly as a rebuild would; a snapshot that is damaged, or older than the
-//! database, is set aside and the index rebuilt, never read.
+//! answers exactly as a rebuild would; a snapshot older than the database (a crash after
+//! more documents were stored) is read with the documents after it added from the database;
+//! a snapshot that is damaged, of other rows, past a roll-back, or far behind the database
+//! is set aside and the index rebuilt, never read.
 
 use std::path::Path;
 
@@ -24,6 +26,12 @@ fn own_sketch(seed: u64) -> Sketch {
 
 /// Document `i`: a random simhash and a sketch of its own.
 fn doc(i: u64) -> DocRecord {
+    doc_of(i, 0)
+}
+
+/// Document `i` of the stream `seed` (streams share no document).
+fn doc_of(i: u64, seed: u64) -> DocRecord {
+    let i = i + (seed << 40);
     DocRecord {
         simhash: Simhash(mix(i)),
         digest: Digest(u128::from(i)),
@@ -62,11 +70,20 @@ fn open(dir: &Path) -> SimhashIndex {
 /// Documents `from..to`, each tenth a near copy of an earlier one (refused, so nine in ten
 /// are stored).
 fn insert(index: &SimhashIndex, from: u64, to: u64) {
+    insert_of(index, from, to, 0);
+}
+
+/// As [`insert`], from the document stream `seed`.
+fn insert_of(index: &SimhashIndex, from: u64, to: u64, seed: u64) {
     for i in from..to {
         let decision = if i % 10 == 9 {
-            index.check_and_insert(near_copy(i - 5, 2)).unwrap()
+            let mut copy = near_copy(i - 5, 2);
+            let original = doc_of(i - 5, seed);
+            (copy.simhash, copy.sketch) = (original.simhash, original.sketch);
+            copy.simhash.0 ^= 0b101 << (i % 60);
+            index.check_and_insert(copy).unwrap()
         } else {
-            index.check_and_insert(doc(i)).unwrap()
+            index.check_and_insert(doc_of(i, seed)).unwrap()
         };
         assert_eq!(
             matches!(decision, Decision::Unique(_)),
@@ -153,33 +170,116 @@ fn a_damaged_snapshot_is_set_aside_and_the_index_rebuilt() {
     }
 }
 
+/// The index in `dir` rebuilt from sled alone (its snapshot deleted, none written on close).
+fn rebuilt(dir: &Path) -> SimhashIndex {
+    let _ = std::fs::remove_file(dir.join(SNAPSHOT_FILE));
+    let index = SimhashIndex::open(dir, config())
+        .unwrap()
+        .with_snapshot_min_documents(u64::MAX);
+    assert!(!index.opened_from_snapshot());
+    index
+}
+
 #[test]
-fn a_snapshot_older_than_the_database_is_set_aside() {
-    let (dir, _) = closed_index(5_000);
-    {
-        // More documents, checkpointed; this close writes no snapshot, as a crash would not.
+fn a_snapshot_older_than_the_database_is_read_with_the_documents_after_it() {
+    let (dir, _) = closed_index(20_000);
+    // More documents, checkpointed; the close writes no snapshot, as a crash would not.
+    let want = {
         let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
         assert!(index.opened_from_snapshot());
+        insert(&index, 20_000, 20_100);
+        index.checkpoint().unwrap();
+        answers(&index, 20_100)
+    };
+    {
+        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+        assert!(index.opened_from_snapshot());
+        assert_eq!(index.len(), 18_090);
+        assert_eq!(answers(&index, 20_100), want);
+        // Documents after the last checkpoint, enough for a batch of them to reach sled:
+        // the database holds more than the manifest records, and they are kept.
+        insert(&index, 20_100, 30_100);
+    }
+    let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+    assert!(index.opened_from_snapshot());
+    let len = index.len();
+    assert!(
+        len >= 18_090 + crawldedup::index::WRITE_BATCH as u64,
+        "{len}"
+    );
+    let want = answers(&index, 20_100);
+    drop(index);
+    let rebuilt = rebuilt(dir.path());
+    assert_eq!(rebuilt.len(), len);
+    assert_eq!(answers(&rebuilt, 20_100), want);
+}
+
+#[test]
+fn a_snapshot_far_behind_the_database_is_set_aside() {
+    let (dir, _) = closed_index(5_000);
+    {
+        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+        assert!(index.opened_from_snapshot());
+        insert(&index, 5_000, 11_000);
+        index.checkpoint().unwrap();
+    }
+    // 4,500 documents in the snapshot, 5,400 after it: rebuilding all is faster.
+    let index = open(dir.path());
+    assert!(!index.opened_from_snapshot());
+    assert!(!dir.path().join(SNAPSHOT_FILE).exists());
+    assert_eq!(index.len(), 9_900);
+}
+
+#[test]
+fn a_snapshot_of_other_rows_is_set_aside() {
+    // Two indexes of the same layout and size, of different documents; the second has a
+    // few more, so the first's snapshot looks like an older state of it.
+    let (first, _) = closed_index(5_000);
+    let dir = tempfile::tempdir().unwrap();
+    let want = {
+        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+        insert_of(&index, 0, 5_100, 7);
+        index.checkpoint().unwrap();
+        answers(&index, 5_100)
+    };
+    std::fs::copy(
+        first.path().join(SNAPSHOT_FILE),
+        dir.path().join(SNAPSHOT_FILE),
+    )
+    .unwrap();
+    let index = open(dir.path());
+    assert!(!index.opened_from_snapshot());
+    assert!(!dir.path().join(SNAPSHOT_FILE).exists());
+    assert_eq!(index.len(), 4_590);
+    assert_eq!(answers(&index, 5_100), want);
+}
+
+#[test]
+fn a_roll_back_reads_the_snapshot_only_when_it_is_not_past_the_checkpoint() {
+    let (dir, _) = closed_index(5_000);
+    {
+        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
         insert(&index, 5_000, 5_100);
         index.checkpoint().unwrap();
     }
-    let index = open(dir.path());
-    assert!(!index.opened_from_snapshot());
-    assert_eq!(index.len(), 4_590);
-    let want = answers(&index, 5_100);
+    // Back to 4,550 documents: the snapshot's 4,500 and 50 from sled.
+    let index = SimhashIndex::open_at(dir.path(), config(), Some(4_550))
+        .unwrap()
+        .with_snapshot_min_documents(u64::MAX);
+    assert!(index.opened_from_snapshot());
+    assert_eq!(index.len(), 4_550);
+    let want = answers(&index, 5_000);
     drop(index);
-    // Documents inserted after the last checkpoint, enough for the index to write a batch
-    // of them to sled: the database now holds more than the snapshot describes.
-    {
-        let index = open(dir.path());
-        assert!(index.opened_from_snapshot());
-        assert_eq!(answers(&index, 5_100), want);
-        insert(&index, 5_100, 15_100);
-    }
-    let index = open(dir.path());
+    let again = rebuilt(dir.path());
+    assert_eq!(again.len(), 4_550);
+    assert_eq!(answers(&again, 5_000), want);
+    drop(again);
+    // Back past the snapshot: it is set aside.
+    let (dir, _) = closed_index(5_000);
+    let index = SimhashIndex::open_at(dir.path(), config(), Some(4_000)).unwrap();
     assert!(!index.opened_from_snapshot());
-    assert!(index.len() >= 4_590 + crawldedup::index::WRITE_BATCH as u64);
-    assert_eq!(answers(&index, 5_100), want);
+    assert!(!dir.path().join(SNAPSHOT_FILE).exists());
+    assert_eq!(index.len(), 4_000);
 }
 
 #[test]

@@ -151,6 +151,20 @@ impl Accumulator {
         self.small_total = 0;
     }
 
+    /// Takes away the weights added to `less`: every lane and the total stay non-negative,
+    /// since `less` only ever holds part of what was added here.
+    pub(super) fn take_away(&mut self, less: &mut Accumulator) {
+        less.carry();
+        if less.total == 0 {
+            return;
+        }
+        self.carry();
+        for (lane, &minus) in self.lanes.iter_mut().zip(&less.lanes) {
+            *lane -= minus;
+        }
+        self.total -= less.total;
+    }
+
     pub(super) fn finish(&mut self) -> Simhash {
         self.carry();
         let mut out = 0u64;

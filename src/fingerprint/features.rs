@@ -114,15 +114,24 @@ pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize
         repeats += usize::from(entry.1 == 2);
     }
     let mut acc = Accumulator::default();
+    let mut less = Accumulator::default();
+    let mut rest = |hash: u64, tf: usize| {
+        let (weight, units) = (tf_weight(tf), tf as u64 * unit);
+        if weight >= units {
+            acc.add(hash, weight - units);
+        } else {
+            less.add(hash, units - weight);
+        }
+    };
     for &slot in &features[..repeats] {
         let (hash, tf) = table[slot as usize];
-        let tf = tf as usize;
-        acc.add(hash, tf_weight(tf) - tf as u64 * unit);
+        rest(hash, tf as usize);
     }
     if zero_count > 1 {
-        acc.add(0, tf_weight(zero_count) - zero_count as u64 * unit);
+        rest(0, zero_count);
     }
     all.add_to(&mut acc, unit);
+    acc.take_away(&mut less);
     (acc.finish(), distinct + usize::from(zero_count > 0))
 }
 

@@ -11,7 +11,12 @@
 //! boundaries to find, so each run of them becomes overlapping character bigrams instead (a
 //! lone character is a unigram). The features are word 3-shingles: every run of
 //! [`SHINGLE_WORDS`] = 3 consecutive tokens (a text of one or two tokens has one feature,
-//! all of them). A feature that occurs `tf` times weighs `tf` ([`TF_EXPONENT`] = 1).
+//! all of them). A feature that occurs `tf` times weighs `sqrt(tf)` ([`TF_EXPONENT`] =
+//! 0.5): a phrase a page repeats (the rows of a table, a refrain, a template's labels)
+//! counts for more than once, but not so much that two pages alike only in their repeated
+//! rows get one fingerprint. With the weight `tf` (fingerprint version 3), two man pages that
+//! are tables of character names (`iso_8859-3` and `iso_8859-4`, exact Jaccard 0.48) were 3
+//! bits apart, and 44 unrelated Japanese pairs were within 10 bits (8 now).
 //!
 //! Why shingles: single words make every text of one language look alike. The words every
 //! text shares (the, of, and, ...) carry most of the weight, so unrelated texts get
@@ -51,16 +56,15 @@
 //! | --- | --- | --- | --- | --- | --- |
 //! | WCXB dev, long (>= 500 characters) | 1,050,525 | 3 | 32 | 0 / 0 | 0 |
 //! | WCXB dev, openings under 400 characters | 1,085,601 | 7 | 32 | 0 / 0 | 0 |
-//! | man pages, Chinese (651) | 211,575 | 105 | 31 | 0 / 18 | 15 (5 with Jaccard 0.4-0.5) |
-//! | man pages, Japanese (865) | 373,680 | 301 | 30 | 1 / 44 | 15 (10 with Jaccard 0.4-0.5) |
+//! | man pages, Chinese (651) | 211,575 | 105 | 31 | 0 / 1 | 15 (5 with Jaccard 0.4-0.5) |
+//! | man pages, Japanese (865) | 373,680 | 301 | 31 | 0 / 8 | 15 (10 with Jaccard 0.4-0.5) |
 //!
 //! Independent fingerprints would put 2.4e-15 of pairs within 3 bits and 1.0e-8 within 10;
 //! on the English dev texts none of a million pairs is within 10. Zero in about a million
 //! pairs bounds the rate at about 3e-6 (95%); the scale benchmark (`benches/scale.rs`, in
 //! the README) measures it on an index of 10 M documents instead: no unique document lost.
 //! The man pages are many pages of one package translated by one hand: their "unrelated"
-//! pairs include pages that share a third to a half of their text, and the pair within 3
-//! bits is `iso_8859-3` against `iso_8859-4` (Jaccard 0.48). The pairs called
+//! pairs include pages that share a third to a half of their text. The pairs called
 //! near-duplicates there are such related pages, their Jaccard similarity just under the
 //! line or their containment estimated past 0.9 (exact 0.70-0.81). (With the long-text
 //! threshold at 0.5 instead of 0.55 these were 36 and 21.)
@@ -71,8 +75,15 @@
 //! 2% 1.000 (0.78), 5% 0.9993 (0.62), the other template through the extractor 1.000, other
 //! boilerplate lines 1.000 (0.73); a comment thread as long as the article 0.52 (only the
 //! bands find it, when the resemblance is near 0.5). Short openings: 0.970 to 0.994 per
-//! kind, 0.987 in all (resemblance >= 0.5 for short texts). Simhash within 3 alone finds 72-88% of the light edits and 2-14% of
-//! the 2-5% edits, which is why the sketch bands are the second candidate source.
+//! kind, 0.987 in all (resemblance >= 0.5 for short texts). Simhash within 3 alone finds
+//! 67-86% of the light edits and 1-8% of the 2-5% edits, which is why the sketch bands are
+//! the second candidate source.
+//!
+//! Weights tried on the same pairs (Japanese man pages within 3 / within 10 bits, Chinese
+//! within 10, simhash-alone recall of changed dates): `tf` 1 / 44, 18, 0.74; `tf^0.7` 0 /
+//! 19, 4, 0.73; `sqrt(tf)` 0 / 8, 1, 0.71; `tf^0.3` 0 / 10, 0, 0.70; one per distinct
+//! feature 0 / 5, 2, 0.71. The whole decision's recall and its pairs called near-duplicates
+//! were the same for all five (the bands and the sketch do not depend on the weight).
 //!
 //! Fingerprints are persisted in the index, so this is a format: a golden test pins the
 //! fingerprints and sketches of fixed texts, and a change here needs a new version
@@ -95,10 +106,10 @@ pub use sketch::{BAND_BINS, BANDS, SKETCH_BINS, SKETCH_BITS, SKETCH_BYTES, SKETC
 pub use tokens::tokens;
 
 /// Version of the feature and hashing rules. Stored by the index; bump on any change.
-pub const FINGERPRINT_VERSION: u32 = 3;
+pub const FINGERPRINT_VERSION: u32 = 4;
 
 /// A feature occurring `tf` times weighs `tf^TF_EXPONENT`.
-pub const TF_EXPONENT: f64 = 1.0;
+pub const TF_EXPONENT: f64 = 0.5;
 
 /// Tokens per shingle.
 pub const SHINGLE_WORDS: usize = 3;

@@ -380,13 +380,7 @@ impl SimhashIndex {
 
     /// The probe keys of a fingerprint, computed once per page.
     fn keys(&self, simhash: Simhash, sketch: &Sketch) -> Keys {
-        Keys {
-            simhash: simhash.0,
-            permuted: (0..self.plan.tables.len())
-                .map(|t| self.plan.permute(t, simhash.0))
-                .collect(),
-            bands: sketch.band_keys(),
-        }
+        tables::keys_of(&self.plan, simhash.0, sketch)
     }
 
     /// The decision for a document with these keys: an exact duplicate (same digest and

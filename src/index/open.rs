@@ -42,8 +42,10 @@ impl SimhashIndex {
         let store = Store::open(&db).map_err(store_error)?;
         let manifest = Manifest::read(dir).map_err(&corrupt)?;
         let (plan, manifest) = layout(dir, config, &db, &store, manifest)?;
-        let (memory, snapshot_extent) = match from_snapshot(dir, &store, &plan, &manifest, limit)? {
-            Some(memory) => {
+        let (memory, snapshot_extent) = match from_snapshot(
+            dir, &db, &store, &plan, &manifest, limit,
+        )? {
+            Some((memory, extent)) => {
                 tracing::debug!(
                     "{}: opened with {} documents from the snapshot: sled {:.2} s, snapshot {:.2} s",
                     path.display(),
@@ -51,11 +53,10 @@ impl SimhashIndex {
                     sled_opened.as_secs_f64(),
                     (started.elapsed() - sled_opened).as_secs_f64(),
                 );
-                let extent = (memory.count(), memory.base, memory.checksum);
                 (memory, Some(extent))
             }
             None => {
-                let rows = checked_rows(dir, &db, &store, &manifest, limit)?;
+                let rows = checked_rows(dir, &db, &store, &manifest, limit, None)?;
                 let rows_read = started.elapsed();
                 let memory = build_memory(&plan, rows);
                 tracing::debug!(
@@ -223,64 +224,86 @@ pub(super) fn store_failure(dir: &Path, e: StoreError) -> IndexError {
     }
 }
 
-/// The in-memory index from the snapshot, when there is one that is exactly the index the
-/// manifest describes and sled holds nothing past it (see [`super::snapshot`]); a snapshot
-/// that is not is deleted, with a line in the log, and the caller rebuilds from sled.
+/// The in-memory index from the snapshot, with what the snapshot describes, when there is
+/// one of the index the manifest describes, or of that index at fewer documents; the
+/// documents after it are read from sled and added (see [`super::snapshot`]). A snapshot
+/// that is not usable is deleted, with a line in the log, and the caller rebuilds from sled.
 fn from_snapshot(
     dir: &Path,
+    db: &sled::Db,
     store: &Store,
     plan: &Plan,
     manifest: &Manifest,
     limit: Option<u64>,
-) -> Result<Option<super::tables::Memory>, IndexError> {
+) -> Result<Option<(super::tables::Memory, super::snapshot::Extent)>, IndexError> {
     use super::snapshot::{self, Refused};
-    let whole = limit.is_none_or(|l| l == manifest.documents)
-        && store
-            .ends_at(manifest.documents)
-            .map_err(|e| store_failure(dir, e))?;
     let file = snapshot::path(dir);
-    if !whole {
-        if file.exists() {
-            tracing::info!(
-                "{}: set aside (sled holds documents past the manifest, or the index is \
-                 rolled back); the tables are rebuilt from the database",
-                file.display()
-            );
-            let _ = std::fs::remove_file(&file);
-        }
-        return Ok(None);
-    }
-    match snapshot::open(dir, plan, manifest) {
-        Ok(memory) => return Ok(Some(memory)),
-        Err(Refused::Missing) => return Ok(None),
-        Err(Refused::Stale(why)) => tracing::info!(
+    let set_aside = |why: &str| {
+        tracing::info!(
             "{}: set aside ({why}); the tables are rebuilt from the database",
             file.display()
-        ),
-        Err(Refused::Damaged(why)) => tracing::warn!(
-            "{}: set aside, damaged ({why}); the tables are rebuilt from the database",
-            file.display()
-        ),
+        );
+        // Never used again: it describes an index that is gone, or it is damaged.
+        let _ = std::fs::remove_file(&file);
+        Ok(None)
+    };
+    let mut memory = match snapshot::open(dir, plan, manifest) {
+        Ok(memory) => memory,
+        Err(Refused::Missing) => return Ok(None),
+        Err(Refused::Stale(why)) => return set_aside(&why),
+        Err(Refused::Damaged(why)) => {
+            tracing::warn!("{}: damaged ({why})", file.display());
+            return set_aside("damaged");
+        }
+    };
+    let extent = (memory.count(), memory.base, memory.checksum);
+    if limit.is_some_and(|l| l < extent.0) {
+        return set_aside("it holds documents past the checkpoint the index rolls back to");
     }
-    // Never used again: it describes an index that is gone, or it is damaged.
-    let _ = std::fs::remove_file(&file);
-    Ok(None)
+    let written = store.written().map_err(|e| store_failure(dir, e))?;
+    let after = written.saturating_sub(extent.0);
+    if after > extent.0 - extent.1 {
+        // Adding a document costs more than rebuilding it: past this, a rebuild is faster.
+        return set_aside(&format!(
+            "it holds {} documents, the database {after} more",
+            extent.0 - extent.1
+        ));
+    }
+    let rows = match checked_rows(dir, db, store, manifest, limit, Some((extent.0, extent.2))) {
+        Ok(rows) => rows,
+        // Either the snapshot is not of these rows, or the rows are damaged: a rebuild
+        // tells which, and reports the damage.
+        Err(e) => return set_aside(&format!("with the documents after it: {e}")),
+    };
+    let added = rows.docs.len();
+    super::tables::extend_memory(plan, &mut memory, rows);
+    if added > 0 {
+        tracing::debug!(
+            "{}: {added} documents after the snapshot added from the database",
+            dir.display()
+        );
+    }
+    Ok(Some((memory, extent)))
 }
 
 /// The stored rows, checked against the manifest (none missing, none changed), and cut
-/// back to the first `limit` when given (the manifest follows).
+/// back to the first `limit` when given (the manifest follows). `held` is what a snapshot
+/// already holds, (documents, their row checksum): only the rows after it are read, and
+/// the check covers both.
 fn checked_rows(
     dir: &Path,
     db: &sled::Db,
     store: &Store,
     manifest: &Manifest,
     limit: Option<u64>,
+    held: Option<(u64, u64)>,
 ) -> Result<Rows, IndexError> {
     let (store_error, corrupt) = IndexError::makers(dir);
     let store_failure = |e| store_failure(dir, e);
     let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
+    let (start, prior) = held.unwrap_or((manifest.floor, 0));
     let mut rows = store
-        .load_rows(manifest.floor, &marks)
+        .load_rows_from(start, prior, &marks)
         .map_err(store_failure)?;
     if (rows.len() as u64) < manifest.documents {
         return Err(corrupt(format!(
@@ -308,7 +331,7 @@ fn checked_rows(
             db.flush().map_err(store_error)?;
             Manifest {
                 documents: limit,
-                floor: rows.base,
+                floor: manifest.floor.min(limit),
                 rows_checksum: rows.checksum,
                 ..*manifest
             }

@@ -10,11 +10,16 @@
 //! (a page is copied into memory of its own when an insert first writes to it, and a table
 //! that grows moves to memory of its own), and decodes the rows from it instead of from sled.
 //!
-//! A snapshot is used only when it is exactly the index the manifest describes: the same
-//! formats and layout, the same documents, floor and row checksum as the manifest, nothing
-//! in sled past them, and every section's checksum right (each row's checksum is summed on
-//! the way, as an open from sled does, and compared with the manifest's). Anything else (an
-//! older snapshot left by a crash after more documents were stored, a file cut short or
+//! A snapshot is used when it is the index the manifest describes, or that index as it
+//! was at fewer documents: the same formats, layout and floor, and every section's checksum
+//! right (each row's checksum is summed on the way, as an open from sled does). A snapshot
+//! of fewer documents is what a crash leaves when the index was opened from it and stored
+//! more before the crash: the documents after it are read from sled and added to the
+//! tables (on every core, one table per job), and the snapshot's row checksum plus theirs
+//! must equal the manifest's, which proves the snapshot's rows are the database's. That
+//! is only done while the documents after it are no more than those in it (past that a
+//! rebuild is faster), and never past a roll-back to a checkpoint it is newer than.
+//! Anything else (a snapshot far behind the database, of other rows, a file cut short or
 //! overwritten, another machine's byte order) is set aside with one line in the log and the
 //! tables are rebuilt from sled as before: a snapshot can make an open faster, never
 //! different. It is written only when the index holds at least
@@ -241,9 +246,9 @@ pub(super) enum Refused {
     Damaged(String),
 }
 
-/// The in-memory index of the snapshot in `dir`, if it is exactly the index that `manifest`
-/// describes under `plan` (see the module doc); the row and section checksums are checked
-/// on every core.
+/// The in-memory index of the snapshot in `dir`, if it is the index that `manifest`
+/// describes under `plan`, or that index as it was at fewer documents (see the module
+/// doc); the row and section checksums are checked on every core.
 pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memory, Refused> {
     let file = match std::fs::File::open(path(dir)) {
         Ok(file) => file,
@@ -274,9 +279,11 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
     {
         return stale("of another layout".into());
     }
-    let extent = (header.documents, header.floor, header.rows_checksum);
-    let wanted = (manifest.documents, manifest.floor, manifest.rows_checksum);
-    if extent != wanted {
+    // The manifest's documents, or fewer (the rest are read from sled after it, and the
+    // checksum of both together is checked against the manifest's then).
+    let same =
+        header.documents == manifest.documents && header.rows_checksum == manifest.rows_checksum;
+    if header.floor != manifest.floor || !(same || header.documents < manifest.documents) {
         return stale(format!(
             "of {} documents from {}, the manifest records {} from {}",
             header.documents, header.floor, manifest.documents, manifest.floor

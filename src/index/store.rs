@@ -81,10 +81,12 @@ impl Rows {
             return;
         }
         if len <= self.base as usize {
-            // Everything kept had expired already.
+            // Nothing kept is held here: it had expired, or is held elsewhere (the sum
+            // the rows were loaded on from, marked at their base).
+            let marked = self.checksums_at.iter().find(|(at, _)| *at == len as u64);
+            self.checksum = marked.and_then(|(_, sum)| *sum).unwrap_or(0);
             self.base = len as u64;
             self.docs.clear();
-            self.checksum = 0;
             return;
         }
         self.docs.truncate(len - self.base as usize);
@@ -165,23 +167,8 @@ impl Store {
         Ok(self.docs.is_empty() && self.rows.is_empty() && self.meta.get(WRITTEN_KEY)?.is_none())
     }
 
-    /// Whether the stored documents end exactly at `documents`: that many rows written and
-    /// no record past them (a batch that a crash cut between its trees leaves records whose
-    /// rows an open must mend from sled).
-    pub(crate) fn ends_at(&self, documents: u64) -> Result<bool, StoreError> {
-        if self.written()? != documents {
-            return Ok(false);
-        }
-        match self.docs.last()? {
-            None => Ok(true),
-            Some((key, value)) => {
-                let end = key_number(&key)? * DOC_CHUNK + decode_chunk(&value)?.len() as u64;
-                Ok(end <= documents)
-            }
-        }
-    }
-
-    fn written(&self) -> Result<u64, StoreError> {
+    /// Documents whose rows are written (the rows of a crash-cut tail may still need mending).
+    pub(crate) fn written(&self) -> Result<u64, StoreError> {
         match self.meta.get(WRITTEN_KEY)? {
             Some(v) => Ok(u64::from_be_bytes(v.as_ref().try_into().map_err(|_| {
                 StoreError::Corrupt("unreadable written count".into())
@@ -193,15 +180,26 @@ impl Store {
     /// Every live document's row (ids from `floor`), by id; mends the rows of a tail that a
     /// crash cut short. The checksum of the rows below `n` is kept for each `n` of `marks`.
     pub(crate) fn load_rows(&self, floor: u64, marks: &[u64]) -> Result<Rows, StoreError> {
+        self.load_rows_from(floor, 0, marks)
+    }
+
+    /// As [`Store::load_rows`], from row `floor` on, with the checksums running on from
+    /// `prior` (the sum over the rows before `floor` that are held elsewhere: a snapshot's).
+    pub(crate) fn load_rows_from(
+        &self,
+        floor: u64,
+        prior: u64,
+        marks: &[u64],
+    ) -> Result<Rows, StoreError> {
         let written = self.written()?;
         let floor = floor.min(written);
         let mut rows = Rows {
             base: floor,
             docs: super::memory::with_capacity((written - floor) as usize),
-            checksum: 0,
+            checksum: prior,
             checksums_at: marks
                 .iter()
-                .map(|&at| (at, (at <= floor).then_some(0)))
+                .map(|&at| (at, (at <= floor).then_some(prior)))
                 .collect(),
         };
         let first_chunk = floor / ROW_CHUNK;
@@ -241,10 +239,10 @@ impl Store {
             let mut kept = Rows {
                 base: floor,
                 docs: super::memory::with_capacity((written - floor) as usize),
-                checksum: 0,
+                checksum: prior,
                 checksums_at: std::mem::take(&mut rows.checksums_at)
                     .into_iter()
-                    .map(|(at, _)| (at, (at == 0).then_some(0)))
+                    .map(|(at, _)| (at, (at <= floor).then_some(prior)))
                     .collect(),
             };
             for row in &rows.docs[..(written - floor) as usize] {

@@ -123,16 +123,52 @@ impl Memory {
     }
 }
 
+/// The probe keys of a fingerprint under `plan`.
+pub(super) fn keys_of(plan: &Plan, simhash: u64, sketch: &Sketch) -> Keys {
+    Keys {
+        simhash,
+        permuted: (0..plan.tables.len())
+            .map(|t| plan.permute(t, simhash))
+            .collect(),
+        bands: sketch.band_keys(),
+    }
+}
+
+/// Runs `run` on every job, the jobs taken in turn by one thread per core (at most one per
+/// job); the results in the jobs' order.
+fn in_turn<J: Send, T: Send>(jobs: Vec<J>, run: impl Fn(J) -> T + Sync) -> Vec<T> {
+    let count = jobs.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, count.max(1));
+    let queue = std::sync::Mutex::new(jobs.into_iter().enumerate());
+    let take = || queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    while let Some((i, job)) = take() {
+                        mine.push((i, run(job)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("table job panicked"))
+            .collect()
+    });
+    done.sort_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
 /// Builds the in-memory tables from the stored rows: the permuted tables and the band
 /// tables are jobs taken in turn by one thread per core. Each table is built straight from
 /// the stored rows (ids are `base` plus the row number), with no intermediate array of keys.
 pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
     let table_count = plan.tables.len();
-    let jobs = table_count + BANDS;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, jobs);
-    let next = std::sync::atomic::AtomicUsize::new(0);
     // One pass over the rows pulls out what the tables are keyed by, a column each: every
     // table then reads 4 or 8 bytes per document instead of a 96-byte row (at 10 M rows,
     // 26 passes over the rows would move 25 GB through the caches).
@@ -152,7 +188,7 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
         Table(Bucketed<u64>),
         Band(Bucketed<u32>),
     }
-    let build = |job: usize| {
+    let built = in_turn((0..table_count + BANDS).collect(), |job| {
         if job < table_count {
             Built::Table(Bucketed::build_from(
                 plan.tables[job].leading_bits,
@@ -166,31 +202,10 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
                 (Sketch::band_key_of(band, column[i]), base + i as u32)
             }))
         }
-    };
-    let mut built: Vec<(usize, Built)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if job >= jobs {
-                            return mine;
-                        }
-                        mine.push((job, build(job)));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("table builder panicked"))
-            .collect()
     });
-    built.sort_by_key(|&(job, _)| job);
     let mut tables = Vec::with_capacity(table_count);
     let mut bands = Vec::with_capacity(BANDS);
-    for (_, table) in built {
+    for table in built {
         match table {
             Built::Table(table) => tables.push(table),
             Built::Band(band) => bands.push(band),
@@ -203,4 +218,38 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
         base: rows.base,
         docs: VecDeque::from(rows.docs),
     }
+}
+
+/// Adds `rows`, the documents that follow those `memory` holds (`rows.base` is
+/// `memory.count()`, and `rows.checksum` the running sum on from memory's): what a snapshot
+/// lacks of the database. The tables are jobs taken in turn by one thread per core.
+pub(super) fn extend_memory(plan: &Plan, memory: &mut Memory, rows: Rows) {
+    debug_assert_eq!(rows.base, memory.count());
+    enum Job<'a> {
+        Table(usize, &'a mut Bucketed<u64>),
+        Band(usize, &'a mut Bucketed<u32>),
+    }
+    let floor = u32::try_from(memory.base).unwrap_or(u32::MAX);
+    let first = rows.base as u32;
+    let docs = &rows.docs;
+    let ids = (first..).take(docs.len());
+    let jobs: Vec<Job> = (memory.tables.iter_mut().enumerate())
+        .map(|(t, table)| Job::Table(t, table))
+        .chain((memory.bands.iter_mut().enumerate()).map(|(band, table)| Job::Band(band, table)))
+        .collect();
+    in_turn(jobs, |job| match job {
+        Job::Table(t, table) => {
+            for (doc, id) in docs.iter().zip(ids.clone()) {
+                table.insert(plan.permute(t, doc.simhash), id, floor);
+            }
+        }
+        Job::Band(band, table) => {
+            for (doc, id) in docs.iter().zip(ids.clone()) {
+                let key = Sketch::band_key_of(band, doc.sketch.band_bins(band));
+                table.insert(key, id, floor);
+            }
+        }
+    });
+    memory.checksum = rows.checksum;
+    memory.docs.extend(rows.docs);
 }
