@@ -231,6 +231,12 @@ impl<K: Key> Bucketed<K> {
         self.entries as usize
     }
 
+    /// Entries the table takes before it grows.
+    pub(crate) fn room(&self) -> usize {
+        let capacity = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
+        (capacity as usize).saturating_sub(self.entries as usize)
+    }
+
     /// The home line of a fragment: its top `leading` bits, mixed, spread over the lines.
     /// The mix matters: the prefixes of real simhashes are not spread evenly (at 1 M
     /// documents of real sentences, homes taken straight from the prefix made runs of full

@@ -224,6 +224,10 @@ pub(super) fn store_failure(dir: &Path, e: StoreError) -> IndexError {
     }
 }
 
+/// A snapshot is read with the documents after it only while they are at most this part
+/// (1/16) of its own.
+const MAX_SHARE_AFTER: u64 = 16;
+
 /// The in-memory index from the snapshot, with what the snapshot describes, when there is
 /// one of the index the manifest describes, or of that index at fewer documents; the
 /// documents after it are read from sled and added (see [`super::snapshot`]). A snapshot
@@ -262,11 +266,13 @@ fn from_snapshot(
     }
     let written = store.written().map_err(|e| store_failure(dir, e))?;
     let after = written.saturating_sub(extent.0);
-    if after > extent.0 - extent.1 {
-        // Adding a document costs more than rebuilding it: past this, a rebuild is faster.
+    // Adding a document to the mapped tables costs more than placing it in a rebuild (its
+    // pages are copied on first write), and a table that must grow re-places every entry:
+    // past a sixteenth of the snapshot, or past the tables' room, a rebuild is faster.
+    let held = extent.0 - extent.1;
+    if after > held / MAX_SHARE_AFTER || after > memory.room() as u64 {
         return set_aside(&format!(
-            "it holds {} documents, the database {after} more",
-            extent.0 - extent.1
+            "it holds {held} documents, the database {after} more: a rebuild is faster"
         ));
     }
     let rows = match checked_rows(dir, db, store, manifest, limit, Some((extent.0, extent.2))) {

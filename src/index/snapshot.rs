@@ -17,8 +17,10 @@
 //! more before the crash: the documents after it are read from sled and added to the
 //! tables (on every core, one table per job), and the snapshot's row checksum plus theirs
 //! must equal the manifest's, which proves the snapshot's rows are the database's. That
-//! is only done while the documents after it are no more than those in it (past that a
-//! rebuild is faster), and never past a roll-back to a checkpoint it is newer than.
+//! is only done while the documents after it are at most a sixteenth of those in it and
+//! fit every table without a growth (past that a rebuild is faster: an insert into a
+//! mapped page copies the page first, and a growth re-places every entry), and never past
+//! a roll-back to a checkpoint it is newer than.
 //! Anything else (a snapshot far behind the database, of other rows, a file cut short or
 //! overwritten, another machine's byte order) is set aside with one line in the log and the
 //! tables are rebuilt from sled as before: a snapshot can make an open faster, never

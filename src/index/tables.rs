@@ -64,6 +64,15 @@ impl Memory {
         dropped
     }
 
+    /// Documents every table takes before one of them grows.
+    pub(super) fn room(&self) -> usize {
+        let tables = self.tables.iter().map(Bucketed::room);
+        tables
+            .chain(self.bands.iter().map(Bucketed::room))
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Asks for the home line of every table's probe, so that the misses overlap.
     pub(super) fn prefetch(&self, keys: &Keys) {
         for (table, &key) in self.tables.iter().zip(&keys.permuted) {
