@@ -137,6 +137,18 @@ impl<T: Plain> Column<T> {
     }
 }
 
+impl<T: Plain + Copy> Column<T> {
+    /// Moves a mapped array into memory of its own, in one copy: cheaper, before many
+    /// scattered writes, than a fault and a page copy at the first write to each page.
+    pub(crate) fn own(&mut self) {
+        if let Column::Mapped { .. } = self {
+            let mut owned = with_capacity(self.len());
+            owned.extend_from_slice(self);
+            *self = Column::Owned(owned);
+        }
+    }
+}
+
 impl<T: Plain> Default for Column<T> {
     fn default() -> Self {
         Column::Owned(Vec::new())
@@ -229,6 +241,11 @@ impl<K: Key> Bucketed<K> {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries as usize
+    }
+
+    /// Moves a table mapped from a snapshot into memory of its own (see [`Column::own`]).
+    pub(crate) fn own(&mut self) {
+        self.lines.own();
     }
 
     /// Entries the table takes before it grows.

@@ -231,9 +231,14 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
 
 /// Adds `rows`, the documents that follow those `memory` holds (`rows.base` is
 /// `memory.count()`, and `rows.checksum` the running sum on from memory's): what a snapshot
-/// lacks of the database. The tables are jobs taken in turn by one thread per core.
+/// lacks of the database. The tables are jobs taken in turn by one thread per core; each
+/// is first copied out of the snapshot's mapping (when there are rows to add).
 pub(super) fn extend_memory(plan: &Plan, memory: &mut Memory, rows: Rows) {
     debug_assert_eq!(rows.base, memory.count());
+    if rows.docs.is_empty() {
+        memory.checksum = rows.checksum;
+        return;
+    }
     enum Job<'a> {
         Table(usize, &'a mut Bucketed<u64>),
         Band(usize, &'a mut Bucketed<u32>),
@@ -248,11 +253,13 @@ pub(super) fn extend_memory(plan: &Plan, memory: &mut Memory, rows: Rows) {
         .collect();
     in_turn(jobs, |job| match job {
         Job::Table(t, table) => {
+            table.own();
             for (doc, id) in docs.iter().zip(ids.clone()) {
                 table.insert(plan.permute(t, doc.simhash), id, floor);
             }
         }
         Job::Band(band, table) => {
+            table.own();
             for (doc, id) in docs.iter().zip(ids.clone()) {
                 let key = Sketch::band_key_of(band, doc.sketch.band_bins(band));
                 table.insert(key, id, floor);
