@@ -67,6 +67,19 @@ fn random_sketch(fp: u64) -> Sketch {
     }
 }
 
+/// Document `i` with fingerprint `fp` (and a sketch drawn from it).
+fn record(fp: u64, i: u64) -> DocRecord {
+    DocRecord {
+        simhash: Simhash(fp),
+        digest: Digest(u128::from(fp) << 64 | u128::from(i)),
+        text_chars: 2_000,
+        name: format!("https://example.com/articles/{i}"),
+        sketch: random_sketch(fp),
+        tiny_set: Vec::new(),
+        at: 0,
+    }
+}
+
 /// (median, p99) of per-call times.
 fn latency(mut times: Vec<Duration>) -> (Duration, Duration) {
     times.sort();
@@ -117,16 +130,7 @@ fn run(n: u64, ours_only: bool) {
     let blocks = index.plan().blocks.len();
     let start = Instant::now();
     for (i, &fp) in stored.iter().enumerate() {
-        let record = DocRecord {
-            simhash: Simhash(fp),
-            digest: Digest(u128::from(fp) << 64 | i as u128),
-            text_chars: 2_000,
-            name: format!("https://example.com/articles/{i}"),
-            sketch: random_sketch(fp),
-            tiny_set: Vec::new(),
-            at: 0,
-        };
-        index.check_and_insert(record).unwrap();
+        index.check_and_insert(record(fp, i as u64)).unwrap();
     }
     index.checkpoint().unwrap();
     let insert = start.elapsed();
@@ -184,17 +188,7 @@ fn run(n: u64, ours_only: bool) {
     let more = n / 100;
     let mut rng = Rng(0x7777 ^ n);
     for i in 0..more {
-        let fp = rng.next();
-        let record = DocRecord {
-            simhash: Simhash(fp),
-            digest: Digest(u128::from(fp) << 64 | u128::from(n + i)),
-            text_chars: 2_000,
-            name: format!("https://example.com/articles/{}", n + i),
-            sketch: random_sketch(fp),
-            tiny_set: Vec::new(),
-            at: 0,
-        };
-        resumed.check_and_insert(record).unwrap();
+        resumed.check_and_insert(record(rng.next(), n + i)).unwrap();
     }
     resumed.checkpoint().unwrap();
     let held = resumed.len();
