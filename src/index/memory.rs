@@ -4,10 +4,10 @@
 //! 32 bits of the entry's key (its *fragment*) and its document id. An entry's home line is
 //! a function of the key's shared prefix alone (its top `leading` bits, at most 32: the bits
 //! a near-duplicate must share in this table), mixed and spread over the lines by a
-//! multiply-shift, so every entry a query can match has the query's home. An entry goes into the first line
-//! from its home on that has a free slot (bucketised linear probing), and slots fill in
-//! order, so a probe reads the home line and goes on to the next only while the lines it
-//! reads are full: at the load kept here ([`MAX_LOAD`]) nearly always one line. An insert
+//! multiply-shift, so every entry a query can match has the query's home. An entry goes
+//! into the first line from its home on that has a free slot (bucketised linear probing),
+//! and slots fill in order, so a probe reads the home line and goes on to the next only
+//! while the lines it reads are full: at the load kept here ([`MAX_LOAD`]) nearly always one line. An insert
 //! writes into the line that the lookup before it has just read; there is no list of recent
 //! entries to chain and no merge to run.
 //!
@@ -105,6 +105,16 @@ pub(crate) enum Column<T: Plain> {
 }
 
 impl<T: Plain> Column<T> {
+    /// Moves a mapped array into memory of its own, in one copy: cheaper, before many
+    /// scattered writes, than a fault and a page copy at the first write to each page.
+    pub(crate) fn own(&mut self) {
+        if let Column::Mapped { .. } = self {
+            let mut owned = with_capacity(self.len());
+            owned.extend_from_slice(self);
+            *self = Column::Owned(owned);
+        }
+    }
+
     /// `len` values at byte `offset` of `file` (a multiple of the page size), mapped
     /// copy-on-write: writes go to private copies of the pages, never to the file.
     pub(crate) fn mapped(file: &std::fs::File, offset: u64, len: usize) -> io::Result<Column<T>> {
@@ -134,18 +144,6 @@ impl<T: Plain> Column<T> {
             return Err(io::Error::other("section not aligned"));
         }
         Ok(Column::Mapped { map, len })
-    }
-}
-
-impl<T: Plain + Copy> Column<T> {
-    /// Moves a mapped array into memory of its own, in one copy: cheaper, before many
-    /// scattered writes, than a fault and a page copy at the first write to each page.
-    pub(crate) fn own(&mut self) {
-        if let Column::Mapped { .. } = self {
-            let mut owned = with_capacity(self.len());
-            owned.extend_from_slice(self);
-            *self = Column::Owned(owned);
-        }
     }
 }
 
@@ -300,8 +298,7 @@ impl<K: Key> Bucketed<K> {
     /// taken, and a growth drops them all.
     pub(crate) fn insert(&mut self, key: K, id: u32, floor: u32) {
         debug_assert!(id < u32::MAX);
-        let capacity = (self.lines.len() * SLOTS) as f64;
-        if (self.entries + 1) as f64 > capacity * MAX_LOAD {
+        if self.room() == 0 {
             self.replace(floor, GROWTH);
         }
         let f = fragment(key);

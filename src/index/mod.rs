@@ -483,18 +483,13 @@ impl SimhashIndex {
         let _writer = lock(&self.writer);
         let keys = self.keys(record.simhash, &record.sketch);
         let cutoff = self.cutoff();
-        let judgement = {
+        let (judgement, stored) = {
             let memory = self.read();
             record.at = self.stamp(&memory);
-            self.decide(
-                &memory,
-                &keys,
-                &Stored::of(&record),
-                &record.tiny_set,
-                cutoff,
-            )?
+            let stored = Stored::of(&record);
+            let judgement = self.decide(&memory, &keys, &stored, &record.tiny_set, cutoff)?;
+            (judgement, stored)
         };
-        let stored = Stored::of(&record);
         self.refused
             .fetch_add(judgement.refused, std::sync::atomic::Ordering::Relaxed);
         if let Some(decision) = judgement.decision {
