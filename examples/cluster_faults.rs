@@ -97,6 +97,7 @@ async fn main() {
             } = setup(redis.urls(), Duration::from_millis(40)).await;
             let spawn = |id: &str| {
                 let mut command = command(dir.path(), id, 1, &seed, &nodes);
+                command.args(["--wait-for-workers", "3"]);
                 if kind == "failover" {
                     command.args([
                         "--set",

@@ -145,7 +145,13 @@ async fn a_fourth_worker_joining_mid_crawl_takes_its_share_and_nothing_is_fetche
         Duration::from_secs(60),
         || outs.iter().map(|o| lines(o)).sum::<usize>() >= 5,
     );
-    children.push(("d", weighted(dir.path(), "d", 3, &seed, &nodes)));
+    // The crawl has started: the fourth worker does not wait for the five it names.
+    let late = command(dir.path(), "d", 3, &seed, &nodes)
+        .args(["--wait-for-workers", "5"])
+        .args(["--set", "cluster.start_wait_ms=30000"])
+        .spawn()
+        .unwrap();
+    children.push(("d", late));
     let fetched: Vec<u64> = children
         .into_iter()
         .map(|(id, child)| finish(child, id, dir.path()))
@@ -185,6 +191,40 @@ fn an_unreachable_cluster_at_start_is_one_line_and_a_failed_exit() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_waiting_for_others_that_never_come_stops_with_one_line_and_leaves() {
+    let Some(redis) = RedisCluster::start() else {
+        return;
+    };
+    let servers = sites(Duration::from_millis(2)).await;
+    let seed = servers.last().unwrap().url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = redis.urls();
+    let out = command(dir.path(), "a", 1, &seed, &nodes)
+        .args(["--wait-for-workers", "2"])
+        .args(["--set", "cluster.start_wait_ms=1500"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let log = std::fs::read_to_string(dir.path().join("a.log")).unwrap();
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{log}");
+    assert!(
+        errors[0].contains("crawl `crawl`: 1 of 2 workers joined within 1 s"),
+        "{log}"
+    );
+    assert!(log.contains("waiting for 2 workers"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    // Nothing was fetched, and the worker left the live set.
+    assert!(servers.iter().all(|s| s.requests().is_empty()));
+    let figures = Command::new(binary())
+        .args(["stats", "--json", "--cluster", &nodes.join(",")])
+        .output()
+        .unwrap();
+    let figures: serde_json::Value = serde_json::from_slice(&figures.stdout).unwrap();
+    assert_eq!(figures["live"], 0, "{figures}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -254,6 +294,8 @@ async fn the_crawl_rides_out_a_master_failing_over_to_its_replica() {
         .map(|id| {
             let mut command = command(dir.path(), id, 1, &seed, &nodes);
             command.args([
+                "--wait-for-workers",
+                "3",
                 "--set",
                 "cluster.heartbeat_ttl_ms=10000",
                 "--set",

@@ -195,6 +195,9 @@ pub(super) struct CrawlArgs {
     /// cluster.name
     #[arg(long, value_name = "NAME")]
     pub(super) cluster_name: Option<String>,
+    /// cluster.wait_for_workers: start the crawl when this many workers are alive
+    #[arg(long, value_name = "N")]
+    pub(super) wait_for_workers: Option<u32>,
     /// Checkpoint this often (for example 500ms, 5s, 1m).
     #[arg(long, value_name = "DURATION",
           default_value_t = crawldedup::crawl::CHECKPOINT_EVERY.into())]

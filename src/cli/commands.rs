@@ -247,6 +247,9 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
     if let Some(name) = args.cluster_name {
         config.cluster.name = name;
     }
+    if let Some(n) = args.wait_for_workers {
+        config.cluster.wait_for_workers = n;
+    }
     config.validate("command line")?;
     let runtime =
         tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;

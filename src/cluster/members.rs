@@ -33,6 +33,10 @@ fn set_key(name: &str) -> String {
     format!("{{{name}}}:workers")
 }
 
+fn started_key(name: &str) -> String {
+    format!("{{{name}}}:started")
+}
+
 fn worker_key(name: &str, id: &str) -> String {
     format!("{{{name}}}:worker:{id}")
 }
@@ -164,6 +168,54 @@ impl<'c> Membership<'c> {
                 .arg(&self.member.id)
                 .exec(con)
         })
+    }
+
+    /// The ring the crawl starts with: waits, heartbeating, until `workers` workers are
+    /// alive, then marks the crawl started (`{NAME}:started`), so that a worker joining a
+    /// started crawl (a restart, one more machine) gets the live ring at once. An error
+    /// after `limit` with fewer alive; the caller leaves.
+    pub fn wait_for(&self, workers: usize, limit: Duration) -> Result<Ring, ClusterError> {
+        let key = started_key(&self.name);
+        let started = std::time::Instant::now();
+        let mut beat = started;
+        let mut said = 0;
+        loop {
+            let ring = self.ring()?;
+            let live = ring.members().len();
+            let begun: bool = self
+                .cluster
+                .with(|con| redis::cmd("EXISTS").arg(&key).query(con))?;
+            if begun || live >= workers {
+                if !begun {
+                    self.cluster
+                        .with(|con| redis::cmd("SET").arg(&key).arg(1).exec(con))?;
+                }
+                return Ok(ring);
+            }
+            if started.elapsed() >= limit {
+                return Err(self.cluster.state_error(format!(
+                    "crawl `{}`: {live} of {workers} workers joined within {} s \
+                     (cluster.wait_for_workers, cluster.start_wait_ms); start the others \
+                     or lower --wait-for-workers",
+                    self.name,
+                    limit.as_secs()
+                )));
+            }
+            if live != said {
+                tracing::info!(
+                    "worker {}: waiting for {workers} workers to start crawl `{}` ({live} \
+                     alive)",
+                    self.member.id,
+                    self.name
+                );
+                said = live;
+            }
+            if beat.elapsed() >= self.ttl / 3 {
+                self.heartbeat()?;
+                beat = std::time::Instant::now();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The ring of the workers alive now.

@@ -199,6 +199,12 @@ impl Config {
                     format!("must be at least 300 (got {})", k.heartbeat_ttl_ms),
                 ));
             }
+            if !(1..=10_000).contains(&k.wait_for_workers) {
+                return Err(err(
+                    "cluster.wait_for_workers",
+                    format!("must lie between 1 and 10000 (got {})", k.wait_for_workers),
+                ));
+            }
             for (i, node) in k.nodes.iter().enumerate() {
                 if !node.starts_with("redis://") && !node.starts_with("rediss://") {
                     return Err(err(

@@ -335,6 +335,14 @@ pub struct ClusterConfig {
     /// tried again for up to this long (milliseconds) before the worker stops with a
     /// checkpoint.
     pub failover_wait_ms: u64,
+    /// The crawl starts when this many workers are alive: a worker joining before then
+    /// waits (heartbeating) until they are, so that the first one up does not take every
+    /// host. Once started, a worker joining later (a restart, one more machine) does not
+    /// wait.
+    pub wait_for_workers: u32,
+    /// A worker still waiting for `wait_for_workers` after this long (milliseconds) leaves
+    /// and stops with an error naming how many joined.
+    pub start_wait_ms: u64,
 }
 
 impl Default for ClusterConfig {
@@ -346,6 +354,8 @@ impl Default for ClusterConfig {
             name: "crawl".into(),
             heartbeat_ttl_ms: 10_000,
             failover_wait_ms: 30_000,
+            wait_for_workers: 1,
+            start_wait_ms: 600_000,
         }
     }
 }

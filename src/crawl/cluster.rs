@@ -195,7 +195,17 @@ impl<'c> Worker<'c> {
         // Opened once alive: a worker taken for dead has its inbox moved and deleted.
         let inbox = Inbox::open(cluster, &name, &c.worker_id).map_err(cluster_error)?;
         let index = index.owned_by(&c.worker_id, membership.incarnation());
-        let ring = membership.ring().map_err(cluster_error)?;
+        let ring = match membership.wait_for(
+            c.wait_for_workers as usize,
+            Duration::from_millis(c.start_wait_ms),
+        ) {
+            Ok(ring) => ring,
+            Err(e) => {
+                // Out of the live set at once: nothing was taken on yet.
+                let _ = membership.leave();
+                return Err(cluster_error(e));
+            }
+        };
         let mut worker = Worker {
             cluster,
             name,

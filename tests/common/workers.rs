@@ -115,20 +115,11 @@ pub fn owns_a_host(servers: &[FixtureServer], members: &[(&str, u32)], id: &str)
     })
 }
 
-/// A `crawldedup crawl` worker process.
+/// A `crawldedup crawl` worker process, one of three started together: the crawl starts
+/// when all three are alive (`--wait-for-workers 3`).
 pub fn worker(dir: &Path, id: &str, seed: &str, nodes: &[String]) -> std::process::Child {
-    weighted(dir, id, 1, seed, nodes)
-}
-
-/// A worker with weight `weight`.
-pub fn weighted(
-    dir: &Path,
-    id: &str,
-    weight: u32,
-    seed: &str,
-    nodes: &[String],
-) -> std::process::Child {
-    command(dir, id, weight, seed, nodes)
+    command(dir, id, 1, seed, nodes)
+        .args(["--wait-for-workers", "3"])
         .spawn()
         .expect("the crawldedup binary runs")
 }
