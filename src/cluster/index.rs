@@ -193,7 +193,12 @@ impl<'c> SharedIndex<'c> {
         self
     }
 
-    /// Marks documents as durable (their worker's checkpoint holds their pages).
+    /// Marks documents as durable (their worker's checkpoint holds their pages), and kept:
+    /// a worker commits only pages it kept, and one killed after its checkpoint and before
+    /// these marks went (they are sent at its restart) may find its documents passed over
+    /// as lost and marked `yield` meanwhile; their pages are in its outputs all the same,
+    /// so they count as kept again, and [`SharedIndex::reconcile`] names the copies the
+    /// others kept in that time.
     pub fn commit(&self, ids: &[DocId]) -> Result<(), ClusterError> {
         if ids.is_empty() {
             return Ok(());
@@ -201,6 +206,10 @@ impl<'c> SharedIndex<'c> {
         let mut pipe = redis::cluster::cluster_pipe();
         for &id in ids {
             pipe.cmd("SET").arg(self.commit_key(id)).arg(1).ignore();
+            pipe.cmd("SET")
+                .arg(self.verdict_key(id))
+                .arg("keep")
+                .ignore();
         }
         self.cluster.with(|con| pipe.exec(con))
     }

@@ -721,6 +721,9 @@ impl<'c> Worker<'c> {
         let Some(publish) = self.publish.take() else {
             return Ok(());
         };
+        if !publish.docs.is_empty() {
+            crate::faults::point("cluster-before-commit-marks");
+        }
         // Kept until everything went: a failure leaves it for the next checkpoint (or
         // start) to send again.
         if let Err(e) = self.send(&publish) {
@@ -733,6 +736,10 @@ impl<'c> Worker<'c> {
     }
 
     fn send(&self, publish: &Publish) -> Result<(), CrawlError> {
+        // The commit marks first: until they are in, a worker killed now has its
+        // checkpoint's pages durable in its outputs while the others take them for lost
+        // (see the README's windows), so that window is kept to one round trip.
+        self.index.commit(&publish.docs).map_err(cluster_error)?;
         inbox::send_by_owner(
             self.cluster,
             &self.name,
@@ -741,7 +748,6 @@ impl<'c> Worker<'c> {
         )
         .map_err(cluster_error)?;
         self.mirror(&publish.mirror)?;
-        self.index.commit(&publish.docs).map_err(cluster_error)?;
         self.inbox
             .acknowledge(&publish.acks)
             .map_err(cluster_error)?;

@@ -107,21 +107,32 @@ pub fn lines(out: &Path) -> usize {
 
 /// Whether worker `id` owns a host of `servers` in the ring of `members` (id, weight).
 pub fn owns_a_host(servers: &[FixtureServer], members: &[(&str, u32)], id: &str) -> bool {
+    servers.iter().any(|s| owner(s, members) == id)
+}
+
+/// The worker that owns `server`'s host in the ring of `members` (id, weight).
+pub fn owner(server: &FixtureServer, members: &[(&str, u32)]) -> String {
     use crawldedup::cluster::ring::{Member, Ring};
     let ring = Ring::new(members.iter().map(|(m, w)| Member::new(*m, *w)));
-    servers.iter().any(|s| {
-        ring.owner(&s.addr().to_string())
-            .is_some_and(|m| m.id == id)
-    })
+    ring.owner(&server.addr().to_string())
+        .expect("a ring with members")
+        .id
+        .clone()
 }
 
 /// A `crawldedup crawl` worker process, one of three started together: the crawl starts
 /// when all three are alive (`--wait-for-workers 3`).
 pub fn worker(dir: &Path, id: &str, seed: &str, nodes: &[String]) -> std::process::Child {
-    command(dir, id, 1, seed, nodes)
-        .args(["--wait-for-workers", "3"])
+    one_of_three(dir, id, seed, nodes)
         .spawn()
         .expect("the crawldedup binary runs")
+}
+
+/// The command line of one of three workers started together.
+pub fn one_of_three(dir: &Path, id: &str, seed: &str, nodes: &[String]) -> Command {
+    let mut command = command(dir, id, 1, seed, nodes);
+    command.args(["--wait-for-workers", "3"]);
+    command
 }
 
 /// The command line of a worker.
