@@ -199,11 +199,15 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
     let mut text_bytes = 0u64;
     let mut next_report = 1_000_000u64.min(n);
     let mut done_new = 0u64;
+    // The decision loop thread's page faults and context switches (voluntary: it waited
+    // on a lock or the writer; involuntary: another thread took its core).
+    let mut usage = [0u64; 3];
     for batch in items.chunks(BATCH) {
         let t = Instant::now();
         let fps = fingerprint_all(corpus, batch);
         fingerprint_time += t.elapsed();
         let t = Instant::now();
+        let before = support::thread_usage();
         for (item, (text, fp)) in batch.iter().zip(&fps) {
             text_bytes += text.len() as u64;
             let name = match *item {
@@ -245,6 +249,12 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         decide_time += t.elapsed();
+        for (sum, (after, before)) in usage
+            .iter_mut()
+            .zip(support::thread_usage().into_iter().zip(before))
+        {
+            *sum += after.saturating_sub(before);
+        }
         if done_new >= next_report {
             println!(
                 "  at {done_new:>9} documents: {false_dups} unique documents called duplicates, copies found {found}, wrong original {wrong_original}, missed {missed}; RSS {:.0} MiB",
@@ -282,6 +292,10 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
         "  of the decision loop's time, {:.1}% in {slow_calls} calls over 50 us ({:.2} s)",
         100.0 * slow_time.as_secs_f64() / decide_time.as_secs_f64(),
         slow_time.as_secs_f64()
+    );
+    println!(
+        "  the loop's thread: {} minor page faults, {} waits (voluntary switches), {} preemptions (involuntary)",
+        usage[0], usage[1], usage[2]
     );
     let stats = dedup.stats();
     // A clean close writes the index's snapshot.

@@ -29,3 +29,27 @@ pub fn status_kib(field: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// The calling thread's (minor page faults, voluntary context switches, involuntary
+/// context switches) so far, from /proc/thread-self; zeros where there is none.
+pub fn thread_usage() -> [u64; 3] {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Fields after the command's closing parenthesis: state is the 3rd field, minflt the 10th.
+    let minflt = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok())
+        .unwrap_or(0);
+    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    [
+        minflt,
+        field("voluntary_ctxt_switches"),
+        field("nonvoluntary_ctxt_switches"),
+    ]
+}

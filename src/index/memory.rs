@@ -309,12 +309,17 @@ impl<K: Key> Bucketed<K> {
     /// Re-places every entry of an id from `floor` on into a table of the same size, or
     /// `growth` times larger if the live entries need it (and at least one line).
     fn replace(&mut self, floor: u32, growth: f64) {
-        let live = self
-            .lines
-            .iter()
-            .flat_map(|l| l.tags.iter())
-            .filter(|&&t| t > floor)
-            .count();
+        // No id expired since the last re-placement (always, without a retention window):
+        // every entry held is live, and the pass that counts them is saved.
+        let live = if floor <= self.floor {
+            self.entries as usize
+        } else {
+            self.lines
+                .iter()
+                .flat_map(|l| l.tags.iter())
+                .filter(|&&t| t > floor)
+                .count()
+        };
         let capacity = self.lines.len() * SLOTS;
         let lines = if (live + 1) as f64 <= capacity as f64 * MAX_LOAD / GROWTH {
             self.lines.len()
