@@ -38,6 +38,9 @@ const COPY_EVERY: u64 = 200;
 const PROBES: usize = 20_000;
 const BATCH: usize = 8192;
 
+/// Upper ends of the length classes the decision loop's slow calls are counted in (us).
+const SLOW_BUCKETS_US: [u64; 4] = [200, 1_000, 10_000, 100_000];
+
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -196,6 +199,8 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
     let mut fingerprint_time = Duration::ZERO;
     // Calls over 50 us: the stalls of a table's growth or a batch waiting for the writer.
     let (mut slow_calls, mut slow_time) = (0u64, Duration::ZERO);
+    // The slow calls by length: under each of SLOW_BUCKETS_US, and the rest.
+    let mut slow_by = [(0u64, Duration::ZERO); SLOW_BUCKETS_US.len() + 1];
     let mut text_bytes = 0u64;
     let mut next_report = 1_000_000u64.min(n);
     let mut done_new = 0u64;
@@ -220,6 +225,12 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
             if took > Duration::from_micros(50) {
                 slow_calls += 1;
                 slow_time += took;
+                let bucket = SLOW_BUCKETS_US
+                    .iter()
+                    .position(|&us| took < Duration::from_micros(us))
+                    .unwrap_or(SLOW_BUCKETS_US.len());
+                slow_by[bucket].0 += 1;
+                slow_by[bucket].1 += took;
             }
             match (*item, &verdict) {
                 (Item::New(_), PageVerdict::Unique { .. }) => done_new += 1,
@@ -293,6 +304,20 @@ fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
         100.0 * slow_time.as_secs_f64() / decide_time.as_secs_f64(),
         slow_time.as_secs_f64()
     );
+    let mut lower = 50;
+    let spread: Vec<String> = slow_by
+        .iter()
+        .enumerate()
+        .map(|(i, (calls, time))| {
+            let range = match SLOW_BUCKETS_US.get(i) {
+                Some(&upper) => format!("{lower}-{upper} us"),
+                None => format!("over {lower} us"),
+            };
+            lower = SLOW_BUCKETS_US.get(i).copied().unwrap_or(lower);
+            format!("{range}: {calls} calls, {:.2} s", time.as_secs_f64())
+        })
+        .collect();
+    println!("  the slow calls by length: {}", spread.join("; "));
     println!(
         "  the loop's thread: {} minor page faults, {} waits (voluntary switches), {} preemptions (involuntary)",
         usage[0], usage[1], usage[2]
