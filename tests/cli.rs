@@ -119,6 +119,17 @@ fn config_errors_are_one_line_and_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("url_filter.false_positive_rate"));
 
+    std::fs::write(
+        &path,
+        "[cluster]\nnodes = [\"redis://127.0.0.1:7000\"]\nworker_id = \"a\"\nwait_for_workers = 0\n",
+    )
+    .unwrap();
+    let o = crawldedup(&["config", "--config", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cluster.wait_for_workers"), "{err}");
+
     std::fs::write(&path, "[crawl\nseeds = 1").unwrap();
     let o = crawldedup(&["config", "--config", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));

@@ -5,6 +5,12 @@
 //! four things through Redis Cluster: the live set (the host ring), the inboxes, the URL
 //! filter and the near-duplicate index.
 //!
+//! - **Start.** With `cluster.wait_for_workers` N above 1, a worker that joins a crawl not
+//!   yet started waits, heartbeating, until N workers are alive, and the first to see them
+//!   marks the crawl started (`{NAME}:started`); a worker joining a started crawl (a
+//!   restart, one more machine) does not wait. So the first worker up does not fetch every
+//!   host before the others join. A wait past `cluster.start_wait_ms` leaves the live set
+//!   and stops with one line naming how many joined.
 //! - **Hosts.** A worker fetches only the hosts the ring gives it. A link to another
 //!   worker's host goes to that worker's inbox; a pending URL of a host that moved (the
 //!   ring changed) goes to the new owner's inbox marked *moved*. Both are written into the
