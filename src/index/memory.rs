@@ -114,21 +114,22 @@ impl<T: Plain> Column<T> {
     /// allocator cannot zero is filled value by value first), and the memory may use huge
     /// pages. At 10 M documents, this cut the page faults of the deciding thread from 2.0 M
     /// to 0.6 M and raised the decision loop from 150-152 k/s to 180-182 k/s
-    /// (`cargo bench --bench scale -- 10000000`).
-    pub(crate) fn zeroed(n: usize) -> io::Result<Column<T>> {
-        let bytes = n
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| io::Error::other("table too large"))?;
-        if bytes == 0 {
-            return Ok(Column::Owned(Vec::new()));
+    /// (`cargo bench --bench scale -- 10000000`). Memory the kernel cannot give is an
+    /// allocation failure, as a vector's would be.
+    pub(crate) fn zeroed(n: usize) -> Column<T> {
+        let layout = std::alloc::Layout::array::<T>(n)
+            .unwrap_or_else(|_| std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>()));
+        if layout.size() == 0 {
+            return Column::Owned(Vec::new());
         }
-        let map = memmap2::MmapMut::map_anon(bytes)?;
+        let map = memmap2::MmapMut::map_anon(layout.size())
+            .unwrap_or_else(|_| std::alloc::handle_alloc_error(layout));
         advise_huge_pages(&map[..]);
-        Ok(Column::Mapped {
+        Column::Mapped {
             map,
             len: n,
             file: false,
-        })
+        }
     }
 
     /// Moves an array mapped from a file into memory of its own, in one copy: cheaper,
@@ -370,13 +371,7 @@ impl<K: Key> Bucketed<K> {
         } else {
             lines_for(((live + 1) as f64 * growth / MAX_LOAD).max(capacity as f64 * growth))
         };
-        let fresh = Column::zeroed(lines).unwrap_or_else(|_| {
-            // Out of memory, as a vector's allocation failing would be.
-            let layout = std::alloc::Layout::array::<Line>(lines)
-                .unwrap_or(std::alloc::Layout::new::<Line>());
-            std::alloc::handle_alloc_error(layout)
-        });
-        let old = std::mem::replace(&mut self.lines, fresh);
+        let old = std::mem::replace(&mut self.lines, Column::zeroed(lines));
         self.entries = 0;
         self.floor = floor.max(self.floor);
         let live = old

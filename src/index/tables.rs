@@ -141,21 +141,30 @@ impl Memory {
     /// at the same insert: one after the other on the inserting thread, that insert took
     /// over a second at 10 M documents.
     fn grow(&mut self, floor: u32) {
-        enum Job<'a> {
-            Table(&'a mut Bucketed<u64>),
-            Band(&'a mut Bucketed<u32>),
-        }
-        let tables = (self.tables.iter_mut())
-            .filter(|t| t.room() == 0)
-            .map(Job::Table);
-        let bands = (self.bands.iter_mut())
-            .filter(|t| t.room() == 0)
-            .map(Job::Band);
-        in_turn(tables.chain(bands).collect(), |job| match job {
-            Job::Table(table) => table.grow(floor),
-            Job::Band(table) => table.grow(floor),
+        let due = self.tables_mut().filter(|job| match job {
+            TableMut::Simhash(_, table) => table.room() == 0,
+            TableMut::Band(_, table) => table.room() == 0,
+        });
+        in_turn(due.collect(), |job| match job {
+            TableMut::Simhash(_, table) => table.grow(floor),
+            TableMut::Band(_, table) => table.grow(floor),
         });
     }
+
+    /// Every table, for jobs that change them (with its number among its kind).
+    fn tables_mut(&mut self) -> impl Iterator<Item = TableMut<'_>> {
+        let tables =
+            (self.tables.iter_mut().enumerate()).map(|(t, table)| TableMut::Simhash(t, table));
+        let bands = (self.bands.iter_mut().enumerate()).map(|(b, table)| TableMut::Band(b, table));
+        tables.chain(bands)
+    }
+}
+
+/// One table of [`Memory`], borrowed to be changed by a job of [`in_turn`]: a permuted
+/// simhash table or a band table, with its number.
+enum TableMut<'a> {
+    Simhash(usize, &'a mut Bucketed<u64>),
+    Band(usize, &'a mut Bucketed<u32>),
 }
 
 /// The probe keys of a fingerprint under `plan`.
@@ -265,26 +274,18 @@ pub(super) fn extend_memory(plan: &Plan, memory: &mut Memory, rows: Rows) {
         memory.checksum = rows.checksum;
         return;
     }
-    enum Job<'a> {
-        Table(usize, &'a mut Bucketed<u64>),
-        Band(usize, &'a mut Bucketed<u32>),
-    }
     let floor = u32::try_from(memory.base).unwrap_or(u32::MAX);
     let first = rows.base as u32;
     let docs = &rows.docs;
     let ids = (first..).take(docs.len());
-    let jobs: Vec<Job> = (memory.tables.iter_mut().enumerate())
-        .map(|(t, table)| Job::Table(t, table))
-        .chain((memory.bands.iter_mut().enumerate()).map(|(band, table)| Job::Band(band, table)))
-        .collect();
-    in_turn(jobs, |job| match job {
-        Job::Table(t, table) => {
+    in_turn(memory.tables_mut().collect(), |job| match job {
+        TableMut::Simhash(t, table) => {
             table.own();
             for (doc, id) in docs.iter().zip(ids.clone()) {
                 table.insert(plan.permute(t, doc.simhash), id, floor);
             }
         }
-        Job::Band(band, table) => {
+        TableMut::Band(band, table) => {
             table.own();
             for (doc, id) in docs.iter().zip(ids.clone()) {
                 let key = Sketch::band_key_of(band, doc.sketch.band_bins(band));
