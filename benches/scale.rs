@@ -5,6 +5,7 @@
 //! cargo bench --bench scale                              # 1 M documents
 //! cargo bench --bench scale -- 1000000 10000000          # 1 M and 10 M
 //! cargo bench --bench scale -- 200000 --data DIR         # another WCXB-style folder
+//! cargo bench --bench scale -- 10000000 --expected       # with dedup.expected_pages set
 //! ```
 //!
 //! Documents are made by recombining sentences of the WCXB dev set's ground-truth main texts
@@ -183,16 +184,28 @@ fn quantiles(mut times: Vec<Duration>) -> (f64, f64) {
     )
 }
 
-fn run(corpus: &Corpus, n: u64) -> Result<(), Box<dyn std::error::Error>> {
+fn run(corpus: &Corpus, n: u64, expect: bool) -> Result<(), Box<dyn std::error::Error>> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let state = tempfile::tempdir_in(&base)?;
-    let dedup = Dedup::builder().expected_urls(n).open(state.path())?;
     let items: Vec<Item> = stream(n).collect();
     let copies = items.len() as u64 - n;
+    let expected = if expect { n + copies } else { 0 };
+    let t = Instant::now();
+    let dedup = Dedup::builder()
+        .expected_urls(n)
+        .expected_pages(expected)
+        .open(state.path())?;
+    let opened = t.elapsed();
     println!(
         "\n== {n} distinct documents and {copies} edited copies, through the page stage ({} sentences in the pool)",
         corpus.sentences.len()
     );
+    if expect {
+        println!(
+            "  dedup.expected_pages = {expected}: the open made room for them in {:.2} s",
+            opened.as_secs_f64()
+        );
+    }
     let (mut false_dups, mut found, mut wrong_original, mut missed) = (0u64, 0u64, 0u64, 0u64);
     let mut first_false: Vec<String> = Vec::new();
     let mut decide_time = Duration::ZERO;
@@ -408,9 +421,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "/../shared/datasets/wcxb-dev"
     ));
     let mut sizes = Vec::new();
+    let mut expect = false;
     while let Some(arg) = args.next() {
         if arg == "--data" {
             data = PathBuf::from(args.next().ok_or("--data needs a folder")?);
+        } else if arg == "--expected" {
+            expect = true;
         } else if let Ok(n) = arg.parse::<u64>() {
             sizes.push(n);
         }
@@ -420,7 +436,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let corpus = Corpus::load(&data)?;
     for n in sizes {
-        run(&corpus, n)?;
+        run(&corpus, n, expect)?;
     }
     Ok(())
 }

@@ -228,6 +228,69 @@ fn nth_fp(i: u64) -> u64 {
 }
 
 #[test]
+fn an_index_opened_for_an_expected_count_never_grows_on_the_way_and_answers_the_same() {
+    let n = 20_000u64;
+    let (reserved_dir, plain_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let expecting = |documents| IndexConfig {
+        reserve: documents,
+        ..config(3, None)
+    };
+    let reserved = SimhashIndex::open(reserved_dir.path(), expecting(n)).unwrap();
+    let plain = SimhashIndex::open(plain_dir.path(), config(3, None)).unwrap();
+    let room = reserved.table_bytes();
+    assert!(
+        room > 100 * plain.table_bytes(),
+        "{room} bytes of tables for {n} documents"
+    );
+    // Unrelated documents, and every tenth a copy of an earlier one two bits away with its
+    // sketch: both indexes decide every one the same way, and the copies are found.
+    let mut near = 0;
+    for i in 0..n {
+        let doc = if i % 10 == 9 {
+            let mut copy = record(nth_fp(i - 5) ^ 0b101, u128::from(i));
+            copy.sketch = own_sketch(i - 5);
+            copy
+        } else {
+            record(nth_fp(i), u128::from(i))
+        };
+        let decision = reserved.check_and_insert(doc.clone()).unwrap();
+        assert_eq!(
+            decision,
+            plain.check_and_insert(doc).unwrap(),
+            "document {i}"
+        );
+        near += usize::from(matches!(decision, Decision::Near { .. }));
+    }
+    assert_eq!(near as u64, n / 10);
+    assert_eq!(reserved.table_bytes(), room, "a table grew on the way");
+    assert!(plain.table_bytes() < room);
+    reserved.checkpoint().unwrap();
+    drop(reserved);
+    // Reopened expecting fewer than it holds: as it was; expecting more: room for them,
+    // with every document still found.
+    let reopened = SimhashIndex::open(reserved_dir.path(), expecting(n / 2)).unwrap();
+    let rebuilt = reopened.table_bytes();
+    drop(reopened);
+    let grown = SimhashIndex::open(reserved_dir.path(), expecting(4 * n)).unwrap();
+    assert!(
+        grown.table_bytes() > 3 * rebuilt,
+        "{rebuilt} -> {}",
+        grown.table_bytes()
+    );
+    assert_eq!(
+        grown.len(),
+        n - n / 10,
+        "the copies are recorded, not stored"
+    );
+    for i in (0..n).step_by(97) {
+        let probe = record(nth_fp(i), u128::from(i));
+        let found = grown.find(&probe).unwrap();
+        assert_eq!(found.is_some(), i % 10 != 9, "document {i}");
+        assert_eq!(found, plain.find(&probe).unwrap(), "document {i}");
+    }
+}
+
+#[test]
 fn checkpointed_index_survives_kill_9() {
     if let Ok(dir) = std::env::var(CHILD_ENV) {
         // The child: insert, checkpoint, say so, then keep inserting until killed.

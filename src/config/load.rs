@@ -156,6 +156,17 @@ impl Config {
                 ),
             ));
         }
+        // Document ids are 32 bits wide, one of them kept free.
+        let most_pages = u64::from(u32::MAX - 1);
+        if self.dedup.expected_pages > most_pages {
+            return Err(err(
+                "dedup.expected_pages",
+                format!(
+                    "must be at most {most_pages}, the most pages one index holds (got {})",
+                    self.dedup.expected_pages
+                ),
+            ));
+        }
         let k = &self.cluster;
         if k.enabled() {
             // The shared filter and index in Redis keep everything for now.

@@ -249,6 +249,11 @@ pub struct DedupConfig {
     pub max_distance: u32,
     /// Main texts shorter than this (characters) are confirmed on resemblance alone.
     pub short_text_chars: usize,
+    /// Pages the index makes room for when it opens, so that its tables never grow on the
+    /// way there (each growth re-places every entry: seconds at 10 M pages). The memory of
+    /// that many pages' tables is taken from the start. 0 (the default): the tables grow
+    /// as pages come.
+    pub expected_pages: u64,
     /// Compare each page with the pages stored in this last window only (`"48h"`): older
     /// fingerprints stop matching and are swept from memory and disk. Off by default: every
     /// stored page counts for the whole crawl.
@@ -261,6 +266,7 @@ impl Default for DedupConfig {
         DedupConfig {
             max_distance: crate::index::DEFAULT_MAX_DISTANCE,
             short_text_chars: 500,
+            expected_pages: 0,
             retention: None,
         }
     }
@@ -461,6 +467,14 @@ mod tests {
         assert_eq!(e.key, "crawl.max_depth");
         let e = Config::from_toml_str("", "c.toml", &["dedup.max_distance=12".into()]).unwrap_err();
         assert_eq!(e.key, "dedup.max_distance");
+        let c =
+            Config::from_toml_str("", "c.toml", &["dedup.expected_pages=10000000".into()]).unwrap();
+        assert_eq!(c.dedup.expected_pages, 10_000_000);
+        assert_eq!(crate::dedup::index_config(&c).reserve, 10_000_000);
+        let e = Config::from_toml_str("", "c.toml", &["dedup.expected_pages=5000000000".into()])
+            .unwrap_err();
+        assert_eq!(e.key, "dedup.expected_pages");
+        assert!(e.to_string().contains("4294967294"), "{e}");
         let e = Config::from_toml_str("", "c.toml", &["nodot=1".into()]).unwrap_err();
         assert_eq!(e.source_name, "--set");
     }

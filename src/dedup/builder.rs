@@ -36,9 +36,17 @@ impl DedupBuilder {
         self
     }
 
-    /// Expected number of distinct URLs (n): sizes the URL filter and the index tables.
+    /// Expected number of distinct URLs (n): sizes the URL filter and chooses the index's
+    /// layout.
     pub fn expected_urls(mut self, n: u64) -> DedupBuilder {
         self.config.url_filter.expected_urls = n;
+        self
+    }
+
+    /// Pages the index makes room for when it opens (`dedup.expected_pages`): its tables
+    /// then never grow on the way there, and take that memory from the start.
+    pub fn expected_pages(mut self, n: u64) -> DedupBuilder {
+        self.config.dedup.expected_pages = n;
         self
     }
 

@@ -587,6 +587,7 @@ pub fn index_config(config: &Config) -> IndexConfig {
             short_text_chars: u32::try_from(config.dedup.short_text_chars).unwrap_or(u32::MAX),
             ..ConfirmPolicy::default()
         },
+        reserve: config.dedup.expected_pages,
         retention: config.dedup.retention.map(|w| w.0),
     }
 }

@@ -15,6 +15,11 @@ pub struct IndexConfig {
     pub blocks: Option<u32>,
     /// When a candidate is a near-duplicate.
     pub confirm: ConfirmPolicy,
+    /// Documents to make room for when the index opens (`dedup.expected_pages`): tables
+    /// sized for this many never grow on the way there (a growth re-places every entry of
+    /// every table, seconds at 10 M documents), at the cost of their memory from the
+    /// start. 0 lets the tables grow as documents come.
+    pub reserve: u64,
     /// Keep fingerprints for this long (`dedup.retention`): a document stored longer ago
     /// no longer matches, and [`SimhashIndex::sweep`](super::SimhashIndex::sweep) removes
     /// it from memory and from sled. `None` keeps everything.
@@ -32,6 +37,7 @@ impl Default for IndexConfig {
             expected: 10_000_000,
             blocks: None,
             confirm: ConfirmPolicy::default(),
+            reserve: 0,
             retention: None,
         }
     }

@@ -351,6 +351,17 @@ impl<K: Key> Bucketed<K> {
         self.replace(floor, GROWTH);
     }
 
+    /// Makes room for `entries` entries in all, if the table has less: re-places its
+    /// entries into a table that holds them at [`BUILD_LOAD`] (see `dedup.expected_pages`).
+    /// Entries of ids below `floor` are dropped on the way.
+    pub(crate) fn reserve(&mut self, entries: u64, floor: u32) {
+        let capacity = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
+        if (entries as f64) <= capacity {
+            return;
+        }
+        self.replace_into(lines_for(entries as f64 / BUILD_LOAD), floor);
+    }
+
     /// Re-places every entry of an id from `floor` on into a table of the same size, or
     /// `growth` times larger if the live entries need it (and at least one line).
     fn replace(&mut self, floor: u32, growth: f64) {
@@ -371,9 +382,15 @@ impl<K: Key> Bucketed<K> {
         } else {
             lines_for(((live + 1) as f64 * growth / MAX_LOAD).max(capacity as f64 * growth))
         };
+        self.replace_into(lines, floor);
+    }
+
+    /// Re-places every entry of an id from `floor` on into `lines` zeroed lines.
+    fn replace_into(&mut self, lines: usize, floor: u32) {
         let old = std::mem::replace(&mut self.lines, Column::zeroed(lines));
         self.entries = 0;
-        self.floor = floor.max(self.floor);
+        let floor = floor.max(self.floor);
+        self.floor = floor;
         let live = old
             .iter()
             .flat_map(|line| line.fragments.iter().zip(&line.tags))

@@ -339,12 +339,17 @@ impl SimhashIndex {
         self.len() == 0
     }
 
-    /// Bytes of memory the in-memory tables use.
+    /// Bytes of memory the in-memory index uses: its tables and its rows.
     pub fn memory_bytes(&self) -> usize {
+        self.table_bytes() + self.read().docs.capacity() * std::mem::size_of::<Stored>()
+    }
+
+    /// Bytes of memory the tables alone use (what a growth changes, and what
+    /// [`IndexConfig::reserve`] takes up front).
+    pub fn table_bytes(&self) -> usize {
         let memory = self.read();
         memory.tables.iter().map(Bucketed::bytes).sum::<usize>()
             + memory.bands.iter().map(Bucketed::bytes).sum::<usize>()
-            + memory.docs.capacity() * std::mem::size_of::<Stored>()
     }
 
     /// Every stored document within distance k of `simhash` in the permuted tables, with

@@ -70,6 +70,17 @@ impl SimhashIndex {
                 (memory, None)
             }
         };
+        let mut memory = memory;
+        if config.reserve > 0 {
+            let started = std::time::Instant::now();
+            memory.reserve(config.reserve);
+            tracing::debug!(
+                "{}: room made for {} documents in {:.2} s",
+                path.display(),
+                config.reserve,
+                started.elapsed().as_secs_f64()
+            );
+        }
         let count = memory.count();
         let floor = memory.base;
         let background =

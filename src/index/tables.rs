@@ -151,6 +151,28 @@ impl Memory {
         });
     }
 
+    /// Makes room in every table for `documents` documents in all (ids from the floor
+    /// on), the tables taken in turn by one thread per core: the tables of an index that
+    /// expects that many never grow on the way (see `dedup.expected_pages`).
+    pub(super) fn reserve(&mut self, documents: u64) {
+        let held = self.docs.len() as u64;
+        if documents <= held {
+            return;
+        }
+        let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
+        in_turn(self.tables_mut().collect(), |job| match job {
+            TableMut::Simhash(_, table) => table.reserve(documents, floor),
+            TableMut::Band(_, table) => table.reserve(documents, floor),
+        });
+        // The rows too: a growing vector of rows faults in its new memory a small page at
+        // a time (at 10 M documents, most of the deciding thread's page faults).
+        if (self.docs.capacity() as u64) < documents {
+            let mut docs = super::memory::with_capacity(documents as usize);
+            docs.extend(self.docs.drain(..));
+            self.docs = VecDeque::from(docs);
+        }
+    }
+
     /// Every table, for jobs that change them (with its number among its kind).
     fn tables_mut(&mut self) -> impl Iterator<Item = TableMut<'_>> {
         let tables =

@@ -4,7 +4,9 @@
 //! to encode and write to sled; on the inserting thread that was a sixth of the time of a
 //! check-and-insert at 10 M documents. The index hands each full batch to this writer and
 //! goes on deciding; the writer writes the batches in order, one at a time, with at most
-//! one more waiting (a slower disk holds inserts back rather than piling up memory). Until
+//! [`WAITING`] more waiting (a slower disk holds inserts back rather than piling up memory;
+//! a few absorb the writer's pauses, when the 2-core machine measured ran another thread
+//! in its place). Until
 //! a batch is written, [`Writer::get`] finds its documents; a checkpoint first waits for
 //! every batch handed over ([`Writer::wait`]), so what a checkpoint promises is unchanged. A
 //! failed write stops the writer: its batch and the later ones stay readable in memory,
@@ -17,6 +19,29 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::store::{Store, StoreError};
 use super::{DocId, DocRecord};
+
+/// Batches that may wait for the writer while it writes one: past them, a hand-over waits.
+const WAITING: usize = 4;
+
+/// Documents written to sled in one step: a batch is written in pieces ending on multiples
+/// of this id. Each step holds sled's lock against every reader of the database while it
+/// lasts, and the deciding thread reads the name of each near-duplicate's original:
+/// written whole, a batch of 8,192 documents held that read up to tens of milliseconds
+/// (130 of the 10 M-document scale bench's calls, 5.3 s of its 53).
+const PIECE: u64 = 1024;
+
+/// Writes `docs` (ids from `first`) in pieces of at most [`PIECE`] ids, each on whole
+/// chunks of both trees but the first.
+fn write_in_pieces(store: &Store, first: DocId, docs: &[DocRecord]) -> Result<(), StoreError> {
+    let mut at = 0usize;
+    while at < docs.len() {
+        let id = first + at as u64;
+        let end = ((id / PIECE + 1) * PIECE - first).min(docs.len() as u64) as usize;
+        store.append(id, &docs[at..end])?;
+        at = end;
+    }
+    Ok(())
+}
 
 /// Batches handed over and not yet written, oldest first, and the first failure.
 #[derive(Default)]
@@ -43,14 +68,14 @@ impl Writer {
     /// Starts the writer thread for `store`.
     pub(super) fn start(store: Store) -> std::io::Result<Writer> {
         let shared = Arc::new(Shared::default());
-        let (sender, batches) = sync_channel::<(DocId, Arc<Vec<DocRecord>>)>(1);
+        let (sender, batches) = sync_channel::<(DocId, Arc<Vec<DocRecord>>)>(WAITING);
         let thread = {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("crawldedup-index-writer".into())
                 .spawn(move || {
                     for (first, docs) in batches {
-                        let result = store.append(first, &docs);
+                        let result = write_in_pieces(&store, first, &docs);
                         let mut state = lock(&shared.state);
                         match result {
                             Ok(()) => {
@@ -77,8 +102,8 @@ impl Writer {
     }
 
     /// Hands the documents from id `first` on to the writer; they are readable through
-    /// [`Writer::get`] from now until they are written. Blocks while a batch is already
-    /// waiting. Fails if an earlier write failed.
+    /// [`Writer::get`] from now until they are written. Blocks while [`WAITING`] batches
+    /// are already waiting. Fails if an earlier write failed.
     pub(super) fn send(&self, first: DocId, docs: Vec<DocRecord>) -> Result<(), String> {
         let docs = Arc::new(docs);
         {
