@@ -197,22 +197,24 @@ fn a_snapshot_older_than_the_database_is_read_with_the_documents_after_it() {
         assert_eq!(index.len(), 18_090);
         assert_eq!(answers(&index, 20_100), want);
         // Documents after the last checkpoint, enough for a batch of them to reach sled:
-        // the database holds more than the manifest records, and they are kept; being
-        // more than a sixteenth of the snapshot's, they are rebuilt with it.
+        // the database holds more than the manifest records, and they are kept, read as
+        // the tables' tails (half as many as the snapshot holds).
         insert(&index, 20_100, 30_100);
     }
     let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
-    assert!(!index.opened_from_snapshot());
+    assert!(index.opened_from_snapshot());
     let len = index.len();
     assert!(
         len >= 18_090 + crawldedup::index::WRITE_BATCH as u64,
         "{len}"
     );
-    let want = answers(&index, 20_100);
+    let with_tails = answers(&index, 30_100);
+    assert!(index.wait_tails_folded(std::time::Duration::from_secs(60)));
+    assert_eq!(answers(&index, 30_100), with_tails, "folded in");
     drop(index);
     let rebuilt = rebuilt(dir.path());
     assert_eq!(rebuilt.len(), len);
-    assert_eq!(answers(&rebuilt, 20_100), want);
+    assert_eq!(answers(&rebuilt, 30_100), with_tails);
 }
 
 #[test]
@@ -221,15 +223,15 @@ fn a_snapshot_far_behind_the_database_is_set_aside() {
     {
         let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
         assert!(index.opened_from_snapshot());
-        insert(&index, 5_000, 11_000);
+        insert(&index, 5_000, 16_000);
         index.checkpoint().unwrap();
     }
-    // 4,500 documents in the snapshot, 5,400 after it (past a sixteenth): rebuilding all
-    // is faster.
+    // 4,500 documents in the snapshot, 9,900 after it (more than twice as many): rebuilding
+    // all is faster.
     let index = open(dir.path());
     assert!(!index.opened_from_snapshot());
     assert!(!dir.path().join(SNAPSHOT_FILE).exists());
-    assert_eq!(index.len(), 9_900);
+    assert_eq!(index.len(), 14_400);
 }
 
 #[test]
@@ -292,4 +294,202 @@ fn a_small_index_writes_no_snapshot_by_default() {
     index.checkpoint().unwrap();
     drop(index);
     assert!(!dir.path().join(SNAPSHOT_FILE).exists());
+}
+
+/// Polls `check` every 10 ms until it holds, for at most a minute (the background thread
+/// has no deadline of its own; a minute means it is stuck).
+fn eventually(what: &str, check: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !check() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "never: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Every document `0..n` of the stream of unique documents is found as itself: an exact
+/// duplicate of the id it was stored under (no entry of any table missing).
+fn assert_all_found(index: &SimhashIndex, n: u64) {
+    for i in 0..n {
+        assert_eq!(
+            index.find(&doc(i)).unwrap(),
+            Some(Decision::Exact(i)),
+            "document {i} of {n}"
+        );
+    }
+}
+
+fn ready_file(dir: &Path) -> std::path::PathBuf {
+    dir.join(format!("{SNAPSHOT_FILE}.ready"))
+}
+
+#[test]
+fn a_background_snapshot_is_put_in_place_only_once_two_checkpoints_cover_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = open(dir.path());
+    for i in 0..20_000 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    // The first checkpoint after the documents: the snapshot is written, and waits.
+    index.checkpoint().unwrap();
+    eventually("the snapshot is written", || {
+        ready_file(dir.path()).exists()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(!dir.path().join(SNAPSHOT_FILE).exists());
+    assert_eq!(index.snapshot_stats().written, 0);
+    // A second checkpoint covers it too (a crawl that resumes from the one before the last
+    // finds every document it holds durable).
+    index.checkpoint().unwrap();
+    eventually("the snapshot is put in place", || {
+        index.snapshot_stats().written == 1
+    });
+    assert!(dir.path().join(SNAPSHOT_FILE).exists());
+    assert!(!ready_file(dir.path()).exists());
+    let stats = index.snapshot_stats();
+    assert_eq!(stats.documents, Some(20_000));
+    assert!(stats.last_bytes > 20_000 * 100, "{stats:?}");
+    // A crash now (no snapshot at close): the open maps the background snapshot.
+    drop(index.with_snapshot_min_documents(u64::MAX));
+    let index = open(dir.path());
+    assert!(index.opened_from_snapshot());
+    assert_all_found(&index, 20_000);
+}
+
+#[test]
+fn background_snapshots_taken_while_documents_go_in_reopen_after_a_crash_with_nothing_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60_000;
+    let index = std::sync::Arc::new(open(dir.path()));
+    // Checkpoints from a thread of their own, so that snapshots are copied while the
+    // documents go in.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let checkpoints = {
+        let (index, done) = (index.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                index.checkpoint().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        })
+    };
+    for i in 0..n {
+        assert!(matches!(
+            index.check_and_insert(doc(i)).unwrap(),
+            Decision::Unique(id) if id == i
+        ));
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    checkpoints.join().unwrap();
+    eventually("snapshots are written in the background", || {
+        index.snapshot_stats().written >= 2
+    });
+    let in_place = index.snapshot_stats().documents.unwrap();
+    // More after the last snapshot, checkpointed, then a crash.
+    for i in n..n + 5_000 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    index.checkpoint().unwrap();
+    let index = std::sync::Arc::into_inner(index).unwrap();
+    drop(index.with_snapshot_min_documents(u64::MAX));
+    let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+    assert!(index.opened_from_snapshot(), "snapshot of {in_place}");
+    assert_eq!(index.len(), n + 5_000);
+    assert_all_found(&index, n + 5_000);
+    assert!(index.wait_tails_folded(std::time::Duration::from_secs(60)));
+    assert_all_found(&index, n + 5_000);
+    drop(index);
+    let rebuilt = rebuilt(dir.path());
+    assert_all_found(&rebuilt, n + 5_000);
+}
+
+/// The environment variable that makes a test binary run the kill test's child.
+const CHILD_ENV: &str = "CRAWLDEDUP_SNAPSHOT_CHILD";
+
+#[test]
+fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds() {
+    if let Ok(dir) = std::env::var(CHILD_ENV) {
+        // The child: unique documents from where the index stands, a checkpoint every 2,000,
+        // snapshots in the background from 10,000 documents, until killed.
+        let index = SimhashIndex::open(Path::new(&dir), config())
+            .unwrap()
+            .with_snapshot_min_documents(10_000);
+        let mut i = index.len();
+        loop {
+            index.check_and_insert(doc(i)).unwrap();
+            i += 1;
+            if i % 2_000 == 0 {
+                index.checkpoint().unwrap();
+            }
+            if i >= 400_000 {
+                return;
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    enum Kill {
+        At(&'static str),
+        After(u64),
+    }
+    let rounds = [
+        Kill::At("snapshot-rows-written"),
+        Kill::At("snapshot-installed"),
+        Kill::At("snapshot-ready"),
+        Kill::After(700),
+        Kill::At("snapshot-rows-written"),
+        Kill::After(400),
+        Kill::At("snapshot-installed"),
+    ];
+    let mut opened_from_snapshot = 0;
+    for round in rounds {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command
+            .args([
+                "--exact",
+                "kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds",
+                "--nocapture",
+            ])
+            .env(CHILD_ENV, dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        if let Kill::At(point) = round {
+            command.env(crawldedup::faults::PAUSE_AT, point);
+        }
+        let mut child = command.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        match round {
+            Kill::At(point) => {
+                use std::io::BufRead;
+                let paused = std::io::BufReader::new(stderr)
+                    .lines()
+                    .map_while(Result::ok)
+                    .any(|l| l.contains(&format!("paused at {point}")));
+                assert!(paused, "the child never reached {point}");
+            }
+            Kill::After(ms) => {
+                drop(stderr);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // What the kill left opens (from a snapshot or rebuilt) with every document that
+        // reached the database, each found as itself.
+        let index = SimhashIndex::open(dir.path(), config())
+            .unwrap()
+            .with_snapshot_min_documents(u64::MAX);
+        opened_from_snapshot += u32::from(index.opened_from_snapshot());
+        let len = index.len();
+        assert!(len >= 10_000, "{len}");
+        assert_all_found(&index, len);
+        assert_eq!(index.find(&doc(len + 1)).unwrap(), None);
+        drop(index);
+        assert!(!ready_file(dir.path()).exists());
+    }
+    assert!(
+        opened_from_snapshot >= 3,
+        "{opened_from_snapshot} opens of 7 from a snapshot"
+    );
 }

@@ -21,6 +21,14 @@
 //! entries a block at a time with their home lines asked for ahead; entries of expired
 //! documents (ids below the floor) are dropped then, and an
 //! insert may take the slot of one on its way.
+//!
+//! A table may carry a *tail*: a small read-only table of the entries that a snapshot's
+//! copy of it lacks, built when the index opens from a snapshot older than the database.
+//! Probes read both. Writing those entries into the mapped lines instead would copy nearly
+//! every page of the table first (one insert in a few thousand pages lands on most of them),
+//! which at 10 M documents costs more than the whole open from the snapshot. The tail is
+//! folded in later ([`Bucketed::fold`]), off the path of the open, and a snapshot taken
+//! meanwhile places it into its copy of the table ([`Bucketed::capture`]).
 
 use std::io;
 
@@ -260,6 +268,9 @@ pub(crate) struct Bucketed<K: Key = u64> {
     entries: u64,
     /// The id floor of the last re-placement: entries below it were dropped then.
     floor: u32,
+    /// Entries kept apart until they are folded in (see the module doc); shared, so that a
+    /// snapshot can place them into its copy after the lock it copied the lines under.
+    tail: Option<std::sync::Arc<Bucketed<K>>>,
     _key: std::marker::PhantomData<K>,
 }
 
@@ -283,6 +294,7 @@ impl<K: Key> Bucketed<K> {
             lines: Column::Owned(Vec::new()),
             entries: 0,
             floor: 0,
+            tail: None,
             _key: std::marker::PhantomData,
         };
         // Ordinary pages, filled value by value: a table built on open is written once in
@@ -297,15 +309,66 @@ impl<K: Key> Bucketed<K> {
         table
     }
 
-    /// Entries held (expired ones included until dropped).
+    /// Entries held, in the table and its tail (expired ones included until dropped).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.entries as usize
+        (self.entries + self.tail.as_ref().map_or(0, |t| t.entries)) as usize
     }
 
-    /// Moves a table mapped from a snapshot into memory of its own (see [`Column::own`]).
-    pub(crate) fn own(&mut self) {
+    /// Gives the table a tail holding the `n` entries `entry(0)`, ..., `entry(n - 1)`
+    /// (replacing any tail it had): entries probes find, kept apart from the lines until
+    /// [`Bucketed::fold`].
+    pub(crate) fn set_tail(&mut self, n: usize, entry: impl Fn(usize) -> (K, u32)) {
+        self.tail =
+            (n > 0).then(|| std::sync::Arc::new(Bucketed::build_from(self.leading, n, entry)));
+    }
+
+    /// Whether the table has a tail not yet folded in.
+    pub(crate) fn has_tail(&self) -> bool {
+        self.tail.is_some()
+    }
+
+    /// Folds the tail into the lines: the lines move into memory of their own first (one
+    /// copy, cheaper than a page copy at the first write to each page: see [`Column::own`]),
+    /// grown if the tail's entries need room. Entries of ids below `floor` may be dropped
+    /// on the way, as a growth drops them.
+    pub(crate) fn fold(&mut self, floor: u32) {
+        let Some(tail) = self.tail.take() else {
+            return;
+        };
         self.lines.own();
+        self.place_tail(&tail, floor);
+    }
+
+    /// Places every entry of `tail` into the lines, growing them first if the entries
+    /// need room.
+    fn place_tail(&mut self, tail: &Bucketed<K>, floor: u32) {
+        if (tail.entries as usize) > self.room() {
+            self.replace_into(
+                lines_for((self.entries + tail.entries) as f64 / BUILD_LOAD),
+                floor,
+                false,
+            );
+        }
+        let entries = tail
+            .lines
+            .iter()
+            .flat_map(|line| line.fragments.iter().zip(&line.tags))
+            .filter(|&(_, &tag)| tag > floor);
+        self.place_all(entries.map(|(&f, &tag)| (f, tag - 1)));
+    }
+
+    /// Copies the lines into `out` (its earlier contents dropped) and returns the table's
+    /// shape and tail: what a snapshot takes under the index's lock. The copy is a table of
+    /// every entry the table held at that moment once [`Captured::merge`] has placed the
+    /// tail into it, which needs no lock.
+    pub(crate) fn capture(&self, out: &mut Vec<Line>) -> Captured<K> {
+        out.clear();
+        out.extend_from_slice(&self.lines);
+        Captured {
+            shape: (self.leading, self.floor, self.entries),
+            tail: self.tail.clone(),
+        }
     }
 
     /// Entries the table takes before it grows.
@@ -464,12 +527,23 @@ impl<K: Key> Bucketed<K> {
         if !self.lines.is_empty() {
             prefetch(&self.lines[self.home(fragment(key))]);
         }
+        if let Some(tail) = &self.tail {
+            tail.prefetch(key);
+        }
     }
 
     /// Pushes `(id, distance)` for every entry whose top `leading` bits equal `key`'s and
     /// whose fragment is within `k` bits of `key`'s (the distance over the fragment's 32
     /// bits: the whole key's, for a 32-bit key, else a lower bound of it).
     pub(crate) fn probe(&self, key: K, k: u32, out: &mut Vec<(u32, u32)>) {
+        self.probe_lines(key, k, out);
+        if let Some(tail) = &self.tail {
+            tail.probe_lines(key, k, out);
+        }
+    }
+
+    /// [`Bucketed::probe`] on the lines alone.
+    fn probe_lines(&self, key: K, k: u32, out: &mut Vec<(u32, u32)>) {
         let count = self.lines.len();
         if count == 0 {
             return;
@@ -495,12 +569,7 @@ impl<K: Key> Bucketed<K> {
 
     /// Bytes of memory the lines use.
     pub(crate) fn bytes(&self) -> usize {
-        std::mem::size_of_val::<[Line]>(&self.lines)
-    }
-
-    /// What a snapshot stores: the shape and the lines.
-    pub(crate) fn parts(&self) -> (TableShape, &[Line]) {
-        ((self.leading, self.floor, self.entries), &self.lines)
+        std::mem::size_of_val::<[Line]>(&self.lines) + self.tail.as_ref().map_or(0, |t| t.bytes())
     }
 
     /// A table from the parts of [`Bucketed::parts`], checked for what can be checked
@@ -516,8 +585,61 @@ impl<K: Key> Bucketed<K> {
             lines,
             entries,
             floor,
+            tail: None,
             _key: std::marker::PhantomData,
         })
+    }
+}
+
+/// A table's copy taken by [`Bucketed::capture`]: its shape, and the tail still to place.
+pub(crate) struct Captured<K: Key> {
+    shape: TableShape,
+    tail: Option<std::sync::Arc<Bucketed<K>>>,
+}
+
+impl<K: Key> Captured<K> {
+    /// The shape of the copy in `lines` with the tail placed into it (the lines grown if
+    /// it needs room): a table of every entry the captured table held.
+    pub(crate) fn merge(self, lines: &mut Vec<Line>) -> (TableShape, MergedLines<'_>) {
+        let Some(tail) = self.tail else {
+            return (self.shape, MergedLines::Copy(lines));
+        };
+        let (leading, floor, entries) = self.shape;
+        let mut table = Bucketed::<K> {
+            leading,
+            lines: Column::Owned(std::mem::take(lines)),
+            entries,
+            floor,
+            tail: None,
+            _key: std::marker::PhantomData,
+        };
+        table.place_tail(&tail, floor);
+        let shape = (table.leading, table.floor, table.entries);
+        match table.lines {
+            // Placed in the copy: it goes on serving as the buffer.
+            Column::Owned(values) => {
+                *lines = values;
+                (shape, MergedLines::Copy(lines))
+            }
+            grown => (shape, MergedLines::Grown(grown)),
+        }
+    }
+}
+
+/// The lines of a merged copy: the buffer it was copied into, or the larger lines it grew
+/// into.
+pub(crate) enum MergedLines<'a> {
+    Copy(&'a [Line]),
+    Grown(Column<Line>),
+}
+
+impl std::ops::Deref for MergedLines<'_> {
+    type Target = [Line];
+    fn deref(&self) -> &[Line] {
+        match self {
+            MergedLines::Copy(lines) => lines,
+            MergedLines::Grown(lines) => lines,
+        }
     }
 }
 
@@ -658,6 +780,56 @@ mod tests {
         }
         let load = table.len() as f64 / (table.lines.len() * SLOTS) as f64;
         assert!(load <= MAX_LOAD, "{load}");
+    }
+
+    /// A table of the first `held` entries, with the rest as its tail.
+    fn with_tail(entries: &[(u64, u32)], held: usize) -> Bucketed {
+        let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..held].iter().copied().unzip();
+        let mut table = Bucketed::build(24, keys, ids);
+        let rest = &entries[held..];
+        table.set_tail(rest.len(), |i| rest[i]);
+        table
+    }
+
+    #[test]
+    fn a_tail_is_probed_with_the_table_and_folds_in_with_nothing_lost() {
+        let mut next = xorshift(0x2468_ace0_1357_9bdfu64);
+        let entries: Vec<(u64, u32)> = (0..40_000).map(|i| (next(), i)).collect();
+        // A tail bigger than the room the table has left, so the fold must grow it.
+        let mut table = with_tail(&entries, 25_000);
+        assert!(table.has_tail());
+        assert!(table.room() < 15_000, "{}", table.room());
+        assert_eq!(table.len(), 40_000);
+        for &(key, id) in &entries {
+            assert_eq!(found(&table, key), vec![id], "{key:x} before the fold");
+        }
+        // Inserts go to the table itself while the tail is there.
+        table.insert(next(), 40_000, 0);
+        table.fold(0);
+        assert!(!table.has_tail());
+        assert_eq!(table.len(), 40_001);
+        for &(key, id) in &entries {
+            assert_eq!(found(&table, key), vec![id], "{key:x} after the fold");
+        }
+    }
+
+    #[test]
+    fn a_captured_table_with_its_tail_merged_is_the_whole_table() {
+        let mut next = xorshift(0x1111_2222_3333_4444u64);
+        let entries: Vec<(u64, u32)> = (0..30_000).map(|i| (next(), i)).collect();
+        for held in [29_000, 10_000] {
+            let table = with_tail(&entries, held);
+            let mut buffer = Vec::new();
+            let captured = table.capture(&mut buffer);
+            let (shape, lines) = captured.merge(&mut buffer);
+            let lines: Vec<Line> = lines.to_vec();
+            let copy = Bucketed::<u64>::from_parts(shape, Column::Owned(lines)).unwrap();
+            assert!(!copy.has_tail());
+            assert_eq!(copy.len(), 30_000);
+            for &(key, id) in &entries {
+                assert_eq!(found(&copy, key), vec![id], "{key:x}, {held} held");
+            }
+        }
     }
 
     #[test]

@@ -82,6 +82,7 @@ mod record;
 pub mod snapshot;
 mod store;
 mod tables;
+pub mod upkeep;
 mod writer;
 
 use std::path::PathBuf;
@@ -104,6 +105,7 @@ pub use error::IndexError;
 pub use plan::Plan;
 pub use record::DocRecord;
 pub(crate) use record::Stored;
+pub use upkeep::SnapshotStats;
 
 /// What to do about a damaged index, the end of every message that reports one.
 const RESTORE: &str =
@@ -132,12 +134,12 @@ pub struct SimhashIndex {
     expired: AtomicU64,
     /// Candidates the confirmation refused in check-and-insert, since opening.
     refused: std::sync::atomic::AtomicU64,
-    memory: RwLock<Memory>,
-    /// Documents from which a clean close writes a [`snapshot`].
-    snapshot_min: u64,
-    /// What the snapshot on disk holds, when it is this index as it was opened (documents,
-    /// floor, row checksum): a close that finds memory unchanged writes none.
-    snapshot_extent: Option<snapshot::Extent>,
+    /// The tables and rows; shared with the upkeep thread, which folds tails in and copies
+    /// them into snapshots.
+    memory: Arc<RwLock<Memory>>,
+    /// Folds tails in and writes snapshots in the background (see [`upkeep`]); it also
+    /// knows the snapshot in place, so that a close that finds memory unchanged writes none.
+    upkeep: upkeep::Upkeep,
     /// Whether the open read the snapshot rather than rebuilding from sled.
     from_snapshot: bool,
     writer: Mutex<()>,
@@ -218,10 +220,11 @@ impl SimhashIndex {
         self
     }
 
-    /// Writes a [`snapshot`] when the index closes holding at least `documents` documents
-    /// ([`snapshot::SNAPSHOT_MIN_DOCUMENTS`] by default; 0 for always, `u64::MAX` for never).
-    pub fn with_snapshot_min_documents(mut self, documents: u64) -> SimhashIndex {
-        self.snapshot_min = documents;
+    /// Writes a [`snapshot`] when the index holds at least `documents` documents, in the
+    /// background and when it closes ([`snapshot::SNAPSHOT_MIN_DOCUMENTS`] by default; 0 for
+    /// always, `u64::MAX` for never).
+    pub fn with_snapshot_min_documents(self, documents: u64) -> SimhashIndex {
+        self.upkeep.set_snapshot_min(documents);
         self
     }
 
@@ -229,6 +232,17 @@ impl SimhashIndex {
     /// from the stored rows).
     pub fn opened_from_snapshot(&self) -> bool {
         self.from_snapshot
+    }
+
+    /// What the snapshots written in the background have done.
+    pub fn snapshot_stats(&self) -> SnapshotStats {
+        self.upkeep.stats()
+    }
+
+    /// Waits until the tails that an open from an older snapshot added are folded into the
+    /// tables (at once when there are none), or `timeout` passed; returns whether they are.
+    pub fn wait_tails_folded(&self, timeout: std::time::Duration) -> bool {
+        self.upkeep.wait_folded(timeout)
     }
 
     /// Writes the snapshot of the index as it is, if it holds enough documents and exactly
@@ -240,19 +254,23 @@ impl SimhashIndex {
             problem,
         };
         self.wait_written()?;
-        let memory = self.memory.get_mut().unwrap_or_else(|p| p.into_inner());
-        let live = memory.docs.len() as u64;
-        let extent = (memory.count(), memory.base, memory.checksum);
+        let (live, extent) = {
+            let memory = self.read();
+            (
+                memory.docs.len() as u64,
+                (memory.count(), memory.base, memory.checksum),
+            )
+        };
         let pending = self
             .pending
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .docs
             .len();
-        if live < self.snapshot_min || live == 0 || pending > 0 {
+        if live < self.upkeep.snapshot_min() || live == 0 || pending > 0 {
             return Ok(false);
         }
-        if self.snapshot_extent == Some(extent) {
+        if self.upkeep.installed() == Some(extent) {
             return Ok(false);
         }
         let manifest = Manifest::read(&self.path).map_err(&corrupt)?;
@@ -260,15 +278,19 @@ impl SimhashIndex {
             return Ok(false);
         }
         let started = std::time::Instant::now();
-        snapshot::write(&self.path, &self.plan, memory)
+        let closing = self
+            .path
+            .join(format!("{}.closing", snapshot::SNAPSHOT_FILE));
+        let written = snapshot::write(&closing, &self.plan, &self.memory, &|| false)
+            .and_then(|w| w.ok_or_else(|| std::io::Error::other("stopped")))
+            .and_then(|w| self.upkeep.install(&closing, &self.path, w.extent))
             .map_err(|e| corrupt(format!("writing the snapshot: {e}")))?;
         tracing::debug!(
             "{}: snapshot of {live} documents written in {:.2} s",
             self.path.display(),
             started.elapsed().as_secs_f64()
         );
-        self.snapshot_extent = Some(extent);
-        Ok(true)
+        Ok(written)
     }
 
     /// The retention window, if any.
@@ -630,6 +652,7 @@ impl SimhashIndex {
             problem: format!("writing the manifest: {e}"),
         })?;
         self.durable_floor.store(floor, Ordering::Relaxed);
+        self.upkeep.checkpointed(documents);
         Ok(documents)
     }
 
@@ -643,6 +666,7 @@ impl Drop for SimhashIndex {
     /// [`SimhashIndex::write_snapshot`]); a failure leaves the next open to rebuild, as after
     /// a crash, and says so in the log.
     fn drop(&mut self) {
+        self.upkeep.stop();
         if let Err(e) = self.write_snapshot() {
             tracing::warn!("{e}; the next open rebuilds the tables");
         }

@@ -88,6 +88,18 @@ impl SimhashIndex {
                 path: dir.to_path_buf(),
                 problem: format!("cannot start the index's writer thread: {e}"),
             })?;
+        let memory = std::sync::Arc::new(RwLock::new(memory));
+        let upkeep = super::upkeep::Upkeep::start(super::upkeep::Work {
+            dir: dir.to_path_buf(),
+            plan: plan.clone(),
+            memory: memory.clone(),
+            durable: count,
+            installed: snapshot_extent,
+        })
+        .map_err(|e| IndexError::Corrupt {
+            path: dir.to_path_buf(),
+            problem: format!("cannot start the index's upkeep thread: {e}"),
+        })?;
         Ok(SimhashIndex {
             confirm: config.confirm,
             retention: config.retention.map(crate::clock::window_secs),
@@ -99,11 +111,10 @@ impl SimhashIndex {
             db,
             store,
             plan,
-            memory: RwLock::new(memory),
-            snapshot_min: super::snapshot::SNAPSHOT_MIN_DOCUMENTS,
+            memory,
+            upkeep,
             from_snapshot: snapshot_extent.is_some(),
             background,
-            snapshot_extent,
             writer: Mutex::new(()),
             durable: Mutex::new(count),
             pending: Mutex::new(Pending {
@@ -235,14 +246,18 @@ pub(super) fn store_failure(dir: &Path, e: StoreError) -> IndexError {
     }
 }
 
-/// A snapshot is read with the documents after it only while they are at most this part
-/// (1/16) of its own.
-const MAX_SHARE_AFTER: u64 = 16;
+/// A snapshot is read with the documents after it only while they are at most this many
+/// times what it holds. Building tails costs what a rebuild of those documents would, so an
+/// open through tails is never the slower one; past this, the folds that follow it would
+/// re-place nearly every entry of a table that is mostly tail.
+const MAX_TIMES_AFTER: u64 = 2;
 
 /// The in-memory index from the snapshot, with what the snapshot describes, when there is
 /// one of the index the manifest describes, or of that index at fewer documents; the
-/// documents after it are read from sled and added (see [`super::snapshot`]). A snapshot
-/// that is not usable is deleted, with a line in the log, and the caller rebuilds from sled.
+/// documents after each table's copy are read from sled and added as its tail (see
+/// [`super::snapshot`]). A snapshot that is not usable is deleted, with a line in the log,
+/// and the caller rebuilds from sled. Snapshots that a crash left unfinished, or written
+/// and not yet put in place, are deleted.
 fn from_snapshot(
     dir: &Path,
     db: &sled::Db,
@@ -252,6 +267,9 @@ fn from_snapshot(
     limit: Option<u64>,
 ) -> Result<Option<(super::tables::Memory, super::snapshot::Extent)>, IndexError> {
     use super::snapshot::{self, Refused};
+    for leftover in [snapshot::partial_path(dir), snapshot::ready_path(dir)] {
+        let _ = std::fs::remove_file(leftover);
+    }
     let file = snapshot::path(dir);
     let set_aside = |why: &str| {
         tracing::info!(
@@ -262,8 +280,10 @@ fn from_snapshot(
         let _ = std::fs::remove_file(&file);
         Ok(None)
     };
-    let mut memory = match snapshot::open(dir, plan, manifest) {
-        Ok(memory) => memory,
+    let written = store.written().map_err(|e| store_failure(dir, e))?;
+    let rows = written.max(manifest.documents).saturating_sub(manifest.floor);
+    let (mut memory, held, extent) = match snapshot::open(dir, plan, manifest, rows) {
+        Ok(opened) => opened,
         Err(Refused::Missing) => return Ok(None),
         Err(Refused::Stale(why)) => return set_aside(&why),
         Err(Refused::Damaged(why)) => {
@@ -271,32 +291,39 @@ fn from_snapshot(
             return set_aside("damaged");
         }
     };
-    let extent = (memory.count(), memory.base, memory.checksum);
-    if limit.is_some_and(|l| l < extent.0) {
+    let newest = held.iter().copied().fold(memory.count(), u64::max);
+    if limit.is_some_and(|l| l < newest) {
         return set_aside("it holds documents past the checkpoint the index rolls back to");
     }
-    let written = store.written().map_err(|e| store_failure(dir, e))?;
-    let after = written.saturating_sub(extent.0);
-    // Adding a document to the mapped tables costs more than placing it in a rebuild (its
-    // pages are copied on first write), and a table that must grow re-places every entry:
-    // past a sixteenth of the snapshot, or past the tables' room, a rebuild is faster.
-    let held = extent.0 - extent.1;
-    if after > held / MAX_SHARE_AFTER || after > memory.room() as u64 {
+    let oldest = held.iter().copied().fold(memory.count(), u64::min);
+    let after = written.saturating_sub(oldest);
+    let kept = memory.docs.len() as u64;
+    if after > kept * MAX_TIMES_AFTER {
         return set_aside(&format!(
-            "it holds {held} documents, the database {after} more: a rebuild is faster"
+            "it holds {kept} documents, the database {after} more: a rebuild is faster"
         ));
     }
-    let rows = match checked_rows(dir, db, store, manifest, limit, Some((extent.0, extent.2))) {
+    let rows = match checked_rows(
+        dir,
+        db,
+        store,
+        manifest,
+        limit,
+        Some((memory.count(), memory.checksum)),
+    ) {
         Ok(rows) => rows,
         // Either the snapshot is not of these rows, or the rows are damaged: a rebuild
         // tells which, and reports the damage.
         Err(e) => return set_aside(&format!("with the documents after it: {e}")),
     };
     let added = rows.docs.len();
-    super::tables::extend_memory(plan, &mut memory, rows);
-    if added > 0 {
+    memory.checksum = rows.checksum;
+    memory.docs.extend(rows.docs);
+    super::tables::add_tails(plan, &mut memory, &held);
+    if memory.has_tails() {
         tracing::debug!(
-            "{}: {added} documents after the snapshot added from the database",
+            "{}: {added} documents after the snapshot's rows added from the database, the \
+             tables' tails from document {oldest} on",
             dir.display()
         );
     }

@@ -1,50 +1,62 @@
-//! The snapshot: the in-memory index written out when it closes, and mapped by the next open
-//! instead of being rebuilt.
+//! The snapshot: the in-memory index written out beside the database, and mapped by the
+//! next open instead of being rebuilt.
 //!
 //! Rebuilding the tables from the stored rows is what an open of a large index spends its
-//! time on: at 10 M documents, 26 tables of 10 M entries sorted by bucket, about 3 GB of
-//! fresh memory that the kernel must zero page by page first (on the 2-core machine
-//! measured, 5.4 s of an 8.0 s open, and the rows' read from sled 1.5 s more). A clean close
-//! writes the tables' arrays and the rows to one file beside the database; the next open
-//! maps each table's section copy-on-write and reads the tables straight from the page cache
-//! (a page is copied into memory of its own when an insert first writes to it, and a table
-//! that grows moves to memory of its own), and decodes the rows from it instead of from sled.
+//! time on: at 10 M documents, 26 tables of 10 M entries, about 3 GB of fresh memory that
+//! the kernel must give page by page first (on the 2-core machine measured, 7.8 s of a
+//! 9.6 s open, and the rows' read from sled 1.7 s more). A snapshot holds the tables' lines
+//! and the rows; an open maps each table's section copy-on-write and reads the tables
+//! straight from the page cache, and decodes the rows from it instead of from sled.
 //!
-//! A snapshot is used when it is the index the manifest describes, or that index as it
-//! was at fewer documents: the same formats, layout and floor, and every section's checksum
-//! right (each row's checksum is summed on the way, as an open from sled does). A snapshot
-//! of fewer documents is what a crash leaves when the index was opened from it and stored
-//! more before the crash: the documents after it are read from sled and added to the
-//! tables (on every core, one table per job), and the snapshot's row checksum plus theirs
-//! must equal the manifest's, which proves the snapshot's rows are the database's. That
-//! is only done while the documents after it are at most a sixteenth of those in it and
-//! fit every table without a growth (past that a rebuild is faster: an insert into a
-//! mapped page copies the page first, and a growth re-places every entry), and never past
-//! a roll-back to a checkpoint it is newer than.
+//! # When one is written
+//! - In the background, while the index is in use ([`super::upkeep`]): after a checkpoint,
+//!   once the documents stored since the last snapshot reach a share of it, so that the
+//!   documents an open after a crash must add stay a bounded share of the index.
+//! - When the index closes holding what its last checkpoint recorded, unless the snapshot
+//!   on disk already is that index.
+//!
+//! Both take the same copy (`write`): the rows first, then one table after another, each
+//! copied under the index's read lock (inserts wait for one table's copy, decisions do not
+//! wait) and written to the file after the lock is released. So each section is exact at
+//! its own moment: a table's section records the documents it holds (every entry of the ids
+//! below that count, none after), and so do the rows. A snapshot written in the background
+//! is put in place only once a checkpoint has made durable every document any section
+//! holds, and a checkpoint before it too (a crawl resumes from its own last checkpoint,
+//! which may be the one before the index's last).
+//!
+//! # When one is read
+//! A snapshot is used when it is of this index's formats and layout, every section's
+//! checksum is right, and it holds no document the manifest does not record. Rows below
+//! the manifest's floor (expired since) are skipped. The documents after a section's count
+//! are read from sled and added to that table as its *tail* (see `memory.rs`): a small table
+//! that probes read beside the mapped one, folded in by the background upkeep later. The
+//! snapshot's row checksum over the manifest's rows plus that of the rows read from sled must
+//! equal the manifest's, which proves the snapshot's rows are the database's. That is only
+//! done while the documents after it are at most twice what it holds (see
+//! `MAX_TIMES_AFTER` in `open.rs`), and never past a roll-back to a checkpoint it is newer
+//! than.
 //! Anything else (a snapshot far behind the database, of other rows, a file cut short or
-//! overwritten, another machine's byte order) is set aside with one line in the log and the
-//! tables are rebuilt from sled as before: a snapshot can make an open faster, never
-//! different. It is written only when the index holds at least
-//! [`SNAPSHOT_MIN_DOCUMENTS`] (below that a rebuild takes less than writing it), only when
-//! memory holds exactly what the last checkpoint's manifest recorded, and never over the
-//! snapshot the index was opened from when nothing changed since.
+//! overwritten, another machine's byte order, an older layout) is set aside with one line in
+//! the log and the tables are rebuilt from sled as before: a snapshot can make an open
+//! faster, never different. None is written below [`SNAPSHOT_MIN_DOCUMENTS`] (a rebuild
+//! takes less than writing one).
 //!
 //! Layout: 8 bytes (little-endian length of the JSON header), the [`Header`] as JSON, zero
-//! bytes up to 64 KiB, then the sections, each starting on a page boundary: the rows (encoded as in sled, [`ROW_BYTES`] each), then per table its offsets,
-//! keys and ids as native integers. The file is written under a temporary name and renamed
-//! into place, so a crash while writing leaves the earlier file or none. While an index is
-//! open the file must not be changed by anything else (the state directory's lock keeps
-//! other crawldedup processes out).
+//! bytes up to 64 KiB, then the sections: the rows (encoded as in sled, [`ROW_BYTES`] each),
+//! then, each on a page boundary, per table its lines as native integers. The file is written
+//! under a temporary name and renamed into place, so a crash while writing leaves the earlier
+//! file or none. While an index is open the file must not be changed by anything else (the
+//! state directory's lock keeps other crawldedup processes out).
 
-use std::io::{BufWriter, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::manifest::{Manifest, row_checksum};
-use super::memory::{Bucketed, Column, Key, Line, Plain, plain_bytes};
+use super::memory::{Bucketed, Captured, Column, Key, Line, plain_bytes};
 use super::plan::Plan;
 use super::store::{ROW_BYTES, decode_row, encode_row};
 use super::tables::Memory;
@@ -53,17 +65,19 @@ use crate::fingerprint::{BANDS, FINGERPRINT_VERSION};
 /// File name of the snapshot, inside the index folder.
 pub const SNAPSHOT_FILE: &str = "crawldedup-snapshot";
 
-/// Version of the snapshot's layout.
-const SNAPSHOT_VERSION: u32 = 1;
+/// Version of the snapshot's layout (2: a count of documents per section).
+const SNAPSHOT_VERSION: u32 = 2;
 
 /// Documents below which no snapshot is written: rebuilding 100,000 documents' tables takes
 /// well under a tenth of a second.
 pub const SNAPSHOT_MIN_DOCUMENTS: u64 = 100_000;
 
-/// Where the sections start: the header (about 7 KB of JSON for 26 tables) fits before.
+/// Where the sections start: the header (about 8 KB of JSON for 26 tables) fits before.
 const FIRST_SECTION: u64 = 64 << 10;
-/// Sections start on page boundaries: a table's lines are mapped on their own.
+/// Table sections start on page boundaries: a table's lines are mapped on their own.
 const SECTION_ALIGN: u64 = 4096;
+/// Rows copied under one hold of the read lock (6.4 MB encoded).
+const ROWS_STEP: u64 = 65_536;
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 struct Header {
@@ -73,8 +87,12 @@ struct Header {
     little_endian: bool,
     k: u32,
     blocks: u32,
+    /// The most documents any section holds: a manifest must record at least as many.
     documents: u64,
+    /// The rows held: documents `floor` to `rows_documents`.
     floor: u64,
+    rows_documents: u64,
+    /// Sum of the row checksums of the rows held.
     rows_checksum: u64,
     rows: Section,
     tables: Vec<TableSections>,
@@ -95,6 +113,8 @@ struct TableSections {
     leading: u32,
     floor: u32,
     entries: u64,
+    /// The table holds the entries of every document below this count, and none after.
+    documents: u64,
     lines: Section,
 }
 
@@ -103,35 +123,133 @@ pub(super) fn path(dir: &Path) -> PathBuf {
     dir.join(SNAPSHOT_FILE)
 }
 
-/// What a snapshot describes: (documents, floor, row checksum).
+/// Path of a snapshot being written.
+pub(super) fn partial_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{SNAPSHOT_FILE}.partial"))
+}
+
+/// Path of a snapshot written in the background, waiting for a checkpoint to cover it.
+pub(super) fn ready_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{SNAPSHOT_FILE}.ready"))
+}
+
+/// What a snapshot describes: (documents, floor, row checksum) of its rows.
 pub(super) type Extent = (u64, u64, u64);
 
-/// Writes the snapshot of `memory` for the index in `dir`. `memory` must hold exactly what the manifest on disk records.
-pub(super) fn write(dir: &Path, plan: &Plan, memory: &Memory) -> std::io::Result<()> {
-    let final_path = path(dir);
-    let temporary = dir.join(format!("{SNAPSHOT_FILE}.partial"));
-    let file = std::fs::File::create(&temporary)?;
-    let mut out = Sections::new(BufWriter::with_capacity(1 << 20, file));
-    out.seek_to(FIRST_SECTION)?;
-    let rows = out.section_with(|w| {
-        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        for row in &memory.docs {
-            let bytes = encode_row(*row);
-            hasher.update(&bytes);
-            w.write_all(&bytes)?;
+/// What [`write`] wrote.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Written {
+    /// The rows' extent.
+    pub(super) extent: Extent,
+    /// The most documents a section holds (what a checkpoint must cover before it is used).
+    pub(super) documents: u64,
+    /// Bytes of the file.
+    pub(super) bytes: u64,
+}
+
+/// Writes the snapshot of the index in `memory` to `target`, one section at a time under
+/// the read lock (see the module doc); returns what it holds, or `None` when `stop()`
+/// turned true between two sections (the file is then removed).
+pub(super) fn write(
+    target: &Path,
+    plan: &Plan,
+    memory: &RwLock<Memory>,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<Option<Written>> {
+    let result = write_sections(target, plan, memory, stop);
+    if !matches!(result, Ok(Some(_))) {
+        let _ = std::fs::remove_file(target);
+    }
+    result
+}
+
+fn write_sections(
+    target: &Path,
+    plan: &Plan,
+    memory: &RwLock<Memory>,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<Option<Written>> {
+    let read = || memory.read().unwrap_or_else(|p| p.into_inner());
+    // Read too: the rows' checksum is taken from what was written.
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(target)?;
+    // The rows, newest first: documents below the floor may expire while they are copied,
+    // and copying down to wherever the floor is then keeps the rows one unbroken run.
+    let (first_floor, rows_documents) = {
+        let memory = read();
+        (memory.base, memory.count())
+    };
+    let mut buffer: Vec<u8> = Vec::new();
+    let (mut floor, mut rows_checksum) = (rows_documents, 0u64);
+    loop {
+        let memory = read();
+        let low = floor.saturating_sub(ROWS_STEP).max(memory.base);
+        if low >= floor {
+            break;
         }
-        Ok(hasher.digest())
-    })?;
-    let tables = memory
-        .tables
+        buffer.clear();
+        for id in low..floor {
+            let row = memory.doc(id).map(|doc| encode_row(*doc)).ok_or_else(|| {
+                std::io::Error::other(format!("document {id} left memory while copied"))
+            })?;
+            rows_checksum = rows_checksum.wrapping_add(row_checksum(id, &row));
+            buffer.extend_from_slice(&row);
+        }
+        drop(memory);
+        file.seek(SeekFrom::Start(
+            FIRST_SECTION + (low - first_floor) * ROW_BYTES as u64,
+        ))?;
+        file.write_all(&buffer)?;
+        floor = low;
+        if stop() {
+            return Ok(None);
+        }
+    }
+    let rows_offset = FIRST_SECTION + (floor - first_floor) * ROW_BYTES as u64;
+    let rows_len = (rows_documents - floor) * ROW_BYTES as u64;
+    let rows = Section {
+        offset: rows_offset,
+        len: rows_len,
+        xxh3: hash_back(&mut file, rows_offset, rows_len)?,
+    };
+    crate::faults::point("snapshot-rows-written");
+    // The tables, each copied under the lock into one buffer, written after it.
+    let mut at = (rows_offset + rows_len).next_multiple_of(SECTION_ALIGN);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut tables = Vec::with_capacity(plan.tables.len());
+    let mut bands = Vec::with_capacity(BANDS);
+    for t in 0..plan.tables.len() + BANDS {
+        if stop() {
+            return Ok(None);
+        }
+        let section = {
+            let memory = read();
+            let documents = memory.count();
+            if t < plan.tables.len() {
+                let captured = memory.tables[t].capture(&mut lines);
+                drop(memory);
+                write_table(&mut file, &mut at, captured, documents, &mut lines)?
+            } else {
+                let captured = memory.bands[t - plan.tables.len()].capture(&mut lines);
+                drop(memory);
+                write_table(&mut file, &mut at, captured, documents, &mut lines)?
+            }
+        };
+        if t < plan.tables.len() {
+            tables.push(section);
+        } else {
+            bands.push(section);
+        }
+    }
+    let documents = tables
         .iter()
-        .map(|t| out.table(t))
-        .collect::<std::io::Result<Vec<_>>>()?;
-    let bands = memory
-        .bands
-        .iter()
-        .map(|t| out.table(t))
-        .collect::<std::io::Result<Vec<_>>>()?;
+        .chain(&bands)
+        .map(|t| t.documents)
+        .fold(rows_documents, u64::max);
     let header = Header {
         snapshot: SNAPSHOT_VERSION,
         format: super::INDEX_FORMAT_VERSION,
@@ -139,9 +257,10 @@ pub(super) fn write(dir: &Path, plan: &Plan, memory: &Memory) -> std::io::Result
         little_endian: cfg!(target_endian = "little"),
         k: plan.k,
         blocks: plan.blocks.len() as u32,
-        documents: memory.count(),
-        floor: memory.base,
-        rows_checksum: memory.checksum,
+        documents,
+        floor,
+        rows_documents,
+        rows_checksum,
         rows,
         tables,
         bands,
@@ -150,92 +269,59 @@ pub(super) fn write(dir: &Path, plan: &Plan, memory: &Memory) -> std::io::Result
     if json.len() as u64 + 8 > FIRST_SECTION {
         return Err(std::io::Error::other("snapshot header over 64 KiB"));
     }
-    let mut file = out.finish()?;
-    use std::io::Seek;
-    file.seek(std::io::SeekFrom::Start(0))?;
+    file.seek(SeekFrom::Start(0))?;
     file.write_all(&(json.len() as u64).to_le_bytes())?;
     file.write_all(&json)?;
     // No fsync: a snapshot that a power cut left incomplete fails its checksums and is set
     // aside; it only ever saves time.
-    drop(file);
-    std::fs::rename(&temporary, &final_path)
+    Ok(Some(Written {
+        extent: (rows_documents, floor, rows_checksum),
+        documents,
+        bytes: at,
+    }))
 }
 
-/// A writer that places sections on aligned offsets and hashes them.
-struct Sections<W: Write> {
-    out: W,
-    at: u64,
+/// Writes a captured table at `*at` (moved on past it, to the next page boundary) and
+/// returns its section; `lines` holds the copy and stays the buffer.
+fn write_table<K: Key>(
+    file: &mut std::fs::File,
+    at: &mut u64,
+    captured: Captured<K>,
+    documents: u64,
+    lines: &mut Vec<Line>,
+) -> std::io::Result<TableSections> {
+    let ((leading, floor, entries), merged) = captured.merge(lines);
+    let bytes = plain_bytes(&merged);
+    file.seek(SeekFrom::Start(*at))?;
+    file.write_all(bytes)?;
+    let section = Section {
+        offset: *at,
+        len: bytes.len() as u64,
+        xxh3: xxh3_64(bytes),
+    };
+    *at = (*at + section.len).next_multiple_of(SECTION_ALIGN);
+    Ok(TableSections {
+        leading,
+        floor,
+        entries,
+        documents,
+        lines: section,
+    })
 }
 
-impl Sections<BufWriter<std::fs::File>> {
-    fn new(out: BufWriter<std::fs::File>) -> Self {
-        Sections { out, at: 0 }
+/// The xxh3 of `len` bytes of `file` from `offset`, read back.
+fn hash_back(file: &mut std::fs::File, offset: u64, len: u64) -> std::io::Result<u64> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    file.seek(SeekFrom::Start(offset))?;
+    let mut piece = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(piece.len() as u64) as usize;
+        file.read_exact(&mut piece[..n])?;
+        hasher.update(&piece[..n]);
+        left -= n as u64;
     }
-
-    fn seek_to(&mut self, offset: u64) -> std::io::Result<()> {
-        const ZEROS: [u8; 4096] = [0; 4096];
-        while self.at < offset {
-            let n = (offset - self.at).min(ZEROS.len() as u64) as usize;
-            self.out.write_all(&ZEROS[..n])?;
-            self.at += n as u64;
-        }
-        Ok(())
-    }
-
-    /// A section written by `body`, which returns the xxh3 of what it wrote.
-    fn section_with(
-        &mut self,
-        body: impl FnOnce(&mut CountingWriter<'_>) -> std::io::Result<u64>,
-    ) -> std::io::Result<Section> {
-        self.seek_to(self.at.next_multiple_of(SECTION_ALIGN))?;
-        let offset = self.at;
-        let mut counting = CountingWriter {
-            out: &mut self.out,
-            written: 0,
-        };
-        let xxh3 = body(&mut counting)?;
-        let len = counting.written;
-        self.at += len;
-        Ok(Section { offset, len, xxh3 })
-    }
-
-    fn array<T: Plain>(&mut self, values: &[T]) -> std::io::Result<Section> {
-        let bytes = plain_bytes(values);
-        self.section_with(|w| {
-            w.write_all(bytes)?;
-            Ok(xxh3_64(bytes))
-        })
-    }
-
-    fn table<K: Key>(&mut self, table: &Bucketed<K>) -> std::io::Result<TableSections> {
-        let ((leading, floor, entries), lines) = table.parts();
-        Ok(TableSections {
-            leading,
-            floor,
-            entries,
-            lines: self.array(lines)?,
-        })
-    }
-
-    fn finish(self) -> std::io::Result<std::fs::File> {
-        self.out.into_inner().map_err(|e| e.into_error())
-    }
-}
-
-struct CountingWriter<'a> {
-    out: &'a mut BufWriter<std::fs::File>,
-    written: u64,
-}
-
-impl Write for CountingWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
+    Ok(hasher.digest())
 }
 
 /// Why a snapshot was not used.
@@ -248,10 +334,18 @@ pub(super) enum Refused {
     Damaged(String),
 }
 
-/// The in-memory index of the snapshot in `dir`, if it is the index that `manifest`
-/// describes under `plan`, or that index as it was at fewer documents (see the module
-/// doc); the row and section checksums are checked on every core.
-pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memory, Refused> {
+/// The in-memory index of the snapshot in `dir`, when it is of this index and holds no
+/// document that `manifest` does not record (see the module doc), with the documents each
+/// table's copy holds (simhash tables, then band tables; the caller adds the rest as their
+/// tails) and the snapshot's extent. The row and section checksums are checked on every
+/// core. The rows are decoded into room for `capacity` rows, so that those read from sled
+/// after them do not move them (at 10 M documents, a gigabyte copied into fresh memory).
+pub(super) fn open(
+    dir: &Path,
+    plan: &Plan,
+    manifest: &Manifest,
+    capacity: u64,
+) -> Result<(Memory, Vec<u64>, Extent), Refused> {
     let file = match std::fs::File::open(path(dir)) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refused::Missing),
@@ -281,18 +375,29 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
     {
         return stale("of another layout".into());
     }
-    // The manifest's documents, or fewer (the rest are read from sled after it, and the
-    // checksum of both together is checked against the manifest's then).
-    let same =
-        header.documents == manifest.documents && header.rows_checksum == manifest.rows_checksum;
-    if header.floor != manifest.floor || !(same || header.documents < manifest.documents) {
+    // Nothing past the manifest's documents, and the rows from the manifest's floor on
+    // (the documents after them are read from sled, and the checksum of both together is
+    // checked against the manifest's then).
+    if header.documents > manifest.documents
+        || header.floor > manifest.floor
+        || header.rows_documents < manifest.floor
+    {
         return stale(format!(
-            "of {} documents from {}, the manifest records {} from {}",
+            "of {} documents, rows from {}, the manifest records {} from {}",
             header.documents, header.floor, manifest.documents, manifest.floor
         ));
     }
-    let rows_wanted = (header.documents - header.floor) as usize;
-    if header.rows.len != (rows_wanted * ROW_BYTES) as u64 {
+    let sections_in_order = header.tables.iter().chain(&header.bands);
+    if sections_in_order
+        .clone()
+        .any(|t| t.documents > header.documents)
+        || header.rows_documents > header.documents
+        || header.rows_documents < header.floor
+    {
+        return Err(Refused::Damaged("its counts of documents disagree".into()));
+    }
+    let rows_wanted = header.rows_documents - header.floor;
+    if header.rows.len != rows_wanted * ROW_BYTES as u64 {
         return Err(Refused::Damaged(
             "its rows section has the wrong length".into(),
         ));
@@ -307,12 +412,7 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
     let rows_bytes = bytes(&header.rows)?;
     // The sections are checked on every core: the rows (decoded and summed on the way) on
     // this thread, the table sections on the others, taken in turn.
-    let sections: Vec<&Section> = header
-        .tables
-        .iter()
-        .chain(&header.bands)
-        .map(|t| &t.lines)
-        .collect();
+    let sections: Vec<&Section> = sections_in_order.clone().map(|t| &t.lines).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let helpers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -337,7 +437,7 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
                 })
             })
             .collect();
-        let rows = decode_rows(rows_bytes, &header);
+        let rows = decode_rows(rows_bytes, &header, manifest.floor, capacity);
         let checked = handles
             .into_iter()
             .map(|h| {
@@ -348,7 +448,7 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
         (rows, checked)
     });
     checked?;
-    let docs = rows?;
+    let (docs, checksum) = rows?;
     fn table<K: Key>(file: &std::fs::File, t: &TableSections) -> Result<Bucketed<K>, Refused> {
         let width = std::mem::size_of::<Line>() as u64;
         if t.lines.len % width != 0 || t.lines.offset % SECTION_ALIGN != 0 {
@@ -370,13 +470,19 @@ pub(super) fn open(dir: &Path, plan: &Plan, manifest: &Manifest) -> Result<Memor
         .iter()
         .map(|t| table::<u32>(&file, t))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Memory {
-        checksum: header.rows_checksum,
-        tables,
-        bands,
-        base: header.floor,
-        docs: docs.into(),
-    })
+    let held = sections_in_order.map(|t| t.documents).collect();
+    let extent = (header.rows_documents, header.floor, header.rows_checksum);
+    Ok((
+        Memory {
+            checksum,
+            tables,
+            bands,
+            base: manifest.floor,
+            docs: docs.into(),
+        },
+        held,
+        extent,
+    ))
 }
 
 fn read_header(map: &[u8]) -> Result<Header, Refused> {
@@ -394,24 +500,37 @@ fn read_header(map: &[u8]) -> Result<Header, Refused> {
     serde_json::from_slice(json).map_err(|e| Refused::Damaged(format!("its header: {e}")))
 }
 
-/// The rows of the snapshot, checked against their section checksum and, row by row, against
-/// the manifest's row checksum.
-fn decode_rows(bytes: &[u8], header: &Header) -> Result<Vec<super::Stored>, Refused> {
+/// The rows of the snapshot from `from` on (those below expired since it was written),
+/// with the sum of their row checksums; all of them are checked against the section
+/// checksum and, row by row, against the header's row checksum.
+fn decode_rows(
+    bytes: &[u8],
+    header: &Header,
+    from: u64,
+    capacity: u64,
+) -> Result<(Vec<super::Stored>, u64), Refused> {
     let damaged = |what: &str| Err(Refused::Damaged(what.to_string()));
     if xxh3_64(bytes) != header.rows.xxh3 {
         return damaged("its rows fail their checksum");
     }
-    let mut docs = super::memory::with_capacity(bytes.len() / ROW_BYTES);
-    let mut sum = 0u64;
+    let skip = (from - header.floor) as usize;
+    let rows = (bytes.len() / ROW_BYTES).saturating_sub(skip);
+    let mut docs = super::memory::with_capacity(rows.max(capacity as usize));
+    let (mut sum, mut kept) = (0u64, 0u64);
     for (i, row) in bytes.chunks_exact(ROW_BYTES).enumerate() {
-        sum = sum.wrapping_add(row_checksum(header.floor + i as u64, row));
+        let checksum = row_checksum(header.floor + i as u64, row);
+        sum = sum.wrapping_add(checksum);
+        if i < skip {
+            continue;
+        }
+        kept = kept.wrapping_add(checksum);
         match decode_row(row) {
             Some(doc) => docs.push(doc),
             None => return damaged("it holds an unreadable row"),
         }
     }
     if sum != header.rows_checksum {
-        return damaged("its rows do not add up to the manifest's checksum");
+        return damaged("its rows do not add up to their checksum");
     }
-    Ok(docs)
+    Ok((docs, kept))
 }

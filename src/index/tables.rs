@@ -286,35 +286,65 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
     }
 }
 
-/// Adds `rows`, the documents that follow those `memory` holds (`rows.base` is
-/// `memory.count()`, and `rows.checksum` the running sum on from memory's): what a snapshot
-/// lacks of the database. The tables are jobs taken in turn by one thread per core; each
-/// is first copied out of the snapshot's mapping (when there are rows to add).
-pub(super) fn extend_memory(plan: &Plan, memory: &mut Memory, rows: Rows) {
-    debug_assert_eq!(rows.base, memory.count());
-    if rows.docs.is_empty() {
-        memory.checksum = rows.checksum;
-        return;
-    }
-    let floor = u32::try_from(memory.base).unwrap_or(u32::MAX);
-    let first = rows.base as u32;
-    let docs = &rows.docs;
-    let ids = (first..).take(docs.len());
-    in_turn(memory.tables_mut().collect(), |job| match job {
-        TableMut::Simhash(t, table) => {
-            table.own();
-            for (doc, id) in docs.iter().zip(ids.clone()) {
-                table.insert(plan.permute(t, doc.simhash), id, floor);
-            }
+/// Adds the documents after the snapshot's copy of each table to that table as its tail
+/// (see `memory.rs`): `from[t]` is the first id the copy of table `t` lacks (simhash tables
+/// first, then band tables), and `memory` holds every row up to its count. The tails are
+/// built as jobs taken in turn by one thread per core.
+pub(super) fn add_tails(plan: &Plan, memory: &mut Memory, from: &[u64]) {
+    let count = memory.count();
+    let base = memory.base;
+    let docs = &memory.docs;
+    // A table's copy may hold expired documents' entries; its tail starts at the floor.
+    let starts: Vec<u64> = from.iter().map(|&f| f.max(base)).collect();
+    let mut jobs: Vec<(TableMut<'_>, u64)> = Vec::new();
+    let tables = memory
+        .tables
+        .iter_mut()
+        .enumerate()
+        .map(|(t, table)| TableMut::Simhash(t, table));
+    let bands = (memory.bands.iter_mut().enumerate()).map(|(b, table)| TableMut::Band(b, table));
+    for (job, &start) in tables.chain(bands).zip(&starts) {
+        if start < count {
+            jobs.push((job, start));
         }
-        TableMut::Band(band, table) => {
-            table.own();
-            for (doc, id) in docs.iter().zip(ids.clone()) {
-                let key = Sketch::band_key_of(band, doc.sketch.band_bins(band));
-                table.insert(key, id, floor);
+    }
+    let row = |id: u64| &docs[(id - base) as usize];
+    in_turn(jobs, |(job, start)| {
+        let n = (count - start) as usize;
+        let id = |i: usize| start as u32 + i as u32;
+        match job {
+            TableMut::Simhash(t, table) => {
+                table.set_tail(n, |i| {
+                    (plan.permute(t, row(start + i as u64).simhash), id(i))
+                });
             }
+            TableMut::Band(band, table) => table.set_tail(n, |i| {
+                let bins = row(start + i as u64).sketch.band_bins(band);
+                (Sketch::band_key_of(band, bins), id(i))
+            }),
         }
     });
-    memory.checksum = rows.checksum;
-    memory.docs.extend(rows.docs);
+}
+
+impl Memory {
+    /// Whether a table has a tail not yet folded in.
+    pub(super) fn has_tails(&self) -> bool {
+        self.tables.iter().any(Bucketed::has_tail) || self.bands.iter().any(Bucketed::has_tail)
+    }
+
+    /// Folds the tail of one table into it (see [`Bucketed::fold`]); returns whether a
+    /// table had one. One table at a time, so that the lock a fold is done under is held
+    /// for one table's copy.
+    pub(super) fn fold_one(&mut self) -> bool {
+        let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
+        for job in self.tables_mut() {
+            match job {
+                TableMut::Simhash(_, table) if table.has_tail() => table.fold(floor),
+                TableMut::Band(_, table) if table.has_tail() => table.fold(floor),
+                _ => continue,
+            }
+            return true;
+        }
+        false
+    }
 }
