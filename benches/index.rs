@@ -18,11 +18,11 @@
 //! inserts and queries run on one core (the index builds its tables on every core when it
 //! reopens, and writes snapshots on a thread of its own).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crawldedup::fingerprint::{Digest, SKETCH_BINS, Simhash, Sketch};
-use crawldedup::index::snapshot::SNAPSHOT_MIN_DOCUMENTS;
+use crawldedup::index::snapshot::{SNAPSHOT_FILE, SNAPSHOT_MIN_DOCUMENTS};
 use crawldedup::index::{DocRecord, IndexConfig, SimhashIndex};
 
 #[path = "peers/python.rs"]
@@ -104,6 +104,10 @@ fn main() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        insert_run(&spec);
+        return;
+    }
     let sizes: Vec<u64> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -114,28 +118,45 @@ fn main() {
         sizes
     };
     let ours_only = std::env::args().any(|a| a == "ours");
+    let background = !std::env::args().any(|a| a == "--no-background");
     for n in sizes {
-        run(n, ours_only);
+        run(n, ours_only, background);
     }
 }
 
-fn run(n: u64, ours_only: bool) {
-    println!("\n== {n} fingerprints, k = {K}, {QUERIES} queries");
+/// The environment variable that makes the bench binary the insert run's child:
+/// "N DIR BACKGROUND".
+const CHILD_ENV: &str = "CRAWLDEDUP_INDEX_BENCH_CHILD";
+
+/// The stored fingerprints and the queries of a run of `n`.
+fn fingerprints(n: u64) -> (Vec<u64>, Vec<u64>) {
     let mut rng = Rng(0x0123_4567_89ab_cdef ^ n);
     let stored: Vec<u64> = (0..n).map(|_| rng.next()).collect();
     let probes = queries(&stored, &mut rng, QUERIES);
+    (stored, probes)
+}
 
-    // crawldedup
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    let dir = tempfile::tempdir_in(&base).unwrap();
-    let config = IndexConfig {
+fn config(n: u64) -> IndexConfig {
+    IndexConfig {
         max_distance: K,
         expected: n,
         ..IndexConfig::default()
-    };
-    let index = SimhashIndex::open(dir.path(), config).unwrap();
-    let tables = index.plan().tables.len();
-    let blocks = index.plan().blocks.len();
+    }
+}
+
+/// The child: inserts the `n` fingerprints into a new index in the folder, checkpointing
+/// as a crawl would (with snapshots in the background unless told not to), queries it,
+/// prints its figures as one JSON line and `killable`, then waits for its SIGKILL.
+fn insert_run(spec: &str) {
+    let mut words = spec.splitn(3, ' ');
+    let n: u64 = words.next().unwrap().parse().unwrap();
+    let background = words.next().unwrap() == "true";
+    let dir = PathBuf::from(words.next().unwrap());
+    let (stored, probes) = fingerprints(n);
+    let mut index = SimhashIndex::open(&dir, config(n)).unwrap();
+    if !background {
+        index = index.with_snapshot_min_documents(u64::MAX);
+    }
     let start = Instant::now();
     for (i, &fp) in stored.iter().enumerate() {
         index.check_and_insert(record(fp, i as u64)).unwrap();
@@ -147,7 +168,6 @@ fn run(n: u64, ours_only: bool) {
     }
     index.checkpoint().unwrap();
     let insert = start.elapsed();
-    let background = index.snapshot_stats();
     let mut found = 0usize;
     let times: Vec<Duration> = probes
         .iter()
@@ -158,13 +178,68 @@ fn run(n: u64, ours_only: bool) {
         })
         .collect();
     let (median, p99) = latency(times);
-    let memory = index.memory_bytes();
-    let snapshot_file = dir.path().join(crawldedup::index::snapshot::SNAPSHOT_FILE);
+    let snapshot_bytes: u64 = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(SNAPSHOT_FILE))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let background = index.snapshot_stats();
+    let figures = serde_json::json!({
+        "tables": index.plan().tables.len(),
+        "blocks": index.plan().blocks.len(),
+        "insert_s": insert.as_secs_f64(),
+        "median_us": median.as_secs_f64() * 1e6,
+        "p99_us": p99.as_secs_f64() * 1e6,
+        "found": found,
+        "memory": index.memory_bytes(),
+        "disk": dir_bytes(&dir) - snapshot_bytes,
+        "snapshots": background.written,
+        "snapshot_documents": background.documents.unwrap_or(0),
+        "snapshot_s": background.last_seconds,
+        "snapshot_bytes": background.last_bytes,
+    });
+    println!("{figures}");
+    println!("killable");
+    std::io::Write::flush(&mut std::io::stdout()).unwrap();
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+/// Runs the insert run of `n` in a child process on `dir`, kills it (SIGKILL) once it has
+/// printed its figures, and returns them.
+fn killed_insert_run(n: u64, dir: &Path, background: bool) -> serde_json::Value {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(CHILD_ENV, format!("{n} {background} {}", dir.display()))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let figures: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "killable");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    figures
+}
+
+fn run(n: u64, ours_only: bool, background: bool) {
+    println!("\n== {n} fingerprints, k = {K}, {QUERIES} queries");
+    let (stored, probes) = fingerprints(n);
+
+    // crawldedup
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let dir = tempfile::tempdir_in(&base).unwrap();
+    let config = config(n);
+    let figures = killed_insert_run(n, dir.path(), background);
+    let insert = Duration::from_secs_f64(figures["insert_s"].as_f64().unwrap());
+    let median = Duration::from_secs_f64(figures["median_us"].as_f64().unwrap() / 1e6);
+    let snapshot_file = dir.path().join(SNAPSHOT_FILE);
     let snapshot_bytes = || std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
-    let disk = dir_bytes(dir.path()) - snapshot_bytes();
-    // A crash now (no snapshot at close): the open maps what the background put in place
-    // and adds the documents after it as tails.
-    drop(index.with_snapshot_min_documents(u64::MAX));
+    // The kill: the open maps what the background put in place and adds the documents
+    // after it as tails.
     let start = Instant::now();
     let crashed = SimhashIndex::open(dir.path(), config)
         .unwrap()
@@ -172,6 +247,7 @@ fn run(n: u64, ours_only: bool) {
     let crash_reopen = start.elapsed();
     assert_eq!(crashed.len(), n);
     let crash_from_snapshot = crashed.opened_from_snapshot();
+    let crash_snapshot = crashed.snapshot_stats().documents.unwrap_or(0);
     let start = Instant::now();
     assert!(crashed.wait_tails_folded(Duration::from_secs(600)));
     let folded = start.elapsed();
@@ -229,25 +305,27 @@ fn run(n: u64, ours_only: bool) {
     let recovered_from_snapshot = recovered.opened_from_snapshot();
     drop(recovered.with_snapshot_min_documents(u64::MAX));
     println!(
-        "crawldedup     {tables} tables ({blocks} blocks): insert {:.0}/s (check-and-insert, batched writes, a checkpoint every {CHECKPOINT_EVERY}, snapshots in the background); query median {} p99 {}; {:.1} bytes/fp on disk, {:.1} bytes/fp in memory; {} matches",
+        "crawldedup     {} tables ({} blocks): insert {:.0}/s (check-and-insert, batched writes, a checkpoint every {CHECKPOINT_EVERY}, snapshots in the background: {background}); query median {:.2} us p99 {:.2} us; {:.1} bytes/fp on disk, {:.1} bytes/fp in memory; {} matches",
+        figures["tables"],
+        figures["blocks"],
         n as f64 / insert.as_secs_f64(),
-        micros(median),
-        micros(p99),
-        disk as f64 / n as f64,
-        memory as f64 / n as f64,
-        found
+        figures["median_us"].as_f64().unwrap(),
+        figures["p99_us"].as_f64().unwrap(),
+        figures["disk"].as_f64().unwrap() / n as f64,
+        figures["memory"].as_f64().unwrap() / n as f64,
+        figures["found"],
     );
     println!(
         "  background   {} snapshots written during the run, the last of {} documents in {:.2} s ({:.0} MB)",
-        background.written,
-        background.documents.unwrap_or(0),
-        background.last_seconds,
-        background.last_bytes as f64 / 1e6,
+        figures["snapshots"],
+        figures["snapshot_documents"],
+        figures["snapshot_s"].as_f64().unwrap(),
+        figures["snapshot_bytes"].as_f64().unwrap() / 1e6,
     );
     println!(
-        "  crash        reopen after a crash at the end of the run: {:.2} s (from the snapshot: {crash_from_snapshot}, {} documents after it as tails, folded in {:.2} s later); after a crash 1% ({more} documents) past a whole snapshot: {:.2} s (from the snapshot: {recovered_from_snapshot}); with no snapshot at all (rebuilt from the database): {:.2} s",
+        "  crash        reopen after SIGKILL at the end of the run: {:.2} s (from a snapshot: {crash_from_snapshot}, of {crash_snapshot} documents, the {} after it as tails, folded in {:.2} s after the open); after a crash 1% ({more} documents) past a whole snapshot: {:.2} s (from the snapshot: {recovered_from_snapshot}); with no snapshot at all (rebuilt from the database): {:.2} s",
         crash_reopen.as_secs_f64(),
-        n - background.documents.unwrap_or(0),
+        n - crash_snapshot.min(n),
         folded.as_secs_f64(),
         recover.as_secs_f64(),
         rebuild.as_secs_f64(),
@@ -265,6 +343,7 @@ fn run(n: u64, ours_only: bool) {
     }
 
     // gaoya, the same number of blocks.
+    let blocks = figures["blocks"].as_u64().unwrap() as usize;
     let mut gaoya = gaoya::simhash::SimHashIndex::<u64, u32>::new(blocks, K as usize);
     let start = Instant::now();
     for (i, &fp) in stored.iter().enumerate() {

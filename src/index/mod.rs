@@ -635,6 +635,7 @@ impl SimhashIndex {
         };
         self.write_pending()?;
         self.wait_written()?;
+        let _watched = crate::db::stall_guard(&self.db);
         self.db.flush().map_err(|source| IndexError::Store {
             path: self.path.clone(),
             source,

@@ -281,7 +281,10 @@ fn from_snapshot(
         Ok(None)
     };
     let written = store.written().map_err(|e| store_failure(dir, e))?;
-    let rows = written.max(manifest.documents).saturating_sub(manifest.floor);
+    let rows = written
+        .max(manifest.documents)
+        .saturating_sub(manifest.floor);
+    let started = std::time::Instant::now();
     let (mut memory, held, extent) = match snapshot::open(dir, plan, manifest, rows) {
         Ok(opened) => opened,
         Err(Refused::Missing) => return Ok(None),
@@ -303,6 +306,12 @@ fn from_snapshot(
             "it holds {kept} documents, the database {after} more: a rebuild is faster"
         ));
     }
+    let mapped = started.elapsed();
+    tracing::debug!(
+        "{}: snapshot mapped and checked in {:.2} s",
+        dir.display(),
+        mapped.as_secs_f64()
+    );
     let rows = match checked_rows(
         dir,
         db,
@@ -316,6 +325,7 @@ fn from_snapshot(
         // tells which, and reports the damage.
         Err(e) => return set_aside(&format!("with the documents after it: {e}")),
     };
+    let read = started.elapsed();
     let added = rows.docs.len();
     memory.checksum = rows.checksum;
     memory.docs.extend(rows.docs);
@@ -323,8 +333,10 @@ fn from_snapshot(
     if memory.has_tails() {
         tracing::debug!(
             "{}: {added} documents after the snapshot's rows added from the database, the \
-             tables' tails from document {oldest} on",
-            dir.display()
+             tables' tails from document {oldest} on (snapshot and rows {:.2} s, tails {:.2} s)",
+            dir.display(),
+            read.as_secs_f64(),
+            (started.elapsed() - read).as_secs_f64()
         );
     }
     Ok(Some((memory, extent)))

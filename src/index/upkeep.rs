@@ -193,6 +193,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn run(work: &Work, shared: &Shared) {
     let stopped = || lock(&shared.state).stop;
     // Tails first: until they are folded in, every probe reads two tables.
+    let started = Instant::now();
+    let mut folded = 0;
     loop {
         if stopped() {
             return;
@@ -205,6 +207,14 @@ fn run(work: &Work, shared: &Shared) {
         if !more {
             break;
         }
+        folded += 1;
+    }
+    if folded > 0 {
+        tracing::debug!(
+            "{}: the tails of {folded} tables folded in, in {:.2} s",
+            work.dir.display(),
+            started.elapsed().as_secs_f64()
+        );
     }
     {
         let mut state = lock(&shared.state);
