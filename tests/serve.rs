@@ -209,6 +209,9 @@ async fn url_check_canonicalizes_and_records_in_one_step() {
     assert_eq!(stats["urls_checked"], 5);
     assert_eq!(stats["urls_new"], 2);
     assert_eq!(stats["urls_invalid"], 1);
+    // An index this small has no snapshot, in the background or otherwise.
+    assert_eq!(stats["snapshots_written"], 0);
+    assert!(stats.get("snapshot_documents").is_none(), "{stats}");
     sidecar.stop().await;
 }
 

@@ -557,6 +557,7 @@ impl Dedup {
         let c = &self.counters;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let seen: SeenStats = self.seen.stats();
+        let snapshots = self.index.snapshot_stats();
         DedupStats {
             urls_checked: get(&c.urls_checked),
             urls_new: get(&c.urls_new),
@@ -572,6 +573,8 @@ impl Dedup {
             seen_urls: seen.count,
             seen_filter_bytes: seen.bytes,
             checkpoints: get(&c.checkpoints),
+            snapshot_documents: snapshots.documents,
+            snapshots_written: snapshots.written,
             windows: self.window_stats(),
         }
     }

@@ -33,6 +33,12 @@ pub struct DedupStats {
     pub seen_filter_bytes: u64,
     /// Checkpoints taken since opening.
     pub checkpoints: u64,
+    /// Documents the index's snapshot in place holds (absent: none yet): an open after a
+    /// crash maps it and reads only the documents after it from the database.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_documents: Option<u64>,
+    /// Snapshots of the index written in the background since opening.
+    pub snapshots_written: u64,
     /// The time windows: fingerprint retention and URL recrawl.
     #[serde(flatten)]
     pub windows: WindowStats,

@@ -33,14 +33,20 @@
 //! every page it lost).
 //!
 //! # Memory
-//! Per table, the (key, id) entries bucketed by the top bits of the key (8-byte keys in
-//! the simhash tables, 4-byte keys in the band tables, whose four 8-bit bins hold no more;
-//! 8 to 16 entries per bucket; built in O(n) by one scatter pass and a per-group counting sort), plus a list of
-//! recent inserts chained from a direct-mapped array of heads, merged in by one sequential
-//! pass when it passes a quarter of the table; and every document's row, by id. A query
-//! reads one bucket and one chain per table, and asks for the cache lines of all tables
-//! before it reads any. On open the tables are built in parallel, one table per job, from
-//! columns of the stored rows.
+//! Per table, an array of 64-byte lines of eight (32-bit key fragment, id) entries, each
+//! entry in the first line with a free slot from a home line chosen by the key's shared
+//! prefix (`memory.rs`): a probe reads one line, and the insert after it writes into that
+//! line. A query asks for the home lines of all 26 tables before it reads any. Beside the
+//! tables, every live document's row, by id. An index opened from an older [`snapshot`]
+//! carries the documents after it as a small *tail* per table, probed with it, until the
+//! upkeep thread has folded it in ([`upkeep`]).
+//!
+//! # Opening
+//! From the snapshot a clean close wrote, or one the upkeep thread wrote in the background
+//! after a checkpoint ([`snapshot`]): the tables' sections are mapped from the page cache,
+//! and the documents after them are read from sled as tails. Without a usable snapshot the
+//! tables are rebuilt from the rows, one table per job on every core. Either way the rows
+//! are checked against the manifest first.
 //!
 //! # Retention
 //! With a retention window (`dedup.retention`), a document stored at `t` (by the index's
@@ -48,7 +54,8 @@
 //! been swept. Ids are given in time order (a clock that goes back is held at the newest
 //! time), so the expired documents are always a prefix of the ids: [`SimhashIndex::sweep`]
 //! drops them from the rows in memory a bounded step at a time, the tables drop their
-//! entries at their next merge, and once a checkpoint's manifest has recorded the floor,
+//! entries when they next grow (an insert may take an expired entry's slot before), and
+//! once a checkpoint's manifest has recorded the floor,
 //! their sled chunks are deleted. Opening reads the rows from the manifest's floor on; rows
 //! below it that a crash left on disk are never read, so nothing expired comes back.
 //!

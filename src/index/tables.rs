@@ -24,7 +24,7 @@ pub(super) struct Memory {
     /// One table per sketch band, keyed by the band key (exact match).
     pub(super) bands: Vec<Bucketed<u32>>,
     /// Id of `docs[0]`: documents below it expired and are gone from memory (the tables drop
-    /// their entries at their next merge).
+    /// their entries when they next grow).
     pub(super) base: u64,
     /// Every live document, by id from `base`.
     pub(super) docs: VecDeque<Stored>,

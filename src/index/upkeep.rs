@@ -13,8 +13,9 @@
 //!   most about that share of documents as tails, where without it the tables of the whole
 //!   index were rebuilt (at 10 M documents, 9.6 s against the 3 s budget). Writing costs a
 //!   pass over the index's memory, so a snapshot is started only when the time since the
-//!   last one ended is at least [`REST_PER_WRITE`] times what that one took: the thread
-//!   spends at most a third of its time writing, however fast documents come.
+//!   last one ended is at least `REST_PER_WRITE` (2) times what that one took (the thread
+//!   spends at most a third of its time writing), unless the documents since the last
+//!   snapshot reach a quarter of it.
 //!
 //! A snapshot that fails to write (a full disk) is logged and tried again at a later
 //! checkpoint: a snapshot only ever saves time. Closing the index stops the thread between
@@ -33,8 +34,14 @@ use super::tables::Memory;
 /// snapshot was written) as tails.
 pub const TAIL_SHARE: u64 = 8;
 
-/// After a snapshot, the next one waits at least this many times as long as it took.
+/// After a snapshot, the next one waits at least this many times as long as it took...
 const REST_PER_WRITE: u32 = 2;
+
+/// ...unless the documents stored since the last reach this share of it: documents that
+/// come faster than a snapshot can be written (a bulk load at 200 k documents a second,
+/// against about a microsecond a document to write one) do not grow the tail an open after
+/// a crash must add past about this share plus what comes during one write.
+const TAIL_SHARE_WHILE_RESTING: u64 = 4;
 
 /// What the background snapshots have done, for the index's stats.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -234,7 +241,8 @@ fn run(work: &Work, shared: &Shared) {
             }
             state.checkpointed = false;
         }
-        if rest_until.is_some_and(|t| Instant::now() < t) || !due(work, shared) {
+        let resting = rest_until.is_some_and(|t| Instant::now() < t);
+        if !due(work, shared, resting) {
             continue;
         }
         let started = Instant::now();
@@ -255,8 +263,9 @@ fn run(work: &Work, shared: &Shared) {
     }
 }
 
-/// Whether a snapshot is due: enough documents, and enough stored since the last one.
-fn due(work: &Work, shared: &Shared) -> bool {
+/// Whether a snapshot is due: enough documents, and enough stored since the last one
+/// ([`TAIL_SHARE`] of it, or [`TAIL_SHARE_WHILE_RESTING`] while `resting`).
+fn due(work: &Work, shared: &Shared, resting: bool) -> bool {
     let (count, live) = {
         let memory = work.memory.read().unwrap_or_else(|p| p.into_inner());
         (memory.count(), memory.docs.len() as u64)
@@ -266,7 +275,12 @@ fn due(work: &Work, shared: &Shared) -> bool {
         return false;
     }
     let last = state.installed.map_or(0, |e| e.0);
-    count.saturating_sub(last) >= (last / TAIL_SHARE).max(1)
+    let share = if resting {
+        TAIL_SHARE_WHILE_RESTING
+    } else {
+        TAIL_SHARE
+    };
+    count.saturating_sub(last) >= (last / share).max(1)
 }
 
 /// Writes a snapshot and puts it in place once two checkpoints cover it; returns the time
