@@ -154,10 +154,11 @@ fn insert_run(spec: &str) {
     let background = words.next().unwrap() == "true";
     let dir = PathBuf::from(words.next().unwrap());
     let (stored, probes) = fingerprints(n);
-    let mut index = SimhashIndex::open(&dir, config(n)).unwrap();
-    if !background {
-        index = index.with_snapshot_min_documents(u64::MAX);
-    }
+    let config = IndexConfig {
+        background_snapshots: background,
+        ..config(n)
+    };
+    let index = SimhashIndex::open(&dir, config).unwrap();
     let start = Instant::now();
     for (i, &fp) in stored.iter().enumerate() {
         index.check_and_insert(record(fp, i as u64)).unwrap();

@@ -21,6 +21,8 @@ fn config(state: &Path, out: &Path, seed: String) -> Config {
     config
 }
 
+#[path = "common/child.rs"]
+mod child;
 #[path = "common/warc.rs"]
 mod warc;
 use warc::lines;
@@ -379,21 +381,16 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
     let mut kills = 0;
     let mut held = Vec::new();
     for round in rounds {
-        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-        command
-            .args([
-                "--exact",
-                "kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
-                // The fault point's line must reach the pipe, not the harness's capture.
-                "--nocapture",
-            ])
-            .env(CHILD_ENV, &spec)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        if let Kill::At(point) = round {
-            command.env(crawldedup::faults::PAUSE_AT, point);
-        }
-        let mut child = command.spawn().unwrap();
+        let pause_at = match round {
+            Kill::At(point) => Some(point),
+            _ => None,
+        };
+        let mut child = child::spawn(
+            "kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
+            CHILD_ENV,
+            &spec,
+            pause_at,
+        );
         let stderr = child.stderr.take().unwrap();
         match round {
             Kill::Never => {
@@ -416,12 +413,7 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
                 child.wait().unwrap();
             }
             Kill::At(point) => {
-                use std::io::BufRead;
-                let paused = std::io::BufReader::new(stderr)
-                    .lines()
-                    .map_while(Result::ok)
-                    .any(|l| l.contains(&format!("paused at {point}")));
-                if paused {
+                if child::paused_at(stderr, point) {
                     child.kill().unwrap();
                     kills += 1;
                     held.push(point);

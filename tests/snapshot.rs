@@ -7,6 +7,9 @@
 use std::path::Path;
 
 use crawldedup::fingerprint::{Digest, Simhash, Sketch};
+
+#[path = "common/child.rs"]
+mod child;
 use crawldedup::index::snapshot::SNAPSHOT_FILE;
 use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
 
@@ -359,6 +362,33 @@ fn a_background_snapshot_is_put_in_place_only_once_two_checkpoints_cover_it() {
 }
 
 #[test]
+fn with_background_snapshots_off_only_the_close_writes_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = IndexConfig {
+        background_snapshots: false,
+        ..config()
+    };
+    let index = SimhashIndex::open(dir.path(), config)
+        .unwrap()
+        .with_snapshot_min_documents(0);
+    for i in 0..20_000 {
+        index.check_and_insert(doc(i)).unwrap();
+        if i % 1_000 == 999 {
+            index.checkpoint().unwrap();
+        }
+    }
+    index.checkpoint().unwrap();
+    // Time for a snapshot the checkpoints would have started (one of 20,000 documents
+    // takes a few milliseconds).
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(index.snapshot_stats().written, 0);
+    assert!(!ready_file(dir.path()).exists());
+    assert!(!dir.path().join(SNAPSHOT_FILE).exists());
+    drop(index);
+    assert!(dir.path().join(SNAPSHOT_FILE).exists(), "written at close");
+}
+
+#[test]
 fn background_snapshots_taken_while_documents_go_in_reopen_after_a_crash_with_nothing_missing() {
     let dir = tempfile::tempdir().unwrap();
     let n = 60_000;
@@ -444,29 +474,23 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
     ];
     let mut opened_from_snapshot = 0;
     for round in rounds {
-        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-        command
-            .args([
-                "--exact",
-                "kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds",
-                "--nocapture",
-            ])
-            .env(CHILD_ENV, dir.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        if let Kill::At(point) = round {
-            command.env(crawldedup::faults::PAUSE_AT, point);
-        }
-        let mut child = command.spawn().unwrap();
+        let pause_at = match round {
+            Kill::At(point) => Some(point),
+            Kill::After(_) => None,
+        };
+        let mut child = child::spawn(
+            "kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds",
+            CHILD_ENV,
+            dir.path(),
+            pause_at,
+        );
         let stderr = child.stderr.take().unwrap();
         match round {
             Kill::At(point) => {
-                use std::io::BufRead;
-                let paused = std::io::BufReader::new(stderr)
-                    .lines()
-                    .map_while(Result::ok)
-                    .any(|l| l.contains(&format!("paused at {point}")));
-                assert!(paused, "the child never reached {point}");
+                assert!(
+                    child::paused_at(stderr, point),
+                    "the child never reached {point}"
+                );
             }
             Kill::After(ms) => {
                 drop(stderr);

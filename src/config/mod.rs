@@ -254,6 +254,12 @@ pub struct DedupConfig {
     /// that many pages' tables is taken from the start. 0 (the default): the tables grow
     /// as pages come.
     pub expected_pages: u64,
+    /// Whether the index writes snapshots of itself in the background after checkpoints,
+    /// so that the open after a crash maps the last one and reads only the pages after it
+    /// (at 10 M pages, about 1.5-2.3 s against 5.6-7.4 s rebuilding the tables). On by
+    /// default; a bulk load that inserts as fast as it can on two cores runs about a fifth
+    /// faster without them and rebuilds after a crash.
+    pub background_snapshots: bool,
     /// Compare each page with the pages stored in this last window only (`"48h"`): older
     /// fingerprints stop matching and are swept from memory and disk. Off by default: every
     /// stored page counts for the whole crawl.
@@ -267,6 +273,7 @@ impl Default for DedupConfig {
             max_distance: crate::index::DEFAULT_MAX_DISTANCE,
             short_text_chars: 500,
             expected_pages: 0,
+            background_snapshots: true,
             retention: None,
         }
     }
@@ -471,6 +478,10 @@ mod tests {
             Config::from_toml_str("", "c.toml", &["dedup.expected_pages=10000000".into()]).unwrap();
         assert_eq!(c.dedup.expected_pages, 10_000_000);
         assert_eq!(crate::dedup::index_config(&c).reserve, 10_000_000);
+        assert!(crate::dedup::index_config(&c).background_snapshots);
+        let c = Config::from_toml_str("", "c.toml", &["dedup.background_snapshots=false".into()])
+            .unwrap();
+        assert!(!crate::dedup::index_config(&c).background_snapshots);
         let e = Config::from_toml_str("", "c.toml", &["dedup.expected_pages=5000000000".into()])
             .unwrap_err();
         assert_eq!(e.key, "dedup.expected_pages");

@@ -43,6 +43,14 @@ impl DedupBuilder {
         self
     }
 
+    /// Whether the index writes snapshots of itself in the background after checkpoints
+    /// (`dedup.background_snapshots`, on by default), so that an open after a crash maps
+    /// the last one instead of rebuilding its tables.
+    pub fn background_snapshots(mut self, on: bool) -> DedupBuilder {
+        self.config.dedup.background_snapshots = on;
+        self
+    }
+
     /// Pages the index makes room for when it opens (`dedup.expected_pages`): its tables
     /// then never grow on the way there, and take that memory from the start.
     pub fn expected_pages(mut self, n: u64) -> DedupBuilder {

@@ -591,6 +591,7 @@ pub fn index_config(config: &Config) -> IndexConfig {
             ..ConfirmPolicy::default()
         },
         reserve: config.dedup.expected_pages,
+        background_snapshots: config.dedup.background_snapshots,
         retention: config.dedup.retention.map(|w| w.0),
     }
 }

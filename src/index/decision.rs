@@ -20,6 +20,9 @@ pub struct IndexConfig {
     /// every table, seconds at 10 M documents), at the cost of their memory from the
     /// start. 0 lets the tables grow as documents come.
     pub reserve: u64,
+    /// Write snapshots in the background after checkpoints (`dedup.background_snapshots`;
+    /// see [`upkeep`](super::upkeep)). A snapshot at close is written either way.
+    pub background_snapshots: bool,
     /// Keep fingerprints for this long (`dedup.retention`): a document stored longer ago
     /// no longer matches, and [`SimhashIndex::sweep`](super::SimhashIndex::sweep) removes
     /// it from memory and from sled. `None` keeps everything.
@@ -38,6 +41,7 @@ impl Default for IndexConfig {
             blocks: None,
             confirm: ConfirmPolicy::default(),
             reserve: 0,
+            background_snapshots: true,
             retention: None,
         }
     }

@@ -93,6 +93,7 @@ impl SimhashIndex {
             dir: dir.to_path_buf(),
             plan: plan.clone(),
             memory: memory.clone(),
+            background: config.background_snapshots,
             durable: count,
             installed: snapshot_extent,
         })

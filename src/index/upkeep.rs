@@ -90,6 +90,8 @@ pub(super) struct Work {
     pub(super) dir: PathBuf,
     pub(super) plan: Plan,
     pub(super) memory: Arc<RwLock<Memory>>,
+    /// Whether snapshots are written in the background (else the thread only folds tails).
+    pub(super) background: bool,
     /// Documents the last checkpoint before the open made durable.
     pub(super) durable: u64,
     /// The snapshot the index was opened from, if any.
@@ -271,7 +273,7 @@ fn due(work: &Work, shared: &Shared, resting: bool) -> bool {
         (memory.count(), memory.docs.len() as u64)
     };
     let state = lock(&shared.state);
-    if live == 0 || live < state.snapshot_min {
+    if !work.background || live == 0 || live < state.snapshot_min {
         return false;
     }
     let last = state.installed.map_or(0, |e| e.0);

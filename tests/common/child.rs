@@ -1,10 +1,39 @@
 //! The kill -9 tests' child process: one test of the running test binary, started again
 //! with a state directory in an environment variable, killed with SIGKILL once it has
-//! checkpointed and gone on writing.
+//! checkpointed and gone on writing, or once it is held at a fault point.
+#![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Starts this binary's test `test` again, with `env` set to `value` and, when `pause_at`
+/// names a fault point (see `crawldedup::faults`), held there when it reaches it; its stdout
+/// dropped, its stderr piped (`--nocapture`: the fault point's line must reach the pipe,
+/// not the harness's capture).
+pub fn spawn(test: &str, env: &str, value: impl AsRef<OsStr>, pause_at: Option<&str>) -> Child {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", test, "--nocapture"])
+        .env(env, value)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(point) = pause_at {
+        command.env(crawldedup::faults::PAUSE_AT, point);
+    }
+    command.spawn().unwrap()
+}
+
+/// Reads the child's stderr until it says it is held at `point` (true) or closes (false).
+pub fn paused_at(stderr: ChildStderr, point: &str) -> bool {
+    use std::io::BufRead;
+    let line = format!("paused at {point}");
+    std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains(&line))
+}
 
 /// Runs this binary's test `test` with `env` set to `dir`, waits until the child has
 /// created `dir/checkpointed`, lets it go on writing for `settle`, then kills it (SIGKILL)
