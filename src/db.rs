@@ -1,4 +1,4 @@
-//! Opening the sled databases of a state directory, and a guard against sled's pool stall.
+//! Opening the sled databases of a state directory.
 //!
 //! sled locks a database's files while it is open. When a process closes a database and
 //! opens it again at once (a crawl resumed in the same process, an index reopened, an
@@ -8,9 +8,6 @@
 //! [`LOCK_WAIT`] before it gives up; a database that another live process holds still
 //! fails, after that wait, with sled's error naming the lock.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long [`open`] waits for a database's lock.
@@ -70,106 +67,6 @@ pub(crate) fn describe(e: &sled::Error) -> String {
     }
 }
 
-/// # The pool stall
-///
-/// sled 0.34 can stop for good under heavy writes (spacejam/sled#1412, open upstream; seen
-/// here once in about ten 10 M-document index benchmarks): a write that moves its log to a
-/// new segment waits, while it holds the segment lock, for a file truncation it queued on
-/// sled's thread pool, and every thread of that pool is waiting for the same lock. The
-/// pool, shared by every sled database in the process, starts another thread only when more
-/// than [`POOL_SPAWN_DEPTH`] tasks are queued, so nothing runs the truncation.
-///
-/// A write marked with [`stall_guard`] that has lasted [`STALL_AFTER`] makes a watchdog
-/// thread queue [`WAKE_TASKS`] flushes on the pool. That starts a thread, which runs the
-/// queue in order, the truncation first: the write goes on. The watchdog costs nothing while
-/// no marked write is that slow; a write that is merely slow (a slow disk) gets a few
-/// flushes it did not need.
-pub(crate) fn stall_guard(tree: &sled::Tree) -> StallGuard {
-    static WATCHDOG: OnceLock<()> = OnceLock::new();
-    WATCHDOG.get_or_init(|| {
-        // Without the thread, a stall is what it was before: no worse.
-        let _ = std::thread::Builder::new()
-            .name("crawldedup-sled-watchdog".into())
-            .spawn(watch);
-    });
-    let key = NEXT_GUARD.fetch_add(1, Ordering::Relaxed);
-    lock_watched().insert(key, (Instant::now(), tree.clone()));
-    StallGuard { key }
-}
-
-/// How long a marked write runs before the watchdog wakes sled's pool.
-#[cfg(not(test))]
-pub(crate) const STALL_AFTER: Duration = Duration::from_secs(2);
-#[cfg(test)]
-pub(crate) const STALL_AFTER: Duration = Duration::from_millis(300);
-
-/// How often the watchdog looks.
-const WATCH_EVERY: Duration = Duration::from_millis(250);
-
-/// Queued tasks past which sled's pool starts a thread (its `DESIRED_WAITING_THREADS`).
-const POOL_SPAWN_DEPTH: usize = 7;
-
-/// Flushes queued to wake the pool: one more than it needs to start a thread.
-const WAKE_TASKS: usize = POOL_SPAWN_DEPTH + 1;
-
-/// A write in flight, watched until dropped.
-pub(crate) struct StallGuard {
-    key: u64,
-}
-
-impl Drop for StallGuard {
-    fn drop(&mut self) {
-        lock_watched().remove(&self.key);
-    }
-}
-
-static NEXT_GUARD: AtomicU64 = AtomicU64::new(0);
-static WAKES: AtomicU64 = AtomicU64::new(0);
-
-/// The writes in flight: when each started, and a tree of its database.
-type Watched = BTreeMap<u64, (Instant, sled::Tree)>;
-
-fn lock_watched() -> std::sync::MutexGuard<'static, Watched> {
-    static WATCHED: Mutex<Watched> = Mutex::new(BTreeMap::new());
-    WATCHED.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Times the watchdog woke sled's pool in this process.
-#[cfg(test)]
-fn pool_wakes() -> u64 {
-    WAKES.load(Ordering::Relaxed)
-}
-
-fn watch() {
-    loop {
-        std::thread::sleep(WATCH_EVERY);
-        let stalled = lock_watched()
-            .values()
-            .find(|(since, _)| since.elapsed() >= STALL_AFTER)
-            .map(|(_, tree)| tree.clone());
-        if let Some(tree) = stalled {
-            if WAKES.fetch_add(1, Ordering::Relaxed) == 0 {
-                tracing::warn!(
-                    "a database write has waited {} s: waking sled's thread pool (sled#1412)",
-                    STALL_AFTER.as_secs_f64()
-                );
-            }
-            wake_pool(&tree);
-        }
-    }
-}
-
-/// Queues [`WAKE_TASKS`] flushes on sled's pool: the first poll of `flush_async` queues its
-/// task, and the futures are dropped without waiting for them.
-fn wake_pool(tree: &sled::Tree) {
-    use std::future::Future;
-    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    for _ in 0..WAKE_TASKS {
-        let mut flush = std::pin::pin!(tree.flush_async());
-        let _ = flush.as_mut().poll(&mut context);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,26 +90,6 @@ mod tests {
         let db = open_waiting(&config, Duration::from_secs(10)).unwrap();
         release.join().unwrap();
         db.insert(b"k", b"v").unwrap();
-        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
-    }
-
-    #[test]
-    fn a_write_that_lasts_wakes_the_pool_and_leaves_the_database_working() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new().path(dir.path()).open().unwrap();
-        let before = pool_wakes();
-        // A write that lasts (held here past the threshold, as a stalled one would be).
-        let guard = stall_guard(&db);
-        let start = Instant::now();
-        while pool_wakes() == before {
-            assert!(start.elapsed() < Duration::from_secs(30), "never woken");
-            std::thread::sleep(WATCH_EVERY);
-        }
-        assert!(start.elapsed() >= STALL_AFTER);
-        drop(guard);
-        // The flushes it queued left the database as it was, and working.
-        db.insert(b"k", b"v").unwrap();
-        db.flush().unwrap();
         assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 }

@@ -152,13 +152,23 @@ fn a_cleanly_closed_index_reopens_from_its_snapshot_and_answers_as_before() {
 
 #[test]
 fn a_damaged_snapshot_is_set_aside_and_the_index_rebuilt() {
-    for damage in ["header", "rows", "tables", "end", "cut"] {
+    for damage in ["header", "count", "rows", "tables", "end", "cut"] {
         let (dir, want) = closed_index(5_000);
         let file = dir.path().join(SNAPSHOT_FILE);
         let mut bytes = std::fs::read(&file).unwrap();
         let len = bytes.len();
         match damage {
             "header" => bytes[20] ^= 0x41,
+            // A table's count of documents changed, the header still good JSON: the table
+            // would get a tail from the wrong document on.
+            "count" => {
+                let key = b"\"documents\":4500";
+                let at = bytes[..64 << 10]
+                    .windows(key.len())
+                    .rposition(|w| w == key)
+                    .expect("a table's count");
+                bytes[at + key.len() - 3] = b'4';
+            }
             "rows" => bytes[(64 << 10) + 1234] ^= 0x01,
             "tables" => bytes[len / 2] ^= 0x10,
             "end" => bytes[len - 3] ^= 0x80,

@@ -204,10 +204,8 @@ pub(super) fn checkpoint(
     let record = serde_json::to_vec(totals).map_err(|e| state_error(e.to_string()))?;
     meta.insert(CHECKPOINT_KEY, record)
         .map_err(|e| state_error(crate::db::describe(&e)))?;
-    let watched = crate::db::stall_guard(db);
     db.flush()
         .map_err(|e| state_error(crate::db::describe(&e)))?;
-    drop(watched);
     // Committed: say so outside the database too, so that a database that loses it is found.
     crate::urls::seen::write_atomically(
         &dedup.state_dir().join(COMMITTED_FILE),

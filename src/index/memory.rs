@@ -328,20 +328,17 @@ impl<K: Key> Bucketed<K> {
         self.tail.is_some()
     }
 
-    /// Folds the tail into the lines: the lines move into memory of their own first (one
-    /// copy, cheaper than a page copy at the first write to each page: see [`Column::own`]),
-    /// grown if the tail's entries need room. Entries of ids below `floor` may be dropped
-    /// on the way, as a growth drops them.
+    /// Folds the tail into the lines. Entries of ids below `floor` may be dropped on the
+    /// way, as a growth drops them.
     pub(crate) fn fold(&mut self, floor: u32) {
-        let Some(tail) = self.tail.take() else {
-            return;
-        };
-        self.lines.own();
-        self.place_tail(&tail, floor);
+        if let Some(tail) = self.tail.take() {
+            self.place_tail(&tail, floor);
+        }
     }
 
-    /// Places every entry of `tail` into the lines, growing them first if the entries
-    /// need room.
+    /// Places every entry of `tail` into the lines: first grown into fresh memory if the
+    /// entries need room, else moved into memory of their own (one copy, cheaper than a
+    /// page copy at the first write to each page: see [`Column::own`]).
     fn place_tail(&mut self, tail: &Bucketed<K>, floor: u32) {
         if (tail.entries as usize) > self.room() {
             self.replace_into(
@@ -349,6 +346,8 @@ impl<K: Key> Bucketed<K> {
                 floor,
                 false,
             );
+        } else {
+            self.lines.own();
         }
         let entries = tail
             .lines
@@ -572,9 +571,9 @@ impl<K: Key> Bucketed<K> {
         std::mem::size_of_val::<[Line]>(&self.lines) + self.tail.as_ref().map_or(0, |t| t.bytes())
     }
 
-    /// A table from the parts of [`Bucketed::parts`], checked for what can be checked
-    /// cheaply: the shape fits the lines. (Whether each entry sits where a probe looks is
-    /// not checked here: the snapshot's checksum stands for that.)
+    /// A table from the parts a snapshot stores (see [`Bucketed::capture`]), checked for
+    /// what can be checked cheaply: the shape fits the lines. (Whether each entry sits where
+    /// a probe looks is not checked here: the snapshot's checksum stands for that.)
     pub(crate) fn from_parts(
         (leading, floor, entries): TableShape,
         lines: Column<Line>,

@@ -285,13 +285,14 @@ impl SimhashIndex {
             return Ok(false);
         }
         let started = std::time::Instant::now();
-        let closing = self
-            .path
-            .join(format!("{}.closing", snapshot::SNAPSHOT_FILE));
+        let closing = snapshot::closing_path(&self.path);
         let written = snapshot::write(&closing, &self.plan, &self.memory, &|| false)
             .and_then(|w| w.ok_or_else(|| std::io::Error::other("stopped")))
-            .and_then(|w| self.upkeep.install(&closing, &self.path, w.extent))
-            .map_err(|e| corrupt(format!("writing the snapshot: {e}")))?;
+            .and_then(|w| self.upkeep.install(&closing, &self.path, w.extent));
+        if !matches!(written, Ok(true)) {
+            let _ = std::fs::remove_file(&closing);
+        }
+        let written = written.map_err(|e| corrupt(format!("writing the snapshot: {e}")))?;
         tracing::debug!(
             "{}: snapshot of {live} documents written in {:.2} s",
             self.path.display(),
@@ -642,7 +643,6 @@ impl SimhashIndex {
         };
         self.write_pending()?;
         self.wait_written()?;
-        let _watched = crate::db::stall_guard(&self.db);
         self.db.flush().map_err(|source| IndexError::Store {
             path: self.path.clone(),
             source,

@@ -94,7 +94,7 @@ impl SimhashIndex {
             plan: plan.clone(),
             memory: memory.clone(),
             background: config.background_snapshots,
-            durable: count,
+            durable: manifest.documents.min(count),
             installed: snapshot_extent,
         })
         .map_err(|e| IndexError::Corrupt {
@@ -268,7 +268,12 @@ fn from_snapshot(
     limit: Option<u64>,
 ) -> Result<Option<(super::tables::Memory, super::snapshot::Extent)>, IndexError> {
     use super::snapshot::{self, Refused};
-    for leftover in [snapshot::partial_path(dir), snapshot::ready_path(dir)] {
+    let leftovers = [
+        snapshot::partial_path(dir),
+        snapshot::ready_path(dir),
+        snapshot::closing_path(dir),
+    ];
+    for leftover in leftovers {
         let _ = std::fs::remove_file(leftover);
     }
     let file = snapshot::path(dir);

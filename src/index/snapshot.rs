@@ -41,7 +41,7 @@
 //! faster, never different. None is written below [`SNAPSHOT_MIN_DOCUMENTS`] (a rebuild
 //! takes less than writing one).
 //!
-//! Layout: 8 bytes (little-endian length of the JSON header), the header as JSON, zero
+//! Layout: 8 bytes (little-endian length of the JSON header), 8 bytes (its xxh3), the header as JSON, zero
 //! bytes up to 64 KiB, then the sections: the rows (encoded as in sled, `ROW_BYTES` each),
 //! then, each on a page boundary, per table its lines as native integers. The file is written
 //! under a temporary name and renamed into place, so a crash while writing leaves the earlier
@@ -74,6 +74,8 @@ pub const SNAPSHOT_MIN_DOCUMENTS: u64 = 100_000;
 
 /// Where the sections start: the header (about 8 KB of JSON for 26 tables) fits before.
 const FIRST_SECTION: u64 = 64 << 10;
+/// Bytes before the header's JSON: its length and its xxh3, little-endian.
+const HEADER_PREFIX: u64 = 16;
 /// Table sections start on page boundaries: a table's lines are mapped on their own.
 const SECTION_ALIGN: u64 = 4096;
 /// Rows copied under one hold of the read lock (6.4 MB encoded).
@@ -126,6 +128,11 @@ pub(super) fn path(dir: &Path) -> PathBuf {
 /// Path of a snapshot being written.
 pub(super) fn partial_path(dir: &Path) -> PathBuf {
     dir.join(format!("{SNAPSHOT_FILE}.partial"))
+}
+
+/// Path of the snapshot a close is writing.
+pub(super) fn closing_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{SNAPSHOT_FILE}.closing"))
 }
 
 /// Path of a snapshot written in the background, waiting for a checkpoint to cover it.
@@ -266,11 +273,12 @@ fn write_sections(
         bands,
     };
     let json = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
-    if json.len() as u64 + 8 > FIRST_SECTION {
+    if json.len() as u64 + HEADER_PREFIX > FIRST_SECTION {
         return Err(std::io::Error::other("snapshot header over 64 KiB"));
     }
     file.seek(SeekFrom::Start(0))?;
     file.write_all(&(json.len() as u64).to_le_bytes())?;
+    file.write_all(&xxh3_64(&json).to_le_bytes())?;
     file.write_all(&json)?;
     // No fsync: a snapshot that a power cut left incomplete fails its checksums and is set
     // aside; it only ever saves time.
@@ -487,16 +495,23 @@ pub(super) fn open(
 
 fn read_header(map: &[u8]) -> Result<Header, Refused> {
     let damaged = |what: &str| Refused::Damaged(what.to_string());
-    let len = map
-        .get(..8)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-        .ok_or_else(|| damaged("it is shorter than its header"))?;
+    let word = |at: usize| {
+        map.get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+            .ok_or_else(|| damaged("it is shorter than its header"))
+    };
+    let (len, xxh3) = (word(0)?, word(8)?);
     let json = usize::try_from(len)
         .ok()
-        .filter(|&len| len as u64 + 8 <= FIRST_SECTION)
-        .and_then(|len| map.get(8..8 + len))
+        .filter(|&len| len as u64 + HEADER_PREFIX <= FIRST_SECTION)
+        .and_then(|len| map.get(HEADER_PREFIX as usize..HEADER_PREFIX as usize + len))
         .ok_or_else(|| damaged("its header is cut short"))?;
+    // The counts of documents in it say where each table's tail starts: a wrong one would
+    // leave documents out of the tables, so the header is checked as the sections are.
+    if xxh3_64(json) != xxh3 {
+        return Err(damaged("its header fails its checksum"));
+    }
     serde_json::from_slice(json).map_err(|e| Refused::Damaged(format!("its header: {e}")))
 }
 

@@ -162,11 +162,6 @@ impl Store {
         Ok(())
     }
 
-    /// Marks a write to this store as in flight (see [`crate::db::stall_guard`]).
-    pub(crate) fn stall_guard(&self) -> crate::db::StallGuard {
-        crate::db::stall_guard(&self.meta)
-    }
-
     /// Whether no document was ever written here.
     pub(crate) fn is_empty(&self) -> Result<bool, sled::Error> {
         Ok(self.docs.is_empty() && self.rows.is_empty() && self.meta.get(WRITTEN_KEY)?.is_none())

@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use super::lock;
 use super::plan::Plan;
 use super::snapshot::{self, Extent};
 use super::tables::Memory;
@@ -193,10 +194,6 @@ impl Drop for Upkeep {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn run(work: &Work, shared: &Shared) {

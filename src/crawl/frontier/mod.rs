@@ -422,7 +422,6 @@ impl Frontier {
             batch.insert(key.clone(), part);
             self.log_keys.push(key);
         }
-        let _watched = crate::db::stall_guard(&self.tree);
         self.tree
             .apply_batch(batch)
             .map_err(|e| format!("frontier: {e}"))?;
@@ -462,7 +461,6 @@ impl Frontier {
                 // writes in between. Entries written before a crash are harmless: the log,
                 // removed by the last batch only, says the same or later.
                 let apply = |batch| {
-                    let _watched = crate::db::stall_guard(&tree);
                     tree.apply_batch(batch)
                         .map_err(|e| format!("frontier: compaction: {e}"))
                 };

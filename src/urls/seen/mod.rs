@@ -618,7 +618,6 @@ impl SeenUrls {
             batch.remove(item.map_err(error)?);
             deleted += 1;
         }
-        let _watched = crate::db::stall_guard(&store.db);
         store.db.apply_batch(batch).map_err(error)?;
         Ok(deleted)
     }
@@ -678,7 +677,6 @@ impl SeenUrls {
     /// those on open. Generations that expired are not saved.
     pub fn save(&self, state_dir: &Path, seq: u64) -> Result<(), SeenError> {
         if let Some(store) = &self.confirm {
-            let _watched = crate::db::stall_guard(&store.db);
             store.db.flush().map_err(|source| SeenError::Store {
                 path: store.path.clone(),
                 source,
