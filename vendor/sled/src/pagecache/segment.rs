@@ -1095,17 +1095,22 @@ impl SegmentAccountant {
         let config = self.config.clone();
 
         io_fail!(&config, "file truncation");
-        // crawldedup's patch (see PATCH.md in this folder): the file is truncated here, under
-        // the segment accountant's lock, rather than on the thread pool. A truncation queued
-        // on the pool while every pool thread waits for that lock, which `bump_tip` holds
-        // while it waits for the truncation, never runs (spacejam/sled#1412).
+        // crawldedup's patch (see PATCH.md in this folder): the file is cut here, under the
+        // segment accountant's lock, rather than on the thread pool. A truncation queued on
+        // the pool while every pool thread waits for that lock, which `bump_tip` holds while
+        // it waits for the truncation, never runs (spacejam/sled#1412). What `bump_tip`
+        // needs done before the log grows back over the segment is the cut; the fsync that
+        // makes the shorter length durable stays on the pool, and nothing waits for it (a
+        // crash before it leaves the longer file, as a crash before upstream's queued
+        // truncation ran did).
         debug!("truncating file to length {}", at);
-        let res = config
-            .file
-            .set_len(at)
-            .and_then(|_| config.file.sync_all())
-            .map_err(|e| e.into());
+        let res = config.file.set_len(at).map_err(|e| e.into());
         completer.fill(res);
+        let _ = threadpool::spawn(move || {
+            if let Err(e) = config.file.sync_all() {
+                error!("failed to sync the log file after truncating it: {:?}", e);
+            }
+        });
 
         if self.async_truncations.insert(at, promise).is_some() {
             panic!(
