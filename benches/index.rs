@@ -210,6 +210,16 @@ fn insert_run(spec: &str) {
     }
 }
 
+/// Opens the index in `dir` and times it; it writes no snapshot when closed (as a crash
+/// would not), so that the state on disk stays what the next scenario needs.
+fn timed_open(dir: &Path, config: IndexConfig) -> (SimhashIndex, Duration) {
+    let start = Instant::now();
+    let index = SimhashIndex::open(dir, config)
+        .unwrap()
+        .with_snapshot_min_documents(u64::MAX);
+    (index, start.elapsed())
+}
+
 /// Runs the insert run of `n` in a child process on `dir`, kills it (SIGKILL) once it has
 /// printed its figures, and returns them.
 fn killed_insert_run(n: u64, dir: &Path, background: bool) -> serde_json::Value {
@@ -242,11 +252,7 @@ fn run(n: u64, ours_only: bool, background: bool) {
     let snapshot_bytes = || std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
     // The kill: the open maps what the background put in place and adds the documents
     // after it as tails.
-    let start = Instant::now();
-    let crashed = SimhashIndex::open(dir.path(), config)
-        .unwrap()
-        .with_snapshot_min_documents(u64::MAX);
-    let crash_reopen = start.elapsed();
+    let (crashed, crash_reopen) = timed_open(dir.path(), config);
     assert_eq!(crashed.len(), n);
     let crash_from_snapshot = crashed.opened_from_snapshot();
     let crash_snapshot = crashed.snapshot_stats().documents.unwrap_or(0);
@@ -279,11 +285,7 @@ fn run(n: u64, ours_only: bool, background: bool) {
     let kept = snapshot_file.with_extension("kept");
     let whole_snapshot = snapshot_bytes();
     std::fs::rename(&snapshot_file, &kept).unwrap();
-    let start = Instant::now();
-    let rebuilt = SimhashIndex::open(dir.path(), config)
-        .unwrap()
-        .with_snapshot_min_documents(u64::MAX);
-    let rebuild = start.elapsed();
+    let (rebuilt, rebuild) = timed_open(dir.path(), config);
     assert_eq!(rebuilt.len(), n);
     drop(rebuilt);
     std::fs::rename(&kept, &snapshot_file).unwrap();
