@@ -10,7 +10,6 @@
 //! cargo bench --bench crawl -- --rounds 5 ours   # five runs of crawldedup alone
 //! ```
 
-use std::path::Path;
 use std::time::Instant;
 
 mod support;
@@ -51,8 +50,7 @@ fn child(args: &[String]) {
     let start = Instant::now();
     let pages = match args[0].as_str() {
         "ours" => {
-            let dir =
-                tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("target")).unwrap();
+            let dir = support::scratch_dir().unwrap();
             let mut config = crawldedup::Config::default();
             config.crawl.seeds = vec![url.clone()];
             config.crawl.state_dir = dir.path().join("state");

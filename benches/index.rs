@@ -242,8 +242,7 @@ fn run(n: u64, ours_only: bool, background: bool) {
     let (stored, probes) = fingerprints(n);
 
     // crawldedup
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    let dir = tempfile::tempdir_in(&base).unwrap();
+    let dir = support::scratch_dir().unwrap();
     let config = config(n);
     let figures = killed_insert_run(n, dir.path(), background);
     let insert = Duration::from_secs_f64(figures["insert_s"].as_f64().unwrap());

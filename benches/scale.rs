@@ -6,6 +6,7 @@
 //! cargo bench --bench scale -- 1000000 10000000          # 1 M and 10 M
 //! cargo bench --bench scale -- 200000 --data DIR         # another WCXB-style folder
 //! cargo bench --bench scale -- 10000000 --expected       # with dedup.expected_pages set
+//! cargo bench --bench scale -- 10000000 --checkpoint-every 0  # one checkpoint, at the end
 //! ```
 //!
 //! Documents are made by recombining sentences of the WCXB dev set's ground-truth main texts
@@ -18,7 +19,9 @@
 //! original is known.
 //!
 //! Everything goes through `Dedup::check_fingerprinted` (the fingerprints are computed ahead
-//! on every core, as a crawler's workers would). It prints: unique documents called
+//! on every core, as a crawler's workers would), with a checkpoint every 5 s as a crawl
+//! takes one (`--checkpoint-every SECS`; the checkpoints' time is in the loop's, and the
+//! index writes its snapshots in the background after them). It prints: unique documents called
 //! duplicates (false near-duplicates), copies found with the right original, insert rate of
 //! the decision loop (and the share of its time spent in calls over 50 us: the stalls of
 //! table growth and the like), latency of a decision without insert (`SimhashIndex::find`: candidates
@@ -184,9 +187,13 @@ fn quantiles(mut times: Vec<Duration>) -> (f64, f64) {
     )
 }
 
-fn run(corpus: &Corpus, n: u64, expect: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    let state = tempfile::tempdir_in(&base)?;
+fn run(
+    corpus: &Corpus,
+    n: u64,
+    expect: bool,
+    checkpoint_every: Duration,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let state = support::scratch_dir()?;
     let items: Vec<Item> = stream(n).collect();
     let copies = items.len() as u64 - n;
     let expected = if expect { n + copies } else { 0 };
@@ -220,6 +227,9 @@ fn run(corpus: &Corpus, n: u64, expect: bool) -> Result<(), Box<dyn std::error::
     // The decision loop thread's page faults and context switches (voluntary: it waited
     // on a lock or the writer; involuntary: another thread took its core).
     let mut usage = [0u64; 3];
+    // Checkpoints on the way (as a crawl's, on the clock) and the time they took.
+    let (mut checkpoints, mut checkpoint_time) = (0u64, Duration::ZERO);
+    let mut last_checkpoint = Instant::now();
     for batch in items.chunks(BATCH) {
         let t = Instant::now();
         let fps = fingerprint_all(corpus, batch);
@@ -272,6 +282,13 @@ fn run(corpus: &Corpus, n: u64, expect: bool) -> Result<(), Box<dyn std::error::
                 (Item::Copy { .. }, _) => missed += 1,
             }
         }
+        if !checkpoint_every.is_zero() && last_checkpoint.elapsed() >= checkpoint_every {
+            let c = Instant::now();
+            dedup.checkpoint()?;
+            checkpoint_time += c.elapsed();
+            checkpoints += 1;
+            last_checkpoint = Instant::now();
+        }
         decide_time += t.elapsed();
         for (sum, (after, before)) in usage
             .iter_mut()
@@ -305,8 +322,9 @@ fn run(corpus: &Corpus, n: u64, expect: bool) -> Result<(), Box<dyn std::error::
         found as f64 / copies.max(1) as f64
     );
     println!(
-        "  decision loop: {:.0} documents/s (check-and-insert, batched writes; the checkpoint after it took {:.2} s); fingerprints: {:.0} documents/s on {} cores ({:.0} MB/s of text)",
+        "  decision loop: {:.0} documents/s (check-and-insert, batched writes, {checkpoints} checkpoints on the way in {:.2} s; the one after it took {:.2} s); fingerprints: {:.0} documents/s on {} cores ({:.0} MB/s of text)",
         total / decide_time.as_secs_f64(),
+        checkpoint_time.as_secs_f64(),
         checkpoint.as_secs_f64(),
         total / fingerprint_time.as_secs_f64(),
         std::thread::available_parallelism().map_or(1, |c| c.get()),
@@ -336,6 +354,13 @@ fn run(corpus: &Corpus, n: u64, expect: bool) -> Result<(), Box<dyn std::error::
         usage[0], usage[1], usage[2]
     );
     let stats = dedup.stats();
+    println!(
+        "  snapshots written in the background: {}, the one in place of {} documents",
+        stats.snapshots_written,
+        stats
+            .snapshot_documents
+            .map_or_else(|| "no".to_string(), |d| d.to_string())
+    );
     // A clean close writes the index's snapshot.
     let t = Instant::now();
     drop(dedup);
@@ -422,11 +447,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ));
     let mut sizes = Vec::new();
     let mut expect = false;
+    let mut checkpoint_every = Duration::from_secs(5);
     while let Some(arg) = args.next() {
         if arg == "--data" {
             data = PathBuf::from(args.next().ok_or("--data needs a folder")?);
         } else if arg == "--expected" {
             expect = true;
+        } else if arg == "--checkpoint-every" {
+            let secs: f64 = args
+                .next()
+                .and_then(|s| s.parse().ok())
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                .ok_or("--checkpoint-every needs seconds (0: only at the end)")?;
+            checkpoint_every = Duration::from_secs_f64(secs);
         } else if let Ok(n) = arg.parse::<u64>() {
             sizes.push(n);
         }
@@ -436,7 +469,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let corpus = Corpus::load(&data)?;
     for n in sizes {
-        run(&corpus, n, expect)?;
+        run(&corpus, n, expect, checkpoint_every)?;
     }
     Ok(())
 }

@@ -24,6 +24,8 @@ use crawldedup::adapters::serve::{self, ServeOptions};
 use crawldedup::{Config, Dedup};
 use serde_json::json;
 
+mod support;
+
 const BATCH: usize = 100;
 const CLIENTS: [usize; 3] = [1, 2, 8];
 
@@ -66,7 +68,7 @@ fn new_stage() -> (tempfile::TempDir, Arc<Dedup>) {
 /// A stage on a fresh state directory, opened as `crawldedup serve --durability` opens it:
 /// with the URL journal for durable answers, without it for durability at checkpoints.
 fn new_stage_for(durability: serve::Durability) -> (tempfile::TempDir, Arc<Dedup>) {
-    let dir = tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("target")).unwrap();
+    let dir = support::scratch_dir().unwrap();
     let mut config = Config::default();
     config.url_filter.expected_urls = 50_000_000;
     let dedup = match durability {

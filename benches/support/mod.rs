@@ -4,6 +4,15 @@
 
 use std::path::Path;
 
+/// A temporary folder under the project's `target/` (on the disk the build uses, where
+/// `/tmp` may be a small tmpfs), created first when `CARGO_TARGET_DIR` put the build
+/// elsewhere.
+pub fn scratch_dir() -> std::io::Result<tempfile::TempDir> {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    std::fs::create_dir_all(&base)?;
+    tempfile::tempdir_in(base)
+}
+
 /// Bytes of the files under `dir`.
 pub fn dir_bytes(dir: &Path) -> u64 {
     let mut total = 0;
