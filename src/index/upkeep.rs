@@ -46,6 +46,10 @@ const REST_PER_WRITE: u32 = 2;
 /// during one write.
 const TAIL_SHARE_WHILE_RESTING: u64 = 4;
 
+/// The nice value the thread writes snapshots at (0 is the default, 19 the lowest): CFS
+/// then gives it about a tenth of a core that other threads also want.
+const SNAPSHOT_NICE: libc::c_int = 10;
+
 /// What the background snapshots have done, for the index's stats.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SnapshotStats {
@@ -229,6 +233,9 @@ fn run(work: &Work, shared: &Shared) {
         state.folding = false;
         shared.wake.notify_all();
     }
+    if work.background {
+        yield_to_decisions();
+    }
     let mut rest_until: Option<Instant> = None;
     loop {
         {
@@ -261,6 +268,28 @@ fn run(work: &Work, shared: &Shared) {
         // The rest is counted from the end of the write, and the wait for the checkpoints
         // that put it in place counts as rest.
         rest_until = Some(started + took * (REST_PER_WRITE + 1));
+    }
+}
+
+/// Lowers this thread's scheduling priority (nice [`SNAPSHOT_NICE`], Linux only): a
+/// snapshot only ever saves time at a later open, so on a machine whose cores are busy it
+/// takes what the decisions and sled's writes leave. Folding tails is done before, at the
+/// normal priority, since probes read two tables until it is done.
+fn yield_to_decisions() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid and setpriority take and return plain integers; on Linux
+        // PRIO_PROCESS with a thread id sets that thread's nice value alone.
+        let done = unsafe {
+            let tid = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, SNAPSHOT_NICE)
+        };
+        if done != 0 {
+            tracing::debug!(
+                "the index's upkeep thread keeps its priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
     }
 }
 
