@@ -16,7 +16,9 @@
 //!   pass over the index's memory, so a snapshot is started only when the time since the
 //!   last one ended is at least `REST_PER_WRITE` (2) times what that one took (the thread
 //!   spends at most a third of its time writing), unless the documents since the last
-//!   snapshot reach a quarter of it.
+//!   snapshot reach a quarter of it. Snapshots are written at a lower priority than the
+//!   index's other threads (nice 10 on Linux): on busy cores they take what decisions and
+//!   sled's writes leave.
 //!
 //! A snapshot that fails to write (a full disk) is logged and tried again at a later
 //! checkpoint: a snapshot only ever saves time. Closing the index stops the thread between
@@ -129,7 +131,7 @@ impl Upkeep {
         let thread = {
             let shared = shared.clone();
             std::thread::Builder::new()
-                .name("crawldedup-index-upkeep".into())
+                .name("index-upkeep".into())
                 .spawn(move || run(&work, &shared))?
         };
         Ok(Upkeep {

@@ -72,7 +72,7 @@ impl Writer {
         let thread = {
             let shared = shared.clone();
             std::thread::Builder::new()
-                .name("crawldedup-index-writer".into())
+                .name("index-writer".into())
                 .spawn(move || {
                     for (first, docs) in batches {
                         let result = write_in_pieces(&store, first, &docs);

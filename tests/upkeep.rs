@@ -1,0 +1,66 @@
+//! The index's upkeep thread writes its snapshots at a lower priority than the rest of the
+//! process (nice 10), and only it: the threads that decide and insert keep theirs. Its own
+//! test binary, so that no other test's index has an upkeep thread in the process.
+
+#![cfg(target_os = "linux")]
+
+use std::time::{Duration, Instant};
+
+use crawldedup::index::{IndexConfig, SimhashIndex};
+
+/// The nice value of each thread of this process named `name` (as `comm` shows it).
+fn nice_of_threads(name: &str) -> Vec<i64> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        if let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) {
+            found.push(nice_in_stat(&stat));
+        }
+    }
+    found
+}
+
+/// Field 19 of a `stat` line (the fields after the parenthesised name start at field 3).
+fn nice_in_stat(stat: &str) -> i64 {
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    after_name.split(' ').nth(16).unwrap().parse().unwrap()
+}
+
+fn own_nice() -> i64 {
+    nice_in_stat(&std::fs::read_to_string("/proc/thread-self/stat").unwrap())
+}
+
+#[test]
+fn snapshots_are_written_at_nice_10_by_the_upkeep_thread_alone() {
+    let before = own_nice();
+    let dir = tempfile::tempdir().unwrap();
+    let index = SimhashIndex::open(
+        dir.path(),
+        IndexConfig {
+            expected: 10_000,
+            ..IndexConfig::default()
+        },
+    )
+    .unwrap();
+    let name = "index-upkeep";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = nice_of_threads(name);
+    while seen != [before + 10] && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        seen = nice_of_threads(name);
+    }
+    assert_eq!(
+        seen,
+        [before + 10],
+        "one upkeep thread, at nice 10 above the process"
+    );
+    assert_eq!(own_nice(), before, "the opening thread keeps its priority");
+    drop(index);
+    assert!(
+        nice_of_threads(name).is_empty(),
+        "the close stops the thread"
+    );
+}
