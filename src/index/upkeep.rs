@@ -17,8 +17,8 @@
 //!   last one ended is at least `REST_PER_WRITE` (2) times what that one took (the thread
 //!   spends at most a third of its time writing), unless the documents since the last
 //!   snapshot reach a quarter of it. Snapshots are written at a lower priority than the
-//!   index's other threads (nice 10 on Linux): on busy cores they take what decisions and
-//!   sled's writes leave.
+//!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
+//!   decisions and sled's writes leave.
 //!
 //! A snapshot that fails to write (a full disk) is logged and tried again at a later
 //! checkpoint: a snapshot only ever saves time. Closing the index stops the thread between
@@ -48,8 +48,10 @@ const REST_PER_WRITE: u32 = 2;
 /// during one write.
 const TAIL_SHARE_WHILE_RESTING: u64 = 4;
 
-/// The nice value the thread writes snapshots at (0 is the default, 19 the lowest): CFS
-/// then gives it about a tenth of a core that other threads also want.
+/// How much the thread's nice value is raised while it writes snapshots (to 19 at most, the
+/// lowest priority): at 10 above the other threads, CFS gives it about a tenth of a core
+/// that they also want.
+#[cfg(target_os = "linux")]
 const SNAPSHOT_NICE: libc::c_int = 10;
 
 /// What the background snapshots have done, for the index's stats.
@@ -273,18 +275,26 @@ fn run(work: &Work, shared: &Shared) {
     }
 }
 
-/// Lowers this thread's scheduling priority (nice [`SNAPSHOT_NICE`], Linux only): a
+/// Lowers this thread's scheduling priority (its nice value raised by `SNAPSHOT_NICE`,
+/// Linux only): a
 /// snapshot only ever saves time at a later open, so on a machine whose cores are busy it
 /// takes what the decisions and sled's writes leave. Folding tails is done before, at the
 /// normal priority, since probes read two tables until it is done.
 fn yield_to_decisions() {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: gettid and setpriority take and return plain integers; on Linux
-        // PRIO_PROCESS with a thread id sets that thread's nice value alone.
+        // SAFETY: gettid, getpriority and setpriority take and return plain integers; on
+        // Linux PRIO_PROCESS with a thread id reads and sets that thread's nice value alone.
+        // getpriority's -1 is also a nice value, so errno is what tells a failure.
         let done = unsafe {
-            let tid = libc::gettid();
-            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, SNAPSHOT_NICE)
+            let tid = libc::gettid() as libc::id_t;
+            *libc::__errno_location() = 0;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            if now == -1 && *libc::__errno_location() != 0 {
+                -1
+            } else {
+                libc::setpriority(libc::PRIO_PROCESS, tid, (now + SNAPSHOT_NICE).min(19))
+            }
         };
         if done != 0 {
             tracing::debug!(
