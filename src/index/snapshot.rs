@@ -41,12 +41,13 @@
 //! faster, never different. None is written below [`SNAPSHOT_MIN_DOCUMENTS`] (a rebuild
 //! takes less than writing one).
 //!
-//! Layout: 8 bytes (little-endian length of the JSON header), 8 bytes (its xxh3), the header as JSON, zero
-//! bytes up to 64 KiB, then the sections: the rows (encoded as in sled, `ROW_BYTES` each),
-//! then, each on a page boundary, per table its lines as native integers. The file is written
-//! under a temporary name and renamed into place, so a crash while writing leaves the earlier
-//! file or none. While an index is open the file must not be changed by anything else (the
-//! state directory's lock keeps other crawldedup processes out).
+//! Layout: 8 bytes (little-endian length of the JSON header), 8 bytes (its xxh3), the
+//! header as JSON, zero bytes up to 64 KiB, then the sections: the rows (encoded as in sled,
+//! `ROW_BYTES` each), then, each on a page boundary, per table its lines as native integers.
+//! The file is written under a temporary name and renamed into place, so a crash while
+//! writing leaves the earlier file or none. While an index is open the file must not be
+//! changed by anything else (the state directory's lock keeps other crawldedup processes
+//! out).
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
