@@ -106,6 +106,7 @@ pub mod faults;
 pub mod fingerprint;
 pub mod fixture;
 pub mod index;
+pub mod ledger;
 pub mod page;
 pub mod state;
 pub mod store;

@@ -179,6 +179,24 @@ pub struct CheckpointRecord {
     /// The time windows as of the checkpoint (absent when neither is on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<crate::dedup::WindowStats>,
+    /// The id of the state directory the crawl belongs to ([`crate::ledger`]), 32 hex
+    /// digits; absent in records written before ledgers existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+impl CheckpointRecord {
+    /// What is wrong when this record belongs to another state directory than `id`.
+    pub fn foreign_to(&self, id: crate::ledger::StateId) -> Option<String> {
+        let own = format!("{id:032x}");
+        match &self.state {
+            Some(state) if *state != own => Some(format!(
+                "the crawl database ({CRAWL_DB}) belongs to another state directory ({state}; \
+                 this one is {own})"
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// The consistent cut described in the module documentation.
@@ -197,6 +215,7 @@ pub(super) fn checkpoint(
     sinks.checkpoint(totals)?;
     totals.index_documents = dedup.flush_index()?;
     totals.windows = dedup.has_windows().then(|| dedup.window_stats());
+    totals.state = Some(format!("{:032x}", dedup.state_id()));
     totals.seq += 1;
     frontier.checkpoint(totals.seq).map_err(state_error)?;
     // Outputs synced, index flushed, frontier's log written; the record is not.
@@ -215,5 +234,6 @@ pub(super) fn checkpoint(
     // The URL filter may lag the frontier (it is saved after the commit point); the
     // frontier itself never queues a URL twice.
     dedup.save_urls()?;
+    dedup.raise_ledger(totals.index_documents, Some(totals.seq))?;
     Ok(())
 }

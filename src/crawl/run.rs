@@ -427,6 +427,10 @@ fn open_state(config: &Config, options: &CrawlOptions) -> Result<Opened, CrawlEr
         path: state_dir.clone(),
         problem,
     };
+    // Before anything is created: a part that is gone must not be started anew.
+    if let Err(mismatches) = crate::ledger::check(&state_dir) {
+        return Err(state_error(crate::ledger::refusal(&mismatches)));
+    }
     let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
         .map_err(|e| state_error(crate::db::describe(&e)))?;
     let meta = db
@@ -452,6 +456,13 @@ fn open_state(config: &Config, options: &CrawlOptions) -> Result<Opened, CrawlEr
     }
     let index_documents = record.as_ref().map_or(0, |r| r.index_documents);
     let dedup = Dedup::open_at(&state_dir, config, Some(index_documents))?;
+    if let Some(problem) = record.as_ref().and_then(|r| r.foreign_to(dedup.state_id())) {
+        return Err(state_error(format!(
+            "damaged: {problem}; nothing was changed: restore the state directory from a \
+             backup, or start a new one"
+        )));
+    }
+    dedup.raise_ledger(index_documents, Some(found))?;
     let dedup = match &options.clock {
         Some(clock) => dedup.with_clock(clock.clone()),
         None => dedup,

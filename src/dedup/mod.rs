@@ -86,6 +86,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::content::Extracted;
 use crate::fingerprint::Fingerprint;
+use crate::ledger::Ledger;
 use crate::index::{
     ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
 };
@@ -147,6 +148,15 @@ pub enum DedupError {
     /// A setting is out of range.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// A part of the state directory is missing, older than its ledger records, or belongs
+    /// to another state directory ([`crate::ledger`]); nothing was opened or changed.
+    #[error("state directory {}: {problem}", path.display())]
+    Damaged {
+        /// The directory.
+        path: PathBuf,
+        /// The parts and what is wrong with each, in one line.
+        problem: String,
+    },
     /// The state directory could not be created.
     #[error("state directory {}: {source}", path.display())]
     StateDir {
@@ -176,6 +186,8 @@ pub struct Dedup {
     index: SimhashIndex,
     counters: Counters,
     checkpoint_seq: AtomicU64,
+    /// The state directory's ledger, raised after each checkpoint ([`crate::ledger`]).
+    ledger: std::sync::Mutex<Ledger>,
 }
 
 impl std::fmt::Debug for Dedup {
@@ -226,16 +238,40 @@ impl Dedup {
             path: state_dir.to_path_buf(),
             source,
         })?;
-        let seen = if journaled {
-            SeenUrls::open_journaled(state_dir, config.url_filter.seen_config())?
-        } else {
-            SeenUrls::open(state_dir, config.url_filter.seen_config())?
-        };
-        let index = SimhashIndex::open_at(
+        let ledger = crate::ledger::open(state_dir).map_err(|problem| DedupError::Damaged {
+            path: state_dir.to_path_buf(),
+            problem,
+        })?;
+        if ledger.journal && !journaled {
+            // Opened without the journal: its generations are no longer kept up, so the
+            // ledger stops asking for one before the next save drops them.
+            write_ledger(
+                state_dir,
+                &Ledger {
+                    journal: false,
+                    ..ledger
+                },
+            )?;
+        }
+        let seen = SeenUrls::open_in(
+            state_dir,
+            config.url_filter.seen_config(),
+            journaled,
+            ledger.id,
+        )?;
+        let mut index = SimhashIndex::open_at(
             &state_dir.join(INDEX_DIR),
             index_config(config),
             index_documents,
         )?;
+        index.belong_to(ledger.id)?;
+        // What now exists: the index, and the journal's first generation if journaled.
+        let ledger = Ledger {
+            journal: journaled,
+            index: Some(ledger.index.unwrap_or(0)),
+            ..ledger
+        };
+        write_ledger(state_dir, &ledger)?;
         let seq = seen.checkpoint_seq();
         Ok(Dedup {
             state_dir: state_dir.to_path_buf(),
@@ -244,6 +280,7 @@ impl Dedup {
             index,
             counters: Counters::default(),
             checkpoint_seq: AtomicU64::new(seq),
+            ledger: std::sync::Mutex::new(ledger),
         })
     }
 
@@ -518,8 +555,42 @@ impl Dedup {
         let seq = self.checkpoint_seq.fetch_add(1, Ordering::SeqCst) + 1;
         self.index.checkpoint()?;
         self.seen.save(&self.state_dir, seq)?;
+        self.raise_ledger(self.index.durable_documents(), None)?;
         bump(&self.counters.checkpoints);
         Ok(())
+    }
+
+    /// Raises the ledger's bounds to what is durable now: the URL filter's last save,
+    /// `index_documents`, and a crawl's committed checkpoint `crawl` (see
+    /// [`crate::ledger`]). Called after the parts are durable, never before.
+    pub(crate) fn raise_ledger(
+        &self,
+        index_documents: u64,
+        crawl: Option<u64>,
+    ) -> Result<(), DedupError> {
+        let mut ledger = self
+            .ledger
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let raised = Ledger {
+            url_filter: ledger.url_filter.max(self.seen.checkpoint_seq()),
+            index: Some(ledger.index.unwrap_or(0).max(index_documents)),
+            crawl: crawl.map(|c| ledger.crawl.unwrap_or(0).max(c)).or(ledger.crawl),
+            ..*ledger
+        };
+        if raised != *ledger {
+            write_ledger(&self.state_dir, &raised)?;
+            *ledger = raised;
+        }
+        Ok(())
+    }
+
+    /// The state directory's id ([`crate::ledger`]).
+    pub fn state_id(&self) -> crate::ledger::StateId {
+        self.ledger
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .id
     }
 
     /// Makes every page stored so far durable before it returns (a group commit: see
@@ -578,6 +649,15 @@ impl Dedup {
             windows: self.window_stats(),
         }
     }
+}
+
+fn write_ledger(state_dir: &Path, ledger: &Ledger) -> Result<(), DedupError> {
+    ledger
+        .write(state_dir)
+        .map_err(|source| DedupError::StateDir {
+            path: state_dir.join(crate::ledger::LEDGER_FILE),
+            source,
+        })
 }
 
 /// The index settings `config` asks for (the local index's, and the cluster's).

@@ -39,6 +39,9 @@ pub struct Manifest {
     pub floor: u64,
     /// Sum (wrapping) of [`row_checksum`] over the documents from `floor` to `documents`.
     pub rows_checksum: u64,
+    /// The id of the state directory the index belongs to ([`crate::ledger`]; 0 when
+    /// written outside one, or before ledgers existed).
+    pub state: crate::ledger::StateId,
 }
 
 /// The checksum of document `id`'s stored row bytes.
@@ -55,6 +58,7 @@ impl Manifest {
             documents: 0,
             floor: 0,
             rows_checksum: 0,
+            state: 0,
         }
     }
 
@@ -65,8 +69,14 @@ impl Manifest {
 
     fn text(&self) -> String {
         let body = format!(
-            "{HEADER}\nformat {}\nfingerprint {}\ndocuments {}\nfloor {}\nrows-checksum {:016x}\n",
-            self.format, self.fingerprint, self.documents, self.floor, self.rows_checksum
+            "{HEADER}\nformat {}\nfingerprint {}\ndocuments {}\nfloor {}\nrows-checksum \
+             {:016x}\nstate {:032x}\n",
+            self.format,
+            self.fingerprint,
+            self.documents,
+            self.floor,
+            self.rows_checksum,
+            self.state
         );
         let check = xxh3_64(body.as_bytes());
         format!("{body}check {check:016x}\n")
@@ -128,6 +138,11 @@ impl Manifest {
         let rows = field("rows-checksum")?;
         let rows_checksum = u64::from_str_radix(rows, 16)
             .map_err(|_| format!("unreadable `rows-checksum`: {rows}"))?;
+        // Written since state directories have a ledger; absent in older manifests.
+        let state = match field("state") {
+            Ok(id) => u128::from_str_radix(id, 16).map_err(|_| format!("unreadable `state`: {id}"))?,
+            Err(_) => 0,
+        };
         Ok(Manifest {
             format: u32::try_from(format).map_err(|_| "format out of range".to_string())?,
             fingerprint: u32::try_from(fingerprint)
@@ -135,6 +150,7 @@ impl Manifest {
             documents,
             floor,
             rows_checksum,
+            state,
         })
     }
 
@@ -165,6 +181,7 @@ mod tests {
             documents: 12_345,
             floor: 345,
             rows_checksum: 0xdead_beef_0123_4567,
+            state: 0x0123_4567_89ab_cdef_0123_4567_89ab_cdef,
         }
     }
 

@@ -160,6 +160,9 @@ pub struct SimhashIndex {
     pending: Mutex<Pending>,
     /// Writes full batches of pending documents to sled off the inserting thread.
     background: writer::Writer,
+    /// The state directory the index belongs to, named in each manifest
+    /// ([`crate::ledger`]).
+    state: crate::ledger::StateId,
 }
 
 #[derive(Default)]
@@ -233,6 +236,23 @@ impl SimhashIndex {
     pub fn with_snapshot_min_documents(self, documents: u64) -> SimhashIndex {
         self.upkeep.set_snapshot_min(documents);
         self
+    }
+
+    /// Documents the last checkpoint made durable (what its manifest records).
+    pub fn durable_documents(&self) -> u64 {
+        *lock(&self.durable)
+    }
+
+    /// Names the state directory the index belongs to in its manifest (see
+    /// [`crate::ledger`]), writing the manifest at once when it named none or another.
+    pub(crate) fn belong_to(&mut self, state: crate::ledger::StateId) -> Result<(), IndexError> {
+        if self.state == state {
+            return Ok(());
+        }
+        self.state = state;
+        let mut durable = lock(&self.durable);
+        *durable = self.checkpoint_locked()?;
+        Ok(())
     }
 
     /// Whether this index was opened from its [`snapshot`] (else its tables were rebuilt
@@ -653,6 +673,7 @@ impl SimhashIndex {
             documents,
             floor,
             rows_checksum,
+            state: self.state,
         }
         .write(&self.path)
         .map_err(|e| IndexError::Corrupt {

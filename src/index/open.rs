@@ -122,6 +122,7 @@ impl SimhashIndex {
                 first: count,
                 docs: Vec::new(),
             }),
+            state: manifest.state,
         })
     }
 
@@ -141,7 +142,8 @@ impl SimhashIndex {
         };
         let failure = |e| store_failure(dir, e);
         // Rows below the old floor, or below the first chunk a sweep left, expired.
-        let old_floor = Manifest::read(dir).ok().flatten().map_or(0, |m| m.floor);
+        let old_manifest = Manifest::read(dir).ok().flatten();
+        let old_floor = old_manifest.map_or(0, |m| m.floor);
         let first = store.first_row().map_err(failure)?.unwrap_or(0);
         let rows = store
             .load_rows(old_floor.max(first), &[])
@@ -153,6 +155,7 @@ impl SimhashIndex {
             documents: rows.len() as u64,
             floor: rows.base,
             rows_checksum: rows.checksum,
+            state: old_manifest.map_or(0, |m| m.state),
         }
         .write(dir)
         .map_err(|e| corrupt(format!("writing the manifest: {e}")))?;

@@ -40,15 +40,23 @@ use std::sync::Mutex;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::seen::URL_HASH_SEED;
+use crate::ledger::StateId;
 
 /// File names of the journal generations: this prefix and the generation number.
 pub const JOURNAL_PREFIX: &str = "seen-urls.journal.";
 
 const MAGIC: &[u8; 8] = b"CDSEENJ\n";
-/// Version 2: 40-byte records (xxh3-64 filter hash, xxh3-128 confirmation hash, the time
-/// slice of the filter generation it went into, check).
-const FORMAT_VERSION: u32 = 2;
-const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 8;
+/// Version 3: the state directory's id ([`crate::ledger`]) in the header, after the
+/// generation. Version 2 (still read; its directory id reads as 0): 40-byte records
+/// (xxh3-64 filter hash, xxh3-128 confirmation hash, the time slice of the filter
+/// generation it went into, check), as in version 3.
+const FORMAT_VERSION: u32 = 3;
+const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 16 + 8;
+const V2_HEADER_LEN: usize = 8 + 4 + 8 + 8 + 8;
+/// A version-3 generation grows by this many bytes of zeros (1,024 records) at a time, so
+/// its length is always its header and whole chunks: a file cut short anywhere but at a
+/// chunk boundary is told from one whose last records were never written.
+const CHUNK: u64 = RECORD_LEN as u64 * 1024;
 const RECORD_LEN: usize = 40;
 
 /// One URL recorded as new: its filter hash, its confirmation hash, and the time slice of
@@ -68,6 +76,8 @@ pub(crate) struct Generation {
     pub entries: Vec<Entry>,
     /// Length of the valid part (header and whole, checked records).
     pub valid_len: u64,
+    /// Length of the file as allocated (version 3: the header and whole chunks).
+    pub allocated: u64,
 }
 
 /// The path of generation `seq` in `dir`.
@@ -75,15 +85,66 @@ pub(crate) fn path_of(dir: &Path, seq: u64) -> PathBuf {
     dir.join(format!("{JOURNAL_PREFIX}{seq}"))
 }
 
-fn header(seq: u64) -> [u8; HEADER_LEN] {
+fn header(seq: u64, state_id: StateId) -> [u8; HEADER_LEN] {
     let mut out = [0; HEADER_LEN];
     out[..8].copy_from_slice(MAGIC);
     out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     out[12..20].copy_from_slice(&URL_HASH_SEED.to_le_bytes());
     out[20..28].copy_from_slice(&seq.to_le_bytes());
+    out[28..44].copy_from_slice(&state_id.to_le_bytes());
+    let check = xxh3_64_with_seed(&out[..44], 0);
+    out[44..].copy_from_slice(&check.to_le_bytes());
+    out
+}
+
+/// The header of a version-2 generation (no directory id).
+fn header_v2(seq: u64) -> [u8; V2_HEADER_LEN] {
+    let mut out = [0; V2_HEADER_LEN];
+    out[..8].copy_from_slice(MAGIC);
+    out[8..12].copy_from_slice(&2u32.to_le_bytes());
+    out[12..20].copy_from_slice(&URL_HASH_SEED.to_le_bytes());
+    out[20..28].copy_from_slice(&seq.to_le_bytes());
     let check = xxh3_64_with_seed(&out[..28], 0);
     out[28..].copy_from_slice(&check.to_le_bytes());
     out
+}
+
+/// Checks the header of generation `seq` at the start of `bytes`: its length and the
+/// directory id it names, or what is wrong with it.
+fn check_header(seq: u64, bytes: &[u8]) -> Result<(usize, StateId), String> {
+    if bytes.len() < 12 {
+        return Err(format!(
+            "damaged: {} bytes, shorter than the journal header",
+            bytes.len()
+        ));
+    }
+    if &bytes[..8] != MAGIC {
+        return Err("not a crawldedup URL journal (bad magic bytes)".into());
+    }
+    let wrong = || {
+        format!(
+            "damaged header (or one of another format version, hash seed or generation than \
+             {seq})"
+        )
+    };
+    match u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) {
+        2 if bytes.len() >= V2_HEADER_LEN && bytes[..V2_HEADER_LEN] == header_v2(seq) => {
+            Ok((V2_HEADER_LEN, 0))
+        }
+        FORMAT_VERSION if bytes.len() >= HEADER_LEN => {
+            let id = u128::from_le_bytes(bytes[28..44].try_into().expect("16 bytes"));
+            if bytes[..HEADER_LEN] == header(seq, id) {
+                Ok((HEADER_LEN, id))
+            } else {
+                Err(wrong())
+            }
+        }
+        2 | FORMAT_VERSION => Err(format!(
+            "damaged: {} bytes, shorter than the journal header",
+            bytes.len()
+        )),
+        _ => Err(wrong()),
+    }
 }
 
 fn record(seq: u64, entry: Entry) -> [u8; RECORD_LEN] {
@@ -142,37 +203,71 @@ pub(crate) fn read_all(dir: &Path) -> Result<Vec<Generation>, (PathBuf, String)>
             path,
             entries: generation.0,
             valid_len: generation.1,
+            allocated: bytes.len() as u64,
         });
     }
     Ok(generations)
 }
 
+/// The generations in `dir` with the directory id each header names (or what is wrong with
+/// it), from the headers alone.
+pub(crate) fn read_headers(dir: &Path) -> Vec<(u64, Result<StateId, String>)> {
+    use std::io::Read;
+    let Ok(listing) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(u64, Result<StateId, String>)> = listing
+        .flatten()
+        .filter_map(|item| {
+            let seq = item
+                .file_name()
+                .to_str()?
+                .strip_prefix(JOURNAL_PREFIX)?
+                .parse::<u64>()
+                .ok()?;
+            let mut head = Vec::with_capacity(HEADER_LEN);
+            let read = File::open(item.path())
+                .and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut head))
+                .map_err(|e| e.to_string());
+            Some((seq, read.and_then(|_| check_header(seq, &head).map(|(_, id)| id))))
+        })
+        .collect();
+    found.sort_by_key(|(seq, _)| *seq);
+    found
+}
+
 /// The entries of generation `seq` and the length of its valid part.
 fn parse(seq: u64, bytes: &[u8], newest: bool) -> Result<(Vec<Entry>, u64), String> {
-    if bytes.len() < HEADER_LEN {
+    let (header_len, _) = check_header(seq, bytes)?;
+    let body = &bytes[header_len..];
+    let allocated_in_chunks = header_len == HEADER_LEN;
+    if allocated_in_chunks && body.len() as u64 % CHUNK != 0 {
         return Err(format!(
-            "damaged: {} bytes, shorter than the journal header",
-            bytes.len()
+            "cut short: {} bytes after the header, not whole chunks of {CHUNK}: records the \
+             journal held are gone",
+            body.len()
         ));
     }
-    if &bytes[..8] != MAGIC {
-        return Err("not a crawldedup URL journal (bad magic bytes)".into());
-    }
-    if bytes[..HEADER_LEN] != header(seq) {
-        return Err(format!(
-            "damaged header (or one of another format version, hash seed or generation \
-             than {seq})"
-        ));
-    }
-    let body = &bytes[HEADER_LEN..];
     let mut entries = Vec::with_capacity(body.len() / RECORD_LEN);
     let mut chunks = body.chunks(RECORD_LEN);
     for (i, chunk) in chunks.by_ref().enumerate() {
-        match (chunk.len() == RECORD_LEN)
+        let unwritten = allocated_in_chunks && chunk.iter().all(|&b| b == 0);
+        match (chunk.len() == RECORD_LEN && !unwritten)
             .then(|| read_record(seq, chunk))
             .flatten()
         {
             Some(entry) => entries.push(entry),
+            None if unwritten => {
+                // The allocated space after the last record: nothing may follow in it.
+                let rest = &body[i * RECORD_LEN..];
+                if rest.iter().any(|&b| b != 0) {
+                    return Err(format!(
+                        "damaged: bytes after the last record (record {})",
+                        i + 1
+                    ));
+                }
+                break;
+            }
             None => {
                 let rest = &body[(i * RECORD_LEN).min(body.len())..];
                 let later_valid = rest
@@ -195,7 +290,7 @@ fn parse(seq: u64, bytes: &[u8], newest: bool) -> Result<(Vec<Entry>, u64), Stri
             }
         }
     }
-    let valid_len = (HEADER_LEN + entries.len() * RECORD_LEN) as u64;
+    let valid_len = (header_len + entries.len() * RECORD_LEN) as u64;
     Ok((entries, valid_len))
 }
 
@@ -203,6 +298,10 @@ fn parse(seq: u64, bytes: &[u8], newest: bool) -> Result<(Vec<Entry>, u64), Stri
 struct Current {
     seq: u64,
     file: BufWriter<File>,
+    /// Where the next record goes.
+    end: u64,
+    /// The file's length: the space allocated for records ends here.
+    allocated: u64,
     /// Records appended since opening, over all generations (never decreases).
     appended: u64,
 }
@@ -210,6 +309,8 @@ struct Current {
 /// The journal being written. See the [module documentation](self).
 pub(crate) struct Journal {
     dir: PathBuf,
+    /// The state directory's id, written into each new generation's header.
+    state_id: StateId,
     current: Mutex<Current>,
     /// How many of the appended records are known durable.
     durable: Mutex<u64>,
@@ -217,26 +318,41 @@ pub(crate) struct Journal {
 
 impl Journal {
     /// Starts writing a new generation `seq`.
-    pub fn create(dir: &Path, seq: u64) -> io::Result<Journal> {
-        Journal::writing(dir, seq, create(dir, seq)?)
+    pub fn create(dir: &Path, seq: u64, state_id: StateId) -> io::Result<Journal> {
+        let (file, end, allocated) = create(dir, seq, state_id)?;
+        Journal::writing(dir, seq, state_id, file, end, allocated)
     }
 
     /// Goes on writing generation `last`, cut back to its valid part first.
-    pub fn resume(dir: &Path, last: &Generation) -> io::Result<Journal> {
+    pub fn resume(dir: &Path, last: &Generation, state_id: StateId) -> io::Result<Journal> {
         let file = OpenOptions::new().write(true).open(&last.path)?;
+        // A torn record is zeroed (cut, then the allocation restored) before anything
+        // is written after it.
         file.set_len(last.valid_len)?;
+        let allocated = last.allocated.max(last.valid_len);
+        file.set_len(allocated)?;
         file.sync_all()?;
-        Journal::writing(dir, last.seq, file)
+        Journal::writing(dir, last.seq, state_id, file, last.valid_len, allocated)
     }
 
-    fn writing(dir: &Path, seq: u64, file: File) -> io::Result<Journal> {
+    fn writing(
+        dir: &Path,
+        seq: u64,
+        state_id: StateId,
+        file: File,
+        end: u64,
+        allocated: u64,
+    ) -> io::Result<Journal> {
         let mut file = BufWriter::with_capacity(64 * 1024, file);
-        io::Seek::seek(&mut file, io::SeekFrom::End(0))?;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(end))?;
         Ok(Journal {
             dir: dir.to_path_buf(),
+            state_id,
             current: Mutex::new(Current {
                 seq,
                 file,
+                end,
+                allocated,
                 appended: 0,
             }),
             durable: Mutex::new(0),
@@ -252,7 +368,16 @@ impl Journal {
     pub fn append(&self, entry: Entry) -> io::Result<()> {
         let mut current = lock(&self.current);
         let bytes = record(current.seq, entry);
+        if current.end + RECORD_LEN as u64 > current.allocated {
+            // The next chunk of zeros; its length is made durable by the sync that makes
+            // the records in it durable.
+            current.file.flush()?;
+            let allocated = current.allocated + CHUNK;
+            current.file.get_ref().set_len(allocated)?;
+            current.allocated = allocated;
+        }
         current.file.write_all(&bytes)?;
+        current.end += RECORD_LEN as u64;
         current.appended += 1;
         Ok(())
     }
@@ -285,9 +410,12 @@ impl Journal {
         }
         current.file.flush()?;
         current.file.get_ref().sync_data()?;
-        let file = create(&self.dir, seq)?;
+        let (file, end, allocated) = create(&self.dir, seq, self.state_id)?;
         current.file = BufWriter::with_capacity(64 * 1024, file);
+        io::Seek::seek(&mut current.file, io::SeekFrom::Start(end))?;
         current.seq = seq;
+        current.end = end;
+        current.allocated = allocated;
         Ok(())
     }
 }
@@ -315,12 +443,16 @@ pub(crate) fn remove_before(dir: &Path, seq: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Creates generation `seq` with its header, durably (temporary name, sync, rename, sync of
-/// the folder), so that a file under a journal name always has a whole header.
-fn create(dir: &Path, seq: u64) -> io::Result<File> {
+/// Creates generation `seq` with its header and its first chunk, durably (temporary name,
+/// sync, rename, sync of the folder), so that a file under a journal name always has a
+/// whole header; returns it open for writing, where its first record goes, and its length.
+fn create(dir: &Path, seq: u64, state_id: StateId) -> io::Result<(File, u64, u64)> {
     let path = path_of(dir, seq);
-    super::seen::write_atomically(&path, &header(seq))?;
-    OpenOptions::new().append(true).open(&path)
+    let mut bytes = header(seq, state_id).to_vec();
+    bytes.resize(HEADER_LEN + CHUNK as usize, 0);
+    super::seen::write_atomically(&path, &bytes)?;
+    let file = OpenOptions::new().write(true).open(&path)?;
+    Ok((file, HEADER_LEN as u64, bytes.len() as u64))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -333,6 +465,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
+    const ID: StateId = 0xabcd;
+
     fn entry(i: u64) -> Entry {
         Entry {
             hash: i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
@@ -344,8 +478,9 @@ mod tests {
     #[test]
     fn entries_come_back_in_order_across_generations() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::create(dir.path(), 3).unwrap();
-        for i in 0..10 {
+        let journal = Journal::create(dir.path(), 3, ID).unwrap();
+        // Past the first chunk, so that the file grows once.
+        for i in 0..1_500 {
             journal.append(entry(i)).unwrap();
         }
         journal.sync().unwrap();
@@ -354,9 +489,11 @@ mod tests {
         journal.sync().unwrap();
         let found = read_all(dir.path()).unwrap();
         assert_eq!(found.len(), 2);
-        assert_eq!((found[0].seq, found[0].entries.len()), (3, 10));
-        assert_eq!(found[0].entries[9], entry(9));
+        assert_eq!((found[0].seq, found[0].entries.len()), (3, 1_500));
+        assert_eq!(found[0].entries[1_499], entry(1_499));
+        assert_eq!(found[0].allocated, HEADER_LEN as u64 + 2 * CHUNK);
         assert_eq!(found[1].entries, vec![entry(10)]);
+        assert_eq!(read_headers(dir.path()), vec![(3, Ok(ID)), (4, Ok(ID))]);
         remove_before(dir.path(), 4).unwrap();
         assert_eq!(read_all(dir.path()).unwrap().len(), 1);
     }
@@ -364,7 +501,7 @@ mod tests {
     #[test]
     fn a_torn_tail_of_the_newest_generation_is_cut_and_damage_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::create(dir.path(), 1).unwrap();
+        let journal = Journal::create(dir.path(), 1, ID).unwrap();
         for i in 0..4 {
             journal.append(entry(i)).unwrap();
         }
@@ -372,14 +509,16 @@ mod tests {
         drop(journal);
         let path = path_of(dir.path(), 1);
         let whole = fs::read(&path).unwrap();
+        let end = HEADER_LEN + 4 * RECORD_LEN;
 
-        // Half a record at the end: cut off, and appending resumes after the last whole one.
+        // Half a record after the last: cut off, and appending resumes after the last whole
+        // one.
         let mut torn = whole.clone();
-        torn.extend_from_slice(&record(1, entry(4))[..20]);
+        torn[end..end + 20].copy_from_slice(&record(1, entry(4))[..20]);
         fs::write(&path, &torn).unwrap();
         let found = read_all(dir.path()).unwrap();
         assert_eq!(found[0].entries.len(), 4);
-        let journal = Journal::resume(dir.path(), found.last().unwrap()).unwrap();
+        let journal = Journal::resume(dir.path(), found.last().unwrap(), ID).unwrap();
         journal.append(entry(5)).unwrap();
         journal.sync().unwrap();
         let found = read_all(dir.path()).unwrap();
@@ -395,12 +534,17 @@ mod tests {
         assert_eq!(named, path);
         assert!(problem.contains("record 2"), "{problem}");
 
-        // A header cut short, or a record from another generation: refused.
+        // A header cut short, a file cut anywhere, or a record from another generation:
+        // refused.
         fs::write(&path, &whole[..10]).unwrap();
         assert!(read_all(dir.path()).is_err());
-        let mut foreign = whole[..HEADER_LEN].to_vec();
-        foreign.extend_from_slice(&record(2, entry(0)));
-        foreign.extend_from_slice(&record(1, entry(1)));
+        for cut in [whole.len() / 2, end, end - RECORD_LEN, whole.len() - 1] {
+            fs::write(&path, &whole[..cut]).unwrap();
+            let problem = read_all(dir.path()).unwrap_err().1;
+            assert!(problem.contains("cut short"), "cut at {cut}: {problem}");
+        }
+        let mut foreign = whole.clone();
+        foreign[HEADER_LEN..HEADER_LEN + RECORD_LEN].copy_from_slice(&record(2, entry(0)));
         fs::write(&path, &foreign).unwrap();
         assert!(read_all(dir.path()).unwrap_err().1.contains("record 1"));
     }
@@ -408,16 +552,33 @@ mod tests {
     #[test]
     fn a_bad_tail_in_an_older_generation_is_damage() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::create(dir.path(), 1).unwrap();
+        let journal = Journal::create(dir.path(), 1, ID).unwrap();
         journal.append(entry(0)).unwrap();
         journal.rotate(2).unwrap();
         drop(journal);
         let path = path_of(dir.path(), 1);
         let mut bytes = fs::read(&path).unwrap();
-        bytes.extend_from_slice(&[0; 5]);
+        let end = HEADER_LEN + RECORD_LEN;
+        bytes[end..end + 5].copy_from_slice(&[0xff; 5]);
         fs::write(&path, &bytes).unwrap();
         let (named, problem) = read_all(dir.path()).unwrap_err();
         assert_eq!(named, path);
         assert!(problem.contains("synced whole"), "{problem}");
+    }
+
+    #[test]
+    fn a_version_2_generation_is_read_and_resumed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_of(dir.path(), 1);
+        let mut bytes = header_v2(1).to_vec();
+        bytes.extend_from_slice(&record(1, entry(0)));
+        fs::write(&path, &bytes).unwrap();
+        let found = read_all(dir.path()).unwrap();
+        assert_eq!(found[0].entries.len(), 1);
+        assert_eq!(read_headers(dir.path()), vec![(1, Ok(0))]);
+        let journal = Journal::resume(dir.path(), &found[0], ID).unwrap();
+        journal.append(entry(1)).unwrap();
+        journal.sync().unwrap();
+        assert_eq!(read_all(dir.path()).unwrap()[0].entries, vec![entry(0), entry(1)]);
     }
 }

@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::sizing::BloomParams;
+use crate::ledger::StateId;
 use super::{Generation, Layer, SEEN_FILE, URL_HASH_SEED};
 
 pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
@@ -16,8 +17,11 @@ pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
 /// checkpoint sequence, the slice length in seconds and the generation count (both 0 for a
 /// filter that never forgets), the URLs forgotten so far, then the generations, each its
 /// slice number and its layers.
-/// (Version 1 held one list of layers.)
-pub(super) const FORMAT_VERSION: u32 = 2;
+/// Version 3: the state directory's id ([`crate::ledger`]) after the hash seed.
+/// (Version 1 held one list of layers; version 2, still read, has no directory id.)
+pub(super) const FORMAT_VERSION: u32 = 3;
+/// The oldest version read (its directory id reads as 0).
+const OLDEST_READ: u32 = 2;
 
 /// A saved filter, read back.
 pub(super) struct Saved {
@@ -43,6 +47,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 pub(super) fn encode(
+    state_id: StateId,
     seq: u64,
     slice_secs: u64,
     generation_count: u32,
@@ -55,6 +60,7 @@ pub(super) fn encode(
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&URL_HASH_SEED.to_le_bytes());
+    out.extend_from_slice(&state_id.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(&slice_secs.to_le_bytes());
     out.extend_from_slice(&generation_count.to_le_bytes());
@@ -140,6 +146,43 @@ pub fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
     }
 }
 
+/// The checkpoint and directory id of the filter saved in `state_dir`, from its header
+/// alone (the whole file is checked when it is opened): `None` when there is none.
+pub fn read_header(state_dir: &Path) -> Option<Result<(u64, StateId), String>> {
+    use std::io::Read;
+    let file = match fs::File::open(state_dir.join(SEEN_FILE)) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let mut head = Vec::with_capacity(64);
+    if let Err(e) = file.take(64).read_to_end(&mut head) {
+        return Some(Err(e.to_string()));
+    }
+    let mut r = Reader {
+        bytes: &head,
+        at: 0,
+    };
+    let mut read = || -> Result<(u64, StateId), String> {
+        if r.take(MAGIC.len(), "header")? != MAGIC {
+            return Err("not a crawldedup seen-URL filter (bad magic bytes)".into());
+        }
+        let version = r.u32("header")?;
+        let _seed = r.u64("header")?;
+        let state_id = match version {
+            3 => {
+                let mut id = [0; 16];
+                id.copy_from_slice(r.take(16, "header")?);
+                u128::from_le_bytes(id)
+            }
+            2 => 0,
+            other => return Err(format!("format version {other}, not one this build reads")),
+        };
+        Ok((r.u64("header")?, state_id))
+    };
+    Some(read())
+}
+
 pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err("not a crawldedup seen-URL filter (bad magic bytes)".into());
@@ -155,10 +198,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
         at: MAGIC.len(),
     };
     let version = r.u32("header")?;
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ..=FORMAT_VERSION).contains(&version) {
         return Err(format!(
-            "format version {version}, this build reads version {FORMAT_VERSION}: start a new \
-             state directory"
+            "format version {version}, this build reads versions {OLDEST_READ} to \
+             {FORMAT_VERSION}: start a new state directory"
         ));
     }
     if u64::from_le_bytes(stored) != xxh3_64_with_seed(body, 0) {
@@ -167,6 +210,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
     let seed = r.u64("header")?;
     if seed != URL_HASH_SEED {
         return Err(format!("hash seed {seed:#x} is not this build's"));
+    }
+    if version >= 3 {
+        // The directory id: checked against the ledger before the filter is opened.
+        r.take(16, "header")?;
     }
     let seq = r.u64("header")?;
     let slice_secs = r.u64("header")?;

@@ -73,7 +73,7 @@ use super::journal::{self, Entry, Journal};
 use crate::clock::Clock;
 use file::{decode, encode};
 
-pub use file::check_saved;
+pub use file::{check_saved, read_header};
 pub(crate) use file::write_atomically;
 pub use sizing::{BloomParams, SeenConfig};
 
@@ -223,6 +223,9 @@ pub struct SeenUrls {
     checkpoint_seq: AtomicU64,
     clock: Arc<dyn Clock>,
     expired: AtomicU64,
+    /// The state directory's id, written into the saved filter and the journal
+    /// ([`crate::ledger`]; 0 when opened outside a ledgered directory).
+    state_id: crate::ledger::StateId,
 }
 
 impl std::fmt::Debug for SeenUrls {
@@ -255,7 +258,7 @@ impl SeenUrls {
     /// crawl that rolls its frontier back to a checkpoint must not use it, since the
     /// filter would then remember URLs that the frontier forgot.
     pub fn open_journaled(state_dir: &Path, config: SeenConfig) -> Result<SeenUrls, SeenError> {
-        SeenUrls::open_with(state_dir, config, true)
+        SeenUrls::open_in(state_dir, config, true, 0)
     }
 
     /// Opens the filter saved in `state_dir`, or starts an empty one there. A saved filter
@@ -266,13 +269,16 @@ impl SeenUrls {
     /// Journal generations left by a journaled run ([`SeenUrls::open_journaled`]) are
     /// replayed either way: their URLs were answered as new.
     pub fn open(state_dir: &Path, config: SeenConfig) -> Result<SeenUrls, SeenError> {
-        SeenUrls::open_with(state_dir, config, false)
+        SeenUrls::open_in(state_dir, config, false, 0)
     }
 
-    fn open_with(
+    /// [`SeenUrls::open`] or [`SeenUrls::open_journaled`] in a state directory whose
+    /// ledger names it `state_id` (the id goes into every file written).
+    pub(crate) fn open_in(
         state_dir: &Path,
         config: SeenConfig,
         journaled: bool,
+        state_id: crate::ledger::StateId,
     ) -> Result<SeenUrls, SeenError> {
         config.first_layer()?;
         let confirm = if config.confirm_on_disk {
@@ -309,13 +315,16 @@ impl SeenUrls {
                         describe_expiry(wanted.0, wanted.1)
                     )));
                 }
-                let seen = SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq);
+                let mut seen =
+                    SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq);
                 seen.expired.store(saved.expired, Ordering::Relaxed);
+                seen.state_id = state_id;
                 seen
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                SeenUrls::assemble(config, Vec::new(), confirm, 0)
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => SeenUrls {
+                state_id,
+                ..SeenUrls::assemble(config, Vec::new(), confirm, 0)
+            },
             Err(source) => return Err(SeenError::Io { path: file, source }),
         };
         seen.replay(state_dir, journaled)
@@ -345,8 +354,8 @@ impl SeenUrls {
         journal::remove_before(state_dir, saved).map_err(io_error)?;
         if journaled {
             let journal = match live.last() {
-                Some(last) => Journal::resume(state_dir, last),
-                None => Journal::create(state_dir, seq),
+                Some(last) => Journal::resume(state_dir, last, self.state_id),
+                None => Journal::create(state_dir, seq, self.state_id),
             };
             self.journal = Some(journal.map_err(io_error)?);
         }
@@ -368,6 +377,7 @@ impl SeenUrls {
             checkpoint_seq: AtomicU64::new(seq),
             clock: crate::clock::system(),
             expired: AtomicU64::new(0),
+            state_id: 0,
         }
     }
 
@@ -701,6 +711,7 @@ impl SeenUrls {
                 None => (0, 0),
             };
             encode(
+                self.state_id,
                 seq,
                 slice_secs,
                 g,

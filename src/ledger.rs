@@ -1,0 +1,470 @@
+//! The state directory's ledger: what its parts must hold, so that a part deleted, cut or
+//! swapped with another directory's is told from a directory that never had it.
+//!
+//! A state directory has several parts (the URL filter, the URL journal, the index, a
+//! crawl's database), each checked against itself: checksums find bytes that changed. A
+//! part that is *gone*, or that was replaced by a whole and valid part of another state
+//! directory or by an older copy, checks fine on its own, and read alone would answer
+//! `new` and `unique` for everything it lost. The ledger closes that gap:
+//!
+//! - It names the directory: a random id, written into the parts as they are written (the
+//!   URL filter's and the journal's headers, the index manifest, a crawl's checkpoint
+//!   record). A part carrying another id belongs to another directory.
+//! - It records lower bounds, raised after each checkpoint and never before the parts they
+//!   describe are durable: the URL filter was saved at checkpoint `url-filter` or later;
+//!   the index exists and its manifest holds at least `index` documents; a journaled stage
+//!   (the sidecar, `dedup`) keeps a journal generation at or after the filter's; a crawl
+//!   committed checkpoint `crawl` or later. Since the ledger is written after the parts, a
+//!   crash between the two leaves it behind them, which its bounds allow.
+//!
+//! [`check`] compares the parts with the ledger before anything is opened or created:
+//! every command that opens a state directory calls it, and `crawldedup verify` reports
+//! what it finds part by part. A directory without a ledger is new when it holds no part,
+//! and one written before the ledger existed when its parts carry no id (it is adopted);
+//! parts carrying an id without a ledger mean the ledger was lost.
+//!
+//! Text, one `key value` per line, the last line `check` and the xxh3 of everything before
+//! it, so that an operator can read it with `cat`; replaced atomically (temporary file,
+//! fsync, rename, fsync of the folder).
+
+use std::path::Path;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::dedup::INDEX_DIR;
+use crate::index::manifest::Manifest;
+
+/// File name of the ledger, at the root of the state directory.
+pub const LEDGER_FILE: &str = "state-ledger";
+
+const HEADER: &str = "crawldedup state ledger";
+const FORMAT: u64 = 1;
+
+/// The identity of a state directory, written into its parts (0 in parts written before
+/// the ledger existed).
+pub type StateId = u128;
+
+/// What a state directory's parts must hold. See the [module documentation](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ledger {
+    /// The directory's id.
+    pub id: StateId,
+    /// The URL filter was saved at this checkpoint or a later one (0: maybe never).
+    pub url_filter: u64,
+    /// A journaled stage was opened here: a journal generation at or after the saved
+    /// filter's checkpoint exists.
+    pub journal: bool,
+    /// The index was created, and its manifest records at least this many documents.
+    pub index: Option<u64>,
+    /// A crawl runs here, and it committed this checkpoint or a later one.
+    pub crawl: Option<u64>,
+}
+
+/// A part of a state directory that does not match its ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The part, as `crawldedup verify` names it: `ledger`, `URL filter`, `URL journal`,
+    /// `index`, `crawl database`.
+    pub part: &'static str,
+    /// What is wrong, in words.
+    pub problem: String,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.part, self.problem)
+    }
+}
+
+impl Ledger {
+    /// A ledger for a new (or adopted) directory: a fresh id, nothing recorded yet.
+    pub fn new() -> Ledger {
+        Ledger {
+            id: uuid::Uuid::new_v4().as_u128(),
+            url_filter: 0,
+            journal: false,
+            index: None,
+            crawl: None,
+        }
+    }
+
+    fn text(&self) -> String {
+        let optional = |v: Option<u64>| v.map_or("none".to_string(), |v| v.to_string());
+        let body = format!(
+            "{HEADER}\nformat {FORMAT}\nid {:032x}\nurl-filter {}\njournal {}\nindex {}\n\
+             crawl {}\n",
+            self.id,
+            self.url_filter,
+            if self.journal { "yes" } else { "no" },
+            optional(self.index),
+            optional(self.crawl),
+        );
+        let check = xxh3_64(body.as_bytes());
+        format!("{body}check {check:016x}\n")
+    }
+
+    /// Reads the ledger of `state_dir`: `Ok(None)` when there is none, else the ledger or
+    /// what is wrong with the file.
+    pub fn read(state_dir: &Path) -> Result<Option<Ledger>, String> {
+        let path = state_dir.join(LEDGER_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ledger::parse(&bytes)
+                .map(Some)
+                .map_err(|problem| format!("{}: {problem}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    fn parse(bytes: &[u8]) -> Result<Ledger, String> {
+        let text = std::str::from_utf8(bytes).map_err(|_| "not text: damaged".to_string())?;
+        let check_at = text
+            .rfind("check ")
+            .ok_or("no check line: damaged or truncated")?;
+        let (body, check) = text.split_at(check_at);
+        let check = check
+            .strip_suffix('\n')
+            .and_then(|c| c.strip_prefix("check "))
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .ok_or("unreadable check line: damaged or truncated")?;
+        if check != xxh3_64(body.as_bytes()) {
+            return Err("checksum mismatch: damaged".into());
+        }
+        let mut lines = body.lines();
+        if lines.next() != Some(HEADER) {
+            return Err("not a crawldedup state ledger".into());
+        }
+        let mut field = |name: &str| -> Result<&str, String> {
+            lines
+                .next()
+                .and_then(|l| l.strip_prefix(name))
+                .and_then(|l| l.strip_prefix(' '))
+                .ok_or_else(|| format!("missing `{name}`"))
+        };
+        let number = |s: &str, name: &str| {
+            s.parse::<u64>()
+                .map_err(|_| format!("unreadable `{name}`: {s}"))
+        };
+        let optional = |s: &str, name: &str| match s {
+            "none" => Ok(None),
+            s => number(s, name).map(Some),
+        };
+        let format = number(field("format")?, "format")?;
+        if format != FORMAT {
+            return Err(format!(
+                "format {format}, this build reads format {FORMAT}"
+            ));
+        }
+        let id = field("id")?;
+        let id = u128::from_str_radix(id, 16).map_err(|_| format!("unreadable `id`: {id}"))?;
+        let url_filter = number(field("url-filter")?, "url-filter")?;
+        let journal = match field("journal")? {
+            "yes" => true,
+            "no" => false,
+            other => return Err(format!("unreadable `journal`: {other}")),
+        };
+        let index = optional(field("index")?, "index")?;
+        let crawl = optional(field("crawl")?, "crawl")?;
+        Ok(Ledger {
+            id,
+            url_filter,
+            journal,
+            index,
+            crawl,
+        })
+    }
+
+    /// Replaces the ledger of `state_dir` with this one, atomically and durably.
+    pub fn write(&self, state_dir: &Path) -> std::io::Result<()> {
+        crate::urls::seen::write_atomically(&state_dir.join(LEDGER_FILE), self.text().as_bytes())
+    }
+}
+
+impl Default for Ledger {
+    fn default() -> Ledger {
+        Ledger::new()
+    }
+}
+
+/// What the parts of a state directory say of themselves (their headers only: cheap).
+#[derive(Debug, Default)]
+struct Parts {
+    /// The saved URL filter: its checkpoint and its directory id.
+    filter: Option<Result<(u64, StateId), String>>,
+    /// The journal generations: number and directory id, or what is wrong with the header.
+    journal: Vec<(u64, Result<StateId, String>)>,
+    /// The index folder exists.
+    index: bool,
+    /// The index manifest: documents and directory id.
+    manifest: Option<Result<(u64, StateId), String>>,
+    /// The crawl database exists.
+    crawl_db: bool,
+    /// The crawl's committed checkpoint number, if the file is there.
+    committed: Option<Result<u64, String>>,
+}
+
+impl Parts {
+    fn read(state_dir: &Path) -> Parts {
+        let index_dir = state_dir.join(INDEX_DIR);
+        let committed_path = state_dir.join(crate::crawl::COMMITTED_FILE);
+        Parts {
+            filter: crate::urls::seen::read_header(state_dir),
+            journal: crate::urls::journal::read_headers(state_dir),
+            index: index_dir.exists(),
+            manifest: Manifest::read(&index_dir)
+                .map(|m| m.map(|m| (m.documents, m.state)))
+                .transpose(),
+            crawl_db: state_dir.join(crate::crawl::CRAWL_DB).exists(),
+            committed: committed_path
+                .exists()
+                .then(|| crate::crawl::committed_seq(state_dir)),
+        }
+    }
+
+    /// Whether any part is there at all.
+    fn any(&self) -> bool {
+        self.filter.is_some()
+            || !self.journal.is_empty()
+            || self.index
+            || self.crawl_db
+            || self.committed.is_some()
+    }
+
+    /// The directory ids the parts carry (0 for parts written before the ledger existed).
+    fn ids(&self) -> impl Iterator<Item = StateId> + '_ {
+        let filter = self.filter.iter().flatten().map(|&(_, id)| id);
+        let journal = self.journal.iter().filter_map(|(_, id)| id.as_ref().ok());
+        let manifest = self.manifest.iter().flatten().map(|&(_, id)| id);
+        filter.chain(journal.copied()).chain(manifest)
+    }
+}
+
+/// Checks the parts of `state_dir` against its ledger (see the [module
+/// documentation](self)): `Ok(Some(ledger))` when they match, `Ok(None)` for a directory
+/// with no ledger that may have none (new, or written before ledgers existed), and every
+/// mismatch found otherwise.
+pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
+    let parts = Parts::read(state_dir);
+    let ledger = match Ledger::read(state_dir) {
+        Ok(ledger) => ledger,
+        Err(problem) => {
+            return Err(vec![Mismatch {
+                part: "ledger",
+                problem: format!("damaged: {problem}"),
+            }]);
+        }
+    };
+    let Some(ledger) = ledger else {
+        return match parts.ids().find(|&id| id != 0) {
+            Some(id) if parts.any() => Err(vec![Mismatch {
+                part: "ledger",
+                problem: format!(
+                    "missing: {LEDGER_FILE} is gone, while the parts here belong to state \
+                     directory {id:032x}"
+                ),
+            }]),
+            _ => Ok(None),
+        };
+    };
+    let mut found = Vec::new();
+    let mut mismatch = |part: &'static str, problem: String| {
+        found.push(Mismatch { part, problem });
+    };
+    let foreign = |id: StateId| id != 0 && id != ledger.id;
+    let another = |id: StateId| {
+        format!(
+            "belongs to another state directory ({id:032x}; this one is {:032x})",
+            ledger.id
+        )
+    };
+    // The URL filter.
+    let mut filter_seq = 0;
+    match &parts.filter {
+        None if ledger.url_filter > 0 => mismatch(
+            "URL filter",
+            format!(
+                "missing: {} is gone, while it was saved at checkpoint {} (the ledger)",
+                crate::urls::seen::SEEN_FILE,
+                ledger.url_filter
+            ),
+        ),
+        None => {}
+        Some(Err(problem)) => mismatch(
+            "URL filter",
+            format!("damaged: {}: {problem}", crate::urls::seen::SEEN_FILE),
+        ),
+        Some(Ok((_, id))) if foreign(*id) => mismatch("URL filter", another(*id)),
+        Some(Ok((seq, _))) if *seq < ledger.url_filter => mismatch(
+            "URL filter",
+            format!(
+                "an older copy: saved at checkpoint {seq}, while checkpoint {} was saved (the \
+                 ledger)",
+                ledger.url_filter
+            ),
+        ),
+        Some(Ok((seq, _))) => filter_seq = *seq,
+    }
+    // The URL journal.
+    for (seq, id) in &parts.journal {
+        let path = crate::urls::journal::path_of(state_dir, *seq);
+        match id {
+            Err(problem) => mismatch("URL journal", format!("damaged: {}: {problem}", path.display())),
+            Ok(id) if foreign(*id) => {
+                mismatch("URL journal", format!("{}: {}", path.display(), another(*id)))
+            }
+            Ok(_) => {}
+        }
+    }
+    if ledger.journal && !parts.journal.iter().any(|(seq, _)| *seq >= filter_seq) {
+        mismatch(
+            "URL journal",
+            format!(
+                "missing: no generation at or after checkpoint {filter_seq} \
+                 ({}{filter_seq}), where the URLs answered `new` since the filter was saved are",
+                crate::urls::journal::JOURNAL_PREFIX
+            ),
+        );
+    }
+    // The index.
+    if let Some(documents) = ledger.index {
+        match &parts.manifest {
+            _ if !parts.index => mismatch(
+                "index",
+                format!("missing: the folder {INDEX_DIR}/ is gone, while the ledger records it"),
+            ),
+            None => mismatch(
+                "index",
+                format!(
+                    "missing: its manifest is gone, while {documents} documents were made \
+                     durable (the ledger)"
+                ),
+            ),
+            // The index's own open names a damaged manifest.
+            Some(Err(_)) => {}
+            Some(Ok((_, id))) if foreign(*id) => mismatch("index", another(*id)),
+            Some(Ok((held, _))) if *held < documents => mismatch(
+                "index",
+                format!(
+                    "an older copy: its manifest records {held} documents, while {documents} \
+                     were made durable (the ledger)"
+                ),
+            ),
+            Some(Ok(_)) => {}
+        }
+    }
+    // A crawl.
+    if let Some(seq) = ledger.crawl {
+        if !parts.crawl_db {
+            mismatch(
+                "crawl database",
+                format!(
+                    "missing: the folder {}/ is gone, while the ledger records a crawl",
+                    crate::crawl::CRAWL_DB
+                ),
+            );
+        }
+        match &parts.committed {
+            Some(Ok(committed)) if *committed >= seq => {}
+            Some(Ok(committed)) => mismatch(
+                "crawl database",
+                format!(
+                    "an older copy: {} records checkpoint {committed}, while checkpoint {seq} \
+                     was committed (the ledger)",
+                    crate::crawl::COMMITTED_FILE
+                ),
+            ),
+            Some(Err(problem)) => mismatch("crawl database", problem.clone()),
+            None if seq > 0 => mismatch(
+                "crawl database",
+                format!(
+                    "missing: {} is gone, while checkpoint {seq} was committed (the ledger)",
+                    crate::crawl::COMMITTED_FILE
+                ),
+            ),
+            None => {}
+        }
+    }
+    if found.is_empty() {
+        Ok(Some(ledger))
+    } else {
+        Err(found)
+    }
+}
+
+/// Checks `state_dir` against its ledger and returns it, writing a new one when the
+/// directory has none (new, or written before ledgers existed): what every command that
+/// opens a state directory calls first. `Err` is one line naming the part and the problem.
+pub fn open(state_dir: &Path) -> Result<Ledger, String> {
+    match check(state_dir) {
+        Ok(Some(ledger)) => Ok(ledger),
+        Ok(None) => {
+            let ledger = Ledger::new();
+            ledger
+                .write(state_dir)
+                .map_err(|e| format!("{}: {e}", state_dir.join(LEDGER_FILE).display()))?;
+            Ok(ledger)
+        }
+        Err(mismatches) => Err(refusal(&mismatches)),
+    }
+}
+
+/// One line for the mismatches [`check`] found, with what to do.
+pub fn refusal(mismatches: &[Mismatch]) -> String {
+    let parts: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
+    format!(
+        "damaged: {}; nothing was changed: run `crawldedup verify` and `crawldedup repair` on \
+         it, restore it from a backup, or start a new one",
+        parts.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Ledger {
+        Ledger {
+            id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
+            url_filter: 3,
+            journal: true,
+            index: Some(40),
+            crawl: None,
+        }
+    }
+
+    #[test]
+    fn a_ledger_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Ledger::read(dir.path()).unwrap(), None);
+        sample().write(dir.path()).unwrap();
+        assert_eq!(Ledger::read(dir.path()).unwrap(), Some(sample()));
+        let crawl = Ledger {
+            crawl: Some(7),
+            index: None,
+            journal: false,
+            ..sample()
+        };
+        crawl.write(dir.path()).unwrap();
+        assert_eq!(Ledger::read(dir.path()).unwrap(), Some(crawl));
+    }
+
+    #[test]
+    fn every_changed_or_cut_byte_of_a_ledger_is_detected() {
+        let text = sample().text().into_bytes();
+        for at in 0..text.len() {
+            let mut changed = text.clone();
+            changed[at] ^= 0x01;
+            assert!(Ledger::parse(&changed).is_err(), "byte {at} changed");
+            assert!(Ledger::parse(&text[..at]).is_err(), "cut at {at}");
+        }
+    }
+
+    #[test]
+    fn a_new_directory_gets_a_ledger_and_an_empty_one_needs_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(check(dir.path()), Ok(None));
+        let ledger = open(dir.path()).unwrap();
+        assert_eq!(check(dir.path()), Ok(Some(ledger)));
+        assert_eq!(open(dir.path()).unwrap(), ledger);
+    }
+}
