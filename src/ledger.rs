@@ -151,9 +151,7 @@ impl Ledger {
         };
         let format = number(field("format")?, "format")?;
         if format != FORMAT {
-            return Err(format!(
-                "format {format}, this build reads format {FORMAT}"
-            ));
+            return Err(format!("format {format}, this build reads format {FORMAT}"));
         }
         let id = field("id")?;
         let id = u128::from_str_radix(id, 16).map_err(|_| format!("unreadable `id`: {id}"))?;
@@ -308,10 +306,14 @@ pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
     for (seq, id) in &parts.journal {
         let path = crate::urls::journal::path_of(state_dir, *seq);
         match id {
-            Err(problem) => mismatch("URL journal", format!("damaged: {}: {problem}", path.display())),
-            Ok(id) if foreign(*id) => {
-                mismatch("URL journal", format!("{}: {}", path.display(), another(*id)))
-            }
+            Err(problem) => mismatch(
+                "URL journal",
+                format!("damaged: {}: {problem}", path.display()),
+            ),
+            Ok(id) if foreign(*id) => mismatch(
+                "URL journal",
+                format!("{}: {}", path.display(), another(*id)),
+            ),
             Ok(_) => {}
         }
     }
@@ -405,6 +407,61 @@ pub fn open(state_dir: &Path) -> Result<Ledger, String> {
             Ok(ledger)
         }
         Err(mismatches) => Err(refusal(&mismatches)),
+    }
+}
+
+/// Writes a ledger for the parts of `state_dir` as they are now, for `crawldedup repair`
+/// once it has mended or accepted what [`check`] found: the id of the ledger there (or of
+/// the parts, or a new one), and the bounds the parts meet today.
+pub fn adopt(state_dir: &Path) -> Result<Ledger, String> {
+    let parts = Parts::read(state_dir);
+    let id = match Ledger::read(state_dir) {
+        Ok(Some(ledger)) => ledger.id,
+        _ => parts
+            .ids()
+            .find(|&id| id != 0)
+            .unwrap_or_else(|| Ledger::new().id),
+    };
+    let filter_seq = match parts.filter {
+        Some(Ok((seq, _))) => seq,
+        _ => 0,
+    };
+    let ledger = Ledger {
+        id,
+        url_filter: filter_seq,
+        journal: parts.journal.iter().any(|(seq, _)| *seq >= filter_seq),
+        index: parts.index.then(|| match parts.manifest {
+            Some(Ok((documents, _))) => documents,
+            _ => 0,
+        }),
+        crawl: parts.crawl_db.then(|| match parts.committed {
+            Some(Ok(seq)) => seq,
+            _ => 0,
+        }),
+    };
+    ledger
+        .write(state_dir)
+        .map_err(|e| format!("{}: {e}", state_dir.join(LEDGER_FILE).display()))?;
+    Ok(ledger)
+}
+
+impl std::fmt::Display for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "state directory {:032x}: URL filter saved at checkpoint {} or later",
+            self.id, self.url_filter
+        )?;
+        if self.journal {
+            write!(f, ", a URL journal kept")?;
+        }
+        if let Some(documents) = self.index {
+            write!(f, ", index of {documents} documents or more")?;
+        }
+        if let Some(seq) = self.crawl {
+            write!(f, ", crawl at checkpoint {seq} or later")?;
+        }
+        Ok(())
     }
 }
 

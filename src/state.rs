@@ -62,6 +62,8 @@ fn verify_with_record(
     out_dir: Option<&Path>,
 ) -> (Vec<Part>, Option<CheckpointRecord>) {
     let mut parts = Vec::new();
+    let ledger = crate::ledger::check(state_dir);
+    let mismatches = ledger.clone().err().unwrap_or_default();
     let crawl = crate::crawl::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
     if let Some((mut db, frontier, r)) = crawl {
@@ -77,6 +79,11 @@ fn verify_with_record(
             }
             Err(problem) => db = Err(problem),
             _ => {}
+        }
+        if let (Ok(_), Some(id), Some(r)) = (&db, ledger_id(state_dir), &r) {
+            if let Some(problem) = r.foreign_to(id) {
+                db = Err(format!("damaged: {problem}"));
+            }
         }
         parts.push(Part {
             name: "crawl database",
@@ -131,7 +138,42 @@ fn verify_with_record(
             result: verify_outputs(out, record),
         });
     }
+    // What the ledger finds: a part that is gone, older than recorded, or another
+    // directory's, which each part checked alone cannot tell.
+    parts.insert(
+        0,
+        Part {
+            name: "ledger",
+            result: match &ledger {
+                Ok(Some(ledger)) => Ok(ledger.to_string()),
+                Ok(None) => Ok(
+                    "none: a new state directory, or one written before ledgers \
+                               (the next command that opens it writes one)"
+                        .into(),
+                ),
+                Err(_) => Ok("readable; what does not match it is named below".into()),
+            },
+        },
+    );
+    for mismatch in mismatches {
+        match parts.iter_mut().find(|p| p.name == mismatch.part) {
+            Some(part) if part.result.is_ok() => part.result = Err(mismatch.problem),
+            Some(_) => {}
+            None => parts.push(Part {
+                name: mismatch.part,
+                result: Err(mismatch.problem),
+            }),
+        }
+    }
     (parts, record)
+}
+
+/// The id in the ledger of `state_dir`, when it has a readable one.
+fn ledger_id(state_dir: &Path) -> Option<crate::ledger::StateId> {
+    crate::ledger::Ledger::read(state_dir)
+        .ok()
+        .flatten()
+        .map(|l| l.id)
 }
 
 fn verify_index(dir: &Path, record: Option<&CheckpointRecord>) -> Result<String, String> {
@@ -235,10 +277,13 @@ pub fn repair(
             continue;
         };
         let result = match part.name {
+            "ledger" if accept_loss => crate::ledger::adopt(state_dir)
+                .map(|l| format!("written for the parts as they are: {l}")),
             "URL filter" if crawl_here(state_dir) || accept_loss => {
                 rebuild_url_filter(state_dir, config)
             }
             "URL journal" if accept_loss => set_aside_journal(state_dir),
+            "index" if accept_loss && index_lost(problem) => set_aside_index(state_dir),
             "index" if accept_loss => SimhashIndex::rewrite_manifest(&state_dir.join(INDEX_DIR))
                 .map(|(held, old)| match old {
                     Some(old) if old > held => format!(
@@ -248,9 +293,17 @@ pub fn repair(
                     _ => format!("manifest rewritten for the {held} documents the database holds"),
                 })
                 .map_err(|e| format!("could not recover: {e}")),
-            "URL filter" | "URL journal" | "index" => Err(format!(
+            "ledger" | "URL filter" | "URL journal" | "index" => Err(format!(
                 "{problem}; `repair --accept-loss` would {}",
                 match part.name {
+                    "ledger" => {
+                        "write a ledger for the parts as they are (a part lost with it is not \
+                         noticed)"
+                    }
+                    "index" if index_lost(problem) => {
+                        "set what is left of it aside and start an empty index (every page it \
+                         held is forgotten)"
+                    }
                     "index" => "accept the documents the database still holds",
                     "URL journal" => {
                         "set the generation aside (its URLs are fetched again, their pages \
@@ -269,6 +322,15 @@ pub fn repair(
             result,
         });
     }
+    // Once every part is mended or accepted, the ledger describes them as they are.
+    if !done.is_empty() && done.iter().all(|p| p.result.is_ok()) {
+        if let Err(problem) = crate::ledger::adopt(state_dir) {
+            done.push(Part {
+                name: "ledger",
+                result: Err(problem),
+            });
+        }
+    }
     if let (Some(record), Some(out)) = (&record, out_dir) {
         if let Some(cut) = cut_outputs_back(out, record) {
             done.push(Part {
@@ -284,6 +346,37 @@ pub fn repair(
         });
     }
     done
+}
+
+/// Whether the index's problem is that it is gone or another directory's (rather than
+/// holding fewer documents than recorded).
+fn index_lost(problem: &str) -> bool {
+    problem.starts_with("missing") || problem.starts_with("belongs to another")
+}
+
+/// Renames what is left of the index to `index.damaged` (never deletes it); the next open
+/// starts an empty one.
+fn set_aside_index(state_dir: &Path) -> Result<String, String> {
+    let dir = state_dir.join(INDEX_DIR);
+    let aside = state_dir.join(format!("{INDEX_DIR}.damaged"));
+    if !dir.exists() {
+        return Ok(
+            "none left; the next open starts an empty index (its pages are forgotten)".into(),
+        );
+    }
+    if aside.exists() {
+        return Err(format!(
+            "could not set {} aside: {} already exists (move it away first)",
+            dir.display(),
+            aside.display()
+        ));
+    }
+    std::fs::rename(&dir, &aside)
+        .map_err(|e| format!("could not set {} aside: {e}", dir.display()))?;
+    Ok(format!(
+        "set aside as {}; the next open starts an empty index (its pages are forgotten)",
+        aside.display()
+    ))
 }
 
 /// Where [`repair`] puts a damaged URL filter.
@@ -312,7 +405,9 @@ fn rebuild_url_filter(state_dir: &Path, config: &Config) -> Result<String, Strin
             aside.display()
         ));
     }
-    let seen = SeenUrls::new(config.url_filter.seen_config()).map_err(|e| e.to_string())?;
+    let seen = SeenUrls::new(config.url_filter.seen_config())
+        .map_err(|e| e.to_string())?
+        .with_state_id(ledger_id(state_dir).unwrap_or(0));
     let mut urls = 0u64;
     let mut record = |url: &str| -> Result<(), String> {
         seen.insert(url).map_err(|e| e.to_string())?;
@@ -360,24 +455,40 @@ fn rebuild_url_filter(state_dir: &Path, config: &Config) -> Result<String, Strin
     ))
 }
 
-/// Renames each damaged URL journal generation to `NAME.damaged` (never deletes it).
+/// Renames each damaged URL journal generation, and each of another state directory, to
+/// `NAME.damaged` (never deletes it).
 fn set_aside_journal(state_dir: &Path) -> Result<String, String> {
+    let own = ledger_id(state_dir);
     let mut moved = Vec::new();
-    while let Err((path, _)) = crate::urls::journal::read_all(state_dir) {
-        let aside = PathBuf::from(format!("{}.damaged", path.display()));
+    loop {
+        let next = match crate::urls::journal::read_all(state_dir) {
+            Err((path, _)) => path,
+            Ok(_) => match crate::urls::journal::read_headers(state_dir)
+                .into_iter()
+                .find(|(_, id)| matches!((id, own), (Ok(id), Some(own)) if *id != 0 && *id != own))
+            {
+                Some((seq, _)) => crate::urls::journal::path_of(state_dir, seq),
+                None => break,
+            },
+        };
+        let aside = PathBuf::from(format!("{}.damaged", next.display()));
         if aside.exists() || moved.contains(&aside) {
             return Err(format!(
                 "could not set {} aside: {} already exists (move it away first)",
-                path.display(),
+                next.display(),
                 aside.display()
             ));
         }
-        std::fs::rename(&path, &aside)
-            .map_err(|e| format!("could not set {} aside: {e}", path.display()))?;
+        std::fs::rename(&next, &aside)
+            .map_err(|e| format!("could not set {} aside: {e}", next.display()))?;
         moved.push(aside);
     }
+    let forgotten = "the URLs it held are fetched again, their pages found as duplicates";
+    if moved.is_empty() {
+        return Ok(format!("accepted as lost: {forgotten}"));
+    }
     Ok(format!(
-        "set aside as {}; the URLs it held are fetched again, their pages found as duplicates",
+        "set aside as {}; {forgotten}",
         moved
             .iter()
             .map(|p| p.display().to_string())

@@ -831,7 +831,8 @@ fn a_damaged_url_journal_is_refused_named_by_verify_and_set_aside_by_repair() {
         })
         .unwrap();
     let mut bytes = std::fs::read(&journal).unwrap();
-    bytes[36 + 40 * 10 + 5] ^= 0x40;
+    // The header (52 bytes), then 40-byte records.
+    bytes[52 + 40 * 10 + 5] ^= 0x40;
     std::fs::write(&journal, &bytes).unwrap();
     let error = Dedup::open(&state, &Config::default())
         .unwrap_err()

@@ -86,10 +86,10 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::content::Extracted;
 use crate::fingerprint::Fingerprint;
-use crate::ledger::Ledger;
 use crate::index::{
     ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
 };
+use crate::ledger::Ledger;
 use crate::page::{self, Prepared};
 use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
 use stats::{Counters, bump};
@@ -575,7 +575,9 @@ impl Dedup {
         let raised = Ledger {
             url_filter: ledger.url_filter.max(self.seen.checkpoint_seq()),
             index: Some(ledger.index.unwrap_or(0).max(index_documents)),
-            crawl: crawl.map(|c| ledger.crawl.unwrap_or(0).max(c)).or(ledger.crawl),
+            crawl: crawl
+                .map(|c| ledger.crawl.unwrap_or(0).max(c))
+                .or(ledger.crawl),
             ..*ledger
         };
         if raised != *ledger {

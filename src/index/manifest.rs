@@ -140,7 +140,9 @@ impl Manifest {
             .map_err(|_| format!("unreadable `rows-checksum`: {rows}"))?;
         // Written since state directories have a ledger; absent in older manifests.
         let state = match field("state") {
-            Ok(id) => u128::from_str_radix(id, 16).map_err(|_| format!("unreadable `state`: {id}"))?,
+            Ok(id) => {
+                u128::from_str_radix(id, 16).map_err(|_| format!("unreadable `state`: {id}"))?
+            }
             Err(_) => 0,
         };
         Ok(Manifest {

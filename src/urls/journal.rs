@@ -229,7 +229,10 @@ pub(crate) fn read_headers(dir: &Path) -> Vec<(u64, Result<StateId, String>)> {
             let read = File::open(item.path())
                 .and_then(|f| f.take(HEADER_LEN as u64).read_to_end(&mut head))
                 .map_err(|e| e.to_string());
-            Some((seq, read.and_then(|_| check_header(seq, &head).map(|(_, id)| id))))
+            Some((
+                seq,
+                read.and_then(|_| check_header(seq, &head).map(|(_, id)| id)),
+            ))
         })
         .collect();
     found.sort_by_key(|(seq, _)| *seq);
@@ -579,6 +582,9 @@ mod tests {
         let journal = Journal::resume(dir.path(), &found[0], ID).unwrap();
         journal.append(entry(1)).unwrap();
         journal.sync().unwrap();
-        assert_eq!(read_all(dir.path()).unwrap()[0].entries, vec![entry(0), entry(1)]);
+        assert_eq!(
+            read_all(dir.path()).unwrap()[0].entries,
+            vec![entry(0), entry(1)]
+        );
     }
 }

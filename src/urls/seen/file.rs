@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::sizing::BloomParams;
-use crate::ledger::StateId;
 use super::{Generation, Layer, SEEN_FILE, URL_HASH_SEED};
+use crate::ledger::StateId;
 
 pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
 /// Version 2: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`]; after the

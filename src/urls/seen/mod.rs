@@ -73,8 +73,8 @@ use super::journal::{self, Entry, Journal};
 use crate::clock::Clock;
 use file::{decode, encode};
 
-pub use file::{check_saved, read_header};
 pub(crate) use file::write_atomically;
+pub use file::{check_saved, read_header};
 pub use sizing::{BloomParams, SeenConfig};
 
 /// Seed of the xxh3 hash of canonical URLs. Part of the file format: changing it makes
@@ -243,6 +243,12 @@ impl SeenUrls {
     pub fn new(config: SeenConfig) -> Result<SeenUrls, SeenError> {
         config.first_layer()?;
         Ok(SeenUrls::assemble(config, Vec::new(), None, 0))
+    }
+
+    /// Writes `state_id` into the files it saves (see [`crate::ledger`]).
+    pub(crate) fn with_state_id(mut self, state_id: crate::ledger::StateId) -> SeenUrls {
+        self.state_id = state_id;
+        self
     }
 
     /// Uses `clock` for the time URLs are recorded and forgotten (the system clock by
