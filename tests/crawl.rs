@@ -27,7 +27,8 @@ mod child;
 mod warc;
 use warc::lines;
 
-/// WARC records as (type, target URI).
+/// WARC records as (type, target URI); a response that archives a duplicate's own bytes
+/// (it carries crawldedup's verdict) has the type `duplicate`.
 fn warc_records(out: &Path) -> Vec<(String, String)> {
     let text = warc::warc_text(out);
     text.split("WARC/1.1\r\n")
@@ -41,7 +42,13 @@ fn warc_records(out: &Path) -> Vec<(String, String)> {
                     .trim()
                     .to_string()
             };
-            (field("WARC-Type:"), field("WARC-Target-URI:"))
+            let kind = match field("WARC-Type:") {
+                kind if kind == "response" && !field("WARC-Crawldedup-Verdict:").is_empty() => {
+                    "duplicate".to_string()
+                }
+                kind => kind,
+            };
+            (kind, field("WARC-Target-URI:"))
         })
         .collect()
 }
@@ -63,7 +70,68 @@ fn check_with_warcio(out: &Path, stored: usize) {
         String::from_utf8_lossy(&o.stderr)
     );
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(report["counts"]["response"], stored, "{report}");
+    assert_eq!(
+        report["responses"].as_array().unwrap().len(),
+        stored,
+        "{report}"
+    );
+}
+
+/// Every URL of the WARC files, as warcio reads them, is served (by its own response, or
+/// by the response an identical-payload revisit refers to) exactly the bytes the site sent
+/// for it, and every duplicate URL is there.
+fn check_warc_bytes_are_each_urls_own(
+    out: &Path,
+    site: &Site,
+    server: &crawldedup::fixture::FixtureServer,
+    duplicates: usize,
+) {
+    let Ok(python) = std::env::var("CRAWLDEDUP_WARCIO_PYTHON") else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_check.py");
+    let o = std::process::Command::new(python)
+        .arg(script)
+        .arg(out.join("warc"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "warcio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let served = report["served"].as_object().unwrap();
+    let revisits = report["counts"]["revisit"].as_u64().unwrap_or(0) as usize;
+    assert_eq!(
+        report["duplicate_responses"].as_array().unwrap().len() + revisits,
+        duplicates,
+        "{report}"
+    );
+    let mut checked = 0;
+    for (url, digest) in served {
+        let path = &url[server.url("/").len() - 1..];
+        let crawldedup::fixture::Reply::Full { headers, body, .. } = site.respond(path) else {
+            continue;
+        };
+        if headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("content-encoding"))
+        {
+            continue;
+        }
+        assert_eq!(
+            digest.as_str().unwrap(),
+            crawldedup::crawl::warc::sha1_digest(&body),
+            "{url}: the WARC serves other bytes than its own"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked * 10 >= served.len() * 9,
+        "{checked} of {}",
+        served.len()
+    );
 }
 
 /// The failure this pins down: with features dominated by the words every text of a
@@ -244,13 +312,18 @@ async fn a_crawl_of_the_fixture_site_stores_each_page_once_and_records_the_rest(
         months <= 2 * config.crawl.max_depth as usize,
         "{months} calendar pages"
     );
-    // WARC: a response per stored page, a revisit per duplicate.
+    // WARC: a response per stored page; per duplicate, a revisit when its bytes are its
+    // original's (the topic indexes under their second URL, the home page reached again
+    // under another URL), a response with its own bytes otherwise (the mirror, print and
+    // discussion copies).
     let records = warc_records(&out);
     let count = |kind: &str| records.iter().filter(|(k, _)| k == kind).count();
     assert_eq!(count("response"), pages.len());
-    assert_eq!(count("revisit"), duplicates.len());
+    assert_eq!(count("revisit") + count("duplicate"), duplicates.len());
+    assert_eq!(count("revisit"), TOPICS.len() + 1, "{records:?}");
     assert!(count("warcinfo") >= 1);
     check_with_warcio(&out, pages.len());
+    check_warc_bytes_are_each_urls_own(&out, &site, &server, duplicates.len());
     // A redirect target already fetched is not fetched again.
     let article0 = site.articles()[0].path();
     assert_eq!(

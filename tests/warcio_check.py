@@ -1,7 +1,12 @@
 """Reads crawldedup's WARC files with warcio and prints what it found, as JSON.
 
 usage: python warcio_check.py OUT/warc
-Every record must parse; a response must carry a payload digest that matches its payload.
+
+Every record must parse; a response must carry a payload digest that matches its payload;
+a revisit that claims an identical payload (the WARC 1.1 identical-payload-digest profile)
+must refer to a response of the same payload digest. `served` maps every URL to the
+digest of the bytes a replay tool would serve for it: a response's own payload, or for
+an identical-payload revisit the payload of the response it refers to.
 """
 import base64
 import hashlib
@@ -11,26 +16,52 @@ import sys
 
 from warcio.archiveiterator import ArchiveIterator
 
+IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
 
 def main():
     folder = sys.argv[1]
     counts = {}
-    responses = []
+    stored = []
+    duplicates = []
+    served = {}
+    revisits = []
     for name in sorted(os.listdir(folder)):
         with open(os.path.join(folder, name), "rb") as f:
             for record in ArchiveIterator(f):
                 kind = record.rec_type
                 counts[kind] = counts.get(kind, 0) + 1
+                headers = record.rec_headers
+                url = headers.get_header("WARC-Target-URI")
                 if kind == "response":
                     payload = record.content_stream().read()
                     digest = "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode()
-                    if digest != record.rec_headers.get_header("WARC-Payload-Digest"):
-                        raise SystemExit("payload digest mismatch: " + record.rec_headers.get_header("WARC-Target-URI"))
-                    responses.append(record.rec_headers.get_header("WARC-Target-URI"))
+                    if digest != headers.get_header("WARC-Payload-Digest"):
+                        raise SystemExit("payload digest mismatch: " + url)
+                    served[url] = digest
+                    if headers.get_header("WARC-Crawldedup-Verdict"):
+                        duplicates.append(url)
+                    else:
+                        stored.append(url)
                 if kind == "revisit":
-                    if not record.rec_headers.get_header("WARC-Refers-To-Target-URI"):
+                    original = headers.get_header("WARC-Refers-To-Target-URI")
+                    if not original:
                         raise SystemExit("revisit without WARC-Refers-To-Target-URI")
-    print(json.dumps({"counts": counts, "responses": sorted(responses)}))
+                    revisits.append((url, original, headers))
+    for url, original, headers in revisits:
+        if headers.get_header("WARC-Profile") != IDENTICAL:
+            continue
+        if served.get(original) != headers.get_header("WARC-Payload-Digest"):
+            raise SystemExit(
+                "identical-payload revisit %s refers to %s, whose payload differs" % (url, original)
+            )
+        served[url] = served[original]
+    print(json.dumps({
+        "counts": counts,
+        "responses": sorted(stored),
+        "duplicate_responses": sorted(duplicates),
+        "served": served,
+    }))
 
 
 if __name__ == "__main__":

@@ -314,6 +314,11 @@ pub struct OutputConfig {
     pub warc: bool,
     /// Start a new WARC file past this many bytes.
     pub warc_rotate_bytes: u64,
+    /// How a duplicate whose bytes are not its original's is archived: `response` (its
+    /// own bytes, the verdict in `WARC-Crawldedup-*` fields) or `revisit` (crawldedup's
+    /// own revisit profile; smaller, its bytes archived nowhere). A byte-identical
+    /// duplicate is always an identical-payload-digest revisit.
+    pub warc_duplicates: crate::crawl::warc::DuplicateRecords,
 }
 
 impl Default for OutputConfig {
@@ -322,6 +327,7 @@ impl Default for OutputConfig {
             jsonl: true,
             warc: true,
             warc_rotate_bytes: 1 << 30,
+            warc_duplicates: crate::crawl::warc::DuplicateRecords::Response,
         }
     }
 }

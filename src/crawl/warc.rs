@@ -5,11 +5,26 @@
 //! - `response` for a stored page: the HTTP status line, the response's content type and
 //!   length, and the (decompressed) body, with `WARC-Payload-Digest` and
 //!   `WARC-Block-Digest` (SHA-1, base32);
-//! - `revisit` for an exact duplicate: profile `identical-payload-digest` of WARC 1.1 (the
-//!   main text is identical; the payload digest given is the duplicate's own), naming the
-//!   original in `WARC-Refers-To-Target-URI`;
-//! - `revisit` for a near duplicate: profile [`NEAR_DUPLICATE_PROFILE`], naming the
-//!   original and the distance in `WARC-Simhash-Distance`.
+//! - a duplicate whose payload is byte for byte its original's (the same
+//!   `WARC-Payload-Digest`): `revisit` with the WARC 1.1 profile `identical-payload-digest`
+//!   (section 6.7.2), naming the original in `WARC-Refers-To-Target-URI` (and its record in
+//!   `WARC-Refers-To`), so that a replay tool serves the original's bytes, which are this
+//!   page's;
+//! - any other duplicate (the same or nearly the same main text in other bytes: another
+//!   template, a comment section, a changed date): by default a `response` record with its
+//!   own bytes, since no other record holds them, and crawldedup's verdict in extra fields:
+//!   `WARC-Crawldedup-Verdict` (`exact-duplicate`: the same main text; `near-duplicate`),
+//!   `WARC-Crawldedup-Original` (the stored page's URL), `WARC-Crawldedup-Original-Record-ID`
+//!   when that record was written by this run, `WARC-Crawldedup-Distance`,
+//!   `WARC-Crawldedup-Similarity` and `WARC-Crawldedup-Containment`. With
+//!   [`DuplicateRecords::Revisit`] (`output.warc_duplicates = "revisit"`, to save space)
+//!   it is a `revisit` under crawldedup's own profile instead ([`SAME_TEXT_PROFILE`] or
+//!   [`NEAR_DUPLICATE_PROFILE`]), which no replay tool takes for an identical payload; its
+//!   own bytes are then archived nowhere.
+//!
+//! Payloads are compared on the SHA-1 digests of the responses this writer archived in this
+//! run: an original stored before a resume is not known, and its duplicates are archived
+//! with their own bytes.
 //!
 //! Files are `OUT/warc/crawldedup-NNNNN.warc.gz`. The position (file number, length) is
 //! part of every crawl checkpoint; on resume, later files are removed and the current one
@@ -20,8 +35,38 @@ use std::path::{Path, PathBuf};
 
 use sha1::Digest as _;
 
-/// The revisit profile used for near duplicates.
+/// The revisit profile of a near duplicate archived as a revisit
+/// ([`DuplicateRecords::Revisit`]).
 pub const NEAR_DUPLICATE_PROFILE: &str = "https://crawldedup.invalid/warc/revisit/near-duplicate";
+
+/// The revisit profile of a page with its original's main text in other bytes, archived as
+/// a revisit ([`DuplicateRecords::Revisit`]).
+pub const SAME_TEXT_PROFILE: &str = "https://crawldedup.invalid/warc/revisit/same-main-text";
+
+/// How a duplicate whose payload is not its original's is archived (`output.warc_duplicates`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DuplicateRecords {
+    /// A `response` record with its own bytes and the verdict in extra fields.
+    #[default]
+    Response,
+    /// A `revisit` record under crawldedup's own profile: smaller, and its bytes are not
+    /// archived.
+    Revisit,
+}
+
+/// What the crawl decided of a duplicate, for its WARC record.
+#[derive(Debug, Clone)]
+pub struct DuplicateOf<'a> {
+    /// The stored page's URL.
+    pub original: &'a str,
+    /// When the original was fetched, for a recrawl that found a page unchanged.
+    pub original_date: Option<std::time::SystemTime>,
+    /// `None` for the same main text; the simhash distance for a near duplicate.
+    pub distance: Option<u32>,
+    /// The estimates the near duplicate was confirmed on.
+    pub similarity: crate::index::Similarity,
+}
 
 const IDENTICAL_PAYLOAD_PROFILE: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
@@ -71,6 +116,11 @@ pub struct WarcWriter {
     gzip: flate2::Compress,
     /// The compressed record being built.
     member: Vec<u8>,
+    /// How duplicates with other bytes than their original's are archived.
+    duplicates: DuplicateRecords,
+    /// The payload digest (SHA-1) and record id of each response archived in this run, by
+    /// the xxh3 of its URL: a revisit claims an identical payload only when it is.
+    responses: std::collections::HashMap<u64, ([u8; 20], String)>,
 }
 
 pub(crate) fn file_name(number: u64) -> String {
@@ -120,6 +170,8 @@ impl WarcWriter {
             length,
             gzip: flate2::Compress::new_gzip(flate2::Compression::fast(), 15),
             member: Vec::new(),
+            duplicates: DuplicateRecords::default(),
+            responses: std::collections::HashMap::new(),
         };
         if length == 0 {
             writer.warcinfo()?;
@@ -154,6 +206,7 @@ impl WarcWriter {
             &[("Content-Type", "application/warc-fields".into())],
             &[body.as_bytes()],
         )
+        .map(drop)
     }
 
     fn rotate_if_full(&mut self) -> std::io::Result<()> {
@@ -178,14 +231,14 @@ impl WarcWriter {
         target: Option<&str>,
         fields: &[(&str, String)],
         parts: &[&[u8]],
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<String> {
         use std::fmt::Write as _;
         let block_length: usize = parts.iter().map(|p| p.len()).sum();
         let mut head = String::with_capacity(512);
+        let id = format!("<urn:uuid:{}>", uuid::Uuid::new_v4());
         let _ = write!(
             head,
-            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{}>\r\nWARC-Date: {}\r\n",
-            uuid::Uuid::new_v4(),
+            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {id}\r\nWARC-Date: {}\r\n",
             humantime::format_rfc3339_seconds(std::time::SystemTime::now())
         );
         if let Some(target) = target {
@@ -208,7 +261,7 @@ impl WarcWriter {
         }
         self.file.write_all(&self.member)?;
         self.length += self.member.len() as u64;
-        Ok(())
+        Ok(id)
     }
 
     /// Compresses `pieces` into `self.member` as one gzip member.
@@ -260,60 +313,162 @@ impl WarcWriter {
             .chain_update(&head)
             .chain_update(body)
             .finalize();
+        let payload: [u8; 20] = sha1::Sha1::digest(body).into();
         let fields = [
             (
                 "Content-Type",
                 "application/http;msgtype=response".to_string(),
             ),
-            ("WARC-Payload-Digest", sha1_digest(body)),
+            ("WARC-Payload-Digest", base32_digest(&payload)),
             ("WARC-Block-Digest", base32_digest(&block_digest)),
         ];
-        self.record("response", Some(url), &fields, &[&head, body])
+        let id = self.record("response", Some(url), &fields, &[&head, body])?;
+        self.responses.insert(url_key(url), (payload, id));
+        Ok(())
     }
 
-    /// A `revisit` record for a duplicate of `original` (exact when `distance` is `None`);
-    /// `original_date`, when the original was fetched, is given for a recrawl that found a
-    /// page unchanged (`WARC-Refers-To-Date`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn revisit(
+    /// Sets how duplicates whose payload is not their original's are archived.
+    pub fn with_duplicates(mut self, duplicates: DuplicateRecords) -> WarcWriter {
+        self.duplicates = duplicates;
+        self
+    }
+
+    /// The record for a duplicate (see the [module documentation](self)): a revisit with
+    /// an identical payload when its bytes are its original's, else a response with its
+    /// own bytes (or, with [`DuplicateRecords::Revisit`], a revisit under crawldedup's
+    /// profile), the verdict in `WARC-Crawldedup-*` fields.
+    pub fn duplicate(
         &mut self,
         url: &str,
         status: u16,
         content_type: Option<&str>,
         body: &[u8],
-        original: &str,
-        original_date: Option<std::time::SystemTime>,
-        distance: Option<u32>,
+        of: &DuplicateOf<'_>,
+    ) -> std::io::Result<()> {
+        let payload: [u8; 20] = sha1::Sha1::digest(body).into();
+        let original = self.responses.get(&url_key(of.original)).cloned();
+        let identical = original.as_ref().is_some_and(|(p, _)| *p == payload);
+        let mut verdict = vec![
+            (
+                "WARC-Crawldedup-Verdict",
+                match of.distance {
+                    None => "exact-duplicate",
+                    Some(_) => "near-duplicate",
+                }
+                .to_string(),
+            ),
+            ("WARC-Crawldedup-Original", of.original.to_string()),
+        ];
+        if let Some((_, id)) = &original {
+            verdict.push(("WARC-Crawldedup-Original-Record-ID", id.clone()));
+        }
+        if let Some(d) = of.distance {
+            verdict.push(("WARC-Crawldedup-Distance", d.to_string()));
+            verdict.push((
+                "WARC-Crawldedup-Similarity",
+                format!("{:.3}", of.similarity.resemblance),
+            ));
+            verdict.push((
+                "WARC-Crawldedup-Containment",
+                format!("{:.3}", of.similarity.containment),
+            ));
+        }
+        if identical {
+            let refers_to = original.map(|(_, id)| id);
+            return self.revisit(
+                url,
+                status,
+                content_type,
+                (&payload, body.len()),
+                IDENTICAL_PAYLOAD_PROFILE,
+                of,
+                refers_to,
+                verdict,
+            );
+        }
+        match self.duplicates {
+            DuplicateRecords::Response => {
+                self.rotate_if_full()?;
+                let head = http_head(status, content_type, body.len());
+                let block_digest = sha1::Sha1::new()
+                    .chain_update(&head)
+                    .chain_update(body)
+                    .finalize();
+                let mut fields = vec![
+                    (
+                        "Content-Type",
+                        "application/http;msgtype=response".to_string(),
+                    ),
+                    ("WARC-Payload-Digest", base32_digest(&payload)),
+                    ("WARC-Block-Digest", base32_digest(&block_digest)),
+                ];
+                fields.extend(verdict);
+                self.record("response", Some(url), &fields, &[&head, body])?;
+                Ok(())
+            }
+            DuplicateRecords::Revisit => {
+                let profile = match of.distance {
+                    None => SAME_TEXT_PROFILE,
+                    Some(_) => NEAR_DUPLICATE_PROFILE,
+                };
+                self.revisit(
+                    url,
+                    status,
+                    content_type,
+                    (&payload, body.len()),
+                    profile,
+                    of,
+                    None,
+                    verdict,
+                )
+            }
+        }
+    }
+
+    /// A `revisit` record under `profile` for a duplicate of `of.original`, whose payload
+    /// digest is `payload`; `refers_to` is the original's record id when known.
+    #[allow(clippy::too_many_arguments)]
+    fn revisit(
+        &mut self,
+        url: &str,
+        status: u16,
+        content_type: Option<&str>,
+        (payload, body_len): (&[u8; 20], usize),
+        profile: &str,
+        of: &DuplicateOf<'_>,
+        refers_to: Option<String>,
+        verdict: Vec<(&str, String)>,
     ) -> std::io::Result<()> {
         self.rotate_if_full()?;
-        let block = http_head(status, content_type, body.len());
+        let block = http_head(status, content_type, body_len);
         let mut fields = vec![
             (
                 "Content-Type",
                 "application/http;msgtype=response".to_string(),
             ),
-            (
-                "WARC-Profile",
-                match distance {
-                    None => IDENTICAL_PAYLOAD_PROFILE.to_string(),
-                    Some(_) => NEAR_DUPLICATE_PROFILE.to_string(),
-                },
-            ),
-            ("WARC-Refers-To-Target-URI", original.to_string()),
-            ("WARC-Payload-Digest", sha1_digest(body)),
+            ("WARC-Profile", profile.to_string()),
+            ("WARC-Refers-To-Target-URI", of.original.to_string()),
+            ("WARC-Payload-Digest", base32_digest(payload)),
             ("WARC-Block-Digest", sha1_digest(&block)),
         ];
-        if let Some(date) = original_date {
+        if let Some(id) = refers_to {
+            fields.push(("WARC-Refers-To", id));
+        }
+        if let Some(date) = of.original_date {
             fields.push((
                 "WARC-Refers-To-Date",
                 humantime::format_rfc3339_seconds(date).to_string(),
             ));
         }
-        if let Some(d) = distance {
-            fields.push(("WARC-Simhash-Distance", d.to_string()));
-        }
-        self.record("revisit", Some(url), &fields, &[&block])
+        fields.extend(verdict);
+        self.record("revisit", Some(url), &fields, &[&block])?;
+        Ok(())
     }
+}
+
+/// The key of a URL in the writer's table of archived responses.
+fn url_key(url: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(url.as_bytes())
 }
 
 /// Writes `pieces` (`total` bytes) as one gzip member holding a single stored (not
@@ -400,6 +555,31 @@ mod tests {
         out
     }
 
+    fn duplicate(
+        w: &mut WarcWriter,
+        url: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+        original: &str,
+        distance: Option<u32>,
+    ) -> std::io::Result<()> {
+        w.duplicate(
+            url,
+            200,
+            content_type,
+            body,
+            &DuplicateOf {
+                original,
+                original_date: None,
+                distance,
+                similarity: crate::index::Similarity {
+                    resemblance: 0.8,
+                    containment: 0.9,
+                },
+            },
+        )
+    }
+
     #[test]
     fn records_rotate_and_resume_cuts_back() {
         let dir = tempfile::tempdir().unwrap();
@@ -407,13 +587,12 @@ mod tests {
         w.response("http://a.test/", 200, Some("text/html"), b"<p>hello</p>")
             .unwrap();
         let position = w.sync().unwrap();
-        w.revisit(
+        duplicate(
+            &mut w,
             "http://a.test/copy",
-            200,
             Some("text/html"),
             b"<p>hello!</p>",
             "http://a.test/",
-            None,
             None,
         )
         .unwrap();
@@ -428,13 +607,12 @@ mod tests {
         drop(w);
         // Resume at the earlier position: the later records are gone.
         let mut w = WarcWriter::open(dir.path(), 1000, position).unwrap();
-        w.revisit(
+        duplicate(
+            &mut w,
             "http://a.test/near",
-            200,
             None,
             b"x",
             "http://a.test/",
-            None,
             Some(2),
         )
         .unwrap();
@@ -446,8 +624,114 @@ mod tests {
             all[1].contains("WARC-Type: response") && all[1].contains("WARC-Payload-Digest: sha1:")
         );
         assert!(
-            all[2].contains(NEAR_DUPLICATE_PROFILE) && all[2].contains("WARC-Simhash-Distance: 2")
+            all[2].contains("WARC-Type: response")
+                && all[2].contains("WARC-Crawldedup-Verdict: near-duplicate")
+                && all[2].contains("WARC-Crawldedup-Distance: 2"),
+            "{}",
+            all[2]
         );
+    }
+
+    /// The field `name` of a record's WARC head.
+    fn field<'a>(record: &'a str, name: &str) -> Option<&'a str> {
+        let head = &record[..record.find("\r\n\r\n").unwrap_or(record.len())];
+        head.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(": "))
+    }
+
+    #[test]
+    fn only_a_byte_identical_duplicate_is_an_identical_payload_revisit() {
+        for mode in [DuplicateRecords::Response, DuplicateRecords::Revisit] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = WarcWriter::open(dir.path(), u64::MAX, WarcPosition::default())
+                .unwrap()
+                .with_duplicates(mode);
+            let page = b"<p>the same bytes</p>";
+            w.response("http://a.test/", 200, Some("text/html"), page)
+                .unwrap();
+            duplicate(
+                &mut w,
+                "http://b.test/",
+                Some("text/html"),
+                page,
+                "http://a.test/",
+                None,
+            )
+            .unwrap();
+            let other_bytes = b"<div><p>the same bytes</p><p>a comment</p></div>";
+            duplicate(
+                &mut w,
+                "http://c.test/",
+                None,
+                other_bytes,
+                "http://a.test/",
+                None,
+            )
+            .unwrap();
+            duplicate(
+                &mut w,
+                "http://d.test/",
+                None,
+                b"<p>near</p>",
+                "http://a.test/",
+                Some(3),
+            )
+            .unwrap();
+            // An original this writer never archived (stored before a resume).
+            duplicate(
+                &mut w,
+                "http://e.test/",
+                None,
+                page,
+                "http://gone.test/",
+                None,
+            )
+            .unwrap();
+            drop(w);
+            let all = records(dir.path());
+            let original_id = field(&all[1], "WARC-Record-ID").unwrap();
+            let identical = &all[2];
+            assert_eq!(field(identical, "WARC-Type"), Some("revisit"));
+            assert_eq!(
+                field(identical, "WARC-Profile"),
+                Some(IDENTICAL_PAYLOAD_PROFILE)
+            );
+            assert_eq!(field(identical, "WARC-Refers-To"), Some(original_id));
+            assert_eq!(
+                field(identical, "WARC-Payload-Digest"),
+                field(&all[1], "WARC-Payload-Digest")
+            );
+            for (record, profile, verdict) in [
+                (&all[3], SAME_TEXT_PROFILE, "exact-duplicate"),
+                (&all[4], NEAR_DUPLICATE_PROFILE, "near-duplicate"),
+                (&all[5], SAME_TEXT_PROFILE, "exact-duplicate"),
+            ] {
+                assert_eq!(field(record, "WARC-Crawldedup-Verdict"), Some(verdict));
+                assert_ne!(
+                    field(record, "WARC-Profile"),
+                    Some(IDENTICAL_PAYLOAD_PROFILE)
+                );
+                match mode {
+                    DuplicateRecords::Response => {
+                        assert_eq!(field(record, "WARC-Type"), Some("response"), "{record}");
+                        assert_eq!(field(record, "WARC-Profile"), None);
+                    }
+                    DuplicateRecords::Revisit => {
+                        assert_eq!(field(record, "WARC-Type"), Some("revisit"), "{record}");
+                        assert_eq!(field(record, "WARC-Profile"), Some(profile));
+                    }
+                }
+            }
+            if mode == DuplicateRecords::Response {
+                assert!(all[3].contains("<p>a comment</p>"), "its own bytes");
+                assert_eq!(
+                    field(&all[3], "WARC-Crawldedup-Original-Record-ID"),
+                    Some(original_id)
+                );
+                assert_eq!(field(&all[4], "WARC-Crawldedup-Similarity"), Some("0.800"));
+                assert_eq!(field(&all[5], "WARC-Crawldedup-Original-Record-ID"), None);
+            }
+        }
     }
 
     /// Every record is a gzip member of its own, its Content-Length is its block's length
@@ -470,13 +754,12 @@ mod tests {
         for (i, body) in bodies.iter().enumerate() {
             w.response(&format!("http://a.test/{i}"), 200, Some("text/html"), body)
                 .unwrap();
-            w.revisit(
+            duplicate(
+                &mut w,
                 &format!("http://a.test/{i}?copy"),
-                200,
                 None,
                 body,
                 "http://a.test/",
-                None,
                 None,
             )
             .unwrap();
@@ -532,13 +815,12 @@ mod tests {
                 .len() as usize
         };
         let small = start(&mut w);
-        w.revisit(
+        duplicate(
+            &mut w,
             "http://a.test/x",
-            200,
             None,
             b"<p>x</p>",
             "http://a.test/",
-            None,
             None,
         )
         .unwrap();

@@ -20,7 +20,7 @@ use super::lines::{DuplicateLine, FailureLine, Line, PageLine, PreviousLine};
 use super::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
 use crate::config::OutputConfig;
 use crate::crawl::CrawlError;
-use crate::crawl::warc::{WarcPosition, WarcWriter, file_name};
+use crate::crawl::warc::{DuplicateOf, WarcPosition, WarcWriter, file_name};
 
 /// Refuses an output that is shorter than `expected`, the length the last checkpoint
 /// recorded (a missing file counts as empty): cutting it back is fine, extending it would
@@ -96,12 +96,12 @@ impl OutputFiles {
         let warc = if output.warc {
             check_not_behind(&warc_dir.join(file_name(warc_at.file)), warc_at.length)?;
             Some(
-                WarcWriter::open(&warc_dir, output.warc_rotate_bytes, warc_at).map_err(
-                    |source| CrawlError::Output {
+                WarcWriter::open(&warc_dir, output.warc_rotate_bytes, warc_at)
+                    .map_err(|source| CrawlError::Output {
                         path: warc_dir.clone(),
                         source,
-                    },
-                )?,
+                    })?
+                    .with_duplicates(output.warc_duplicates),
             )
         } else {
             None
@@ -179,7 +179,7 @@ impl OutputFiles {
                 content_type,
                 body,
             } => self.warc(|w| w.response(&url, status, content_type.as_deref(), &body)),
-            OutputJob::Revisit {
+            OutputJob::Duplicate {
                 url,
                 status,
                 content_type,
@@ -187,15 +187,19 @@ impl OutputFiles {
                 original,
                 original_date,
                 distance,
+                similarity,
             } => self.warc(|w| {
-                w.revisit(
+                w.duplicate(
                     &url,
                     status,
                     content_type.as_deref(),
                     &body,
-                    &original,
-                    original_date,
-                    distance,
+                    &DuplicateOf {
+                        original: &original,
+                        original_date,
+                        distance,
+                        similarity,
+                    },
                 )
             }),
         };
@@ -243,8 +247,8 @@ enum OutputJob {
         content_type: Option<String>,
         body: Bytes,
     },
-    /// A WARC revisit record for a duplicate.
-    Revisit {
+    /// A WARC record for a duplicate (a revisit, or a response with its own bytes).
+    Duplicate {
         url: String,
         status: u16,
         content_type: Option<String>,
@@ -252,6 +256,7 @@ enum OutputJob {
         original: String,
         original_date: Option<std::time::SystemTime>,
         distance: Option<u32>,
+        similarity: crate::index::Similarity,
     },
     /// Flush and sync everything; answer with the lengths (or the first error).
     Sync(std::sync::mpsc::Sender<SyncAnswer>),
@@ -509,7 +514,7 @@ impl PageSink for FileSink {
             }))
             .map_err(boxed)?;
         outputs
-            .send_warc(|| OutputJob::Revisit {
+            .send_warc(|| OutputJob::Duplicate {
                 url: final_url,
                 status: duplicate.status,
                 content_type: duplicate.content_type.clone(),
@@ -517,6 +522,7 @@ impl PageSink for FileSink {
                 original: duplicate.of.clone(),
                 original_date: duplicate.of_fetched_at,
                 distance: duplicate.distance,
+                similarity: duplicate.similarity,
             })
             .map_err(boxed)
     }
