@@ -430,11 +430,11 @@ pub fn adopt(state_dir: &Path) -> Result<Ledger, String> {
         id,
         url_filter: filter_seq,
         journal: parts.journal.iter().any(|(seq, _)| *seq >= filter_seq),
-        index: parts.index.then(|| match parts.manifest {
+        index: parts.index.then_some(match parts.manifest {
             Some(Ok((documents, _))) => documents,
             _ => 0,
         }),
-        crawl: parts.crawl_db.then(|| match parts.committed {
+        crawl: parts.crawl_db.then_some(match parts.committed {
             Some(Ok(seq)) => seq,
             _ => 0,
         }),

@@ -184,9 +184,20 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
     let stage =
         crawldedup::Dedup::open(&state_dir, &config).map_err(|e| Failure::Setup(e.to_string()))?;
     let mut out = BufWriter::new(io::stdout().lock());
+    let mut unreadable = false;
     for path in &args.files {
         let name = path.display().to_string();
-        let bytes = read_input(path).map_err(anyhow::Error::msg)?.bytes;
+        // An input that cannot be read is named on stderr, after the lines before it, and
+        // the others are still decided.
+        let bytes = match read_input(path) {
+            Ok(input) => input.bytes,
+            Err(problem) => {
+                out.flush()?;
+                eprintln!("error: {problem}");
+                unreadable = true;
+                continue;
+            }
+        };
         let verdict = stage.check_page(&name, &bytes, None)?;
         if args.json {
             let mut line = serde_json::Map::new();
@@ -216,7 +227,11 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
     }
     out.flush()?;
     stage.checkpoint()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(if unreadable {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {

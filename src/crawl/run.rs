@@ -113,7 +113,10 @@ pub(super) async fn run(
     let mut sweeper = Sweeper::start(dedup.clone());
     let mut totals = record.clone().unwrap_or_default();
     let mut sinks = Sinks {
-        files: FileSink::new(&crawl.out_dir, &config.output),
+        files: FileSink::new(&crawl.out_dir, &config.output).with_payloads(
+            db.open_tree(WARC_PAYLOADS)
+                .map_err(|e| state_error(crate::db::describe(&e)))?,
+        ),
         given: sinks,
     };
     sinks.resume(&totals)?;
@@ -402,6 +405,10 @@ fn save(
         }
     }
 }
+
+/// The tree of the crawl database where the WARC writer keeps the payload digest of each
+/// response it archived, by URL.
+const WARC_PAYLOADS: &str = "warc-payloads";
 
 /// A crawl's state, opened from its directory and rolled back to its last checkpoint.
 struct Opened {

@@ -22,9 +22,12 @@
 //!   [`NEAR_DUPLICATE_PROFILE`]), which no replay tool takes for an identical payload; its
 //!   own bytes are then archived nowhere.
 //!
-//! Payloads are compared on the SHA-1 digests of the responses this writer archived in this
-//! run: an original stored before a resume is not known, and its duplicates are archived
-//! with their own bytes.
+//! Payloads are compared on the SHA-1 digests of the responses archived: those of this run,
+//! and with [`WarcWriter::with_payloads`] those of earlier runs, kept in a tree of the
+//! crawl's database by URL (a recrawl finds the page it fetched days before). An entry left
+//! by a response that a resume cut off names a page that is no longer stored, and no
+//! verdict refers to it until that page is stored again, which writes the entry anew. An
+//! original whose digest is not known is treated as having other bytes.
 //!
 //! Files are `OUT/warc/crawldedup-NNNNN.warc.gz`. The position (file number, length) is
 //! part of every crawl checkpoint; on resume, later files are removed and the current one
@@ -121,6 +124,8 @@ pub struct WarcWriter {
     /// The payload digest (SHA-1) and record id of each response archived in this run, by
     /// the xxh3 of its URL: a revisit claims an identical payload only when it is.
     responses: std::collections::HashMap<u64, ([u8; 20], String)>,
+    /// The same for every run, kept in the crawl's database (flushed at its checkpoints).
+    payloads: Option<sled::Tree>,
 }
 
 pub(crate) fn file_name(number: u64) -> String {
@@ -172,6 +177,7 @@ impl WarcWriter {
             member: Vec::new(),
             duplicates: DuplicateRecords::default(),
             responses: std::collections::HashMap::new(),
+            payloads: None,
         };
         if length == 0 {
             writer.warcinfo()?;
@@ -323,8 +329,37 @@ impl WarcWriter {
             ("WARC-Block-Digest", base32_digest(&block_digest)),
         ];
         let id = self.record("response", Some(url), &fields, &[&head, body])?;
+        if let Some(tree) = &self.payloads {
+            let mut value = payload.to_vec();
+            value.extend_from_slice(id.as_bytes());
+            tree.insert(url.as_bytes(), value)
+                .map_err(std::io::Error::other)?;
+        }
         self.responses.insert(url_key(url), (payload, id));
         Ok(())
+    }
+
+    /// Keeps the payload digests of the responses in `tree` too, and looks originals up
+    /// there when this run did not archive them.
+    pub fn with_payloads(mut self, tree: sled::Tree) -> WarcWriter {
+        self.payloads = Some(tree);
+        self
+    }
+
+    /// The payload digest and record id of the response archived for `url`, if known.
+    fn archived(&self, url: &str) -> std::io::Result<Option<([u8; 20], String)>> {
+        if let Some(found) = self.responses.get(&url_key(url)) {
+            return Ok(Some(found.clone()));
+        }
+        let Some(tree) = &self.payloads else {
+            return Ok(None);
+        };
+        let value = tree.get(url.as_bytes()).map_err(std::io::Error::other)?;
+        Ok(value.and_then(|v| {
+            let payload: [u8; 20] = v.get(..20)?.try_into().ok()?;
+            let id = std::str::from_utf8(&v[20..]).ok()?.to_string();
+            Some((payload, id))
+        }))
     }
 
     /// Sets how duplicates whose payload is not their original's are archived.
@@ -346,7 +381,7 @@ impl WarcWriter {
         of: &DuplicateOf<'_>,
     ) -> std::io::Result<()> {
         let payload: [u8; 20] = sha1::Sha1::digest(body).into();
-        let original = self.responses.get(&url_key(of.original)).cloned();
+        let original = self.archived(of.original)?;
         let identical = original.as_ref().is_some_and(|(p, _)| *p == payload);
         let mut verdict = vec![
             (

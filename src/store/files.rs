@@ -65,6 +65,7 @@ impl OutputFiles {
         output: &OutputConfig,
         lengths: [u64; 3],
         warc_at: WarcPosition,
+        payloads: Option<sled::Tree>,
     ) -> Result<OutputFiles, CrawlError> {
         std::fs::create_dir_all(dir).map_err(|source| CrawlError::Output {
             path: dir.to_path_buf(),
@@ -103,6 +104,10 @@ impl OutputFiles {
                     })?
                     .with_duplicates(output.warc_duplicates),
             )
+            .map(|w| match payloads {
+                Some(tree) => w.with_payloads(tree),
+                None => w,
+            })
         } else {
             None
         };
@@ -298,10 +303,10 @@ impl Outputs {
     fn open(
         dir: &Path,
         output: &OutputConfig,
-        lengths: [u64; 3],
-        warc_at: WarcPosition,
+        (lengths, warc_at): ([u64; 3], WarcPosition),
+        payloads: Option<sled::Tree>,
     ) -> Result<Outputs, CrawlError> {
-        let mut files = OutputFiles::open(dir, output, lengths, warc_at)?;
+        let mut files = OutputFiles::open(dir, output, lengths, warc_at, payloads)?;
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Vec<OutputJob>>(OUTPUT_QUEUE);
         let thread = std::thread::Builder::new()
             .name("crawldedup-output".into())
@@ -407,6 +412,8 @@ pub struct FileSink {
     dir: PathBuf,
     output: OutputConfig,
     open: Option<Outputs>,
+    /// Where the WARC writer keeps the payload digests of what it archived.
+    payloads: Option<sled::Tree>,
 }
 
 impl FileSink {
@@ -416,7 +423,16 @@ impl FileSink {
             dir: dir.to_path_buf(),
             output: output.clone(),
             open: None,
+            payloads: None,
         }
+    }
+
+    /// Keeps the payload digests of the archived responses in `tree` (the crawl's
+    /// database), so that a duplicate found in a later run of the crawl (a recrawl) is a
+    /// revisit when its bytes are its original's.
+    pub fn with_payloads(mut self, tree: sled::Tree) -> FileSink {
+        self.payloads = Some(tree);
+        self
     }
 
     /// The position of JSONL lengths `lengths` and WARC position `warc`.
@@ -550,7 +566,15 @@ impl PageSink for FileSink {
             Some(at) => FileSink::lengths(at)?,
             None => ([0; 3], WarcPosition::default()),
         };
-        self.open = Some(Outputs::open(&self.dir, &self.output, lengths, warc).map_err(boxed)?);
+        self.open = Some(
+            Outputs::open(
+                &self.dir,
+                &self.output,
+                (lengths, warc),
+                self.payloads.clone(),
+            )
+            .map_err(boxed)?,
+        );
         Ok(())
     }
 

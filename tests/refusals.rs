@@ -1,0 +1,69 @@
+//! Nothing silent: every input decided or named, every setting the validator accepts
+//! either run or refused in one line, never an abort.
+
+use std::process::{Command, Output};
+
+fn crawldedup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn article(i: usize) -> String {
+    format!(
+        "<html><body><article><p>Story {i}: the council of town number {i} met on a {} and \
+         voted to repair the bridge after {} residents wrote about the potholes, the broken \
+         railings near school {i} and the lights that stay dark all winter.</p></article>\
+         </body></html>",
+        ["Monday", "Tuesday", "Wednesday", "Thursday"][i % 4],
+        i * 37 + 11
+    )
+}
+
+#[test]
+fn dedup_decides_every_readable_input_and_names_each_unreadable_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(path("a.html"), article(1)).unwrap();
+    std::fs::write(path("c.html"), article(2)).unwrap();
+    std::fs::create_dir(path("folder")).unwrap();
+    let state = path("state");
+    let o = crawldedup(&[
+        "dedup",
+        "--json",
+        "--state-dir",
+        &state,
+        &path("a.html"),
+        &path("missing.html"),
+        &path("folder"),
+        &path("c.html"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let files: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["verdict"], "unique", "{v}");
+            v["file"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(files, [path("a.html"), path("c.html")]);
+    let errors = stderr(&o);
+    let errors: Vec<&str> = errors.lines().collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].starts_with("error: ") && errors[0].contains("missing.html"));
+    assert!(errors[1].starts_with("error: ") && errors[1].contains("folder"));
+    // What was decided was kept.
+    let o = crawldedup(&["dedup", "--json", "--state-dir", &state, &path("c.html")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("exact_duplicate"), "{}", stdout(&o));
+}
