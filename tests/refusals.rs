@@ -67,3 +67,62 @@ fn dedup_decides_every_readable_input_and_names_each_unreadable_one() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("exact_duplicate"), "{}", stdout(&o));
 }
+
+#[test]
+fn a_loopback_seed_without_the_flag_is_refused_at_once_and_a_later_run_with_it_fetches_it() {
+    use crawldedup::fixture::{Site, serve};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::without_traps(3, 1))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+    let seed = server.url("/");
+    let crawl = |extra: &[&str]| {
+        let mut args = vec![
+            "crawl",
+            "--seed",
+            &seed,
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "crawl.max_depth=1",
+        ];
+        args.extend_from_slice(extra);
+        crawldedup(&args)
+    };
+    let o = crawl(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.contains("--allow-private-ips"))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        said.iter()
+            .any(|l| l.contains("seed") && l.contains("refused")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    let failures = std::fs::read_to_string(out.join("failures.jsonl")).unwrap();
+    let failure: serde_json::Value =
+        serde_json::from_str(failures.lines().next().unwrap()).unwrap();
+    assert_eq!(failure["kind"], "refused", "{failure}");
+    assert_eq!(failure["attempts"], 1, "not retried: {failure}");
+    assert!(
+        failure["reason"]
+            .as_str()
+            .unwrap()
+            .contains("loopback address"),
+        "{failure}"
+    );
+    // The same state directory, with the flag: the seed is fetched and stored.
+    let o = crawl(&["--allow-private-ips"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pages = std::fs::read_to_string(out.join("pages.jsonl")).unwrap();
+    assert!(
+        pages.contains(&format!("\"final_url\":\"{}\"", server.url("/"))),
+        "{pages}"
+    );
+}

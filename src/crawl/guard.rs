@@ -107,7 +107,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
                 .collect();
             if allowed.is_empty() {
                 return Err(
-                    Box::new(GuardError(format!("{host} resolves to a {reason}")))
+                    Box::new(GuardError(format!("{host} resolves to a {reason}{LIFT}")))
                         as Box<dyn std::error::Error + Send + Sync>,
                 );
             }
@@ -139,9 +139,24 @@ pub fn check_literal(url: &url::Url, allow_private: bool) -> Result<(), String> 
         _ => return Ok(()),
     };
     match refused_reason(ip) {
-        Some(reason) => Err(format!("{ip} is a {reason}")),
+        Some(reason) => Err(format!("{ip} is a {reason}{LIFT}")),
         None => Ok(()),
     }
+}
+
+/// What every refusal says about lifting the guard.
+pub const LIFT: &str = " (--allow-private-ips, crawl.allow_private_ips = true, lifts the guard)";
+
+/// Why the guard refuses `url` without `--allow-private-ips`, as far as can be told without
+/// resolving its host: an IP literal of a refused range, or `localhost`.
+pub fn private_address(url: &url::Url) -> Option<String> {
+    if let Err(reason) = check_literal(url, false) {
+        return Some(reason);
+    }
+    let host = url.host_str()?;
+    let host = host.to_ascii_lowercase();
+    (host == "localhost" || host.ends_with(".localhost"))
+        .then(|| format!("{host} is a loopback name{LIFT}"))
 }
 
 /// Whether `ip` may be reached under the guard.

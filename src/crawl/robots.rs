@@ -17,6 +17,9 @@ pub(super) enum Robots {
     Rules(Option<Arc<texting_robots::Robot>>),
     /// 5xx or unreachable: closed until then.
     Closed(Instant),
+    /// The SSRF guard refuses the host's address: nothing of it is fetched in this run,
+    /// and no attempt is repeated.
+    Refused(super::fetch::FetchError),
 }
 
 /// robots.txt per host. Each host has its own async lock, held while its robots.txt is
@@ -51,6 +54,10 @@ pub(super) async fn robots_for(shared: &Shared, url: &Url) -> Robots {
         Ok(f) => {
             tracing::info!("{robots_url}: HTTP {}: host closed for a while", f.status);
             Robots::Closed(Instant::now() + shared.robots_retry)
+        }
+        Err(e @ super::fetch::FetchError::Refused { .. }) => {
+            tracing::warn!("{e}");
+            Robots::Refused(e)
         }
         Err(e) => {
             tracing::info!("{e}: host closed for a while");

@@ -521,6 +521,24 @@ fn queue_seeds(
             "no seeds: give --seed, --seeds or crawl.seeds".into(),
         ));
     }
+    // A seed the SSRF guard refuses: said at once, not after its retries; a later run
+    // with the guard lifted fetches it, though an earlier one recorded it as failed.
+    for url in &seeds {
+        let Some(reason) = super::guard::private_address(url) else {
+            continue;
+        };
+        if !crawl.allow_private_ips {
+            tracing::warn!("seed {url}: refused: {reason}");
+        } else if frontier
+            .requeue_failed(url)
+            .map_err(|e| CrawlError::State {
+                path: crawl.state_dir.clone(),
+                problem: e,
+            })?
+        {
+            tracing::info!("seed {url}: refused in an earlier run, queued again");
+        }
+    }
     let scope = Scope::new(config, &seeds)?;
     let keywords: Vec<String> = config
         .focus

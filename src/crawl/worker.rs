@@ -68,6 +68,18 @@ pub(super) async fn work(shared: &Shared, task: Task) -> Work {
     if shared.respect_robots {
         match robots_for(shared, &task.url).await {
             Robots::Closed(until) => return Work::RobotsClosed { task, until },
+            Robots::Refused(refused) => {
+                // The page's own address is the host's: refused the same way.
+                let reason = match refused {
+                    super::fetch::FetchError::Refused { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                let error = super::fetch::FetchError::Refused {
+                    url: task.url.to_string(),
+                    reason,
+                };
+                return Work::Failed { task, error };
+            }
             Robots::Rules(Some(robot)) => {
                 crawl_delay = robot
                     .delay

@@ -222,6 +222,17 @@ impl Frontier {
         Ok(true)
     }
 
+    /// Queues `url` again if it failed (a seed the SSRF guard refused, given again in a run
+    /// that lifts the guard); returns whether it was queued.
+    pub fn requeue_failed(&mut self, url: &Url) -> Result<bool, String> {
+        let Some((task, TaskState::Failed)) = self.lookup(url)? else {
+            return Ok(false);
+        };
+        self.counts.failed -= 1;
+        self.queue_new(task.url, task.depth, task.priority, task.last);
+        Ok(true)
+    }
+
     /// Queues a pending task for `url` under the next discovery number.
     fn queue_new(&mut self, url: Url, depth: u32, priority: u32, last: Option<Version>) {
         let task = Task {
