@@ -126,3 +126,60 @@ fn a_loopback_seed_without_the_flag_is_refused_at_once_and_a_later_run_with_it_f
         "{pages}"
     );
 }
+
+#[test]
+fn a_size_the_machine_cannot_give_is_refused_in_one_line_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let page = dir.path().join("page.html");
+    std::fs::write(&page, article(3)).unwrap();
+    let (state, page) = (state.to_str().unwrap(), page.to_str().unwrap());
+    for (command, setting, key) in [
+        (
+            vec!["serve", "--listen", "127.0.0.1:0", "--state-dir", state],
+            "url_filter.expected_urls=4000000000000",
+            "url_filter.expected_urls",
+        ),
+        (
+            vec!["dedup", "--state-dir", state, page],
+            "dedup.expected_pages=4000000000",
+            "dedup.expected_pages",
+        ),
+        (
+            vec![
+                "crawl",
+                "--seed",
+                "http://127.0.0.1:9/",
+                "--state-dir",
+                state,
+            ],
+            "dedup.expected_pages=4000000000",
+            "dedup.expected_pages",
+        ),
+    ] {
+        let mut args = command.clone();
+        args.extend(["--set", setting]);
+        let o = crawldedup(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let said = stderr(&o);
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(said.contains(key) && said.contains("GiB"), "{said}");
+        assert!(
+            !std::path::Path::new(state).exists(),
+            "{args:?} created the state directory"
+        );
+    }
+    // Under an address-space limit (ulimit -v), a size that fits the machine but not the
+    // limit is refused the same way instead of aborting at its allocation.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2000000 && exec {} dedup --state-dir {state} --set \
+             dedup.expected_pages=20000000 {page}",
+            env!("CARGO_BIN_EXE_crawldedup")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ulimit -v"), "{}", stderr(&o));
+}

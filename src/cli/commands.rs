@@ -284,7 +284,10 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
             // configuration error: exit code 2.
             crawldedup::crawl::CrawlError::Setup(_)
             | crawldedup::crawl::CrawlError::State { .. }
-            | crawldedup::crawl::CrawlError::OutputBehind { .. } => Failure::Setup(e.to_string()),
+            | crawldedup::crawl::CrawlError::OutputBehind { .. }
+            | crawldedup::crawl::CrawlError::Dedup(
+                crawldedup::DedupError::Config(_) | crawldedup::DedupError::Damaged { .. },
+            ) => Failure::Setup(e.to_string()),
             other => Failure::from(other),
         })?;
     if args.json {

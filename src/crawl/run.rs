@@ -29,7 +29,7 @@ use super::schedule::Schedule;
 use super::scope::{Scope, priority};
 use super::worker::{Work, work};
 use crate::config::Config;
-use crate::dedup::{Dedup, Sweeper};
+use crate::dedup::{Dedup, DedupError, Sweeper};
 use crate::store::PageSink;
 use crate::store::files::FileSink;
 use crate::urls::Canonicalizer;
@@ -426,6 +426,7 @@ struct Opened {
 fn open_state(config: &Config, options: &CrawlOptions) -> Result<Opened, CrawlError> {
     let crawl = &config.crawl;
     let state_dir = crawl.state_dir.clone();
+    crate::dedup::check_memory(&state_dir, config).map_err(DedupError::from)?;
     crate::db::create_state_dir(&state_dir).map_err(|e| CrawlError::State {
         path: state_dir.clone(),
         problem: e.to_string(),

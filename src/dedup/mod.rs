@@ -72,6 +72,7 @@
 //! ```
 
 mod builder;
+mod memory;
 mod stats;
 mod sweeper;
 mod verdict;
@@ -95,6 +96,7 @@ use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls}
 use stats::{Counters, bump};
 
 pub use builder::DedupBuilder;
+pub(crate) use memory::check as check_memory;
 pub use stats::{DedupStats, WindowStats};
 pub use sweeper::{SWEEP_REST, SWEEP_STEP, Sweeper};
 pub(crate) use verdict::round3;
@@ -234,6 +236,8 @@ impl Dedup {
         index_documents: Option<u64>,
         journaled: bool,
     ) -> Result<Dedup, DedupError> {
+        // Before anything is created: a setting the machine cannot hold is refused first.
+        memory::check(state_dir, config)?;
         crate::db::create_state_dir(state_dir).map_err(|source| DedupError::StateDir {
             path: state_dir.to_path_buf(),
             source,

@@ -44,7 +44,7 @@ const MAX_LOAD: f64 = 0.8;
 const GROWTH: f64 = 1.6;
 
 /// A table built for `n` entries is filled to this share of its slots.
-const BUILD_LOAD: f64 = 0.65;
+pub(super) const BUILD_LOAD: f64 = 0.65;
 
 /// A table key: a permuted simhash (64 bits) or a band key (32 bits). Every operation on
 /// keys works on the key as the top bits of a 64-bit word, so a 32-bit key homes, masks

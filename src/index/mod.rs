@@ -238,6 +238,21 @@ impl SimhashIndex {
         self
     }
 
+    /// The memory a new index of `config` takes once `documents` documents are in it (or
+    /// room is made for them): what `dedup.expected_pages` asks for at open.
+    pub fn memory_needed(config: &IndexConfig, documents: u64) -> u64 {
+        let tables = match config.blocks {
+            Some(r) => plan::Plan::with_blocks(config.max_distance, r),
+            None => plan::Plan::choose(
+                config.expected,
+                config.max_distance,
+                plan::DEFAULT_CANDIDATE_BUDGET,
+            ),
+        }
+        .map_or(1, |plan| plan.tables.len());
+        tables::bytes_for(tables, documents)
+    }
+
     /// Documents the last checkpoint made durable (what its manifest records).
     pub fn durable_documents(&self) -> u64 {
         *lock(&self.durable)

@@ -30,6 +30,14 @@ pub(super) struct Memory {
     pub(super) docs: VecDeque<Stored>,
 }
 
+/// Bytes the tables and rows of `tables` permuted tables (and the band tables) take when
+/// room is made for `documents` documents: 8 bytes a slot at the build load, and a row each.
+pub(super) fn bytes_for(tables: usize, documents: u64) -> u64 {
+    let per_document = (tables + BANDS) as f64 * 8.0 / super::memory::BUILD_LOAD
+        + std::mem::size_of::<Stored>() as f64;
+    (documents as f64 * per_document) as u64
+}
+
 impl Memory {
     /// The id the next document gets: every document ever stored, expired or not.
     pub(super) fn count(&self) -> u64 {
