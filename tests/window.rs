@@ -252,7 +252,7 @@ fn the_expiring_filter_stays_under_p_over_all_live_generations() {
     let seen = SeenUrls::new(recrawl(window, g, n, p))
         .unwrap()
         .with_clock(Arc::new(clock.clone()));
-    let slice = seen.config().slice_secs().unwrap();
+    let slice = seen.config().slice_ms().unwrap() / 1000;
     let mut next = 0u64;
     for s in 0..12 {
         clock.set(T0 + s * slice + 1);
@@ -496,7 +496,7 @@ async fn a_due_page_is_fetched_again_unchanged_as_a_revisit_and_changed_as_a_new
     };
 
     // When the URLs come due: the slice of T0 plus g + 1 slices.
-    let slice = config.url_filter.seen_config().slice_secs().unwrap();
+    let slice = config.url_filter.seen_config().slice_ms().unwrap() / 1000;
     let due = (T0 / slice + 9) * slice;
     assert!(due >= T0 + 30 * DAY);
 

@@ -582,11 +582,13 @@ impl SimhashIndex {
         self.append(record, &keys, stored)
     }
 
-    /// The time a document inserted now is stored at: the clock's, or the newest
-    /// document's if the clock went back, so that times never decrease with the id.
+    /// The time a document inserted now is stored at: the clock's, rounded up to the
+    /// second (so that a retention window never ends early: it ends within a second after
+    /// `window`), or the newest document's if the clock went back, so that times never
+    /// decrease with the id.
     fn stamp(&self, memory: &Memory) -> u64 {
         let newest = memory.docs.back().map_or(0, |d| u64::from(d.at));
-        self.clock.now().max(newest)
+        self.clock.now_ms().div_ceil(1000).max(newest)
     }
 
     /// Adds a document under the next id (the caller holds the writer lock).

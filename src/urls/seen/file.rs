@@ -17,7 +17,9 @@ pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
 /// checkpoint sequence, the slice length in seconds and the generation count (both 0 for a
 /// filter that never forgets), the URLs forgotten so far, then the generations, each its
 /// slice number and its layers.
-/// Version 3: the state directory's id ([`crate::ledger`]) after the hash seed.
+/// Version 3: the state directory's id ([`crate::ledger`]) after the hash seed; the slice
+/// length in milliseconds (version 2: seconds), and the recrawl interval as set, in
+/// milliseconds, after it.
 /// (Version 1 held one list of layers; version 2, still read, has no directory id.)
 pub(super) const FORMAT_VERSION: u32 = 3;
 /// The oldest version read (its directory id reads as 0).
@@ -26,7 +28,10 @@ const OLDEST_READ: u32 = 2;
 /// A saved filter, read back.
 pub(super) struct Saved {
     pub(super) seq: u64,
-    pub(super) slice_secs: u64,
+    /// The slice length in milliseconds (0 for a filter that never forgets).
+    pub(super) slice_ms: u64,
+    /// The recrawl interval in milliseconds; `None` in a version-2 file.
+    pub(super) interval_ms: Option<u64>,
     pub(super) generations: u32,
     pub(super) expired: u64,
     pub(super) generations_list: Vec<Generation>,
@@ -49,7 +54,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 pub(super) fn encode(
     state_id: StateId,
     seq: u64,
-    slice_secs: u64,
+    (slice_ms, interval_ms): (u64, u64),
     generation_count: u32,
     expired: u64,
     generations: &[Generation],
@@ -62,7 +67,8 @@ pub(super) fn encode(
     out.extend_from_slice(&URL_HASH_SEED.to_le_bytes());
     out.extend_from_slice(&state_id.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&slice_secs.to_le_bytes());
+    out.extend_from_slice(&slice_ms.to_le_bytes());
+    out.extend_from_slice(&interval_ms.to_le_bytes());
     out.extend_from_slice(&generation_count.to_le_bytes());
     out.extend_from_slice(&expired.to_le_bytes());
     out.extend_from_slice(&(generations.len() as u32).to_le_bytes());
@@ -216,7 +222,12 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
         r.take(16, "header")?;
     }
     let seq = r.u64("header")?;
-    let slice_secs = r.u64("header")?;
+    let slice = r.u64("header")?;
+    let (slice_ms, interval_ms) = if version >= 3 {
+        (slice, Some(r.u64("header")?))
+    } else {
+        (slice.saturating_mul(1000), None)
+    };
     let generation_count = r.u32("header")?;
     let expired = r.u64("header")?;
     let held = r.u32("header")?;
@@ -245,7 +256,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Saved, String> {
     }
     Ok(Saved {
         seq,
-        slice_secs,
+        slice_ms,
+        interval_ms,
         generations: generation_count,
         expired,
         generations_list,

@@ -305,20 +305,28 @@ impl SeenUrls {
                     path: file.clone(),
                     problem,
                 })?;
-                let wanted = (config.slice_secs().unwrap_or(0), config.generations);
-                let wanted = if config.expire_after.is_some() {
-                    wanted
-                } else {
-                    (0, 0)
+                let wanted = match config.expire_after {
+                    Some(_) => (
+                        config.slice_ms().unwrap_or(0),
+                        config.generations,
+                        config.interval_ms(),
+                    ),
+                    None => (0, 0, None),
                 };
-                if (saved.slice_secs, saved.generations) != wanted {
+                // A version-2 file knows its slices, not the interval they were cut from.
+                let saved_interval = saved.interval_ms.filter(|&ms| ms > 0).or(wanted.2);
+                if (saved.slice_ms, saved.generations, saved_interval) != wanted {
+                    let interval = saved
+                        .interval_ms
+                        .filter(|&ms| ms > 0)
+                        .unwrap_or(saved.slice_ms * u64::from(saved.generations));
                     return Err(SeenError::Params(format!(
                         "{}: saved with {}, the configuration asks for {}: set \
                          url_filter.recrawl_after and recrawl_generations back, or start a \
                          new state directory",
                         file.display(),
-                        describe_expiry(saved.slice_secs, saved.generations),
-                        describe_expiry(wanted.0, wanted.1)
+                        describe_expiry(interval, saved.generations),
+                        describe_expiry(wanted.2.unwrap_or(0), wanted.1)
                     )));
                 }
                 let mut seen =
@@ -394,8 +402,8 @@ impl SeenUrls {
 
     /// The time slice that new URLs go into now (0 for a filter that never forgets).
     fn current_slice(&self) -> u64 {
-        match self.config.slice_secs() {
-            Some(secs) => self.clock.now() / secs,
+        match self.config.slice_ms() {
+            Some(ms) => self.clock.now_ms() / ms,
             None => 0,
         }
     }
@@ -408,11 +416,19 @@ impl SeenUrls {
         }
     }
 
-    /// When a URL recorded now comes due again (seconds since the epoch): the start of the
-    /// first slice in which its generation is no longer live. `None` if it never does.
+    /// When a URL recorded at `recorded_at` (seconds since the epoch) comes due again, in
+    /// seconds, rounded up: see [`SeenUrls::due_at_ms`]. `None` if it never does.
     pub fn due_at(&self, recorded_at: u64) -> Option<u64> {
-        let secs = self.config.slice_secs()?;
-        Some((recorded_at / secs + u64::from(self.config.generations) + 1) * secs)
+        self.due_at_ms(recorded_at.saturating_mul(1000))
+            .map(|ms| ms.div_ceil(1000))
+    }
+
+    /// When a URL recorded at `recorded_at_ms` (milliseconds since the epoch) comes due
+    /// again: the start of the first slice in which its generation is no longer live,
+    /// between the interval and one slice after it. `None` if it never does.
+    pub fn due_at_ms(&self, recorded_at_ms: u64) -> Option<u64> {
+        let ms = self.config.slice_ms()?;
+        Some((recorded_at_ms / ms + u64::from(self.config.generations) + 1) * ms)
     }
 
     /// Checks a canonical URL and records it: `Ok(true)` if it was seen before (and, for a
@@ -671,8 +687,8 @@ impl SeenUrls {
             expired: self.expired.load(Ordering::Relaxed),
             oldest_slice_start: self
                 .config
-                .slice_secs()
-                .and_then(|secs| oldest.map(|s| s * secs)),
+                .slice_ms()
+                .and_then(|ms| oldest.map(|s| s * ms / 1000)),
         }
     }
 
@@ -709,17 +725,20 @@ impl SeenUrls {
                     source,
                 })?;
             }
-            let (slice_secs, g) = match self.config.expire_after {
+            let (slices, g) = match self.config.expire_after {
                 Some(_) => (
-                    self.config.slice_secs().unwrap_or(0),
+                    (
+                        self.config.slice_ms().unwrap_or(0),
+                        self.config.interval_ms().unwrap_or(0),
+                    ),
                     self.config.generations,
                 ),
-                None => (0, 0),
+                None => ((0, 0), 0),
             };
             encode(
                 self.state_id,
                 seq,
-                slice_secs,
+                slices,
                 g,
                 self.expired.load(Ordering::Relaxed),
                 &generations,
@@ -736,15 +755,13 @@ impl SeenUrls {
     }
 }
 
-fn describe_expiry(slice_secs: u64, generations: u32) -> String {
+fn describe_expiry(interval_ms: u64, generations: u32) -> String {
     if generations == 0 {
         "no recrawl interval".to_string()
     } else {
         format!(
-            "a recrawl interval of about {} in {generations} generations",
-            humantime::format_duration(std::time::Duration::from_secs(
-                slice_secs * u64::from(generations)
-            ))
+            "a recrawl interval of {} in {generations} generations",
+            humantime::format_duration(std::time::Duration::from_millis(interval_ms))
         )
     }
 }

@@ -99,12 +99,18 @@ impl Default for SeenConfig {
 }
 
 impl SeenConfig {
-    /// The length of one generation's time slice in seconds (`ceil(window / g)`), when the
-    /// filter forgets.
-    pub fn slice_secs(&self) -> Option<u64> {
+    /// The length of one generation's time slice in milliseconds (`ceil(window / g)`),
+    /// when the filter forgets: a URL comes due between the interval and one slice later.
+    pub fn slice_ms(&self) -> Option<u64> {
         let g = u64::from(self.generations.max(1));
         self.expire_after
-            .map(|w| crate::clock::window_secs(w).div_ceil(g).max(1))
+            .map(|w| crate::clock::window_ms(w).div_ceil(g).max(1))
+    }
+
+    /// The recrawl interval in milliseconds, as set (at least one second), when the filter
+    /// forgets.
+    pub fn interval_ms(&self) -> Option<u64> {
+        self.expire_after.map(crate::clock::window_ms)
     }
 
     /// The most generations live at once: g full ones and the one filling (1 without
