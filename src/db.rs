@@ -32,6 +32,50 @@ fn open_waiting(config: &sled::Config, wait: Duration) -> sled::Result<sled::Db>
     }
 }
 
+/// Whether a live process holds the database in `dir` (sled's lock on its `db` file),
+/// found without opening the database, which would write: the file is opened read-only,
+/// its lock tried and let go at once.
+pub(crate) fn held(dir: &std::path::Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let Ok(file) = std::fs::File::open(dir.join("db")) else {
+            return false;
+        };
+        // SAFETY: flock on a descriptor this function owns for the duration of the call.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if locked == 0 {
+            // SAFETY: as above; the lock taken is let go.
+            unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+            return false;
+        }
+        std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
+        false
+    }
+}
+
+/// Whether this process may write into `dir` (not on a read-only file system, not
+/// refused by its permissions), asked without writing.
+pub(crate) fn writable(dir: &std::path::Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: access reads the NUL-terminated path it is given.
+        unsafe { libc::access(path.as_ptr(), libc::W_OK) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        !std::fs::metadata(dir).is_ok_and(|m| m.permissions().readonly())
+    }
+}
+
 /// Creates a state directory (and its parents) if it is missing; a path that is a file, or
 /// that runs through one, is "not a directory" rather than the system's "File exists".
 pub(crate) fn create_state_dir(path: &std::path::Path) -> std::io::Result<()> {
@@ -70,6 +114,23 @@ pub(crate) fn describe(e: &sled::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_database_is_found_without_opening_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        assert!(!held(&path), "no database yet");
+        let db = sled::Config::new().path(&path).open().unwrap();
+        assert!(held(&path));
+        drop(db);
+        // sled's threads let the lock go shortly after the last handle.
+        let released = (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            !held(&path)
+        });
+        assert!(released);
+        assert!(writable(dir.path()));
+    }
 
     #[test]
     fn open_waits_for_a_lock_that_is_released_and_gives_up_on_one_that_is_not() {

@@ -51,9 +51,88 @@ impl std::fmt::Display for Part {
 const OUTPUTS: [&str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
 
 /// Checks every part of the state directory `state_dir` (and, for a crawl, its outputs in
-/// `out_dir`).
+/// `out_dir`). A directory this process cannot write to (a backup on a read-only file
+/// system) is only read: its parts are checked in a copy, since opening a database writes.
 pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
-    verify_with_record(state_dir, out_dir).0
+    if crate::db::writable(state_dir) {
+        return verify_with_record(state_dir, out_dir).0;
+    }
+    let copied = tempfile::Builder::new()
+        .prefix("crawldedup-verify-")
+        .tempdir()
+        .and_then(|scratch| {
+            let copy = scratch.path().join("state");
+            copy_tree(state_dir, &copy)?;
+            Ok((scratch, copy))
+        });
+    let (scratch, copy) = match copied {
+        Ok(copied) => copied,
+        Err(e) => {
+            return vec![Part {
+                name: "state directory",
+                result: Err(format!(
+                    "read-only, and it could not be copied to check it without writing: {e}"
+                )),
+            }];
+        }
+    };
+    let (copy_name, own_name) = (copy.display().to_string(), state_dir.display().to_string());
+    let mut parts: Vec<Part> = verify_with_record(&copy, out_dir)
+        .0
+        .into_iter()
+        .map(|part| Part {
+            name: part.name,
+            result: match part.result {
+                Ok(fine) => Ok(fine.replace(&copy_name, &own_name)),
+                Err(problem) => Err(problem.replace(&copy_name, &own_name)),
+            },
+        })
+        .collect();
+    parts.insert(
+        0,
+        Part {
+            name: "state directory",
+            result: Ok("read-only: checked in a copy, nothing written to it".into()),
+        },
+    );
+    drop(scratch);
+    parts
+}
+
+/// Why `repair` must not start on `state_dir`: a process holds it, or it cannot be written.
+pub fn cannot_repair(state_dir: &Path) -> Option<String> {
+    let databases = [
+        state_dir.join(INDEX_DIR),
+        state_dir.join(crate::crawl::CRAWL_DB),
+        state_dir.join(crate::urls::seen::CONFIRM_DIR),
+    ];
+    if databases.iter().any(|db| crate::db::held(db)) {
+        return Some(
+            "another process holds this state directory (a crawl, `serve` or `dedup` running \
+             on it?); stop it first; nothing was changed"
+                .into(),
+        );
+    }
+    (!crate::db::writable(state_dir)).then(|| {
+        "read-only: repair writes; copy the directory somewhere writable and repair the copy; \
+         nothing was changed"
+            .into()
+    })
+}
+
+/// Copies the folder `from` to `to`, files and folders.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for item in std::fs::read_dir(from)? {
+        let item = item?;
+        let target = to.join(item.file_name());
+        if item.file_type()?.is_dir() {
+            copy_tree(&item.path(), &target)?;
+        } else {
+            std::fs::copy(item.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// [`verify`], also returning the crawl's last checkpoint record when it could be read.

@@ -246,7 +246,25 @@ fn an_unreachable_cluster_at_start_is_one_line_and_a_failed_exit() {
         .args(["--cluster", "redis://127.0.0.1:1/", "--worker-id", "a"])
         .output()
         .unwrap();
-    assert!(!out.status.success());
+    // Nothing was started: exit code 2, as `stats --cluster` on the same address.
+    assert_eq!(out.status.code(), Some(2));
+    let stats = Command::new(binary())
+        .args(["stats", "--cluster", "redis://127.0.0.1:1/"])
+        .output()
+        .unwrap();
+    assert_eq!(stats.status.code(), Some(2));
+    // A worker without an id is told the flag that gives it one.
+    let unnamed = Command::new(binary())
+        .args(["crawl", "--seed", "http://127.0.0.1:9/"])
+        .args(["--cluster", "redis://127.0.0.1:1/"])
+        .output()
+        .unwrap();
+    assert_eq!(unnamed.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&unnamed.stderr).contains("--worker-id"),
+        "{}",
+        String::from_utf8_lossy(&unnamed.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{stderr}");

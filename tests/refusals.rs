@@ -183,3 +183,218 @@ fn a_size_the_machine_cannot_give_is_refused_in_one_line_before_anything_starts(
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("ulimit -v"), "{}", stderr(&o));
 }
+
+/// A populated `dedup` state directory in `dir`.
+fn populated(dir: &std::path::Path) -> String {
+    let state = dir.join("state");
+    let mut args = vec![
+        "dedup".to_string(),
+        "--state-dir".into(),
+        state.to_str().unwrap().into(),
+    ];
+    for i in 0..5 {
+        let page = dir.join(format!("p{i}.html"));
+        std::fs::write(&page, article(i)).unwrap();
+        args.push(page.to_str().unwrap().into());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = crawldedup(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    state.to_str().unwrap().to_string()
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    for item in std::fs::read_dir(dir).unwrap() {
+        let path = item.unwrap().path();
+        if path.is_dir() {
+            found.extend(snapshot(&path));
+        } else {
+            found.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A read-only bind mount of `source`, undone when dropped.
+struct ReadOnly(std::path::PathBuf);
+
+impl ReadOnly {
+    fn mount(source: &str, at: &std::path::Path) -> Option<ReadOnly> {
+        std::fs::create_dir_all(at).unwrap();
+        let mounted = |args: &[&str]| {
+            Command::new("mount")
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        let at_str = at.to_str().unwrap();
+        if !mounted(&["--bind", source, at_str]) {
+            return None;
+        }
+        let guard = ReadOnly(at.to_path_buf());
+        mounted(&["-o", "remount,bind,ro", at_str]).then_some(guard)
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+    }
+}
+
+#[test]
+fn verify_only_reads_and_repair_refuses_a_read_only_or_held_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = populated(dir.path());
+    let Some(read_only) = ReadOnly::mount(&state, &dir.path().join("backup")) else {
+        // Mounting needs root; CI runs as root and must run this.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "could not mount read-only"
+        );
+        eprintln!("skipped: a read-only bind mount needs root");
+        return;
+    };
+    let backup = read_only.0.to_str().unwrap().to_string();
+    let before = snapshot(std::path::Path::new(&state));
+    let o = crawldedup(&["verify", "--state-dir", &backup]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let lines = stdout(&o);
+    assert!(
+        lines.starts_with("state directory: fine: read-only"),
+        "{lines}"
+    );
+    assert!(lines.contains("index: fine: 5 documents"), "{lines}");
+    assert!(
+        !lines.contains("crawldedup-verify-"),
+        "names the copy: {lines}"
+    );
+    assert_eq!(snapshot(std::path::Path::new(&state)), before);
+    let o = crawldedup(&["repair", "--state-dir", &backup]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("read-only"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("--accept-loss"), "{}", stderr(&o));
+    drop(read_only);
+
+    // Held by a live stage: repair says so, and suggests no loss.
+    let stage =
+        crawldedup::Dedup::open(std::path::Path::new(&state), &crawldedup::Config::default())
+            .unwrap();
+    let o = crawldedup(&["repair", "--state-dir", &state]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("another process holds"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("--accept-loss"), "{}", stderr(&o));
+    drop(stage);
+}
+
+#[test]
+fn serve_refuses_a_port_in_use_and_a_request_limit_that_refuses_everything_before_any_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = crawldedup(&[
+        "serve",
+        "--listen",
+        &addr,
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains(&addr), "{}", stderr(&o));
+    assert!(!state.exists(), "the state directory was created");
+    for bytes in ["0", "1023"] {
+        let o = crawldedup(&[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-request-bytes",
+            bytes,
+            "--state-dir",
+            state.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--max-request-bytes"), "{}", stderr(&o));
+        assert!(!state.exists());
+    }
+}
+
+#[test]
+fn checkpoint_every_0_means_only_at_the_end_for_a_crawl_as_for_the_sidecar() {
+    use crawldedup::fixture::{Site, serve};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::without_traps(4, 2))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let o = crawldedup(&[
+        "crawl",
+        "--json",
+        "--allow-private-ips",
+        "--seed",
+        &server.url("/"),
+        "--state-dir",
+        dir.path().join("state").to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--checkpoint-every",
+        "0",
+        "--set",
+        "crawl.per_host_delay_ms=20",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(
+        summary["totals"]["stored"].as_u64().unwrap() > 5,
+        "{summary}"
+    );
+    assert_eq!(
+        summary["totals"]["seq"], 1,
+        "one checkpoint, at the end: {summary}"
+    );
+}
+
+#[test]
+fn a_damaged_database_is_one_line_without_the_stores_own_log_and_random_bytes_are_no_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = populated(dir.path());
+    let db = std::path::Path::new(&state).join("index/db");
+    let bytes = std::fs::read(&db).unwrap();
+    let mut damaged = bytes.clone();
+    for b in &mut damaged[bytes.len() / 3..bytes.len() / 2] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&db, &damaged).unwrap();
+    let page = dir.path().join("p0.html");
+    let o = crawldedup(&["dedup", "--state-dir", &state, page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("ERROR"), "{}", stderr(&o));
+
+    // Random bytes whose first NUL is past the first KiB: not text.
+    let mut state_rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random: Vec<u8> = (0..4096)
+        .map(|_| {
+            state_rng ^= state_rng << 13;
+            state_rng ^= state_rng >> 7;
+            state_rng ^= state_rng << 17;
+            (state_rng as u8).max(1)
+        })
+        .collect();
+    random[1092] = 0;
+    let file = dir.path().join("random.html");
+    std::fs::write(&file, &random).unwrap();
+    let o = crawldedup(&["dedup", "--json", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("\"verdict\":\"no_text\""),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -378,6 +378,22 @@ async fn bad_requests_get_a_json_4xx_naming_the_problem() {
             "unsupported scheme",
         ),
         (raw("/v1/nothing", "{}"), 404, "no route"),
+        // What a client sent, in the API's words: never a Rust type or a `?` for a place.
+        (
+            raw("/v1/pages/check", "[\"http://site.test/u\"]"),
+            400,
+            "must be a JSON object",
+        ),
+        (raw("/v1/urls/check", "\"x\""), 400, "must be a JSON object"),
+        (
+            raw(
+                "/v1/pages/check",
+                "{\"url\": \"http://site.test/u\", \"text\": 7}",
+            ),
+            400,
+            "text",
+        ),
+        (raw("/v1/urls/check", "{\"urls\": {\"a\": 1}}"), 400, "urls"),
     ];
     for (request, want, words) in cases {
         let (status, got) = answer(request).await;
@@ -385,6 +401,9 @@ async fn bad_requests_get_a_json_4xx_naming_the_problem() {
         let error = got["error"].as_str().unwrap();
         assert!(error.contains(words), "`{error}` should mention `{words}`");
         assert!(!error.contains('\n'), "one line: {error}");
+        for internal in ["struct ", "Request", " at ?", "enum "] {
+            assert!(!error.contains(internal), "`{error}` leaks `{internal}`");
+        }
     }
     // Over the byte limit, and over the URL count.
     let big = json!({"url": "http://site.test/u", "body": "x".repeat(100 * 1024)});

@@ -93,10 +93,13 @@ pub(super) struct ServeArgs {
         hide_env_values = true
     )]
     pub(super) token: Option<String>,
-    /// Largest request body in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = crawldedup::adapters::serve::DEFAULT_MAX_REQUEST_BYTES)]
+    /// Largest request body in bytes (at least 1024).
+    #[arg(long, value_name = "BYTES",
+          default_value_t = crawldedup::adapters::serve::DEFAULT_MAX_REQUEST_BYTES,
+          value_parser = max_request_bytes)]
     pub(super) max_request_bytes: usize,
-    /// Checkpoint this often (for example 30s, 5m; 0 turns it off).
+    /// Checkpoint this often (for example 30s, 5m); 0: only on POST /v1/checkpoint and when
+    /// stopping.
     #[arg(long, value_name = "DURATION",
           default_value_t = crawldedup::adapters::serve::DEFAULT_CHECKPOINT_EVERY.into())]
     pub(super) checkpoint_every: humantime::Duration,
@@ -198,7 +201,8 @@ pub(super) struct CrawlArgs {
     /// cluster.wait_for_workers: start the crawl when this many workers are alive
     #[arg(long, value_name = "N")]
     pub(super) wait_for_workers: Option<u32>,
-    /// Checkpoint this often (for example 500ms, 5s, 1m).
+    /// Checkpoint this often (for example 500ms, 5s, 1m); 0: only when the crawl stops (a
+    /// kill -9 then loses the whole run).
     #[arg(long, value_name = "DURATION",
           default_value_t = crawldedup::crawl::CHECKPOINT_EVERY.into())]
     pub(super) checkpoint_every: humantime::Duration,
@@ -297,3 +301,18 @@ impl ConfigArgs {
 
 /// Exit code for a bad configuration or input file.
 pub(super) const EXIT_CONFIG: u8 = 2;
+
+/// The least `--max-request-bytes`: a body under it could not hold one URL check.
+const MIN_REQUEST_BYTES: usize = 1024;
+
+fn max_request_bytes(text: &str) -> Result<usize, String> {
+    let bytes: usize = text
+        .parse()
+        .map_err(|e| format!("`{text}` is not a number of bytes: {e}"))?;
+    if bytes < MIN_REQUEST_BYTES {
+        return Err(format!(
+            "{bytes} is under {MIN_REQUEST_BYTES}: every request would be refused"
+        ));
+    }
+    Ok(bytes)
+}

@@ -108,6 +108,12 @@ pub(super) fn state_command(
         )));
     }
     let out = args.out_dir.as_deref();
+    if let Some(problem) = repair.and_then(|_| crawldedup::state::cannot_repair(&args.state_dir)) {
+        return Err(Failure::Setup(format!(
+            "state directory {}: {problem}",
+            args.state_dir.display()
+        )));
+    }
     let parts = match repair {
         None => crawldedup::state::verify(&args.state_dir, out),
         Some((accept_loss, config)) => {
@@ -317,16 +323,6 @@ pub(super) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     if !serve::is_loopback(&addr) && args.token.is_none() {
         tracing::warn!("listening on {addr} without a token: anyone who can reach it can use it");
     }
-    // Answers durable at checkpoints only need no URL journal.
-    let stage = match args.durability {
-        crawldedup::adapters::serve::Durability::Answered => {
-            crawldedup::Dedup::open(&args.state_dir, &config)
-        }
-        crawldedup::adapters::serve::Durability::Checkpoint => {
-            crawldedup::Dedup::open_at(&args.state_dir, &config, None)
-        }
-    }
-    .map_err(|e| Failure::Setup(e.to_string()))?;
     let every = std::time::Duration::from(args.checkpoint_every);
     let options = serve::ServeOptions {
         token: args.token,
@@ -338,9 +334,20 @@ pub(super) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     let runtime =
         tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
     runtime.block_on(async {
+        // The address first: a port in use is refused before the state directory is made.
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Failure::Setup(format!("--listen {addr}: {e}")))?;
+        // Answers durable at checkpoints only need no URL journal.
+        let stage = match args.durability {
+            crawldedup::adapters::serve::Durability::Answered => {
+                crawldedup::Dedup::open(&args.state_dir, &config)
+            }
+            crawldedup::adapters::serve::Durability::Checkpoint => {
+                crawldedup::Dedup::open_at(&args.state_dir, &config, None)
+            }
+        }
+        .map_err(|e| Failure::Setup(e.to_string()))?;
         let bound = listener.local_addr().map_err(|e| anyhow::anyhow!("{e}"))?;
         // The first stdout line names the address, so that a script that asked for port 0
         // learns the port.

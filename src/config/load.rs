@@ -187,7 +187,8 @@ impl Config {
                 return Err(err(
                     "cluster.worker_id",
                     format!(
-                        "`{}`: every worker of a cluster needs its own id (no braces or spaces)",
+                        "`{}`: every worker of a cluster needs its own id, with no braces or \
+                         spaces (--worker-id ID, or cluster.worker_id)",
                         k.worker_id
                     ),
                 ));

@@ -283,13 +283,27 @@ fn starts_with_ignore_case(bytes: &[u8], prefix: &[u8]) -> bool {
     bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
-/// True when the bytes look like a binary file rather than text: a NUL byte in the first
-/// KiB, with no UTF-16 byte-order mark to explain it.
+/// Bytes of a body that [`looks_binary`] reads.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// True when the bytes look like a binary file rather than text, from their first 8 KiB,
+/// with no UTF-16 byte-order mark to explain them: a NUL byte, or more than one byte in 32
+/// a control character that no text uses (C0 controls but tab, line feed, form feed,
+/// carriage return and escape; DEL). Random bytes have about one in eleven; pages in every
+/// charset, legacy ones included, next to none.
 pub fn looks_binary(bytes: &[u8]) -> bool {
     if matches!(Encoding::for_bom(bytes), Some((e, _)) if e == UTF_16LE || e == UTF_16BE) {
         return false;
     }
-    bytes[..bytes.len().min(1024)].contains(&0)
+    let head = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
+    if head.contains(&0) {
+        return true;
+    }
+    let controls = head
+        .iter()
+        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | 0x1b)) || b == 0x7f)
+        .count();
+    controls * 32 > head.len()
 }
 
 /// True when a `Content-Type` names HTML or XHTML (or is missing, when `sniff_missing`).
@@ -308,6 +322,26 @@ pub fn is_html_content_type(content_type: Option<&str>, sniff_missing: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_bytes_are_binary_wherever_their_first_nul_is_and_text_is_not() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut random: Vec<u8> = (0..4096)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state as u8).max(1)
+            })
+            .collect();
+        assert!(looks_binary(&random), "no NUL at all");
+        random[1092] = 0;
+        assert!(looks_binary(&random));
+        let page = "<html><body><p>caf\u{e9}\tna\u{ef}ve\r\n\x0c\x1b[0m</p></body></html>";
+        assert!(!looks_binary(page.as_bytes()));
+        let latin1: Vec<u8> = (0..2000).map(|i| [b'a', 0xe9, b' ', 0xfc][i % 4]).collect();
+        assert!(!looks_binary(&latin1));
+    }
 
     /// Found by the `decode` fuzz target: an unterminated comment in the head made the
     /// `<meta>` scan index past the end of the bytes.

@@ -20,7 +20,8 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// Settings of a crawl run that are not part of the configuration file.
 #[derive(Debug, Clone)]
 pub struct CrawlOptions {
-    /// Time between checkpoints.
+    /// Time between checkpoints; zero takes none on the way, only the one at the end (a
+    /// kill -9 then loses the whole run).
     pub checkpoint_every: Duration,
     /// Show a progress bar (on a terminal); otherwise a log line at each checkpoint.
     pub progress_bar: bool,

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::cluster::{Worker, cluster_error};
+use super::cluster::Worker;
 use super::crawler::{CrawlError, CrawlOptions, CrawlSummary};
 use super::fetch::{FetchConfig, Fetcher};
 use super::frontier::{Frontier, FrontierCounts};
@@ -122,11 +122,12 @@ pub(super) async fn run(
     sinks.resume(&totals)?;
     let cluster = match config.cluster.enabled() {
         true => Some(
+            // Unreachable at the start: nothing was started, as for `stats --cluster`.
             crate::cluster::filter::Cluster::connect_riding_out(
                 &config.cluster.nodes,
                 Duration::from_millis(config.cluster.failover_wait_ms),
             )
-            .map_err(cluster_error)?,
+            .map_err(|e| CrawlError::Setup(format!("cluster: {e}")))?,
         ),
         false => None,
     };
@@ -258,7 +259,9 @@ pub(super) async fn run(
                 progress_line(&totals, &frontier.counts(), run_started, fetched_before),
             ));
         }
-        let mut checkpoint_now = last_checkpoint.elapsed() >= options.checkpoint_every;
+        // Zero: no checkpoints on the way, only at the end (as the sidecar's 0).
+        let mut checkpoint_now = !options.checkpoint_every.is_zero()
+            && last_checkpoint.elapsed() >= options.checkpoint_every;
         if let (Some(w), None) = (worker.as_mut(), &fault) {
             let idle = schedule.in_flight == 0 && frontier.counts().pending == 0;
             if let Err(e) = w.tick(&dedup, &mut frontier, idle) {

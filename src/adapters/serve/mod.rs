@@ -210,18 +210,36 @@ impl From<BytesRejection> for ApiError {
     }
 }
 
-/// Parses a JSON request body, naming the field at fault on error.
+/// Parses a JSON request body, naming the field at fault on error, in the words of the
+/// API (a JSON object, a field), never of the types behind it.
 fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    // serde reads a struct from an array too ("expected struct X with 6 elements").
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(ApiError::bad_request(
+            "invalid JSON: the request body must be a JSON object",
+        ));
+    }
     let mut de = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
+        let inner = api_words(&e.into_inner().to_string());
+        // `.` is the whole body; `?` a place serde could not name.
+        if path == "." || path.contains('?') {
             ApiError::bad_request(format!("invalid JSON: {inner}"))
         } else {
             ApiError::bad_request(format!("invalid JSON at {path}: {inner}"))
         }
     })
+}
+
+/// A serde message with the names of Rust types replaced by what a client sent or should.
+fn api_words(message: &str) -> String {
+    static TYPE_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:struct|enum) [A-Za-z_][A-Za-z0-9_]*(?: with \d+ elements?)?")
+            .expect("a valid pattern")
+    });
+    TYPE_NAME.replace_all(message, "a JSON object").into_owned()
 }
 
 /// The router with every route, for embedding in a server of one's own (see [`serve`]).
