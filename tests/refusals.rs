@@ -398,3 +398,45 @@ fn a_damaged_database_is_one_line_without_the_stores_own_log_and_random_bytes_ar
         stdout(&o)
     );
 }
+
+#[test]
+fn config_prints_every_key_and_each_optional_one_commented_with_what_unset_means() {
+    let o = crawldedup(&["config"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = stdout(&o);
+    // Every key the documented crawler.toml names, set or commented out, is printed.
+    let shipped =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/crawler.toml")).unwrap();
+    let key_of = |line: &str| {
+        let line = line.trim_start_matches("# ");
+        let (key, _) = line.split_once(" = ")?;
+        (!key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .then(|| key.to_string())
+    };
+    let printed_keys: Vec<String> = printed.lines().filter_map(key_of).collect();
+    for key in shipped.lines().filter_map(key_of) {
+        assert!(
+            printed_keys.contains(&key),
+            "`{key}` is not printed:\n{printed}"
+        );
+    }
+    for optional in ["recrawl_after", "retention"] {
+        let line = printed
+            .lines()
+            .find(|l| l.starts_with(&format!("# {optional} = ")))
+            .unwrap_or_else(|| panic!("no {optional}:\n{printed}"));
+        assert!(line.contains("(unset: "), "{line}");
+    }
+    // Set, it is printed as a key, and what is printed loads back to the same.
+    let o = crawldedup(&["config", "--set", "dedup.retention=2h"]);
+    assert!(
+        stdout(&o).lines().any(|l| l == "retention = \"2h\""),
+        "{}",
+        stdout(&o)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("printed.toml");
+    std::fs::write(&file, &printed).unwrap();
+    let again = crawldedup(&["config", "--config", file.to_str().unwrap()]);
+    assert_eq!(stdout(&again), printed);
+}

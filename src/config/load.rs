@@ -237,7 +237,49 @@ impl Config {
 
     /// The configuration as TOML text.
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot print: {e}\n"))
+        let text =
+            toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot print: {e}\n"));
+        // Optional keys that are unset print as a comment at the end of their section,
+        // with what leaving them out means, so that every key shows.
+        let unset = [
+            (
+                "url_filter",
+                self.url_filter.recrawl_after.is_none(),
+                "# recrawl_after = \"30d\"  (unset: a URL seen once is never fetched again)",
+            ),
+            (
+                "dedup",
+                self.dedup.retention.is_none(),
+                "# retention = \"48h\"  (unset: every stored page counts for the whole crawl)",
+            ),
+        ];
+        let mut out = String::with_capacity(text.len() + 256);
+        let mut section = "";
+        let close = |out: &mut String, section: &str| {
+            for (name, missing, line) in &unset {
+                if *missing && *name == section {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        };
+        for line in text.lines() {
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                // The blank line before a section belongs to it: the comment goes before.
+                if out.ends_with("\n\n") {
+                    out.pop();
+                    close(&mut out, section);
+                    out.push('\n');
+                } else {
+                    close(&mut out, section);
+                }
+                section = name;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        close(&mut out, section);
+        out
     }
 }
 
