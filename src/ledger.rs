@@ -29,8 +29,6 @@
 
 use std::path::Path;
 
-use xxhash_rust::xxh3::xxh3_64;
-
 use crate::dedup::INDEX_DIR;
 use crate::index::manifest::Manifest;
 
@@ -90,7 +88,7 @@ impl Ledger {
 
     fn text(&self) -> String {
         let optional = |v: Option<u64>| v.map_or("none".to_string(), |v| v.to_string());
-        let body = format!(
+        crate::sealed::seal(&format!(
             "{HEADER}\nformat {FORMAT}\nid {:032x}\nurl-filter {}\njournal {}\nindex {}\n\
              crawl {}\n",
             self.id,
@@ -98,9 +96,7 @@ impl Ledger {
             if self.journal { "yes" } else { "no" },
             optional(self.index),
             optional(self.crawl),
-        );
-        let check = xxh3_64(body.as_bytes());
-        format!("{body}check {check:016x}\n")
+        ))
     }
 
     /// Reads the ledger of `state_dir`: `Ok(None)` when there is none, else the ledger or
@@ -117,52 +113,27 @@ impl Ledger {
     }
 
     fn parse(bytes: &[u8]) -> Result<Ledger, String> {
-        let text = std::str::from_utf8(bytes).map_err(|_| "not text: damaged".to_string())?;
-        let check_at = text
-            .rfind("check ")
-            .ok_or("no check line: damaged or truncated")?;
-        let (body, check) = text.split_at(check_at);
-        let check = check
-            .strip_suffix('\n')
-            .and_then(|c| c.strip_prefix("check "))
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .ok_or("unreadable check line: damaged or truncated")?;
-        if check != xxh3_64(body.as_bytes()) {
-            return Err("checksum mismatch: damaged".into());
-        }
-        let mut lines = body.lines();
-        if lines.next() != Some(HEADER) {
-            return Err("not a crawldedup state ledger".into());
-        }
-        let mut field = |name: &str| -> Result<&str, String> {
-            lines
-                .next()
-                .and_then(|l| l.strip_prefix(name))
-                .and_then(|l| l.strip_prefix(' '))
-                .ok_or_else(|| format!("missing `{name}`"))
-        };
-        let number = |s: &str, name: &str| {
-            s.parse::<u64>()
-                .map_err(|_| format!("unreadable `{name}`: {s}"))
-        };
-        let optional = |s: &str, name: &str| match s {
-            "none" => Ok(None),
-            s => number(s, name).map(Some),
-        };
-        let format = number(field("format")?, "format")?;
+        let mut fields = crate::sealed::open(bytes, HEADER, "crawldedup state ledger")?;
+        let format = fields.number("format")?;
         if format != FORMAT {
             return Err(format!("format {format}, this build reads format {FORMAT}"));
         }
-        let id = field("id")?;
-        let id = u128::from_str_radix(id, 16).map_err(|_| format!("unreadable `id`: {id}"))?;
-        let url_filter = number(field("url-filter")?, "url-filter")?;
-        let journal = match field("journal")? {
+        let id = fields.hex("id")?;
+        let url_filter = fields.number("url-filter")?;
+        let journal = match fields.text("journal")? {
             "yes" => true,
             "no" => false,
             other => return Err(format!("unreadable `journal`: {other}")),
         };
-        let index = optional(field("index")?, "index")?;
-        let crawl = optional(field("crawl")?, "crawl")?;
+        let mut optional = |name: &str| match fields.text(name)? {
+            "none" => Ok(None),
+            value => value
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| format!("unreadable `{name}`: {value}")),
+        };
+        let index = optional("index")?;
+        let crawl = optional("crawl")?;
         Ok(Ledger {
             id,
             url_filter,

@@ -108,6 +108,7 @@ pub mod fixture;
 pub mod index;
 pub mod ledger;
 pub mod page;
+mod sealed;
 pub mod state;
 pub mod store;
 mod text;

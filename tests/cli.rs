@@ -2,20 +2,9 @@
 
 use std::process::{Command, Output};
 
-fn crawldedup(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crawldedup"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{crawldedup, stderr, stdout};
 
 #[test]
 fn canonicalize_prints_one_line_per_input_in_order() {

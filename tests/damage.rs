@@ -169,45 +169,66 @@ fn verify_problems(dir: &Path, out: Option<&Path>) -> Vec<String> {
         .collect()
 }
 
+/// For every part of the state directory `source/state` (`source` itself when `state` is
+/// empty) and every damage: a fresh copy of `source` in `scratch/damaged`, the damage done
+/// to the part (swapped with `other`'s), and `open` called on the copy's state directory.
+/// `open` answers `Ok` when the copy answered as before, or the one-line refusal; a
+/// refusal must be one line, and `verify` must name a part. Returns the refusals.
+fn each_damage(
+    (source, state): (&Path, &str),
+    other: &Path,
+    scratch: &Path,
+    mut open: impl FnMut(&Path, &str) -> Result<(), String>,
+) -> usize {
+    let mut refused = 0;
+    let parts = entries(&source.join(state));
+    assert!(parts.len() >= 8, "{parts:?}");
+    for part in &parts {
+        for damage in [Damage::Delete, Damage::Halve, Damage::Swap] {
+            let dir = scratch.join("damaged");
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).unwrap();
+            }
+            copy_tree(source, &dir);
+            let copy = dir.join(state);
+            if !apply(damage, &copy, other, part) {
+                continue;
+            }
+            let what = format!("{} {damage:?}", part.display());
+            let out = dir.join("out");
+            let problems = verify_problems(&copy, out.exists().then_some(out.as_path()));
+            if let Err(line) = open(&copy, &format!("{what} (verify: {problems:?})")) {
+                refused += 1;
+                assert!(!line.contains('\n'), "{what}: {line}");
+                assert!(
+                    !problems.is_empty(),
+                    "{what}: refused ({line}) while verify found every part fine"
+                );
+            }
+        }
+    }
+    refused
+}
+
 #[test]
 fn every_part_of_a_stage_directory_damaged_is_refused_or_forgets_nothing() {
     let scratch = tempfile::tempdir().unwrap();
     let (populated, other) = (scratch.path().join("a"), scratch.path().join("b"));
     let answered = populate_stage(&populated, 1);
     populate_stage(&other, 2);
-    let parts = entries(&populated);
-    assert!(parts.len() >= 8, "{parts:?}");
-    let mut refused = 0;
-    for part in &parts {
-        for damage in [Damage::Delete, Damage::Halve, Damage::Swap] {
-            let dir = scratch.path().join("damaged");
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).unwrap();
-            }
-            copy_tree(&populated, &dir);
-            if !apply(damage, &dir, &other, part) {
-                continue;
-            }
-            let what = format!("{} {damage:?}", part.display());
-            let problems = verify_problems(&dir, None);
-            match Dedup::open(&dir, &Config::default()) {
-                Ok(stage) => {
-                    if let Err(forgot) = remembers(&stage, &answered) {
-                        panic!("{what}: opened, and {forgot} (verify: {problems:?})");
-                    }
-                }
-                Err(e) => {
-                    refused += 1;
-                    let line = e.to_string();
-                    assert!(!line.contains('\n'), "{what}: {line}");
-                    assert!(
-                        !problems.is_empty(),
-                        "{what}: refused ({line}) while verify found every part fine"
-                    );
-                }
-            }
-        }
-    }
+    let refused =
+        each_damage(
+            (&populated, ""),
+            &other,
+            scratch.path(),
+            |dir, what| match Dedup::open(dir, &Config::default()) {
+                Ok(stage) => match remembers(&stage, &answered) {
+                    Ok(()) => Ok(()),
+                    Err(forgot) => panic!("{what}: opened, and {forgot}"),
+                },
+                Err(e) => Err(e.to_string()),
+            },
+        );
     // The files that hold what was answered are each refused when lost.
     assert!(refused >= 10, "only {refused} damages refused");
 }
@@ -268,38 +289,24 @@ fn every_part_of_a_crawl_directory_damaged_is_refused_or_the_resumed_crawl_loses
         )
         .unwrap();
     }
-    let (populated, other) = (root.join("a/state"), root.join("b/state"));
-    let mut refused = 0;
-    for part in &entries(&populated) {
-        for damage in [Damage::Delete, Damage::Halve, Damage::Swap] {
-            let dir = root.join("damaged");
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).unwrap();
-            }
-            copy_tree(&root.join("a"), &dir);
-            let (state, out) = (dir.join("state"), dir.join("out"));
-            if !apply(damage, &state, &other, part) {
-                continue;
-            }
-            let what = format!("{} {damage:?}", part.display());
-            let problems = verify_problems(&state, Some(&out));
-            match crawl(&state, &out, 0) {
-                Ok(_) => assert_eq!(
-                    stored(&out),
-                    whole,
-                    "{what}: resumed, and stored another set (verify: {problems:?})"
-                ),
-                Err(e) => {
-                    refused += 1;
-                    let line = e.to_string();
-                    assert!(!line.contains('\n'), "{what}: {line}");
-                    assert!(
-                        !problems.is_empty(),
-                        "{what}: refused ({line}) while verify found every part fine"
+    let refused = each_damage(
+        (&root.join("a"), "state"),
+        &root.join("b/state"),
+        root,
+        |state, what| {
+            let out = state.parent().unwrap().join("out");
+            match crawl(state, &out, 0) {
+                Ok(_) => {
+                    assert_eq!(
+                        stored(&out),
+                        whole,
+                        "{what}: resumed, and stored another set"
                     );
+                    Ok(())
                 }
+                Err(e) => Err(e.to_string()),
             }
-        }
-    }
+        },
+    );
     assert!(refused >= 8, "only {refused} damages refused");
 }

@@ -1,22 +1,11 @@
 //! Nothing silent: every input decided or named, every setting the validator accepts
 //! either run or refused in one line, never an abort.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn crawldedup(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crawldedup"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{crawldedup, stderr, stdout};
 
 fn article(i: usize) -> String {
     format!(

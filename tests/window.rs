@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crawldedup::clock::{Clock, ManualClock};
-use crawldedup::fingerprint::{Digest, Simhash, Sketch};
-use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
+use crawldedup::index::{Decision, IndexConfig, SimhashIndex};
 use crawldedup::{SeenConfig, SeenUrls};
 
 #[path = "common/child.rs"]
 mod child;
+#[path = "common/docs.rs"]
+mod docs;
+use docs::doc;
 #[path = "common/warc.rs"]
 mod warc;
 use warc::{lines, warc_text};
@@ -23,26 +25,6 @@ use warc::{lines, warc_text};
 const T0: u64 = 1_700_000_000;
 const HOUR: u64 = 3600;
 const DAY: u64 = 24 * HOUR;
-
-/// Document `i`: a simhash, digest and sketch of its own (no two documents alike).
-fn doc(i: u64) -> DocRecord {
-    let seed = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
-    let features: Vec<u64> = (0..200u64)
-        .map(|j| {
-            (seed ^ j << 40)
-                .wrapping_mul(0xff51_afd7_ed55_8ccd)
-                .rotate_left(23)
-        })
-        .collect();
-    DocRecord {
-        simhash: Simhash(seed.rotate_left(17) ^ i),
-        digest: Digest(u128::from(i) << 64 | u128::from(seed)),
-        text_chars: 2_000,
-        name: format!("https://example.com/{i}"),
-        sketch: Sketch::from_distinct(&features),
-        ..DocRecord::default()
-    }
-}
 
 fn retaining(window: Duration) -> IndexConfig {
     IndexConfig {

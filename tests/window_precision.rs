@@ -9,9 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crawldedup::clock::ManualClock;
-use crawldedup::fingerprint::{Digest, Simhash, Sketch};
-use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
+use crawldedup::index::{Decision, IndexConfig, SimhashIndex};
 use crawldedup::{SeenConfig, SeenUrls};
+
+#[path = "common/docs.rs"]
+mod docs;
+use docs::doc;
 
 const T0_MS: u64 = 1_700_000_000_000;
 
@@ -94,26 +97,6 @@ fn a_filter_saved_with_one_interval_is_refused_with_another_quoting_both() {
     }
     let seen = SeenUrls::open(dir.path(), four).unwrap();
     assert!(seen.contains("https://example.com/a").unwrap());
-}
-
-/// Document `i`: a simhash, digest and sketch of its own.
-fn doc(i: u64) -> DocRecord {
-    let seed = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5bd1_e995;
-    let features: Vec<u64> = (0..200u64)
-        .map(|j| {
-            (seed ^ j << 40)
-                .wrapping_mul(0xff51_afd7_ed55_8ccd)
-                .rotate_left(23)
-        })
-        .collect();
-    DocRecord {
-        simhash: Simhash(seed.rotate_left(17) ^ i),
-        digest: Digest(u128::from(i) << 64 | u128::from(seed)),
-        text_chars: 2_000,
-        name: format!("https://example.com/{i}"),
-        sketch: Sketch::from_distinct(&features),
-        ..DocRecord::default()
-    }
 }
 
 #[test]

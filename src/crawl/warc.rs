@@ -313,22 +313,8 @@ impl WarcWriter {
         content_type: Option<&str>,
         body: &[u8],
     ) -> std::io::Result<()> {
-        self.rotate_if_full()?;
-        let head = http_head(status, content_type, body.len());
-        let block_digest = sha1::Sha1::new()
-            .chain_update(&head)
-            .chain_update(body)
-            .finalize();
         let payload: [u8; 20] = sha1::Sha1::digest(body).into();
-        let fields = [
-            (
-                "Content-Type",
-                "application/http;msgtype=response".to_string(),
-            ),
-            ("WARC-Payload-Digest", base32_digest(&payload)),
-            ("WARC-Block-Digest", base32_digest(&block_digest)),
-        ];
-        let id = self.record("response", Some(url), &fields, &[&head, body])?;
+        let id = self.response_record(url, status, content_type, (body, &payload), Vec::new())?;
         if let Some(tree) = &self.payloads {
             let mut value = payload.to_vec();
             value.extend_from_slice(id.as_bytes());
@@ -360,6 +346,34 @@ impl WarcWriter {
             let id = std::str::from_utf8(&v[20..]).ok()?.to_string();
             Some((payload, id))
         }))
+    }
+
+    /// A `response` record holding `body`, whose SHA-1 is `payload`, with `extra` fields;
+    /// returns its record id.
+    fn response_record(
+        &mut self,
+        url: &str,
+        status: u16,
+        content_type: Option<&str>,
+        (body, payload): (&[u8], &[u8; 20]),
+        extra: Vec<(&str, String)>,
+    ) -> std::io::Result<String> {
+        self.rotate_if_full()?;
+        let head = http_head(status, content_type, body.len());
+        let block_digest = sha1::Sha1::new()
+            .chain_update(&head)
+            .chain_update(body)
+            .finalize();
+        let mut fields = vec![
+            (
+                "Content-Type",
+                "application/http;msgtype=response".to_string(),
+            ),
+            ("WARC-Payload-Digest", base32_digest(payload)),
+            ("WARC-Block-Digest", base32_digest(&block_digest)),
+        ];
+        fields.extend(extra);
+        self.record("response", Some(url), &fields, &[&head, body])
     }
 
     /// Sets how duplicates whose payload is not their original's are archived.
@@ -422,25 +436,9 @@ impl WarcWriter {
             );
         }
         match self.duplicates {
-            DuplicateRecords::Response => {
-                self.rotate_if_full()?;
-                let head = http_head(status, content_type, body.len());
-                let block_digest = sha1::Sha1::new()
-                    .chain_update(&head)
-                    .chain_update(body)
-                    .finalize();
-                let mut fields = vec![
-                    (
-                        "Content-Type",
-                        "application/http;msgtype=response".to_string(),
-                    ),
-                    ("WARC-Payload-Digest", base32_digest(&payload)),
-                    ("WARC-Block-Digest", base32_digest(&block_digest)),
-                ];
-                fields.extend(verdict);
-                self.record("response", Some(url), &fields, &[&head, body])?;
-                Ok(())
-            }
+            DuplicateRecords::Response => self
+                .response_record(url, status, content_type, (body, &payload), verdict)
+                .map(drop),
             DuplicateRecords::Revisit => {
                 let profile = match of.distance {
                     None => SAME_TEXT_PROFILE,

@@ -18,7 +18,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// File name of the manifest, inside the index folder.
 pub const MANIFEST_FILE: &str = "crawldedup-manifest";
@@ -68,7 +68,7 @@ impl Manifest {
     }
 
     fn text(&self) -> String {
-        let body = format!(
+        crate::sealed::seal(&format!(
             "{HEADER}\nformat {}\nfingerprint {}\ndocuments {}\nfloor {}\nrows-checksum \
              {:016x}\nstate {:032x}\n",
             self.format,
@@ -77,9 +77,7 @@ impl Manifest {
             self.floor,
             self.rows_checksum,
             self.state
-        );
-        let check = xxh3_64(body.as_bytes());
-        format!("{body}check {check:016x}\n")
+        ))
     }
 
     /// Reads the manifest of the index in `dir`: `Ok(None)` if there is none, an error
@@ -97,53 +95,22 @@ impl Manifest {
     }
 
     fn parse(bytes: &[u8]) -> Result<Manifest, String> {
-        let text = std::str::from_utf8(bytes).map_err(|_| "not text: damaged".to_string())?;
-        let check_at = text
-            .rfind("check ")
-            .ok_or("no check line: damaged or truncated")?;
-        let (body, check) = text.split_at(check_at);
-        let check = check
-            .strip_suffix('\n')
-            .ok_or("no end of line after the check: truncated")?
-            .strip_prefix("check ")
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .ok_or("unreadable check line: damaged")?;
-        if check != xxh3_64(body.as_bytes()) {
-            return Err("checksum mismatch: damaged".into());
-        }
-        let mut lines = body.lines();
-        if lines.next() != Some(HEADER) {
-            return Err("not a crawldedup index manifest".into());
-        }
-        let mut field = |name: &str| -> Result<&str, String> {
-            lines
-                .next()
-                .and_then(|l| l.strip_prefix(name))
-                .and_then(|l| l.strip_prefix(' '))
-                .ok_or_else(|| format!("missing `{name}`"))
-        };
-        let number = |s: &str, name: &str| {
-            s.parse::<u64>()
-                .map_err(|_| format!("unreadable `{name}`: {s}"))
-        };
-        let format = number(field("format")?, "format")?;
-        let fingerprint = number(field("fingerprint")?, "fingerprint")?;
-        let documents = number(field("documents")?, "documents")?;
-        let floor = number(field("floor")?, "floor")?;
+        let mut fields = crate::sealed::open(bytes, HEADER, "crawldedup index manifest")?;
+        let format = fields.number("format")?;
+        let fingerprint = fields.number("fingerprint")?;
+        let documents = fields.number("documents")?;
+        let floor = fields.number("floor")?;
         if floor > documents {
             return Err(format!(
                 "floor {floor} is past the {documents} documents: damaged"
             ));
         }
-        let rows = field("rows-checksum")?;
-        let rows_checksum = u64::from_str_radix(rows, 16)
-            .map_err(|_| format!("unreadable `rows-checksum`: {rows}"))?;
+        let rows_checksum = fields.hex("rows-checksum")? as u64;
         // Written since state directories have a ledger; absent in older manifests.
-        let state = match field("state") {
-            Ok(id) => {
-                u128::from_str_radix(id, 16).map_err(|_| format!("unreadable `state`: {id}"))?
-            }
-            Err(_) => 0,
+        let state = if fields.is_done() {
+            0
+        } else {
+            fields.hex("state")?
         };
         Ok(Manifest {
             format: u32::try_from(format).map_err(|_| "format out of range".to_string())?,
@@ -194,6 +161,16 @@ mod tests {
         sample().write(dir.path()).unwrap();
         assert_eq!(Manifest::read(dir.path()).unwrap(), Some(sample()));
         assert!(!dir.path().join(format!("{MANIFEST_FILE}.tmp")).exists());
+    }
+
+    #[test]
+    fn a_manifest_written_before_ledgers_reads_with_no_state() {
+        let old = crate::sealed::seal(&format!(
+            "{HEADER}\nformat 4\nfingerprint 3\ndocuments 9\nfloor 0\nrows-checksum {:016x}\n",
+            7
+        ));
+        let read = Manifest::parse(old.as_bytes()).unwrap();
+        assert_eq!((read.documents, read.state), (9, 0));
     }
 
     #[test]
