@@ -52,9 +52,27 @@ pub struct Prepared {
     /// The main content (title, text, language, description). `links` is left empty: see
     /// [`Prepared::links`].
     pub extracted: Extracted,
-    /// The fingerprint of `extracted.text`.
+    /// The fingerprint of the text compared ([`Prepared::compared_text`]): `extracted.text`
+    /// unless the host's template was dropped from one of them.
     pub fingerprint: Fingerprint,
     links: RawLinks,
+    /// What the host's template ([`crate::dedup::template`]) did, once the stage looked.
+    pub(crate) template: Template,
+}
+
+/// What dropping a host's template did to a [`Prepared`] page.
+#[derive(Debug, Default)]
+pub(crate) enum Template {
+    /// Not looked at yet.
+    #[default]
+    Unchecked,
+    /// Looked at: nothing of the page is its host's template.
+    Checked,
+    /// The text compared differs from `extracted.text`: `extracted.text` is the page's
+    /// whole text (kept, `dedup.store_template_text`), this the text without the template.
+    Compared(String),
+    /// `extracted.text` is without the template; this was the whole text.
+    Stripped(String),
 }
 
 impl Prepared {
@@ -70,6 +88,23 @@ impl Prepared {
         (self.extracted, self.links)
     }
 
+    /// The text that is fingerprinted and compared: the main text without its host's
+    /// template.
+    pub fn compared_text(&self) -> &str {
+        match &self.template {
+            Template::Compared(text) => text,
+            _ => &self.extracted.text,
+        }
+    }
+
+    /// The page's whole main text, its host's template included.
+    pub fn whole_text(&self) -> &str {
+        match &self.template {
+            Template::Stripped(text) => text,
+            _ => &self.extracted.text,
+        }
+    }
+
     /// The main text alone, for a caller that extracted it itself (the sidecar's `text`).
     pub fn from_text(text: String) -> Prepared {
         let fingerprint = Fingerprint::of(&text);
@@ -80,6 +115,7 @@ impl Prepared {
             },
             fingerprint,
             links: RawLinks::default(),
+            template: Template::Unchecked,
         }
     }
 }
@@ -104,5 +140,6 @@ pub fn prepare(body: &[u8], content_type: Option<&str>, url: Option<&Url>) -> Op
         extracted,
         fingerprint,
         links,
+        template: Template::Unchecked,
     })
 }

@@ -265,6 +265,13 @@ pub struct DedupConfig {
     /// stored page counts for the whole crawl.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retention: Option<Window>,
+    /// Learn what each host repeats on its pages (rails of headlines, teaser lists, menus
+    /// and widgets that extraction left in) and leave it out of what is compared (see
+    /// [`crate::dedup::template`]). On by default.
+    pub host_templates: bool,
+    /// Keep a host's learned template in the stored text (pages.jsonl, the sidecar's
+    /// `include_text`); it is left out of the comparison either way. Off by default.
+    pub store_template_text: bool,
 }
 
 impl Default for DedupConfig {
@@ -275,6 +282,8 @@ impl Default for DedupConfig {
             expected_pages: 0,
             background_snapshots: true,
             retention: None,
+            host_templates: true,
+            store_template_text: false,
         }
     }
 }

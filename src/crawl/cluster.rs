@@ -647,7 +647,7 @@ impl<'c> Worker<'c> {
                 name: name.unwrap_or_default(),
             })
         };
-        Ok(match decision {
+        let verdict = match decision {
             SharedDecision::Unique(id) => {
                 self.kept.push(id);
                 PageVerdict::Unique {
@@ -667,7 +667,10 @@ impl<'c> Worker<'c> {
                 distance,
                 similarity,
             },
-        })
+        };
+        // This worker owns the page's host: its template is learned here.
+        dedup.learn_template(name, &verdict, prepared.whole_text());
+        Ok(verdict)
     }
 
     /// Before a checkpoint: writes into it what it will send once committed (with what an

@@ -386,13 +386,15 @@ fn record_page(
                 .map_err(CrawlError::Setup)?;
         }
     }
-    let Some(prepared) = prepared else {
+    let Some(mut prepared) = prepared else {
         let reason = format!(
             "not HTML ({})",
             content_type.as_deref().unwrap_or("no content type")
         );
         return Ok(Some((task, Failure::new("not_html", reason, Some(status)))));
     };
+    // What the host repeats on its pages is compared on no path, and stored on none.
+    dedup.drop_template(final_url.as_str(), &mut prepared);
     // A recrawl compares the page with the version stored for its URL last time.
     let earlier = task.last;
     let verdict = match (worker.as_deref_mut(), earlier) {

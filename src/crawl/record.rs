@@ -234,6 +234,7 @@ pub(super) fn checkpoint(
     // The URL filter may lag the frontier (it is saved after the commit point); the
     // frontier itself never queues a URL twice.
     dedup.save_urls()?;
+    dedup.save_templates()?;
     dedup.raise_ledger(totals.index_documents, Some(totals.seq))?;
     Ok(())
 }

@@ -76,6 +76,7 @@ mod memory;
 mod open;
 mod stats;
 mod sweeper;
+pub mod template;
 mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -191,6 +192,10 @@ pub struct Dedup {
     checkpoint_seq: AtomicU64,
     /// The state directory's ledger, raised after each checkpoint ([`crate::ledger`]).
     ledger: std::sync::Mutex<Ledger>,
+    /// What each host repeats on its pages (`dedup.host_templates`; see [`template`]).
+    templates: Option<template::HostTemplates>,
+    /// Whether stored text keeps its host's template (`dedup.store_template_text`).
+    store_template_text: bool,
 }
 
 impl std::fmt::Debug for Dedup {
@@ -297,11 +302,13 @@ impl Dedup {
         content_type: Option<&str>,
     ) -> Result<(PageVerdict, Extracted), DedupError> {
         let base = Url::parse(url).ok();
-        let Some(prepared) = page::prepare(body, content_type, base.as_ref()) else {
+        let Some(mut prepared) = page::prepare(body, content_type, base.as_ref()) else {
             bump(&self.counters.pages_checked);
             bump(&self.counters.pages_no_text);
             return Ok((PageVerdict::NoText, Extracted::default()));
         };
+        // The text handed back is without the host's template, as a crawl stores it.
+        self.drop_template(url, &mut prepared);
         let verdict = self.decide(url, &prepared)?;
         let links = prepared.links();
         let mut extracted = prepared.extracted;
@@ -313,17 +320,26 @@ impl Dedup {
     /// the one decision call that every way in ends with. `name` is the page's URL, or any
     /// name when it has none.
     pub fn decide(&self, name: &str, prepared: &Prepared) -> Result<PageVerdict, DedupError> {
-        self.check_fingerprinted(name, &prepared.extracted.text, &prepared.fingerprint)
+        let (text, fingerprint) = self.compared(name, prepared);
+        let verdict = self.check_fingerprinted(name, &text, &fingerprint)?;
+        self.learn_template(name, &verdict, prepared.whole_text());
+        Ok(verdict)
     }
 
-    /// Decides a main text that the caller extracted itself.
+    /// Decides a main text that the caller extracted itself; what its host repeats on its
+    /// pages is left out of the comparison, as for a page.
     pub fn check_text(&self, name: &str, text: &str) -> Result<PageVerdict, DedupError> {
-        self.check_fingerprinted(name, text, &Fingerprint::of(text))
+        let stripped = self.strip_template(name, text);
+        let compared = stripped.as_deref().unwrap_or(text);
+        let verdict = self.check_fingerprinted(name, compared, &Fingerprint::of(compared))?;
+        self.learn_template(name, &verdict, text);
+        Ok(verdict)
     }
 
     /// As [`Dedup::check_text`], with the text's fingerprint already computed (by
     /// [`Fingerprint::of`], on a worker thread, say), so that the caller's decision loop
-    /// only does the index lookup. `fingerprint` must be the fingerprint of `text`.
+    /// only does the index lookup. `fingerprint` must be the fingerprint of `text`. The
+    /// text is compared as it is: no host template is dropped or learned.
     pub fn check_fingerprinted(
         &self,
         name: &str,
@@ -355,7 +371,8 @@ impl Dedup {
         earlier: DocId,
         earlier_digest: crate::Digest,
     ) -> Result<PageVerdict, DedupError> {
-        let fingerprint = &prepared.fingerprint;
+        let (_, fingerprint) = self.compared(name, prepared);
+        let fingerprint = &fingerprint;
         let Some(record) = self.record_of(name, prepared) else {
             return Ok(PageVerdict::NoText);
         };
@@ -376,7 +393,9 @@ impl Dedup {
             }
             _ => self.index.check_and_insert_nearest(record)?,
         };
-        self.verdict(decision, nearest, fingerprint)
+        let verdict = self.verdict(decision, nearest, fingerprint)?;
+        self.learn_template(name, &verdict, prepared.whole_text());
+        Ok(verdict)
     }
 
     fn verdict(
@@ -420,15 +439,12 @@ impl Dedup {
     /// words (counted as no text).
     pub(crate) fn record_of(&self, name: &str, prepared: &Prepared) -> Option<DocRecord> {
         bump(&self.counters.pages_checked);
-        if prepared.fingerprint.tokens == 0 {
+        let (text, fingerprint) = self.compared(name, prepared);
+        if fingerprint.tokens == 0 {
             bump(&self.counters.pages_no_text);
             return None;
         }
-        Some(DocRecord::new(
-            name,
-            &prepared.extracted.text,
-            &prepared.fingerprint,
-        ))
+        Some(DocRecord::new(name, &text, &fingerprint))
     }
 
     fn original(&self, id: DocId) -> Result<Original, DedupError> {
@@ -502,6 +518,7 @@ impl Dedup {
         let seq = self.checkpoint_seq.fetch_add(1, Ordering::SeqCst) + 1;
         self.index.checkpoint()?;
         self.seen.save(&self.state_dir, seq)?;
+        self.save_templates()?;
         self.raise_ledger(self.index.durable_documents(), None)?;
         bump(&self.counters.checkpoints);
         Ok(())

@@ -57,6 +57,21 @@ impl Dedup {
             ..ledger
         };
         write_ledger(state_dir, &ledger)?;
+        let templates = if config.dedup.host_templates {
+            Some(
+                super::template::HostTemplates::open(state_dir).map_err(|problem| {
+                    DedupError::Damaged {
+                        path: state_dir.to_path_buf(),
+                        problem: format!(
+                            "host templates: {problem}; `crawldedup repair` sets the file aside \
+                             (the templates are learned again)"
+                        ),
+                    }
+                })?,
+            )
+        } else {
+            None
+        };
         let seq = seen.checkpoint_seq();
         Ok(Dedup {
             state_dir: state_dir.to_path_buf(),
@@ -66,6 +81,8 @@ impl Dedup {
             counters: Counters::default(),
             checkpoint_seq: AtomicU64::new(seq),
             ledger: std::sync::Mutex::new(ledger),
+            templates,
+            store_template_text: config.dedup.store_template_text,
         })
     }
 

@@ -1,0 +1,489 @@
+//! Host templates: the text a site repeats on its pages, learned from the pages the stage
+//! has seen of each host, and left out of what is compared.
+//!
+//! Extraction on one page cannot always tell a rail of headlines, a teaser list or a widget
+//! from the story; a crawl sees many pages of a host and can. What reaches the fingerprint
+//! is otherwise the story *plus* what the site repeats, and two different short articles
+//! inside 6,000 characters of the same rail look alike to any measure of the whole text.
+//!
+//! - **The block** is a line of the extracted main text: a paragraph, a heading, a list
+//!   item or a table row (the extractor writes each on lines of its own). It is compared
+//!   normalised: lower case, every run of digits read as one `0` (dates, counts, times
+//!   change from page to page of a rail), whitespace collapsed; its key is the xxh3 of that.
+//! - **What is learned, and from which pages.** Only a page decided unique teaches: a
+//!   duplicate repeats another page's blocks, and one article syndicated on three pages
+//!   of a site is decided once and duplicate twice, so it never looks like template. Each
+//!   of a host's pages adds one to the score of each of its distinct blocks, and every
+//!   score decays by [`DECAY`] per page of the host seen since, so a score follows how
+//!   often a block recurs among the host's recent pages.
+//! - **The threshold.** A block is template once its decayed score reaches
+//!   [`TEMPLATE_SCORE`]: on four pages in a row, or on about one page in ten for as long as
+//!   the host is crawled. A headline that rotates through a "latest news" rail is template
+//!   while it is there; when a template changes, its new blocks are learned in four pages
+//!   and the old ones decay away.
+//! - **Memory, bounded.** A host keeps at most [`MAX_BLOCKS`] blocks (12 bytes each, and
+//!   the hash table's control bytes); when full, the blocks whose decayed score is lowest
+//!   go first. A page teaches at most [`MAX_BLOCKS_PER_PAGE`] blocks.
+//! - **A host with few pages** has no template: three pages never make one.
+//! - **Dropping.** A page's blocks that are its host's template are left out of its
+//!   fingerprint and of its stored text, unless nothing else is left (a page that is all
+//!   template keeps its whole text).
+//!
+//! The table is saved with each checkpoint (`host-templates` in the state directory,
+//! written atomically, with a checksum). It is a summary, not an answer: after a crash it
+//! may be a little ahead of or behind the pages it saw, and a damaged file can be set aside
+//! by `crawldedup repair` and learned again.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use std::borrow::Cow;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::PageVerdict;
+use crate::fingerprint::Fingerprint;
+use crate::page::{Prepared, Template};
+
+/// File name of the saved table, in the state directory.
+pub const TEMPLATES_FILE: &str = "host-templates";
+
+/// What a block's score keeps per page of its host seen since: a half-life of about 23
+/// pages.
+pub const DECAY: f32 = 0.97;
+
+/// The decayed score at which a block is its host's template: reached by a block on four
+/// pages in a row (1 + 0.97 + 0.97^2 + 0.97^3 = 3.83), or recurring every ten pages
+/// (1 / (1 - 0.97^10) = 3.8 in the steady state); not by one on three pages in a row
+/// (2.91), nor every twentieth page (2.2).
+pub const TEMPLATE_SCORE: f32 = 3.5;
+
+/// Blocks a host keeps at most.
+pub const MAX_BLOCKS: usize = 4096;
+
+/// Blocks a page teaches at most (its first ones, in reading order).
+pub const MAX_BLOCKS_PER_PAGE: usize = 512;
+
+/// Below this decayed score a block is forgotten first when its host's table is full.
+const FORGET_SCORE: f32 = 0.5;
+
+const SHARDS: usize = 64;
+
+const MAGIC: &[u8; 8] = b"CDTMPL1\n";
+
+/// One block of a host: its score when the host was at page `last`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Block {
+    score: f32,
+    last: u32,
+}
+
+impl Block {
+    fn score_at(&self, page: u32) -> f32 {
+        self.score * DECAY.powi(page.saturating_sub(self.last).min(10_000) as i32)
+    }
+}
+
+/// The blocks of one host.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct Host {
+    /// Pages of the host learned from.
+    pages: u32,
+    blocks: HashMap<u32, Block>,
+}
+
+impl Host {
+    fn is_template(&self, key: u32) -> bool {
+        self.blocks
+            .get(&key)
+            .is_some_and(|b| b.score_at(self.pages) >= TEMPLATE_SCORE)
+    }
+
+    fn learn(&mut self, keys: &[u32]) {
+        self.pages += 1;
+        let page = self.pages;
+        for &key in keys.iter().take(MAX_BLOCKS_PER_PAGE) {
+            let block = self.blocks.entry(key).or_insert(Block {
+                score: 0.0,
+                last: page,
+            });
+            if block.last == page && block.score > 0.0 {
+                continue; // the same block twice on one page counts once
+            }
+            block.score = block.score_at(page) + 1.0;
+            block.last = page;
+        }
+        if self.blocks.len() > MAX_BLOCKS {
+            self.forget();
+        }
+    }
+
+    /// Makes room: the blocks that decayed away, then the lowest scores.
+    fn forget(&mut self) {
+        let page = self.pages;
+        self.blocks.retain(|_, b| b.score_at(page) >= FORGET_SCORE);
+        if self.blocks.len() > MAX_BLOCKS * 3 / 4 {
+            let mut scores: Vec<f32> = self.blocks.values().map(|b| b.score_at(page)).collect();
+            let cut = scores.len() - MAX_BLOCKS * 3 / 4;
+            scores.select_nth_unstable_by(cut, f32::total_cmp);
+            let floor = scores[cut];
+            self.blocks.retain(|_, b| b.score_at(page) >= floor);
+        }
+    }
+}
+
+/// The templates of every host seen. See the [module documentation](self).
+#[derive(Debug)]
+pub struct HostTemplates {
+    shards: Box<[Mutex<HashMap<u64, Host>>]>,
+}
+
+impl Default for HostTemplates {
+    fn default() -> HostTemplates {
+        HostTemplates {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+        }
+    }
+}
+
+/// The host of a page's name, when its name is a URL.
+pub fn host_of(name: &str) -> Option<String> {
+    let url = url::Url::parse(name).ok()?;
+    url.host_str().map(str::to_ascii_lowercase)
+}
+
+/// The key of a block: the xxh3 of its normalised text (see the module documentation).
+pub fn block_key(line: &str) -> Option<u32> {
+    let mut normal = String::with_capacity(line.len());
+    let mut digits = false;
+    for word in line.split_whitespace() {
+        if !normal.is_empty() {
+            normal.push(' ');
+        }
+        for c in word.chars() {
+            if c.is_numeric() {
+                if !digits {
+                    normal.push('0');
+                }
+                digits = true;
+            } else {
+                digits = false;
+                normal.extend(c.to_lowercase());
+            }
+        }
+        digits = false;
+    }
+    (!normal.is_empty()).then(|| xxh3_64(normal.as_bytes()) as u32)
+}
+
+fn keys(text: &str) -> Vec<u32> {
+    text.lines().filter_map(block_key).collect()
+}
+
+impl HostTemplates {
+    fn shard(&self, host: &str) -> (u64, std::sync::MutexGuard<'_, HashMap<u64, Host>>) {
+        let key = xxh3_64(host.as_bytes());
+        let shard = self.shards[(key as usize) % SHARDS]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (key, shard)
+    }
+
+    /// `text` without the lines that are `host`'s template; `None` when none is, or when
+    /// nothing but template would be left.
+    pub fn strip(&self, host: &str, text: &str) -> Option<String> {
+        let (key, shard) = self.shard(host);
+        let host = shard.get(&key)?;
+        let mut kept = String::with_capacity(text.len());
+        let mut dropped = false;
+        let mut substance = false;
+        for line in text.split_inclusive('\n') {
+            match block_key(line) {
+                Some(k) if host.is_template(k) => dropped = true,
+                other => {
+                    substance |= other.is_some();
+                    // Blank lines between dropped blocks would pile up: one is enough.
+                    if other.is_none() && (kept.is_empty() || kept.ends_with("\n\n")) {
+                        continue;
+                    }
+                    kept.push_str(line);
+                }
+            }
+        }
+        (dropped && substance).then(|| kept.trim_end().to_string())
+    }
+
+    /// Learns from a page of `host` decided unique, whose whole main text is `text`.
+    pub fn learn(&self, host: &str, text: &str) {
+        let keys = keys(text);
+        let (key, mut shard) = self.shard(host);
+        shard.entry(key).or_default().learn(&keys);
+    }
+
+    /// Hosts known, and blocks kept over all of them.
+    pub fn size(&self) -> (usize, usize) {
+        let mut hosts = 0;
+        let mut blocks = 0;
+        for shard in self.shards.iter() {
+            let shard = shard
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            hosts += shard.len();
+            blocks += shard.values().map(|h| h.blocks.len()).sum::<usize>();
+        }
+        (hosts, blocks)
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        for shard in self.shards.iter() {
+            let shard = shard
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (host, table) in shard.iter() {
+                out.extend_from_slice(&host.to_le_bytes());
+                out.extend_from_slice(&table.pages.to_le_bytes());
+                out.extend_from_slice(&(table.blocks.len() as u32).to_le_bytes());
+                for (key, block) in &table.blocks {
+                    out.extend_from_slice(&key.to_le_bytes());
+                    out.extend_from_slice(&block.score.to_le_bytes());
+                    out.extend_from_slice(&block.last.to_le_bytes());
+                }
+            }
+        }
+        let check = xxh3_64(&out);
+        out.extend_from_slice(&check.to_le_bytes());
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Result<HostTemplates, String> {
+        let damaged = |what: &str| format!("damaged: {what}");
+        if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
+            return Err("not a crawldedup host-template file (or cut short)".into());
+        }
+        let (body, check) = bytes.split_at(bytes.len() - 8);
+        if xxh3_64(body) != u64::from_le_bytes(check.try_into().expect("8 bytes")) {
+            return Err(damaged("checksum mismatch"));
+        }
+        let templates = HostTemplates::default();
+        let mut rest = &body[MAGIC.len()..];
+        let mut take = |n: usize| -> Result<&[u8], String> {
+            if rest.len() < n {
+                return Err(damaged("cut inside a host"));
+            }
+            let (piece, after) = rest.split_at(n);
+            rest = after;
+            Ok(piece)
+        };
+        let le32 = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+        let mut left = body.len() - MAGIC.len();
+        while left > 0 {
+            let host = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+            let pages = le32(take(4)?);
+            let count = le32(take(4)?) as usize;
+            if count > MAX_BLOCKS * 2 {
+                return Err(damaged("a host with more blocks than any table keeps"));
+            }
+            let mut blocks = HashMap::with_capacity(count);
+            for _ in 0..count {
+                let key = le32(take(4)?);
+                let score = f32::from_le_bytes(take(4)?.try_into().expect("4 bytes"));
+                let last = le32(take(4)?);
+                blocks.insert(key, Block { score, last });
+            }
+            left -= 16 + 12 * count;
+            templates.shards[(host as usize) % SHARDS]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(host, Host { pages, blocks });
+        }
+        Ok(templates)
+    }
+
+    /// Reads the table saved in `state_dir`: empty when there is none.
+    pub fn open(state_dir: &Path) -> Result<HostTemplates, String> {
+        let path = state_dir.join(TEMPLATES_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                HostTemplates::decode(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HostTemplates::default()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// Saves the table into `state_dir` atomically.
+    pub fn save(&self, state_dir: &Path) -> std::io::Result<()> {
+        crate::urls::seen::write_atomically(&state_dir.join(TEMPLATES_FILE), &self.encode())
+    }
+}
+
+impl super::Dedup {
+    /// Drops the template of `name`'s host from `prepared` before it is decided: the
+    /// fingerprint is then of the page without it, and so is `extracted.text`, the text a
+    /// crawler stores, unless `dedup.store_template_text` keeps it. Done once; [`Dedup::decide`](super::Dedup::decide)
+    /// does it itself for a page that did not go through here.
+    pub fn drop_template(&self, name: &str, prepared: &mut Prepared) {
+        if !matches!(prepared.template, Template::Unchecked) {
+            return;
+        }
+        prepared.template = Template::Checked;
+        let Some(stripped) = self.strip_template(name, &prepared.extracted.text) else {
+            return;
+        };
+        prepared.fingerprint = Fingerprint::of(&stripped);
+        prepared.template = if self.store_template_text {
+            Template::Compared(stripped)
+        } else {
+            Template::Stripped(std::mem::replace(&mut prepared.extracted.text, stripped))
+        };
+    }
+
+    /// `text` without what `name`'s host repeats; `None` when nothing is dropped (or the
+    /// templates are off, or the name is not a URL).
+    pub(crate) fn strip_template(&self, name: &str, text: &str) -> Option<String> {
+        let templates = self.templates.as_ref()?;
+        templates.strip(&host_of(name)?, text)
+    }
+
+    /// The text compared for `prepared` and its fingerprint: without its host's template,
+    /// whether or not [`Dedup::drop_template`](super::Dedup::drop_template) was called.
+    pub(crate) fn compared<'a>(
+        &self,
+        name: &str,
+        prepared: &'a Prepared,
+    ) -> (Cow<'a, str>, Fingerprint) {
+        if matches!(prepared.template, Template::Unchecked) {
+            if let Some(stripped) = self.strip_template(name, &prepared.extracted.text) {
+                let fingerprint = Fingerprint::of(&stripped);
+                return (Cow::Owned(stripped), fingerprint);
+            }
+        }
+        (
+            Cow::Borrowed(prepared.compared_text()),
+            prepared.fingerprint,
+        )
+    }
+
+    /// Learns `name`'s host template from its whole main text `text`, when `verdict`
+    /// stored it (a duplicate teaches nothing: see the module documentation).
+    pub(crate) fn learn_template(&self, name: &str, verdict: &PageVerdict, text: &str) {
+        let (Some(templates), PageVerdict::Unique { .. }) = (&self.templates, verdict) else {
+            return;
+        };
+        if let Some(host) = host_of(name) {
+            templates.learn(&host, text);
+        }
+    }
+
+    /// Saves the learned templates into the state directory (at a checkpoint).
+    pub(crate) fn save_templates(&self) -> Result<(), super::DedupError> {
+        let Some(templates) = &self.templates else {
+            return Ok(());
+        };
+        templates
+            .save(self.state_dir())
+            .map_err(|source| super::DedupError::StateDir {
+                path: self.state_dir().join(TEMPLATES_FILE),
+                source,
+            })
+    }
+
+    /// Hosts whose templates are known, and blocks kept for them.
+    pub fn template_size(&self) -> (usize, usize) {
+        self.templates.as_ref().map_or((0, 0), HostTemplates::size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(story: &str) -> String {
+        format!(
+            "Latest news\n\n- Storm closes 12 schools\n- Council votes on budget\n\n{story}\n\n\
+             Share this article\n\nMore in World\n\nUpdated 3 hours ago"
+        )
+    }
+
+    #[test]
+    fn blocks_normalise_case_spacing_and_numbers() {
+        assert_eq!(
+            block_key("Updated 3 hours ago"),
+            block_key("updated  15 hours ago")
+        );
+        assert_ne!(
+            block_key("Updated 3 hours ago"),
+            block_key("Updated 3 days ago")
+        );
+        assert_eq!(block_key("   "), None);
+    }
+
+    #[test]
+    fn a_host_template_is_learned_after_four_pages_and_dropped_from_the_fifth() {
+        let t = HostTemplates::default();
+        for i in 0..3 {
+            t.learn(
+                "news.example",
+                &page(&format!("Story {i} about the harbour.")),
+            );
+            assert_eq!(
+                t.strip("news.example", &page("Another story.")),
+                None,
+                "{i}"
+            );
+        }
+        t.learn("news.example", &page("Story 3 about the harbour."));
+        let stripped = t
+            .strip("news.example", &page("A brief about a fire."))
+            .unwrap();
+        assert_eq!(stripped, "A brief about a fire.");
+        // Another host knows nothing of it.
+        assert_eq!(t.strip("other.example", &page("A brief.")), None);
+        // A page that is all template keeps its text.
+        assert_eq!(t.strip("news.example", &page("")), None);
+    }
+
+    #[test]
+    fn a_block_that_stops_recurring_decays_out_of_the_template() {
+        let t = HostTemplates::default();
+        for i in 0..10 {
+            t.learn("a.example", &format!("Old rail\n\nStory {i} words"));
+        }
+        assert!(t.strip("a.example", "Old rail\n\nNew story").is_some());
+        for i in 0..40 {
+            t.learn("a.example", &format!("New rail\n\nStory {} words", 100 + i));
+        }
+        assert_eq!(t.strip("a.example", "Old rail\n\nNew story"), None);
+        assert!(t.strip("a.example", "New rail\n\nNew story").is_some());
+    }
+
+    #[test]
+    fn a_table_is_bounded_and_reads_back_as_saved() {
+        let t = HostTemplates::default();
+        for i in 0..50 {
+            let text: String = (0..400)
+                .map(|j| format!("block {} of page\n", i * 400 + j))
+                .collect();
+            t.learn("big.example", &format!("Menu line\n{text}"));
+        }
+        let (hosts, blocks) = t.size();
+        assert_eq!(hosts, 1);
+        assert!(blocks <= MAX_BLOCKS, "{blocks}");
+        assert!(t.strip("big.example", "Menu line\nfresh text").is_some());
+        let dir = tempfile::tempdir().unwrap();
+        t.save(dir.path()).unwrap();
+        let back = HostTemplates::open(dir.path()).unwrap();
+        assert_eq!(back.size(), t.size());
+        assert!(back.strip("big.example", "Menu line\nfresh text").is_some());
+        // Any byte changed or cut is refused.
+        let bytes = std::fs::read(dir.path().join(TEMPLATES_FILE)).unwrap();
+        for at in [0, 9, bytes.len() / 2, bytes.len() - 1] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1;
+            assert!(HostTemplates::decode(&bad).is_err(), "{at}");
+        }
+        assert!(HostTemplates::decode(&bytes[..bytes.len() / 2]).is_err());
+    }
+}
