@@ -188,6 +188,15 @@ fn verify_with_record(
         },
     });
     parts.push(Part {
+        name: "host templates",
+        result: crate::dedup::template::HostTemplates::open(state_dir)
+            .map(|t| match t.size() {
+                (0, _) => "none learned yet".to_string(),
+                (hosts, blocks) => format!("{hosts} hosts, {blocks} blocks"),
+            })
+            .map_err(|problem| format!("damaged: {problem}")),
+    });
+    parts.push(Part {
         name: "index",
         result: verify_index(&state_dir.join(INDEX_DIR), record.as_ref()),
     });

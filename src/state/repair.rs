@@ -55,6 +55,8 @@ pub fn repair(
                 rebuild_url_filter(state_dir, config)
             }
             "URL journal" if accept_loss => set_aside_journal(state_dir),
+            // A summary of pages seen, not an answer: learned again, nothing lost.
+            "host templates" => set_aside_templates(state_dir),
             "index" if accept_loss && index_lost(problem) => set_aside_index(state_dir),
             "index" if accept_loss => SimhashIndex::rewrite_manifest(&state_dir.join(INDEX_DIR))
                 .map(|(held, old)| match old {
@@ -118,6 +120,19 @@ pub fn repair(
         });
     }
     done
+}
+
+/// Renames a damaged host-template file to `host-templates.damaged`; the templates are
+/// learned again from the pages that come.
+fn set_aside_templates(state_dir: &Path) -> Result<String, String> {
+    let path = state_dir.join(crate::dedup::template::TEMPLATES_FILE);
+    let aside = PathBuf::from(format!("{}.damaged", path.display()));
+    std::fs::rename(&path, &aside)
+        .map_err(|e| format!("could not set {} aside: {e}", path.display()))?;
+    Ok(format!(
+        "set aside as {}; learned again from the next pages (nothing answered is lost)",
+        aside.display()
+    ))
 }
 
 /// Whether the index's problem is that it is gone or another directory's (rather than
