@@ -78,6 +78,8 @@ pub(crate) struct Generation {
     pub valid_len: u64,
     /// Length of the file as allocated (version 3: the header and whole chunks).
     pub allocated: u64,
+    /// Whether it grows in whole chunks (version 3); a version-2 file grows by its records.
+    pub chunked: bool,
 }
 
 /// The path of generation `seq` in `dir`.
@@ -203,7 +205,9 @@ pub(crate) fn read_all(dir: &Path) -> Result<Vec<Generation>, (PathBuf, String)>
             path,
             entries: generation.0,
             valid_len: generation.1,
-            allocated: bytes.len() as u64,
+            allocated: generation.2,
+            // The header parsed: its version is 2 or this one.
+            chunked: bytes.get(8..12) == Some(&FORMAT_VERSION.to_le_bytes()[..]),
         });
     }
     Ok(generations)
@@ -239,8 +243,9 @@ pub(crate) fn read_headers(dir: &Path) -> Vec<(u64, Result<StateId, String>)> {
     found
 }
 
-/// The entries of generation `seq` and the length of its valid part.
-fn parse(seq: u64, bytes: &[u8], newest: bool) -> Result<(Vec<Entry>, u64), String> {
+/// The entries of generation `seq`, the length of its valid part, and the length it keeps
+/// allocated (a version-2 file none past its valid part: it is appended to as it was).
+fn parse(seq: u64, bytes: &[u8], newest: bool) -> Result<(Vec<Entry>, u64, u64), String> {
     let (header_len, _) = check_header(seq, bytes)?;
     let body = &bytes[header_len..];
     let allocated_in_chunks = header_len == HEADER_LEN;
@@ -294,7 +299,12 @@ fn parse(seq: u64, bytes: &[u8], newest: bool) -> Result<(Vec<Entry>, u64), Stri
         }
     }
     let valid_len = (header_len + entries.len() * RECORD_LEN) as u64;
-    Ok((entries, valid_len))
+    let allocated = if allocated_in_chunks {
+        bytes.len() as u64
+    } else {
+        valid_len
+    };
+    Ok((entries, valid_len, allocated))
 }
 
 /// The generation being appended to.
@@ -305,6 +315,8 @@ struct Current {
     end: u64,
     /// The file's length: the space allocated for records ends here.
     allocated: u64,
+    /// Whether the file grows in whole chunks of zeros (version 3) or by its records.
+    chunked: bool,
     /// Records appended since opening, over all generations (never decreases).
     appended: u64,
 }
@@ -323,7 +335,7 @@ impl Journal {
     /// Starts writing a new generation `seq`.
     pub fn create(dir: &Path, seq: u64, state_id: StateId) -> io::Result<Journal> {
         let (file, end, allocated) = create(dir, seq, state_id)?;
-        Journal::writing(dir, seq, state_id, file, end, allocated)
+        Journal::writing(dir, seq, state_id, file, (end, allocated, true))
     }
 
     /// Goes on writing generation `last`, cut back to its valid part first.
@@ -335,7 +347,13 @@ impl Journal {
         let allocated = last.allocated.max(last.valid_len);
         file.set_len(allocated)?;
         file.sync_all()?;
-        Journal::writing(dir, last.seq, state_id, file, last.valid_len, allocated)
+        Journal::writing(
+            dir,
+            last.seq,
+            state_id,
+            file,
+            (last.valid_len, allocated, last.chunked),
+        )
     }
 
     fn writing(
@@ -343,8 +361,7 @@ impl Journal {
         seq: u64,
         state_id: StateId,
         file: File,
-        end: u64,
-        allocated: u64,
+        (end, allocated, chunked): (u64, u64, bool),
     ) -> io::Result<Journal> {
         let mut file = BufWriter::with_capacity(64 * 1024, file);
         io::Seek::seek(&mut file, io::SeekFrom::Start(end))?;
@@ -356,6 +373,7 @@ impl Journal {
                 file,
                 end,
                 allocated,
+                chunked,
                 appended: 0,
             }),
             durable: Mutex::new(0),
@@ -371,7 +389,7 @@ impl Journal {
     pub fn append(&self, entry: Entry) -> io::Result<()> {
         let mut current = lock(&self.current);
         let bytes = record(current.seq, entry);
-        if current.end + RECORD_LEN as u64 > current.allocated {
+        if current.chunked && current.end + RECORD_LEN as u64 > current.allocated {
             // The next chunk of zeros; its length is made durable by the sync that makes
             // the records in it durable.
             current.file.flush()?;
@@ -419,6 +437,7 @@ impl Journal {
         current.seq = seq;
         current.end = end;
         current.allocated = allocated;
+        current.chunked = true;
         Ok(())
     }
 }
@@ -575,6 +594,8 @@ mod tests {
         let path = path_of(dir.path(), 1);
         let mut bytes = header_v2(1).to_vec();
         bytes.extend_from_slice(&record(1, entry(0)));
+        // And half a record after it, torn by a crash.
+        bytes.extend_from_slice(&record(1, entry(9))[..17]);
         fs::write(&path, &bytes).unwrap();
         let found = read_all(dir.path()).unwrap();
         assert_eq!(found[0].entries.len(), 1);
@@ -586,5 +607,11 @@ mod tests {
             read_all(dir.path()).unwrap()[0].entries,
             vec![entry(0), entry(1)]
         );
+        // Rotated away, it reads whole as an older generation: it grew by its records, with
+        // no zeros after them.
+        journal.rotate(2).unwrap();
+        let found = read_all(dir.path()).unwrap();
+        assert_eq!(found[0].entries, vec![entry(0), entry(1)]);
+        assert_eq!(found[1].seq, 2);
     }
 }
