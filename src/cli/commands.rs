@@ -7,10 +7,10 @@ use crawldedup::{BloomParams, Canonicalizer, SeenConfig};
 
 use super::Failure;
 use super::args::{
-    BloomParamsArgs, CanonicalizeArgs, ConfigArgs, CrawlArgs, DedupArgs, ExtractArgs,
-    IndexPlanArgs, ReconcileArgs, ServeArgs, SimhashArgs, StateArgs, StatsArgs,
+    BloomParamsArgs, CanonicalizeArgs, ConfigArgs, CrawlArgs, ExtractArgs, IndexPlanArgs,
+    ReconcileArgs, ServeArgs, SimhashArgs, StateArgs, StatsArgs,
 };
-use super::input::{for_each_text_input, read_input};
+use super::input::for_each_text_input;
 use super::print::print_summary;
 
 pub(super) fn canonicalize(args: CanonicalizeArgs) -> Result<ExitCode, Failure> {
@@ -172,72 +172,6 @@ pub(super) fn simhash(args: SimhashArgs) -> Result<ExitCode, Failure> {
     })?;
     out.flush()?;
     Ok(code)
-}
-
-pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
-    let config = args.config.load()?;
-    let temporary;
-    let state_dir = match &args.state_dir {
-        Some(dir) => dir.clone(),
-        None => {
-            temporary = tempfile::tempdir()
-                .map_err(|e| anyhow::anyhow!("temporary state directory: {e}"))?;
-            temporary.path().to_path_buf()
-        }
-    };
-    // A state directory that will not open (damaged, or of another format) is a problem
-    // with what the command was given: one line, exit code 2.
-    let stage =
-        crawldedup::Dedup::open(&state_dir, &config).map_err(|e| Failure::Setup(e.to_string()))?;
-    let mut out = BufWriter::new(io::stdout().lock());
-    let mut unreadable = false;
-    for path in &args.files {
-        let name = path.display().to_string();
-        // An input that cannot be read is named on stderr, after the lines before it, and
-        // the others are still decided.
-        let bytes = match read_input(path) {
-            Ok(input) => input.bytes,
-            Err(problem) => {
-                out.flush()?;
-                eprintln!("error: {problem}");
-                unreadable = true;
-                continue;
-            }
-        };
-        let verdict = stage.check_page(&name, &bytes, None)?;
-        if args.json {
-            let mut line = serde_json::Map::new();
-            line.insert("file".into(), name.clone().into());
-            line.extend(verdict.json_fields());
-            writeln!(out, "{}", serde_json::Value::Object(line))?;
-        } else {
-            match &verdict {
-                crawldedup::PageVerdict::Unique { fingerprint, .. } => {
-                    writeln!(out, "unique           {name}  ({fingerprint})")?
-                }
-                crawldedup::PageVerdict::ExactDuplicate { of } => {
-                    writeln!(out, "exact_duplicate  {name}  of {}", of.name)?
-                }
-                crawldedup::PageVerdict::NearDuplicate {
-                    of,
-                    distance,
-                    similarity,
-                } => writeln!(
-                    out,
-                    "near_duplicate   {name}  of {} (distance {distance}, similarity {:.2})",
-                    of.name, similarity.resemblance
-                )?,
-                crawldedup::PageVerdict::NoText => writeln!(out, "no_text          {name}")?,
-            }
-        }
-    }
-    out.flush()?;
-    stage.checkpoint()?;
-    Ok(if unreadable {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {

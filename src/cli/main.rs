@@ -2,8 +2,10 @@
 
 mod args;
 mod commands;
+mod dedup;
 mod input;
 mod print;
+mod warc_input;
 
 use std::io;
 use std::process::ExitCode;
@@ -12,9 +14,10 @@ use clap::Parser;
 
 use args::{Cli, Command, EXIT_CONFIG};
 use commands::{
-    bloom_params, canonicalize, cluster_stats, crawl, dedup, extract, index_plan, reconcile, serve,
+    bloom_params, canonicalize, cluster_stats, crawl, extract, index_plan, reconcile, serve,
     simhash, state_command,
 };
+use dedup::dedup;
 use print::{print_summary, run_demo};
 
 fn main() -> ExitCode {

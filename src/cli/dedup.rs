@@ -1,0 +1,154 @@
+//! `crawldedup dedup`: HTML files and WARC files, in the order given, through the page stage.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use crawldedup::PageVerdict;
+
+use super::Failure;
+use super::args::DedupArgs;
+use super::input::read_input;
+use super::warc_input;
+
+/// Where a stored page came from in this run: a file, and for a WARC record its offset.
+type Origin = (String, Option<u64>);
+
+pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
+    let config = args.config.load()?;
+    let temporary;
+    let state_dir = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            temporary = tempfile::tempdir()
+                .map_err(|e| anyhow::anyhow!("temporary state directory: {e}"))?;
+            temporary.path().to_path_buf()
+        }
+    };
+    // A state directory that will not open (damaged, or of another format) is a problem
+    // with what the command was given: one line, exit code 2.
+    let stage =
+        crawldedup::Dedup::open(&state_dir, &config).map_err(|e| Failure::Setup(e.to_string()))?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut unreadable = false;
+    // The names stored in this run, and where they came from, for a duplicate's `of`.
+    let mut stored: HashMap<String, Origin> = HashMap::new();
+    for path in &args.files {
+        let file = path.display().to_string();
+        if warc_input::is_warc(path) {
+            let read = warc_input::each_response(path, |record| {
+                let where_ = format!("{file}@{}", record.offset);
+                match record.body {
+                    Ok(body) => {
+                        // A record is named by its URL: its host's template applies.
+                        let name = if record.uri.is_empty() {
+                            where_.clone()
+                        } else {
+                            record.uri.clone()
+                        };
+                        let verdict =
+                            stage.check_page(&name, &body, record.content_type.as_deref())?;
+                        let origin = (file.clone(), Some(record.offset));
+                        let mut fields = serde_json::Map::new();
+                        fields.insert("file".into(), file.clone().into());
+                        fields.insert("offset".into(), record.offset.into());
+                        fields.insert("url".into(), record.uri.clone().into());
+                        report(&mut out, args.json, &where_, fields, &verdict, &stored)?;
+                        if matches!(verdict, PageVerdict::Unique { .. }) {
+                            stored.insert(name, origin);
+                        }
+                    }
+                    Err(problem) => {
+                        out.flush()?;
+                        eprintln!("error: {where_} ({}): {problem}", record.uri);
+                        unreadable = true;
+                    }
+                }
+                Ok(())
+            })?;
+            if let Err(problem) = read {
+                out.flush()?;
+                eprintln!("error: {problem}");
+                unreadable = true;
+            }
+            continue;
+        }
+        // An input that cannot be read is named on stderr, after the lines before it, and
+        // the others are still decided.
+        let bytes = match read_input(path) {
+            Ok(input) => input.bytes,
+            Err(problem) => {
+                out.flush()?;
+                eprintln!("error: {problem}");
+                unreadable = true;
+                continue;
+            }
+        };
+        let verdict = stage.check_page(&file, &bytes, None)?;
+        let mut fields = serde_json::Map::new();
+        fields.insert("file".into(), file.clone().into());
+        report(&mut out, args.json, &file, fields, &verdict, &stored)?;
+        if matches!(verdict, PageVerdict::Unique { .. }) {
+            stored.insert(file.clone(), (file.clone(), None));
+        }
+    }
+    out.flush()?;
+    stage.checkpoint()?;
+    Ok(if unreadable {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One input's line: `fields` (what names it) and the verdict's, in JSON; or the verdict, the
+/// input's name `name` and, for a duplicate, its original, in text. A duplicate of a WARC
+/// record stored in this run also names that record (`of_file`, `of_offset`).
+fn report(
+    out: &mut impl Write,
+    json: bool,
+    name: &str,
+    mut fields: serde_json::Map<String, serde_json::Value>,
+    verdict: &PageVerdict,
+    stored: &HashMap<String, Origin>,
+) -> Result<(), Failure> {
+    let origin = match verdict {
+        PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
+            stored.get(&of.name)
+        }
+        _ => None,
+    };
+    if json {
+        fields.extend(verdict.json_fields());
+        if let Some((file, Some(offset))) = origin {
+            fields.insert("of_file".into(), file.clone().into());
+            fields.insert("of_offset".into(), (*offset).into());
+        }
+        writeln!(out, "{}", serde_json::Value::Object(fields))?;
+        return Ok(());
+    }
+    let of = |of: &crawldedup::Original| match origin {
+        Some((file, Some(offset))) => format!("{} ({file}@{offset})", of.name),
+        _ => of.name.clone(),
+    };
+    match verdict {
+        PageVerdict::Unique { fingerprint, .. } => {
+            writeln!(out, "unique           {name}  ({fingerprint})")?
+        }
+        PageVerdict::ExactDuplicate { of: original } => {
+            writeln!(out, "exact_duplicate  {name}  of {}", of(original))?
+        }
+        PageVerdict::NearDuplicate {
+            of: original,
+            distance,
+            similarity,
+        } => writeln!(
+            out,
+            "near_duplicate   {name}  of {} (distance {distance}, similarity {:.2})",
+            of(original),
+            similarity.resemblance
+        )?,
+        PageVerdict::NoText => writeln!(out, "no_text          {name}")?,
+    }
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! WARC files given to `crawldedup dedup`: every `response` record, as the page it holds.
+//!
+//! A `.warc` file is a run of records; a `.warc.gz` one a run of gzip members, a record
+//! each (WARC 1.1 annex D), as wget `--warc-file`, Heritrix and Common Crawl write them.
+//! Records are parsed by the `warc` crate; each is named by the file, the offset of its
+//! member (or of the record, uncompressed) and its `WARC-Target-URI`. The HTTP response in
+//! its block is read as a crawler received it: the status line and headers, then the body,
+//! un-chunked (`Transfer-Encoding: chunked`) and decompressed (`Content-Encoding: gzip` or
+//! `deflate`; another coding is named, and the record has no text).
+
+use std::io::Read;
+use std::path::Path;
+
+use warc::{RecordType, WarcHeader, WarcReader};
+
+/// The most bytes one record's body may hold, decompressed.
+const MAX_BODY_BYTES: u64 = 256 << 20;
+
+/// One `response` record.
+pub(super) struct Response {
+    /// Where its gzip member (or, uncompressed, the record) starts in the file.
+    pub(super) offset: u64,
+    pub(super) uri: String,
+    pub(super) content_type: Option<String>,
+    /// The body, or why it cannot be read.
+    pub(super) body: Result<Vec<u8>, String>,
+}
+
+/// Whether `path` names a WARC file.
+pub(super) fn is_warc(path: &Path) -> bool {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    name.ends_with(".warc") || name.ends_with(".warc.gz")
+}
+
+/// Calls `each` with every `response` record of the WARC file `path`, in order. `Err`
+/// names the file, the offset and what is wrong when the file cannot be read on.
+pub(super) fn each_response(
+    path: &Path,
+    mut each: impl FnMut(Response) -> Result<(), super::Failure>,
+) -> Result<Result<(), String>, super::Failure> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => return Ok(Err(format!("{}: {e}", path.display()))),
+    };
+    let name = path.display();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut rest = &bytes[..];
+        while !rest.is_empty() {
+            let offset = (bytes.len() - rest.len()) as u64;
+            let mut decoder = flate2::bufread::GzDecoder::new(rest);
+            let mut member = Vec::new();
+            if let Err(e) = decoder
+                .by_ref()
+                .take(MAX_BODY_BYTES + 1)
+                .read_to_end(&mut member)
+            {
+                return Ok(Err(format!(
+                    "{name}: at offset {offset}: corrupt gzip: {e}"
+                )));
+            }
+            rest = decoder.into_inner();
+            if let Err(problem) = records(&member, Some(offset), &mut each)? {
+                return Ok(Err(format!("{name}: {problem}")));
+            }
+        }
+        Ok(Ok(()))
+    } else {
+        Ok(records(&bytes, None, &mut each)?.map_err(|problem| format!("{name}: {problem}")))
+    }
+}
+
+/// The records of `bytes`: one gzip member's, all named by the member's offset `member`,
+/// or a whole uncompressed file's (`None`), each named by its own offset: its header lines,
+/// a blank line, `Content-Length` bytes of block and two CRLFs.
+fn records(
+    bytes: &[u8],
+    member: Option<u64>,
+    each: &mut impl FnMut(Response) -> Result<(), super::Failure>,
+) -> Result<Result<(), String>, super::Failure> {
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let start = member.unwrap_or(at as u64);
+        let mut records = WarcReader::new(&bytes[at..]).iter_records();
+        let Some(record) = records.next() else {
+            break;
+        };
+        let record = match record {
+            Ok(record) => record,
+            Err(e) => return Ok(Err(format!("at offset {start}: not a WARC record: {e}"))),
+        };
+        let headers_end = bytes[at..]
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map_or(bytes.len() - at, |p| p + 4);
+        at += headers_end + record.content_length() as usize + 4;
+        if *record.warc_type() != RecordType::Response {
+            continue;
+        }
+        let uri = record
+            .header(WarcHeader::TargetURI)
+            .map(|u| u.trim_matches(['<', '>']).to_string())
+            .unwrap_or_default();
+        let (content_type, body) = match http_response(record.body()) {
+            Ok((content_type, body)) => (content_type, Ok(body)),
+            Err(problem) => (None, Err(problem)),
+        };
+        each(Response {
+            offset: start,
+            uri,
+            content_type,
+            body,
+        })?;
+    }
+    Ok(Ok(()))
+}
+
+/// The content type and the body of an HTTP response as a WARC block holds it.
+fn http_response(block: &[u8]) -> Result<(Option<String>, Vec<u8>), String> {
+    let split = block
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("no HTTP headers in the block")?;
+    let head = String::from_utf8_lossy(&block[..split]);
+    let body = &block[split + 4..];
+    let header = |name: &str| {
+        head.lines().skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
+        })
+    };
+    let mut body = if header("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+        dechunk(body)?
+    } else {
+        body.to_vec()
+    };
+    match header("content-encoding").map(|c| c.to_ascii_lowercase()) {
+        None => {}
+        Some(c) if c == "identity" => {}
+        Some(c) if c == "gzip" || c == "x-gzip" || c == "deflate" => {
+            let mut plain = Vec::new();
+            let read = if c == "deflate" {
+                flate2::read::ZlibDecoder::new(&body[..])
+                    .take(MAX_BODY_BYTES + 1)
+                    .read_to_end(&mut plain)
+            } else {
+                flate2::read::MultiGzDecoder::new(&body[..])
+                    .take(MAX_BODY_BYTES + 1)
+                    .read_to_end(&mut plain)
+            };
+            read.map_err(|e| format!("corrupt {c} body: {e}"))?;
+            if plain.len() as u64 > MAX_BODY_BYTES {
+                return Err(format!("body larger than {} MiB", MAX_BODY_BYTES >> 20));
+            }
+            body = plain;
+        }
+        Some(other) => return Err(format!("a body in `{other}` coding, which is not read")),
+    }
+    Ok((header("content-type"), body))
+}
+
+/// A chunked body, joined.
+fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(body.len());
+    loop {
+        let line_end = body
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("a chunk size line without its end")?;
+        let size_text = String::from_utf8_lossy(&body[..line_end]);
+        let size_text = size_text.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| format!("unreadable chunk size `{size_text}`"))?;
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return Ok(out);
+        }
+        let chunk = body.get(..size).ok_or("a chunk cut short")?;
+        out.extend_from_slice(chunk);
+        body = body.get(size + 2..).unwrap_or_default();
+    }
+}

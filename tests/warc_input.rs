@@ -1,0 +1,173 @@
+//! `crawldedup dedup` on WARC files: every `response` record decided as the page it holds,
+//! named by file, offset and URI, whether the file is gzip-compressed per record or not,
+//! WARC/1.0 or 1.1, its HTTP bodies chunked and gzip-encoded or plain.
+
+use std::io::Write;
+
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{crawldedup, stderr, stdout};
+
+fn record(version: &str, kind: &str, uri: &str, block: &[u8]) -> Vec<u8> {
+    let mut head = format!(
+        "{version}\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{:012}>\r\n\
+         WARC-Date: 2026-01-01T00:00:00Z\r\n",
+        block.len()
+    );
+    if !uri.is_empty() {
+        head.push_str(&format!("WARC-Target-URI: {uri}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", block.len()));
+    [head.as_bytes(), block, b"\r\n\r\n"].concat()
+}
+
+fn page(text: &str) -> Vec<u8> {
+    format!("<html><body><article><p>{text}</p></article></body></html>").into_bytes()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+const STORY: &str = "The council of the harbour town met on Tuesday and voted to repair the old \
+    bridge after many letters from residents about the broken railings and the potholes near \
+    the school.";
+const OTHER: &str = "A storm closed the mountain road for two days; the crews cleared the \
+    fallen trees and the snow, and the buses ran again on Friday morning to the villages \
+    above the lake.";
+
+/// The records: a warcinfo, a request, the story (chunked, gzip-encoded, WARC/1.1), the
+/// same story on another site (plain, WARC/1.0), another story, an image, and a body in a
+/// coding that is not read. Each with the URI a response record carries.
+fn records() -> Vec<(Vec<u8>, Option<&'static str>)> {
+    let encoded = gzip(&page(STORY));
+    let chunked = [
+        format!("{:x}\r\n", 10).as_bytes(),
+        &encoded[..10],
+        b"\r\n",
+        format!("{:x}\r\n", encoded.len() - 10).as_bytes(),
+        &encoded[10..],
+        b"\r\n0\r\n\r\n",
+    ]
+    .concat();
+    let story = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\
+           Content-Encoding: gzip\r\n\r\n"[..],
+        &chunked,
+    ]
+    .concat();
+    let copy = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"[..],
+        &page(STORY),
+    ]
+    .concat();
+    let other = [
+        &b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+        &page(OTHER),
+    ]
+    .concat();
+    let image = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n".to_vec();
+    let zstd =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: zstd\r\n\r\nxx".to_vec();
+    vec![
+        (
+            record("WARC/1.1", "warcinfo", "", b"software: test\r\n"),
+            None,
+        ),
+        (
+            record(
+                "WARC/1.1",
+                "request",
+                "https://a.example/story",
+                b"GET / HTTP/1.1\r\n\r\n",
+            ),
+            None,
+        ),
+        (
+            record("WARC/1.1", "response", "https://a.example/story", &story),
+            Some("https://a.example/story"),
+        ),
+        (
+            record("WARC/1.0", "response", "https://b.example/copy", &copy),
+            Some("https://b.example/copy"),
+        ),
+        (
+            record("WARC/1.0", "response", "https://b.example/other", &other),
+            Some("https://b.example/other"),
+        ),
+        (
+            record("WARC/1.1", "response", "https://b.example/logo.png", &image),
+            Some("https://b.example/logo.png"),
+        ),
+        (
+            record("WARC/1.1", "response", "https://b.example/z", &zstd),
+            Some("https://b.example/z"),
+        ),
+    ]
+}
+
+#[test]
+fn every_response_record_is_decided_and_named_by_file_offset_and_uri() {
+    let dir = tempfile::tempdir().unwrap();
+    for compressed in [true, false] {
+        let path = dir.path().join(if compressed {
+            "crawl.warc.gz"
+        } else {
+            "crawl.warc"
+        });
+        let mut bytes = Vec::new();
+        let mut expected = Vec::new();
+        for (record, uri) in records() {
+            if let Some(uri) = uri {
+                expected.push((bytes.len() as u64, uri));
+            }
+            bytes.extend(if compressed { gzip(&record) } else { record });
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let file = path.to_str().unwrap();
+        let o = crawldedup(&["dedup", "--json", file]);
+        // The record in an unread coding is named on stderr: exit code 1, the rest decided.
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("zstd"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("https://b.example/z"), "{}", stderr(&o));
+        let lines: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        for (line, (offset, uri)) in lines.iter().zip(&expected) {
+            assert_eq!(line["file"], file);
+            assert_eq!(line["offset"], *offset, "{line}");
+            assert_eq!(line["url"], *uri, "{line}");
+        }
+        assert_eq!(lines[0]["verdict"], "unique");
+        assert_eq!(lines[1]["verdict"], "exact_duplicate");
+        assert_eq!(lines[1]["of"], "https://a.example/story");
+        assert_eq!(lines[1]["of_file"], file);
+        assert_eq!(lines[1]["of_offset"], expected[0].0);
+        assert_eq!(lines[2]["verdict"], "unique");
+        assert_eq!(lines[3]["verdict"], "no_text");
+    }
+}
+
+#[test]
+fn a_damaged_warc_file_is_named_and_the_other_inputs_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.warc.gz");
+    let mut bytes: Vec<u8> = records().into_iter().flat_map(|(r, _)| gzip(&r)).collect();
+    bytes.truncate(bytes.len() - 20);
+    std::fs::write(&path, &bytes).unwrap();
+    let html = dir.path().join("page.html");
+    std::fs::write(&html, page(OTHER)).unwrap();
+    let o = crawldedup(&[
+        "dedup",
+        "--json",
+        path.to_str().unwrap(),
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("corrupt gzip"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("page.html"), "{}", stdout(&o));
+}
