@@ -235,77 +235,122 @@ pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
             _ => Ok(None),
         };
     };
-    let mut found = Vec::new();
-    let mut mismatch = |part: &'static str, problem: String| {
-        found.push(Mismatch { part, problem });
+    let mut checker = Checker {
+        ledger: &ledger,
+        parts: &parts,
+        state_dir,
+        found: Vec::new(),
     };
-    let foreign = |id: StateId| id != 0 && id != ledger.id;
-    let another = |id: StateId| {
+    let filter_seq = checker.url_filter();
+    checker.journal(filter_seq);
+    checker.index();
+    checker.crawl();
+    if checker.found.is_empty() {
+        Ok(Some(ledger))
+    } else {
+        Err(checker.found)
+    }
+}
+
+/// The parts of a state directory held against its ledger, one part a method.
+struct Checker<'a> {
+    ledger: &'a Ledger,
+    parts: &'a Parts,
+    state_dir: &'a Path,
+    found: Vec<Mismatch>,
+}
+
+impl Checker<'_> {
+    fn mismatch(&mut self, part: &'static str, problem: String) {
+        self.found.push(Mismatch { part, problem });
+    }
+
+    /// Whether a part's id is another directory's (0: written before ledgers existed).
+    fn foreign(&self, id: StateId) -> bool {
+        id != 0 && id != self.ledger.id
+    }
+
+    fn another(&self, id: StateId) -> String {
         format!(
             "belongs to another state directory ({id:032x}; this one is {:032x})",
-            ledger.id
+            self.ledger.id
         )
-    };
-    // The URL filter.
-    let mut filter_seq = 0;
-    match &parts.filter {
-        None if ledger.url_filter > 0 => mismatch(
-            "URL filter",
-            format!(
-                "missing: {} is gone, while it was saved at checkpoint {} (the ledger)",
-                crate::urls::seen::SEEN_FILE,
-                ledger.url_filter
-            ),
-        ),
-        None => {}
-        Some(Err(problem)) => mismatch(
-            "URL filter",
-            format!("damaged: {}: {problem}", crate::urls::seen::SEEN_FILE),
-        ),
-        Some(Ok((_, id))) if foreign(*id) => mismatch("URL filter", another(*id)),
-        Some(Ok((seq, _))) if *seq < ledger.url_filter => mismatch(
-            "URL filter",
-            format!(
-                "an older copy: saved at checkpoint {seq}, while checkpoint {} was saved (the \
-                 ledger)",
-                ledger.url_filter
-            ),
-        ),
-        Some(Ok((seq, _))) => filter_seq = *seq,
     }
-    // The URL journal.
-    for (seq, id) in &parts.journal {
-        let path = crate::urls::journal::path_of(state_dir, *seq);
-        match id {
-            Err(problem) => mismatch(
-                "URL journal",
-                format!("damaged: {}: {problem}", path.display()),
+
+    /// The URL filter; returns the checkpoint it was saved at (0 when there is none).
+    fn url_filter(&mut self) -> u64 {
+        let saved = self.ledger.url_filter;
+        match &self.parts.filter {
+            None if saved > 0 => self.mismatch(
+                "URL filter",
+                format!(
+                    "missing: {} is gone, while it was saved at checkpoint {saved} (the ledger)",
+                    crate::urls::seen::SEEN_FILE
+                ),
             ),
-            Ok(id) if foreign(*id) => mismatch(
-                "URL journal",
-                format!("{}: {}", path.display(), another(*id)),
+            None => {}
+            Some(Err(problem)) => self.mismatch(
+                "URL filter",
+                format!("damaged: {}: {problem}", crate::urls::seen::SEEN_FILE),
             ),
-            Ok(_) => {}
+            Some(Ok((_, id))) if self.foreign(*id) => {
+                let problem = self.another(*id);
+                self.mismatch("URL filter", problem);
+            }
+            Some(Ok((seq, _))) if *seq < saved => self.mismatch(
+                "URL filter",
+                format!(
+                    "an older copy: saved at checkpoint {seq}, while checkpoint {saved} was \
+                     saved (the ledger)"
+                ),
+            ),
+            Some(Ok((seq, _))) => return *seq,
+        }
+        0
+    }
+
+    /// The URL journal: every generation this directory's, and one at or after the saved
+    /// filter's checkpoint when the stage keeps a journal.
+    fn journal(&mut self, filter_seq: u64) {
+        for (seq, id) in &self.parts.journal {
+            let path = crate::urls::journal::path_of(self.state_dir, *seq);
+            match id {
+                Err(problem) => self.mismatch(
+                    "URL journal",
+                    format!("damaged: {}: {problem}", path.display()),
+                ),
+                Ok(id) if self.foreign(*id) => {
+                    let problem = format!("{}: {}", path.display(), self.another(*id));
+                    self.mismatch("URL journal", problem);
+                }
+                Ok(_) => {}
+            }
+        }
+        let kept = self.parts.journal.iter().any(|(seq, _)| *seq >= filter_seq);
+        if self.ledger.journal && !kept {
+            self.mismatch(
+                "URL journal",
+                format!(
+                    "missing: no generation at or after checkpoint {filter_seq} \
+                     ({}{filter_seq}), where the URLs answered `new` since the filter was \
+                     saved are",
+                    crate::urls::journal::JOURNAL_PREFIX
+                ),
+            );
         }
     }
-    if ledger.journal && !parts.journal.iter().any(|(seq, _)| *seq >= filter_seq) {
-        mismatch(
-            "URL journal",
-            format!(
-                "missing: no generation at or after checkpoint {filter_seq} \
-                 ({}{filter_seq}), where the URLs answered `new` since the filter was saved are",
-                crate::urls::journal::JOURNAL_PREFIX
-            ),
-        );
-    }
-    // The index.
-    if let Some(documents) = ledger.index {
-        match &parts.manifest {
-            _ if !parts.index => mismatch(
+
+    /// The index: its folder and manifest, with at least the documents recorded.
+    fn index(&mut self) {
+        let Some(documents) = self.ledger.index else {
+            return;
+        };
+        match &self.parts.manifest {
+            _ if !self.parts.index => self.mismatch(
                 "index",
                 format!("missing: the folder {INDEX_DIR}/ is gone, while the ledger records it"),
             ),
-            None => mismatch(
+            None => self.mismatch(
                 "index",
                 format!(
                     "missing: its manifest is gone, while {documents} documents were made \
@@ -314,8 +359,11 @@ pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
             ),
             // The index's own open names a damaged manifest.
             Some(Err(_)) => {}
-            Some(Ok((_, id))) if foreign(*id) => mismatch("index", another(*id)),
-            Some(Ok((held, _))) if *held < documents => mismatch(
+            Some(Ok((_, id))) if self.foreign(*id) => {
+                let problem = self.another(*id);
+                self.mismatch("index", problem);
+            }
+            Some(Ok((held, _))) if *held < documents => self.mismatch(
                 "index",
                 format!(
                     "an older copy: its manifest records {held} documents, while {documents} \
@@ -325,10 +373,14 @@ pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
             Some(Ok(_)) => {}
         }
     }
-    // A crawl.
-    if let Some(seq) = ledger.crawl {
-        if !parts.crawl_db {
-            mismatch(
+
+    /// A crawl: its database, and the committed checkpoint at least the one recorded.
+    fn crawl(&mut self) {
+        let Some(seq) = self.ledger.crawl else {
+            return;
+        };
+        if !self.parts.crawl_db {
+            self.mismatch(
                 "crawl database",
                 format!(
                     "missing: the folder {}/ is gone, while the ledger records a crawl",
@@ -336,9 +388,9 @@ pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
                 ),
             );
         }
-        match &parts.committed {
+        match &self.parts.committed {
             Some(Ok(committed)) if *committed >= seq => {}
-            Some(Ok(committed)) => mismatch(
+            Some(Ok(committed)) => self.mismatch(
                 "crawl database",
                 format!(
                     "an older copy: {} records checkpoint {committed}, while checkpoint {seq} \
@@ -346,8 +398,8 @@ pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
                     crate::crawl::COMMITTED_FILE
                 ),
             ),
-            Some(Err(problem)) => mismatch("crawl database", problem.clone()),
-            None if seq > 0 => mismatch(
+            Some(Err(problem)) => self.mismatch("crawl database", problem.clone()),
+            None if seq > 0 => self.mismatch(
                 "crawl database",
                 format!(
                     "missing: {} is gone, while checkpoint {seq} was committed (the ledger)",
@@ -356,11 +408,6 @@ pub fn check(state_dir: &Path) -> Result<Option<Ledger>, Vec<Mismatch>> {
             ),
             None => {}
         }
-    }
-    if found.is_empty() {
-        Ok(Some(ledger))
-    } else {
-        Err(found)
     }
 }
 

@@ -122,7 +122,6 @@ fn verify_with_record(
 ) -> (Vec<Part>, Option<CheckpointRecord>) {
     let mut parts = Vec::new();
     let ledger = crate::ledger::check(state_dir);
-    let mismatches = ledger.clone().err().unwrap_or_default();
     let crawl = crate::crawl::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
     if let Some((mut db, frontier, r)) = crawl {
@@ -206,8 +205,17 @@ fn verify_with_record(
             result: verify_outputs(out, record),
         });
     }
-    // What the ledger finds: a part that is gone, older than recorded, or another
-    // directory's, which each part checked alone cannot tell.
+    add_ledger(&mut parts, ledger);
+    (parts, record)
+}
+
+/// What the ledger finds, added to `parts`: its own line first, then each part that is gone,
+/// older than recorded, or another directory's (which each part checked alone cannot tell)
+/// on that part's line, or on a line of its own when the part has none.
+fn add_ledger(
+    parts: &mut Vec<Part>,
+    ledger: Result<Option<crate::ledger::Ledger>, Vec<crate::ledger::Mismatch>>,
+) {
     parts.insert(
         0,
         Part {
@@ -215,15 +223,15 @@ fn verify_with_record(
             result: match &ledger {
                 Ok(Some(ledger)) => Ok(ledger.to_string()),
                 Ok(None) => Ok(
-                    "none: a new state directory, or one written before ledgers \
-                               (the next command that opens it writes one)"
+                    "none: a new state directory, or one written before ledgers (the next \
+                     command that opens it writes one)"
                         .into(),
                 ),
                 Err(_) => Ok("readable; what does not match it is named below".into()),
             },
         },
     );
-    for mismatch in mismatches {
+    for mismatch in ledger.err().unwrap_or_default() {
         match parts.iter_mut().find(|p| p.name == mismatch.part) {
             Some(part) if part.result.is_ok() => part.result = Err(mismatch.problem),
             Some(_) => {}
@@ -233,7 +241,6 @@ fn verify_with_record(
             }),
         }
     }
-    (parts, record)
 }
 
 /// The id in the ledger of `state_dir`, when it has a readable one.
