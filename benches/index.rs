@@ -79,6 +79,7 @@ fn random_sketch(fp: u64) -> Sketch {
 /// Document `i` with fingerprint `fp` (and a sketch drawn from it).
 fn record(fp: u64, i: u64) -> DocRecord {
     DocRecord {
+        blocks: None,
         simhash: Simhash(fp),
         digest: Digest(u128::from(fp) << 64 | u128::from(i)),
         text_chars: 2_000,

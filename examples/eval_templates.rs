@@ -29,8 +29,12 @@ use regex::Regex;
 struct Template {
     host: String,
     html: String,
-    /// Byte ranges of the inner HTML of the main-content `<p>` elements.
+    /// Byte ranges of the inner HTML of the main-content blocks, in document order.
     paragraphs: Vec<(usize, usize)>,
+    /// Where the new text goes: the range of the longest main-content `<p>`, surely in the
+    /// story's body (a breadcrumb item that repeats the title, or a byline, may come before
+    /// it).
+    first_p: usize,
 }
 
 /// One page of the evaluation.
@@ -74,7 +78,11 @@ fn sentences(text: &str) -> Vec<String> {
     out
 }
 
-fn load(dataset: &Path, limit: usize) -> Result<(Vec<Template>, Vec<String>)> {
+fn load(
+    dataset: &Path,
+    limit: usize,
+    hosts: &mut HashSet<String>,
+) -> Result<(Vec<Template>, Vec<String>)> {
     let metadata: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dataset.join("metadata.json"))?)?;
     let files = metadata["files"].as_object().context("no files")?;
@@ -89,7 +97,6 @@ fn load(dataset: &Path, limit: usize) -> Result<(Vec<Template>, Vec<String>)> {
     let tags = Regex::new(r"(?s)<[^>]+>")?;
     let mut templates = Vec::new();
     let mut texts = Vec::new();
-    let mut hosts = HashSet::new();
     let mut ids: Vec<&String> = files.keys().collect();
     ids.sort();
     for id in ids {
@@ -113,7 +120,8 @@ fn load(dataset: &Path, limit: usize) -> Result<(Vec<Template>, Vec<String>)> {
         let reference = normalise(&reference);
         let mut paragraphs: Vec<(usize, usize)> = Vec::new();
         let mut covered = 0usize;
-        for pattern in &blocks {
+        let mut first_p = None;
+        for (kind, pattern) in blocks.iter().enumerate() {
             for c in pattern.captures_iter(&html) {
                 let Some(inner) = c.get(1) else { continue };
                 // Entities decoded as a browser would (the ground truth holds the characters).
@@ -126,6 +134,9 @@ fn load(dataset: &Path, limit: usize) -> Result<(Vec<Template>, Vec<String>)> {
                 if text.len() >= 20 && reference.contains(&text) && !nested {
                     paragraphs.push((inner.start(), inner.end()));
                     covered += text.len();
+                    if kind == 0 && first_p.is_none_or(|(_, len)| text.len() > len) {
+                        first_p = Some((inner.start(), text.len()));
+                    }
                 }
             }
         }
@@ -141,15 +152,114 @@ fn load(dataset: &Path, limit: usize) -> Result<(Vec<Template>, Vec<String>)> {
         else {
             continue;
         };
+        let Some(first_p) = first_p.and_then(|(s, _)| paragraphs.iter().position(|p| p.0 == s))
+        else {
+            continue;
+        };
         if paragraphs.len() >= 2 && hosts.insert(host.clone()) && templates.len() < limit {
             templates.push(Template {
                 host,
                 html,
                 paragraphs,
+                first_p,
             });
         }
     }
     Ok((templates, texts))
+}
+
+/// Templates from the boilerplate development set (`evaldata.json`: per page, snippets its
+/// main content must contain): the main content is taken to be every `<p>` from the first
+/// to the last one that holds a snippet (at least two of them), one template per host.
+fn load_boilerplate_set(
+    dataset: &Path,
+    limit: usize,
+    hosts: &mut HashSet<String>,
+) -> Result<Vec<Template>> {
+    let pages: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dataset.join("evaldata.json"))?)?;
+    let pages = pages
+        .as_object()
+        .context("evaldata.json is not an object")?;
+    let paragraph = Regex::new(r"(?is)<p\b[^>]*>(.*?)</p>")?;
+    let tags = Regex::new(r"(?s)<[^>]+>")?;
+    let mut urls: Vec<&String> = pages.keys().collect();
+    urls.sort();
+    let mut templates = Vec::new();
+    for url in urls {
+        let info = &pages[url];
+        let Some(host) = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(String::from))
+        else {
+            continue;
+        };
+        let snippets: Vec<String> = info["with"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|s| s.as_str()).map(normalise).collect())
+            .unwrap_or_default();
+        // A short snippet ("Wissen") is found in menus and comments too.
+        let snippets: Vec<String> = snippets.into_iter().filter(|s| s.len() >= 25).collect();
+        let file = info["file"].as_str().unwrap_or("");
+        let Ok(gz) = std::fs::read(dataset.join(format!("html/{file}.gz"))) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes)?;
+        let html = crawldedup::content::decode::decode(&bytes, None, Some(url)).text;
+        let blocks: Vec<(usize, usize, bool, usize)> = paragraph
+            .captures_iter(&html)
+            .filter_map(|c| c.get(1))
+            .map(|inner| {
+                let fragment =
+                    scraper::Html::parse_fragment(&tags.replace_all(inner.as_str(), " "));
+                let text = normalise(&fragment.root_element().text().collect::<String>());
+                let main = snippets
+                    .iter()
+                    .any(|s| !s.is_empty() && text.contains(s.as_str()));
+                (inner.start(), inner.end(), main, text.len())
+            })
+            .collect();
+        let (Some(first), Some(last)) = (
+            blocks.iter().position(|b| b.2),
+            blocks.iter().rposition(|b| b.2),
+        ) else {
+            continue;
+        };
+        let span = &blocks[first..=last];
+        if span.len() < 2 || !hosts.insert(host.clone()) || templates.len() >= limit {
+            continue;
+        }
+        // The new text goes in the longest paragraph that holds a snippet: surely the story.
+        let longest = (0..span.len())
+            .filter(|&i| span[i].2)
+            .max_by_key(|&i| span[i].3)
+            .unwrap_or(0);
+        templates.push(Template {
+            host,
+            html,
+            paragraphs: span.iter().map(|b| (b.0, b.1)).collect(),
+            first_p: longest,
+        });
+    }
+    Ok(templates)
+}
+
+/// Whether text put in a template's main paragraphs is shown by a browser: not inside a
+/// `script`, `style`, `noscript` or `template` element, nor a `hidden` one, where a
+/// pattern over the markup can find a paragraph that no reader sees.
+fn shows_its_paragraphs(template: &Template) -> bool {
+    let marker = "Zqxjv marker sentence of the evaluation";
+    let html = scraper::Html::parse_document(&fill(template, "Title", &[marker.to_string()]));
+    html.tree.nodes().any(|node| {
+        node.value().as_text().is_some_and(|t| t.contains(marker))
+            && node.ancestors().all(|a| {
+                a.value().as_element().is_none_or(|e| {
+                    !matches!(e.name(), "script" | "style" | "noscript" | "template")
+                        && e.attr("hidden").is_none()
+                })
+            })
+    })
 }
 
 /// `template` carrying `paragraphs` under `title`.
@@ -158,7 +268,7 @@ fn fill(template: &Template, title: &str, paragraphs: &[String]) -> String {
     let mut at = 0;
     for (i, &(start, end)) in template.paragraphs.iter().enumerate() {
         html.push_str(&template.html[at..start]);
-        if i == 0 {
+        if i == template.first_p {
             html.push_str(&paragraphs.join("</p>\n<p>"));
         }
         at = end;
@@ -386,8 +496,14 @@ fn main() -> Result<()> {
     let mut python = None;
     let mut limit = usize::MAX;
     let mut verbose = false;
+    let mut boilerplate_set = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--boilerplate-set" => {
+                boilerplate_set = Some(PathBuf::from(
+                    args.next().context("--boilerplate-set needs a folder")?,
+                ));
+            }
             "--peer" => python = Some(args.next().context("--peer needs a python")?),
             "--verbose" => verbose = true,
             "--limit" => limit = args.next().context("--limit needs N")?.parse()?,
@@ -395,8 +511,28 @@ fn main() -> Result<()> {
             other => bail!("unknown option {other}"),
         }
     }
-    let (templates, texts) = load(&dataset, limit)?;
+    let mut hosts = HashSet::new();
+    let (mut templates, texts) = load(&dataset, limit, &mut hosts)?;
+    let from_wcxb = templates.len();
+    if let Some(folder) = &boilerplate_set {
+        templates.extend(load_boilerplate_set(folder, limit, &mut hosts)?);
+    }
+    let found = templates.len();
+    let mut kept_wcxb = 0;
+    let mut index = 0;
+    templates.retain(|t| {
+        let shown = shows_its_paragraphs(t);
+        kept_wcxb += usize::from(shown && index < from_wcxb);
+        index += 1;
+        shown
+    });
     let pages = build(&templates, &texts);
+    println!(
+        "{} templates ({kept_wcxb} from WCXB dev, {} from the boilerplate set; {} left out whose main paragraphs no browser shows)",
+        templates.len(),
+        templates.len() - kept_wcxb,
+        found - templates.len()
+    );
     println!(
         "{} templates (hosts), {} texts, {} pages ({} distinct articles, each of its own sentences)",
         templates.len(),

@@ -56,6 +56,9 @@ pub struct Prepared {
     /// unless the host's template was dropped from one of them.
     pub fingerprint: Fingerprint,
     links: RawLinks,
+    /// The text of the whole page outside its boilerplate by role, when it is more than
+    /// the main text: see [`Prepared::page_text`].
+    page_text: Option<String>,
     /// What the host's template ([`crate::dedup::template`]) did, once the stage looked.
     pub(crate) template: Template,
 }
@@ -69,10 +72,12 @@ pub(crate) enum Template {
     /// Looked at: nothing of the page is its host's template.
     Checked,
     /// The text compared differs from `extracted.text`: `extracted.text` is the page's
-    /// whole text (kept, `dedup.store_template_text`), this the text without the template.
-    Compared(String),
-    /// `extracted.text` is without the template; this was the whole text.
-    Stripped(String),
+    /// whole text (kept, `dedup.store_template_text`), this the text without the template;
+    /// with the whole text's fingerprint.
+    Compared(String, Fingerprint),
+    /// `extracted.text` is without the template; this was the whole text, and its
+    /// fingerprint.
+    Stripped(String, Fingerprint),
 }
 
 impl Prepared {
@@ -92,7 +97,7 @@ impl Prepared {
     /// template.
     pub fn compared_text(&self) -> &str {
         match &self.template {
-            Template::Compared(text) => text,
+            Template::Compared(text, _) => text,
             _ => &self.extracted.text,
         }
     }
@@ -100,8 +105,27 @@ impl Prepared {
     /// The page's whole main text, its host's template included.
     pub fn whole_text(&self) -> &str {
         match &self.template {
-            Template::Stripped(text) => text,
+            Template::Stripped(text, _) => text,
             _ => &self.extracted.text,
+        }
+    }
+
+    /// The text of the whole page outside its menus, headers, footers and other
+    /// boilerplate by role, whichever block the main text was taken from (with a
+    /// structured-data text that stood in for the main text): the text a page's lines are
+    /// compared on with the other pages of its host, and its host's template learned from
+    /// ([`crate::dedup::template`]). The main text when there is nothing more.
+    pub fn page_text(&self) -> &str {
+        self.page_text
+            .as_deref()
+            .unwrap_or_else(|| self.whole_text())
+    }
+
+    /// The fingerprint of the page's whole main text, when it is not the one compared.
+    pub(crate) fn whole_fingerprint(&self) -> Option<&Fingerprint> {
+        match &self.template {
+            Template::Compared(_, whole) | Template::Stripped(_, whole) => Some(whole),
+            _ => None,
         }
     }
 
@@ -115,6 +139,7 @@ impl Prepared {
             },
             fingerprint,
             links: RawLinks::default(),
+            page_text: None,
             template: Template::Unchecked,
         }
     }
@@ -134,12 +159,13 @@ pub fn prepare(body: &[u8], content_type: Option<&str>, url: Option<&Url>) -> Op
     if !is_page(content_type, body) {
         return None;
     }
-    let (extracted, links) = content::extract_bytes_unresolved(body, content_type, url);
+    let (extracted, links, page_text) = content::extract_bytes_unresolved(body, content_type, url);
     let fingerprint = Fingerprint::of(&extracted.text);
     Some(Prepared {
         extracted,
         fingerprint,
         links,
+        page_text,
         template: Template::Unchecked,
     })
 }

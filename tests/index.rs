@@ -28,6 +28,7 @@ fn own_sketch(seed: u64) -> Sketch {
 /// A document with simhash and digest as given and a sketch unlike any other's.
 fn record(simhash: u64, digest: u128) -> DocRecord {
     DocRecord {
+        blocks: None,
         simhash: Simhash(simhash),
         digest: Digest(digest),
         text_chars: 1000,

@@ -36,6 +36,7 @@ fn doc(i: u64) -> DocRecord {
 fn doc_of(i: u64, seed: u64) -> DocRecord {
     let i = i + (seed << 40);
     DocRecord {
+        blocks: None,
         simhash: Simhash(mix(i)),
         digest: Digest(u128::from(i)),
         text_chars: 1000,

@@ -171,3 +171,67 @@ fn a_damaged_warc_file_is_named_and_the_other_inputs_decided() {
     assert!(stderr(&o).contains("corrupt gzip"), "{}", stderr(&o));
     assert!(stdout(&o).contains("page.html"), "{}", stdout(&o));
 }
+
+/// An HTML file is named by the address it gives itself, so that two saved articles of one
+/// site inside the same rails are compared as pages of that site: both stored, and a copy
+/// found against its own file.
+#[test]
+fn html_files_take_their_url_from_link_rel_canonical_or_og_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let rail: String = (0..40)
+        .map(|i| {
+            format!(
+                "<p>Teaser {i}: the council met again about the bridge, the harbour budget and \
+                 the school roof, and residents wrote in to say what they think of it all.</p>"
+            )
+        })
+        .collect();
+    let stories = [
+        "A storm closed the ferry line for two days; the harbour master said boats would run again on Friday once the swell has dropped.",
+        "The library opens a reading room for the town archive, with letters and ship logs that volunteers catalogued over the winter.",
+    ];
+    let head = |url: &str, by_og: bool| {
+        if by_og {
+            format!("<meta property=\"og:url\" content=\"{url}\">")
+        } else {
+            format!("<link rel=\"canonical\" href=\"{url}\">")
+        }
+    };
+    let page = |url: &str, story: &str, by_og: bool| {
+        format!(
+            "<html><head>{}</head><body><article><h1>News</h1><p>{story}</p><h3>Latest</h3>{rail}</article></body></html>",
+            head(url, by_og)
+        )
+    };
+    let mut files = Vec::new();
+    for (i, (story, by_og)) in [(stories[0], false), (stories[1], true), (stories[0], true)]
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.path().join(format!("{i}.html"));
+        std::fs::write(
+            &path,
+            page(&format!("https://news.example/{i}"), story, by_og),
+        )
+        .unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["dedup", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = crawldedup(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["file"], files[i]);
+        assert_eq!(line["url"], format!("https://news.example/{i}"));
+    }
+    assert_eq!(lines[0]["verdict"], "unique");
+    assert_eq!(lines[1]["verdict"], "unique", "{}", lines[1]);
+    assert_eq!(lines[2]["verdict"], "exact_duplicate", "{}", lines[2]);
+    assert_eq!(lines[2]["of"], "https://news.example/0");
+    assert_eq!(lines[2]["of_file"], files[0]);
+}

@@ -84,12 +84,28 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
                 continue;
             }
         };
-        let verdict = stage.check_page(&file, &bytes, None)?;
+        // An HTML file is named by the address it gives itself (`<link rel=canonical>`,
+        // else `og:url`), so that its host's template applies; else by its path.
+        let prepared = crawldedup::page::prepare(&bytes, None, None);
+        let url = prepared
+            .as_ref()
+            .and_then(|p| p.extracted.canonical.clone());
+        let name = url.clone().unwrap_or_else(|| file.clone());
+        let verdict = match prepared {
+            Some(mut prepared) => {
+                stage.drop_template(&name, &mut prepared);
+                stage.decide(&name, &prepared)?
+            }
+            None => stage.check_page(&name, &bytes, None)?,
+        };
         let mut fields = serde_json::Map::new();
         fields.insert("file".into(), file.clone().into());
+        if let Some(url) = &url {
+            fields.insert("url".into(), url.clone().into());
+        }
         report(&mut out, args.json, &file, fields, &verdict, &stored)?;
         if matches!(verdict, PageVerdict::Unique { .. }) {
-            stored.insert(file.clone(), (file.clone(), None));
+            stored.insert(name, (file.clone(), None));
         }
     }
     out.flush()?;
@@ -103,7 +119,8 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
 
 /// One input's line: `fields` (what names it) and the verdict's, in JSON; or the verdict, the
 /// input's name `name` and, for a duplicate, its original, in text. A duplicate of a WARC
-/// record stored in this run also names that record (`of_file`, `of_offset`).
+/// record stored in this run also names that record (`of_file`, `of_offset`), and of an HTML
+/// file named by its URL, that file (`of_file`).
 fn report(
     out: &mut impl Write,
     json: bool,
@@ -120,15 +137,23 @@ fn report(
     };
     if json {
         fields.extend(verdict.json_fields());
-        if let Some((file, Some(offset))) = origin {
-            fields.insert("of_file".into(), file.clone().into());
-            fields.insert("of_offset".into(), (*offset).into());
+        match origin {
+            Some((file, Some(offset))) => {
+                fields.insert("of_file".into(), file.clone().into());
+                fields.insert("of_offset".into(), (*offset).into());
+            }
+            // An HTML file stored under its URL.
+            Some((file, None)) if fields.get("of").and_then(|o| o.as_str()) != Some(file) => {
+                fields.insert("of_file".into(), file.clone().into());
+            }
+            _ => {}
         }
         writeln!(out, "{}", serde_json::Value::Object(fields))?;
         return Ok(());
     }
     let of = |of: &crawldedup::Original| match origin {
         Some((file, Some(offset))) => format!("{} ({file}@{offset})", of.name),
+        Some((file, None)) if *file != of.name => format!("{} ({file})", of.name),
         _ => of.name.clone(),
     };
     match verdict {

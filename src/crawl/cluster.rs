@@ -669,7 +669,7 @@ impl<'c> Worker<'c> {
             },
         };
         // This worker owns the page's host: its template is learned here.
-        dedup.learn_template(name, &verdict, prepared.whole_text());
+        dedup.learn_template(name, &verdict, prepared.page_text());
         Ok(verdict)
     }
 

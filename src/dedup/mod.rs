@@ -25,7 +25,10 @@
 //!    [`SHORT_MIN_RESEMBLANCE`] when either text is shorter than `dedup.short_text_chars`),
 //!    or, between long texts of comparable size, estimated containment of at least
 //!    [`MIN_CONTAINMENT`]. Two tiny texts (under [`TINY_SHINGLES`] shingles) are compared on
-//!    their exact shingle sets. Otherwise the page is stored and unique.
+//!    their exact shingle sets. Two pages of one host are compared on their lines instead,
+//!    what the site repeats left out ([`template`]): an exact or near match of the main
+//!    text is still two pages when each has a story of its own. Otherwise the page is
+//!    stored and unique.
 //! 4. A near-duplicate verdict carries the estimates it was confirmed on
 //!    ([`Similarity`]): `similarity` and `containment` in `dedup --json`, the sidecar and
 //!    `duplicates.jsonl`.
@@ -320,20 +323,25 @@ impl Dedup {
     /// the one decision call that every way in ends with. `name` is the page's URL, or any
     /// name when it has none.
     pub fn decide(&self, name: &str, prepared: &Prepared) -> Result<PageVerdict, DedupError> {
-        let (text, fingerprint) = self.compared(name, prepared);
-        let verdict = self.check_fingerprinted(name, &text, &fingerprint)?;
-        self.learn_template(name, &verdict, prepared.whole_text());
+        let Some(page) = self.page_record(name, prepared) else {
+            bump(&self.counters.pages_checked);
+            bump(&self.counters.pages_no_text);
+            return Ok(PageVerdict::NoText);
+        };
+        bump(&self.counters.pages_checked);
+        let fingerprint = (page.record.simhash, page.record.digest);
+        let (decision, nearest) = self
+            .index
+            .check_and_insert_probed(page.record.clone(), &page.probe())?;
+        let verdict = self.verdict(decision, nearest, fingerprint)?;
+        self.learn_template(name, &verdict, prepared.page_text());
         Ok(verdict)
     }
 
     /// Decides a main text that the caller extracted itself; what its host repeats on its
     /// pages is left out of the comparison, as for a page.
     pub fn check_text(&self, name: &str, text: &str) -> Result<PageVerdict, DedupError> {
-        let stripped = self.strip_template(name, text);
-        let compared = stripped.as_deref().unwrap_or(text);
-        let verdict = self.check_fingerprinted(name, compared, &Fingerprint::of(compared))?;
-        self.learn_template(name, &verdict, text);
-        Ok(verdict)
+        self.decide(name, &Prepared::from_text(text.to_string()))
     }
 
     /// As [`Dedup::check_text`], with the text's fingerprint already computed (by
@@ -353,7 +361,7 @@ impl Dedup {
         }
         let record = DocRecord::new(name, text, fingerprint);
         let (decision, nearest) = self.index.check_and_insert_nearest(record)?;
-        self.verdict(decision, nearest, fingerprint)
+        self.verdict(decision, nearest, (fingerprint.simhash, fingerprint.digest))
     }
 
     /// The verdict on a page fetched again (a recrawl, `url_filter.recrawl_after`) whose
@@ -371,12 +379,14 @@ impl Dedup {
         earlier: DocId,
         earlier_digest: crate::Digest,
     ) -> Result<PageVerdict, DedupError> {
-        let (_, fingerprint) = self.compared(name, prepared);
-        let fingerprint = &fingerprint;
-        let Some(record) = self.record_of(name, prepared) else {
+        bump(&self.counters.pages_checked);
+        let Some(page) = self.page_record(name, prepared) else {
+            bump(&self.counters.pages_no_text);
             return Ok(PageVerdict::NoText);
         };
-        if fingerprint.digest == earlier_digest {
+        let record = page.record.clone();
+        let fingerprint = (record.simhash, record.digest);
+        if record.digest == earlier_digest {
             bump(&self.counters.pages_exact);
             return Ok(PageVerdict::ExactDuplicate {
                 of: Original {
@@ -385,16 +395,16 @@ impl Dedup {
                 },
             });
         }
-        let (decision, nearest) = match self.index.find(&record)? {
+        let (decision, nearest) = match self.index.find_probed(&record, &page.probe())? {
             Some(Decision::Exact(of) | Decision::Near { of, .. })
                 if of == earlier || self.original(of)?.name == name =>
             {
                 (Decision::Unique(self.index.insert(record)?), None)
             }
-            _ => self.index.check_and_insert_nearest(record)?,
+            _ => self.index.check_and_insert_probed(record, &page.probe())?,
         };
         let verdict = self.verdict(decision, nearest, fingerprint)?;
-        self.learn_template(name, &verdict, prepared.whole_text());
+        self.learn_template(name, &verdict, prepared.page_text());
         Ok(verdict)
     }
 
@@ -402,15 +412,15 @@ impl Dedup {
         &self,
         decision: Decision,
         nearest: Option<Similarity>,
-        fingerprint: &Fingerprint,
+        (simhash, digest): (crate::Simhash, crate::Digest),
     ) -> Result<PageVerdict, DedupError> {
         Ok(match decision {
             Decision::Unique(id) => {
                 bump(&self.counters.pages_unique);
                 PageVerdict::Unique {
                     id,
-                    fingerprint: fingerprint.simhash,
-                    digest: fingerprint.digest,
+                    fingerprint: simhash,
+                    digest,
                     nearest,
                 }
             }
@@ -435,16 +445,15 @@ impl Dedup {
         })
     }
 
-    /// The fingerprint of a prepared page as the index records it; `None` when it has no
-    /// words (counted as no text).
+    /// The fingerprint of a prepared page as the index records it (with its lines' profile
+    /// for a page with a host); `None` when it has no words (counted as no text).
     pub(crate) fn record_of(&self, name: &str, prepared: &Prepared) -> Option<DocRecord> {
         bump(&self.counters.pages_checked);
-        let (text, fingerprint) = self.compared(name, prepared);
-        if fingerprint.tokens == 0 {
+        let page = self.page_record(name, prepared);
+        if page.is_none() {
             bump(&self.counters.pages_no_text);
-            return None;
         }
-        Some(DocRecord::new(name, &text, &fingerprint))
+        page.map(|p| p.record)
     }
 
     fn original(&self, id: DocId) -> Result<Original, DedupError> {

@@ -6,10 +6,12 @@
 //! is otherwise the story *plus* what the site repeats, and two different short articles
 //! inside 6,000 characters of the same rail look alike to any measure of the whole text.
 //!
-//! - **The block** is a line of the extracted main text: a paragraph, a heading, a list
-//!   item or a table row (the extractor writes each on lines of its own). It is compared
-//!   normalised: lower case, every run of digits read as one `0` (dates, counts, times
-//!   change from page to page of a rail), whitespace collapsed; its key is the xxh3 of that.
+//! - **The block** is a line of the page's text ([`Prepared::page_text`]: the whole page
+//!   outside its menus, headers and footers, whichever block the main text came from): a
+//!   paragraph, a heading, a list item or a table row (the extractor writes each on lines
+//!   of its own). It is compared normalised: lower case, every run of digits read as one
+//!   `0` (dates, counts, times change from page to page of a rail), whitespace collapsed;
+//!   its key is the xxh3 of that ([`block_key`]).
 //! - **What is learned, and from which pages.** Only a page decided unique teaches: a
 //!   duplicate repeats another page's blocks, and one article syndicated on three pages
 //!   of a site is decided once and duplicate twice, so it never looks like template. Each
@@ -24,7 +26,15 @@
 //! - **Memory, bounded.** A host keeps at most [`MAX_BLOCKS`] blocks (12 bytes each, and
 //!   the hash table's control bytes); when full, the blocks whose decayed score is lowest
 //!   go first. A page teaches at most [`MAX_BLOCKS_PER_PAGE`] blocks.
-//! - **A host with few pages** has no template: three pages never make one.
+//! - **A host with few pages** has no template: three pages never make one. Its pages are
+//!   still told apart: each page's record keeps the profile of its lines
+//!   ([`crate::fingerprint::blocks`]), and a page is compared with a stored page of its
+//!   host on their lines, every line the two share exactly (and every line of the
+//!   template learned so far) left out, so that only each page's own sentences decide
+//!   ([`ConfirmPolicy::judge_blocks`](crate::index::ConfirmPolicy::judge_blocks)). Two
+//!   different stories are two pages from the host's first two pages on, and an edited
+//!   copy of a page stored before the template was known is still found against it (its
+//!   record is looked up by the page's whole text too, [`Probe`]).
 //! - **Dropping.** A page's blocks that are its host's template are left out of its
 //!   fingerprint and of its stored text, unless nothing else is left (a page that is all
 //!   template keeps its whole text).
@@ -43,7 +53,8 @@ use std::borrow::Cow;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::PageVerdict;
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Blocks, Fingerprint};
+use crate::index::{DocRecord, Probe};
 use crate::page::{Prepared, Template};
 
 /// File name of the saved table, in the state directory.
@@ -153,29 +164,7 @@ pub fn host_of(name: &str) -> Option<String> {
     url.host_str().map(str::to_ascii_lowercase)
 }
 
-/// The key of a block: the xxh3 of its normalised text (see the module documentation).
-pub fn block_key(line: &str) -> Option<u32> {
-    let mut normal = String::with_capacity(line.len());
-    let mut digits = false;
-    for word in line.split_whitespace() {
-        if !normal.is_empty() {
-            normal.push(' ');
-        }
-        for c in word.chars() {
-            if c.is_numeric() {
-                if !digits {
-                    normal.push('0');
-                }
-                digits = true;
-            } else {
-                digits = false;
-                normal.extend(c.to_lowercase());
-            }
-        }
-        digits = false;
-    }
-    (!normal.is_empty()).then(|| xxh3_64(normal.as_bytes()) as u32)
-}
+pub use crate::fingerprint::blocks::block_key;
 
 fn keys(text: &str) -> Vec<u32> {
     text.lines().filter_map(block_key).collect()
@@ -219,6 +208,22 @@ impl HostTemplates {
         let keys = keys(text);
         let (key, mut shard) = self.shard(host);
         shard.entry(key).or_default().learn(&keys);
+    }
+
+    /// The keys of `host`'s template, sorted.
+    pub fn template_keys(&self, host: &str) -> Vec<u32> {
+        let (key, shard) = self.shard(host);
+        let Some(host) = shard.get(&key) else {
+            return Vec::new();
+        };
+        let mut keys: Vec<u32> = host
+            .blocks
+            .keys()
+            .copied()
+            .filter(|&k| host.is_template(k))
+            .collect();
+        keys.sort_unstable();
+        keys
     }
 
     /// Hosts known, and blocks kept over all of them.
@@ -319,6 +324,30 @@ impl HostTemplates {
     }
 }
 
+/// The text of a page that is compared, and its fingerprint.
+pub(crate) struct Compared<'a> {
+    pub(crate) text: Cow<'a, str>,
+    pub(crate) fingerprint: Fingerprint,
+    /// The fingerprint of the page's whole text, when `text` is without its template.
+    pub(crate) whole: Option<Fingerprint>,
+}
+
+/// A page's record and what its host adds to the lookup ([`Probe`]).
+pub(crate) struct PageRecord {
+    pub(crate) record: DocRecord,
+    whole: Option<Fingerprint>,
+    template: Vec<u32>,
+}
+
+impl PageRecord {
+    pub(crate) fn probe(&self) -> Probe<'_> {
+        Probe {
+            whole: self.whole.as_ref().map(|w| (w.simhash, &w.sketch)),
+            template: &self.template,
+        }
+    }
+}
+
 impl super::Dedup {
     /// Drops the template of `name`'s host from `prepared` before it is decided: the
     /// fingerprint is then of the page without it, and so is `extracted.text`, the text a
@@ -332,11 +361,12 @@ impl super::Dedup {
         let Some(stripped) = self.strip_template(name, &prepared.extracted.text) else {
             return;
         };
-        prepared.fingerprint = Fingerprint::of(&stripped);
+        let whole = std::mem::replace(&mut prepared.fingerprint, Fingerprint::of(&stripped));
         prepared.template = if self.store_template_text {
-            Template::Compared(stripped)
+            Template::Compared(stripped, whole)
         } else {
-            Template::Stripped(std::mem::replace(&mut prepared.extracted.text, stripped))
+            let text = std::mem::replace(&mut prepared.extracted.text, stripped);
+            Template::Stripped(text, whole)
         };
     }
 
@@ -349,21 +379,43 @@ impl super::Dedup {
 
     /// The text compared for `prepared` and its fingerprint: without its host's template,
     /// whether or not [`Dedup::drop_template`](super::Dedup::drop_template) was called.
-    pub(crate) fn compared<'a>(
-        &self,
-        name: &str,
-        prepared: &'a Prepared,
-    ) -> (Cow<'a, str>, Fingerprint) {
+    pub(crate) fn compared<'a>(&self, name: &str, prepared: &'a Prepared) -> Compared<'a> {
         if matches!(prepared.template, Template::Unchecked) {
             if let Some(stripped) = self.strip_template(name, &prepared.extracted.text) {
                 let fingerprint = Fingerprint::of(&stripped);
-                return (Cow::Owned(stripped), fingerprint);
+                return Compared {
+                    text: Cow::Owned(stripped),
+                    fingerprint,
+                    whole: Some(prepared.fingerprint),
+                };
             }
         }
-        (
-            Cow::Borrowed(prepared.compared_text()),
-            prepared.fingerprint,
-        )
+        Compared {
+            text: Cow::Borrowed(prepared.compared_text()),
+            fingerprint: prepared.fingerprint,
+            whole: prepared.whole_fingerprint().copied(),
+        }
+    }
+
+    /// The record of a prepared page as the index keeps it, with the profile of its whole
+    /// text's lines for a page with a host ([`Blocks`]), and what its host adds to the
+    /// lookup; `None` when it has no words.
+    pub(crate) fn page_record(&self, name: &str, prepared: &Prepared) -> Option<PageRecord> {
+        let compared = self.compared(name, prepared);
+        if compared.fingerprint.tokens == 0 {
+            return None;
+        }
+        let mut record = DocRecord::new(name, &compared.text, &compared.fingerprint);
+        let mut template = Vec::new();
+        if let (Some(templates), Some(host)) = (&self.templates, host_of(name)) {
+            record.blocks = Some(Blocks::of(&host, prepared.page_text()));
+            template = templates.template_keys(&host);
+        }
+        Some(PageRecord {
+            record,
+            whole: compared.whole,
+            template,
+        })
     }
 
     /// Learns `name`'s host template from its whole main text `text`, when `verdict`

@@ -91,6 +91,7 @@
 
 use std::fmt;
 
+pub mod blocks;
 mod counters;
 mod digest;
 mod features;
@@ -100,6 +101,7 @@ mod tokens;
 use digest::normalized_digest;
 use features::{shingle_features, weighted_simhash};
 
+pub use blocks::Blocks;
 pub use features::mix_shingle;
 pub(crate) use features::{fmix32, fmix64};
 pub use sketch::{BAND_BINS, BANDS, SKETCH_BINS, SKETCH_BITS, SKETCH_BYTES, SKETCH_SEED, Sketch};

@@ -3,6 +3,7 @@
 
 use super::DocId;
 use crate::fingerprint::Sketch;
+use crate::fingerprint::blocks::{Blocks, Line};
 
 /// How an index is laid out.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +46,18 @@ impl Default for IndexConfig {
             retention: None,
         }
     }
+}
+
+/// What a page adds to its lookup beyond its record.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Probe<'a> {
+    /// The simhash and sketch of the page's whole text, when the record's are of its text
+    /// without its host's template: the pages of the host stored before the template was
+    /// known are found by these.
+    pub whole: Option<(crate::fingerprint::Simhash, &'a Sketch)>,
+    /// The keys of the host's template, sorted: left out when a page is compared with a
+    /// page of its host ([`ConfirmPolicy::judge_blocks`]).
+    pub template: &'a [u32],
 }
 
 /// What the index decided for a fingerprint.
@@ -123,8 +136,12 @@ impl ConfirmPolicy {
     }
 
     /// [`ConfirmPolicy::judge`] on two whole records: compared on their exact shingle sets
-    /// when both are tiny and carry them, else on their sketches.
+    /// when both are tiny and carry them, on their lines ([`ConfirmPolicy::judge_blocks`],
+    /// with no template known) when they are pages of one host, else on their sketches.
     pub fn judge_records(&self, a: &super::DocRecord, b: &super::DocRecord) -> (Similarity, bool) {
+        if let Some(judged) = self.judge_pages(a, b, &[]) {
+            return judged;
+        }
         let both_tiny = a.sketch.shingles < self.tiny_shingles
             && b.sketch.shingles < self.tiny_shingles
             && !a.tiny_set.is_empty()
@@ -162,6 +179,129 @@ impl ConfirmPolicy {
                 || (similarity.containment >= self.min_containment
                     && small >= self.min_size_ratio * large)
         };
+        (similarity, confirmed)
+    }
+}
+
+/// A page's own words (in its sentences that the other page has neither as they are nor
+/// edited) that still let it be the other page's duplicate: about one sentence (a caption,
+/// a dateline, a line of a rail that changed).
+pub const OWN_WORDS: u32 = 12;
+
+/// A page whose own sentences come to this many words at most is also the other's
+/// duplicate when the other has nothing of its own: the other page with a sentence or two
+/// added.
+pub const ADDED_WORDS: u32 = 40;
+
+/// The share of a page's words (outside its host's template) that the other page must
+/// have, as they are or edited, for the pair to be duplicates.
+pub const MIN_LINE_CONTAINMENT: f64 = 0.5;
+
+impl ConfirmPolicy {
+    /// Two records of pages of one host, both with their lines' profiles and neither tiny,
+    /// judged on their lines ([`ConfirmPolicy::judge_blocks`]); `None` for any other pair.
+    /// `template` holds the host's template keys, sorted.
+    pub fn judge_pages(
+        &self,
+        new: &super::DocRecord,
+        stored: &super::DocRecord,
+        template: &[u32],
+    ) -> Option<(Similarity, bool)> {
+        let (Some(a), Some(b)) = (&new.blocks, &stored.blocks) else {
+            return None;
+        };
+        (a.host == b.host && !self.tiny(&new.sketch, &stored.sketch))
+            .then(|| self.judge_blocks(a, b, template))
+    }
+
+    /// Whether the page `new` duplicates the page `stored` of the same host, judged on
+    /// their lines, the host's template (`template`: its keys, sorted) left out.
+    ///
+    /// What a site repeats on its pages is never evidence: every line the two pages share
+    /// exactly, and every line of the host's template, could be the site's rails, menus and
+    /// widgets, so it proves nothing either way. What decides is what is left, each page's
+    /// own sentences (lines of [`LONG_LINE_WORDS`](crate::fingerprint::blocks::LONG_LINE_WORDS)
+    /// words or more): a line of one page near a line of the other
+    /// ([`NEAR_LINE_BITS`](crate::fingerprint::blocks::NEAR_LINE_BITS)) is one line edited,
+    /// not its own. `new` is a duplicate when at least [`MIN_LINE_CONTAINMENT`] of its
+    /// words are in `stored`, and its own sentences come to at most [`OWN_WORDS`] words, or
+    /// to at most [`ADDED_WORDS`] when `stored` has no more than [`OWN_WORDS`] of its own.
+    /// Two different articles in one template each have a story of their own, however short
+    /// and however much of the template the extraction left in; an edited copy has a few
+    /// words of its own at most.
+    ///
+    /// The estimates returned are by words, outside the template: `resemblance` the words
+    /// the pages share over the words of both, `containment` the share of the smaller
+    /// page's words that the other has.
+    pub fn judge_blocks(
+        &self,
+        new: &Blocks,
+        stored: &Blocks,
+        template: &[u32],
+    ) -> (Similarity, bool) {
+        let sorted_keys = |b: &Blocks| {
+            let mut keys: Vec<u32> = b.lines.iter().map(|l| l.key).collect();
+            keys.sort_unstable();
+            keys
+        };
+        let (new_keys, stored_keys) = (sorted_keys(new), sorted_keys(stored));
+        let in_template = |key: u32| template.binary_search(&key).is_ok();
+        let rest = |b: &Blocks, other: &[u32]| -> Vec<Line> {
+            b.lines
+                .iter()
+                .filter(|l| other.binary_search(&l.key).is_err() && !in_template(l.key))
+                .copied()
+                .collect()
+        };
+        let (new_rest, stored_rest) = (rest(new, &stored_keys), rest(stored, &new_keys));
+        let words = |b: &Blocks| -> u32 {
+            b.lines
+                .iter()
+                .filter(|l| !in_template(l.key))
+                .map(|l| u32::from(l.words))
+                .sum()
+        };
+        // Per page: words not shared (neither as they are nor edited), and of those, the
+        // words of its own sentences.
+        let unshared = |lines: &[Line], other: &[Line]| -> (u32, u32) {
+            let mut unshared = 0;
+            let mut own = 0;
+            for line in lines {
+                if !other.iter().any(|o| line.is_near(o)) {
+                    unshared += u32::from(line.words);
+                    if line.is_long() {
+                        own += u32::from(line.words);
+                    }
+                }
+            }
+            (unshared, own)
+        };
+        let (new_unshared, new_own) = unshared(&new_rest, &stored_rest);
+        let (stored_unshared, stored_own) = unshared(&stored_rest, &new_rest);
+        let (new_words, stored_words) = (words(new), words(stored));
+        let share = |words: u32, unshared: u32| {
+            if words == 0 {
+                1.0
+            } else {
+                f64::from(words - unshared.min(words)) / f64::from(words)
+            }
+        };
+        let new_share = share(new_words, new_unshared);
+        let stored_share = share(stored_words, stored_unshared);
+        let shared = (f64::from(new_words - new_unshared.min(new_words))
+            + f64::from(stored_words - stored_unshared.min(stored_words)))
+            / 2.0;
+        let union = f64::from(new_words) + f64::from(stored_words) - shared;
+        let similarity = Similarity {
+            resemblance: if union > 0.0 { shared / union } else { 1.0 },
+            containment: if new_words <= stored_words {
+                new_share
+            } else {
+                stored_share
+            },
+        };
+        let confirmed = new_share >= MIN_LINE_CONTAINMENT
+            && (new_own <= OWN_WORDS || (new_own <= ADDED_WORDS && stored_own <= OWN_WORDS));
         (similarity, confirmed)
     }
 }

@@ -106,7 +106,8 @@ use store::{Store, StoreError};
 use tables::{Keys, Memory};
 
 pub use decision::{
-    ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, IndexConfig, Similarity, exact_similarity,
+    ADDED_WORDS, ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, IndexConfig, MIN_LINE_CONTAINMENT,
+    OWN_WORDS, Probe, Similarity, exact_similarity,
 };
 pub use error::IndexError;
 pub use plan::Plan;
@@ -121,8 +122,9 @@ const RESTORE: &str =
 /// A document's number in the index, given in insertion order from 0.
 pub type DocId = u64;
 
-/// Version of the on-disk layout (trees and record encoding).
-pub const INDEX_FORMAT_VERSION: u32 = 5;
+/// Version of the on-disk layout (trees and record encoding). Version 6 keeps the lines'
+/// profile of a page with a host in its record.
+pub const INDEX_FORMAT_VERSION: u32 = 6;
 
 /// The persistent simhash index.
 pub struct SimhashIndex {
@@ -435,17 +437,36 @@ impl SimhashIndex {
     /// What [`SimhashIndex::check_and_insert`] would decide for `record`, without storing
     /// it: `None` for a unique document.
     pub fn find(&self, record: &DocRecord) -> Result<Option<Decision>, IndexError> {
-        let keys = self.keys(record.simhash, &record.sketch);
+        self.find_probed(record, &Probe::default())
+    }
+
+    /// As [`SimhashIndex::find`], for a page with what its host adds ([`Probe`]).
+    pub fn find_probed(
+        &self,
+        record: &DocRecord,
+        probe: &Probe<'_>,
+    ) -> Result<Option<Decision>, IndexError> {
+        let keys = self.probe_keys(record, probe);
         let cutoff = self.cutoff();
         Ok(self
             .decide(
                 &self.read(),
                 &keys,
                 &Stored::of(record),
-                &record.tiny_set,
+                record,
+                probe.template,
                 cutoff,
             )?
             .decision)
+    }
+
+    /// The keys a record is looked up by: its own, and its whole text's (see [`Probe`]).
+    fn probe_keys(&self, record: &DocRecord, probe: &Probe<'_>) -> Vec<Keys> {
+        let mut keys = vec![self.keys(record.simhash, &record.sketch)];
+        if let Some((simhash, sketch)) = probe.whole {
+            keys.push(self.keys(simhash, sketch));
+        }
+        keys
     }
 
     /// The probe keys of a fingerprint, computed once per page.
@@ -456,44 +477,75 @@ impl SimhashIndex {
     /// The decision for a document with these keys: an exact duplicate (same digest and
     /// simhash, lowest id), else the confirmed candidate of highest resemblance (lowest id
     /// on a tie), else none; with what the confirmation refused. Documents stored before
-    /// `cutoff` (seconds) are not candidates.
+    /// `cutoff` (seconds) are not candidates. A candidate that is a page of the same host
+    /// as `record` (both with their lines' profiles) is confirmed on its lines
+    /// ([`ConfirmPolicy::judge_pages`], `template` left out), any other on its sketch.
     fn decide(
         &self,
         memory: &Memory,
-        keys: &Keys,
+        keys: &[Keys],
         new: &Stored,
-        tiny_set: &[u32],
+        record: &DocRecord,
+        template: &[u32],
         cutoff: u32,
     ) -> Result<Judgement, IndexError> {
-        memory.prefetch(keys);
+        for keys in keys {
+            memory.prefetch(keys);
+        }
         let mut judgement = Judgement::default();
-        let candidates = memory.candidates(keys, self.plan.k);
+        let mut candidates = Vec::new();
+        for keys in keys {
+            candidates.extend(memory.candidates(keys, self.plan.k));
+        }
+        if keys.len() > 1 {
+            candidates.sort_unstable();
+            candidates.dedup();
+        }
+        let tiny_set = &record.tiny_set;
         let mut best: Option<(DocId, u32, Similarity)> = None;
         for &id in &candidates {
             let Some(stored) = memory.doc(u64::from(id)).filter(|d| d.at >= cutoff) else {
                 continue;
             };
             let distance = (stored.simhash ^ new.simhash).count_ones();
-            if distance == 0 && stored.digest == new.digest {
-                // Candidates come in id order: the first exact one is the lowest.
-                judgement.decision = Some(Decision::Exact(u64::from(id)));
-                return Ok(judgement);
-            }
-            // Two tiny texts are compared on their whole shingle sets, kept in the record.
+            let exact = distance == 0 && stored.digest == new.digest;
+            // A page is compared with the pages of its host on their lines, kept in the
+            // record; two tiny texts on their whole shingle sets, kept there too.
             let both_tiny = new.sketch.shingles < self.confirm.tiny_shingles
                 && stored.sketch.shingles < self.confirm.tiny_shingles;
-            let exact = if both_tiny && !tiny_set.is_empty() {
+            let full = if record.blocks.is_some() || (both_tiny && !tiny_set.is_empty()) {
                 self.get(u64::from(id))?
-                    .filter(|r| !r.tiny_set.is_empty())
-                    .map(|r| exact_similarity(tiny_set, &r.tiny_set))
             } else {
                 None
             };
-            let (similarity, confirmed) = self.confirm.judge(
-                (&new.sketch, new.chars),
-                (&stored.sketch, stored.chars),
-                exact,
-            );
+            let by_lines = full
+                .as_ref()
+                .and_then(|full| self.confirm.judge_pages(record, full, template));
+            if exact && by_lines.is_none_or(|(_, confirmed)| confirmed) {
+                // Candidates come in id order: the first exact one is the lowest. (Two
+                // pages of one host with the same main text are not the same page when
+                // the rest of their text has a story of its own each: the main text was
+                // then taken from what the site repeats.)
+                judgement.decision = Some(Decision::Exact(u64::from(id)));
+                return Ok(judgement);
+            }
+            let (similarity, confirmed) = match by_lines {
+                Some(judged) => judged,
+                None => {
+                    let exact = if both_tiny && !tiny_set.is_empty() {
+                        full.as_ref()
+                            .filter(|r| !r.tiny_set.is_empty())
+                            .map(|r| exact_similarity(tiny_set, &r.tiny_set))
+                    } else {
+                        None
+                    };
+                    self.confirm.judge(
+                        (&new.sketch, new.chars),
+                        (&stored.sketch, stored.chars),
+                        exact,
+                    )
+                }
+            };
             if !confirmed {
                 judgement.refused += 1;
                 if judgement
@@ -548,18 +600,30 @@ impl SimhashIndex {
     /// the clock went back, so that times never decrease with the id.
     pub fn check_and_insert_nearest(
         &self,
+        record: DocRecord,
+    ) -> Result<(Decision, Option<Similarity>), IndexError> {
+        self.check_and_insert_probed(record, &Probe::default())
+    }
+
+    /// As [`SimhashIndex::check_and_insert_nearest`], for a page with what its host adds
+    /// ([`Probe`]).
+    pub fn check_and_insert_probed(
+        &self,
         mut record: DocRecord,
+        probe: &Probe<'_>,
     ) -> Result<(Decision, Option<Similarity>), IndexError> {
         let _writer = lock(&self.writer);
-        let keys = self.keys(record.simhash, &record.sketch);
+        let keys = self.probe_keys(&record, probe);
         let cutoff = self.cutoff();
         let (judgement, stored) = {
             let memory = self.read();
             record.at = self.stamp(&memory);
             let stored = Stored::of(&record);
-            let judgement = self.decide(&memory, &keys, &stored, &record.tiny_set, cutoff)?;
+            let judgement =
+                self.decide(&memory, &keys, &stored, &record, probe.template, cutoff)?;
             (judgement, stored)
         };
+        let keys = keys.into_iter().next().expect("a record's own keys");
         self.refused
             .fetch_add(judgement.refused, std::sync::atomic::Ordering::Relaxed);
         if let Some(decision) = judgement.decision {

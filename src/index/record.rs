@@ -2,7 +2,10 @@
 //! shingle set for tiny texts) and the judgement of a candidate against it.
 
 use super::decision::{Decision, Similarity};
-use crate::fingerprint::{Digest, SKETCH_BYTES, Simhash, Sketch};
+use crate::fingerprint::{Blocks, Digest, SKETCH_BYTES, Simhash, Sketch};
+
+/// Set in the tiny set's count when a profile of the page's lines follows the tiny set.
+const HAS_BLOCKS: u16 = 0x8000;
 
 /// A stored document.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -25,6 +28,9 @@ pub struct DocRecord {
     /// whole shingle set ([`crate::fingerprint::tiny_set`]), on which tiny candidates are
     /// confirmed exactly; empty otherwise.
     pub tiny_set: Vec<u32>,
+    /// For a page with a host, the profile of its whole main text's lines ([`Blocks`]), on
+    /// which a candidate of the same host is confirmed ([`ConfirmPolicy::judge_blocks`](super::ConfirmPolicy::judge_blocks)).
+    pub blocks: Option<Blocks>,
 }
 
 impl DocRecord {
@@ -42,25 +48,31 @@ impl DocRecord {
             } else {
                 Vec::new()
             },
+            blocks: None,
         }
     }
 }
 
 impl DocRecord {
     /// Encoding: simhash (8 bytes), digest (16), text length (8), time stored (8), sketch
-    /// ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each), then the name in
-    /// UTF-8; integers big-endian.
+    /// ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each; the count's top
+    /// bit set when the lines' profile follows), the profile ([`Blocks::encode`]) if any,
+    /// then the name in UTF-8; integers big-endian.
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(u16::MAX))];
+        let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(HAS_BLOCKS - 1))];
         let mut out = Vec::with_capacity(42 + SKETCH_BYTES + 4 * set.len() + self.name.len());
         out.extend_from_slice(&self.simhash.0.to_be_bytes());
         out.extend_from_slice(&self.digest.0.to_be_bytes());
         out.extend_from_slice(&self.text_chars.to_be_bytes());
         out.extend_from_slice(&self.at.to_be_bytes());
         out.extend_from_slice(&self.sketch.to_bytes());
-        out.extend_from_slice(&(set.len() as u16).to_be_bytes());
+        let flag = if self.blocks.is_some() { HAS_BLOCKS } else { 0 };
+        out.extend_from_slice(&(set.len() as u16 | flag).to_be_bytes());
         for h in set {
             out.extend_from_slice(&h.to_be_bytes());
+        }
+        if let Some(blocks) = &self.blocks {
+            blocks.encode(&mut out);
         }
         out.extend_from_slice(self.name.as_bytes());
         out
@@ -73,13 +85,20 @@ impl DocRecord {
         let stored_at = u64::from_be_bytes(bytes.get(32..40)?.try_into().ok()?);
         let at = 40 + SKETCH_BYTES;
         let sketch = Sketch::from_bytes(bytes.get(40..at)?)?;
-        let count = usize::from(u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
-        let rest = at + 2 + 4 * count;
+        let count = u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?);
+        let mut rest = at + 2 + 4 * usize::from(count & !HAS_BLOCKS);
         let tiny_set = bytes
             .get(at + 2..rest)?
             .chunks_exact(4)
             .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
+        let blocks = if count & HAS_BLOCKS != 0 {
+            let (blocks, len) = Blocks::decode(bytes.get(rest..)?)?;
+            rest += len;
+            Some(blocks)
+        } else {
+            None
+        };
         let name = String::from_utf8(bytes.get(rest..)?.to_vec()).ok()?;
         Some(DocRecord {
             simhash,
@@ -89,6 +108,7 @@ impl DocRecord {
             name,
             sketch,
             tiny_set,
+            blocks,
         })
     }
 }
@@ -127,4 +147,23 @@ pub(super) struct Judgement {
     pub(super) nearest: Option<Similarity>,
     /// Candidates the confirmation refused.
     pub(super) refused: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_round_trips_with_and_without_its_lines_and_a_cut_one_is_refused() {
+        let text = "A storm closed the ferry line for two days and the harbour stayed shut.\nNews";
+        let mut record = DocRecord::new("https://a.example/x", text, &crate::Fingerprint::of(text));
+        assert!(!record.tiny_set.is_empty());
+        assert_eq!(DocRecord::decode(&record.encode()), Some(record.clone()));
+        record.blocks = Some(Blocks::of("a.example", text));
+        let bytes = record.encode();
+        assert_eq!(DocRecord::decode(&bytes), Some(record.clone()));
+        // Cut inside the lines' profile: not a record.
+        let name = record.name.len();
+        assert_eq!(DocRecord::decode(&bytes[..bytes.len() - name - 3]), None);
+    }
 }

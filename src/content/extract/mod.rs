@@ -113,6 +113,9 @@ pub struct Extracted {
     pub description: Option<String>,
     /// Every followable link of the page, resolved to an absolute URL, in document order.
     pub links: Vec<Link>,
+    /// The address the page gives itself: `<link rel="canonical">` (the first), else
+    /// `og:url`, resolved against the page's URL; only an http(s) URL.
+    pub canonical: Option<String>,
 }
 
 /// A link found in a page.
@@ -137,18 +140,19 @@ pub fn extract_bytes(bytes: &[u8], content_type: Option<&str>, url: Option<&Url>
 /// Extracts the main content of an HTML document. `url` is the page's address, used to
 /// resolve relative links; without it only absolute links are returned.
 pub fn extract(html: &str, url: Option<&Url>) -> Extracted {
-    let (mut extracted, links) = extract_unresolved(html, url);
+    let (mut extracted, links, _) = extract_unresolved(html, url);
     extracted.links = links.resolve();
     extracted
 }
 
 /// As [`extract_bytes`], with the links as the page writes them (`links` is left empty):
-/// a crawler resolves them only for the pages whose links it follows.
+/// a crawler resolves them only for the pages whose links it follows. Also the page's text
+/// ([`PageText`]).
 pub(crate) fn extract_bytes_unresolved(
     bytes: &[u8],
     content_type: Option<&str>,
     url: Option<&Url>,
-) -> (Extracted, RawLinks) {
+) -> (Extracted, RawLinks, PageText) {
     let (text, ..) = decode::decode_borrowed(bytes, content_type, url.map(Url::as_str));
     extract_unresolved(&text, url)
 }
@@ -164,7 +168,13 @@ fn parse_document(html: &str) -> Html {
     html5ever::driver::parse_document(scraper::HtmlTreeSink::new(dom), Default::default()).one(html)
 }
 
-fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
+/// The text of the whole page outside its boilerplate by role (menus, headers, footers,
+/// hidden and link-dense blocks), whichever block the main text was taken from: what tells
+/// two pages of one site apart even when the extraction took the same sidebar from both.
+/// `None` when it is the main text itself.
+pub(crate) type PageText = Option<String>;
+
+fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, PageText) {
     let stripped = strip::strip(html);
     let dom = parse_document(&stripped.html);
     let page = Page::build(&dom, stripped.html.len());
@@ -185,6 +195,10 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
         // many small items (a title link each), whose links are the content.
         text = analysis.render(container, true);
     }
+    let root = analysis.root();
+    let mut page_text = (container != root)
+        .then(|| analysis.render(root, false))
+        .filter(|whole| whole.len() > text.len());
     if let Some(description) = structured.product_description {
         // A product page's own description, when it is substantial and the visible text is
         // not much more than it, is the product's text without the shop around it.
@@ -197,10 +211,22 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
     }
     if let Some(structured) = structured.text {
         if is_thin(&text, &structured, THIN_WORDS) {
+            // The page's text has the structured text, which it does not show, too.
+            let mut whole = page_text.take().unwrap_or(text);
+            whole.push_str("\n\n");
+            whole.push_str(&structured);
+            page_text = Some(whole);
             text = structured;
         }
     }
     let title = page.title();
+    let canonical = page.canonical.as_deref().and_then(|href| {
+        let resolved = match url {
+            Some(base) => base.join(href).ok()?,
+            None => Url::parse(href).ok()?,
+        };
+        matches!(resolved.scheme(), "http" | "https").then(|| resolved.to_string())
+    });
     let links = page.raw_links(url, container);
     let extracted = Extracted {
         title,
@@ -208,8 +234,9 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks) {
         language: page.language.clone(),
         description: page.description.clone(),
         links: Vec::new(),
+        canonical,
     };
-    (extracted, links)
+    (extracted, links, page_text)
 }
 
 #[cfg(test)]
@@ -272,7 +299,7 @@ mod tests {
             <a href=\"mailto:x@example.com\">Mail</a><a href=\"\">Empty</a>\
             <a rel=\"nofollow\" href=\"/abs?q=1\">Abs</a></body></html>";
         let url = Url::parse("http://example.com/start/page.html").unwrap();
-        let (_, raw) = extract_unresolved(html, Some(&url));
+        let (_, raw, _) = extract_unresolved(html, Some(&url));
         assert_eq!(
             raw.base().map(Url::as_str),
             Some("http://example.com/docs/")

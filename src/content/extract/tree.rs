@@ -160,6 +160,8 @@ pub(super) struct Page {
     /// `og:description`, else `<meta name="description">`.
     pub(super) description: Option<String>,
     pub(super) base_href: Option<String>,
+    /// The page's own address: `<link rel="canonical">`, else `og:url`.
+    pub(super) canonical: Option<String>,
     pub(super) language: Option<String>,
     /// An element's microdata `itemtype` names a discussion (a forum thread, a question
     /// and its answers).
@@ -231,6 +233,7 @@ impl Page {
             og_type: None,
             description: None,
             base_href: None,
+            canonical: None,
             language: None,
             discussion: false,
         };
@@ -266,6 +269,17 @@ impl Page {
                             "meta" => page.read_meta(element),
                             "base" if page.base_href.is_none() => {
                                 page.base_href = element.attr("href").map(str::to_string);
+                            }
+                            "link" => {
+                                let canonical = element.attr("rel").is_some_and(|rel| {
+                                    rel.split_ascii_whitespace()
+                                        .any(|r| r.eq_ignore_ascii_case("canonical"))
+                                });
+                                if canonical {
+                                    if let Some(href) = element.attr("href") {
+                                        page.canonical = Some(href.trim().to_string());
+                                    }
+                                }
                             }
                             _ => {}
                         }
@@ -372,6 +386,9 @@ impl Page {
             .unwrap_or("");
         if property.eq_ignore_ascii_case("og:type") && self.og_type.is_none() {
             self.og_type = content().map(|t| t.trim().to_ascii_lowercase());
+        }
+        if property.eq_ignore_ascii_case("og:url") && self.canonical.is_none() {
+            self.canonical = content().map(str::to_string);
         }
         if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {
             self.og_title = content().map(collapse_whitespace);
