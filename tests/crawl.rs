@@ -1218,3 +1218,74 @@ fn an_embedded_crawler_hands_its_sinks_exactly_what_its_files_get_across_an_abor
     assert_eq!(once, expected);
     assert!(closure.len() >= files.len());
 }
+
+/// Runs a crawl of `site` to its end with host templates on or off: (pages.jsonl,
+/// duplicates.jsonl).
+async fn crawl_news(
+    server: &crawldedup::fixture::FixtureServer,
+    templates: bool,
+) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+    let mut config = config(&state, &out, server.url("/news/"));
+    config.dedup.host_templates = templates;
+    let summary = crawldedup::crawl::crawl(&config, std::future::pending())
+        .await
+        .unwrap();
+    assert_eq!(summary.frontier.pending, 0);
+    (
+        lines(&out.join("pages.jsonl")),
+        lines(&out.join("duplicates.jsonl")),
+    )
+}
+
+/// A news site's briefs (200-400 characters) inside big rails of headlines, teasers, dates
+/// and widgets that extraction keeps: every brief is stored exactly once, and every AMP copy
+/// (one word corrected) is recorded against its own brief. Without the host's template and
+/// the line comparison, briefs are lost (the test can fail).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_of_briefs_inside_big_rails_stores_each_brief_once_and_finds_each_copy() {
+    use crawldedup::fixture::{NEWS_COPY_EVERY, brief_copy_path, brief_path};
+    const BRIEFS: usize = 80;
+    let server = serve(Site::without_traps(23, 1).with_news(BRIEFS))
+        .await
+        .unwrap();
+    let (pages, duplicates) = crawl_news(&server, true).await;
+    let stored: HashMap<&str, usize> = pages.iter().fold(HashMap::new(), |mut m, p| {
+        *m.entry(p["final_url"].as_str().unwrap()).or_default() += 1;
+        m
+    });
+    let by_url: HashMap<&str, &serde_json::Value> = duplicates
+        .iter()
+        .map(|d| (d["url"].as_str().unwrap(), d))
+        .collect();
+    let mut lost = Vec::new();
+    for i in 0..BRIEFS {
+        let url = server.url(&brief_path(i));
+        match stored.get(url.as_str()) {
+            Some(1) => {}
+            Some(n) => panic!("{url} stored {n} times"),
+            None => lost.push(format!("{url}: {:?}", by_url.get(url.as_str()))),
+        }
+        if i % NEWS_COPY_EVERY == 0 {
+            let copy = server.url(&brief_copy_path(i));
+            let record = by_url
+                .get(copy.as_str())
+                .unwrap_or_else(|| panic!("{copy} not recorded as a duplicate"));
+            assert_eq!(record["kind"], "near", "{copy}");
+            assert_eq!(record["of"], url.as_str(), "{copy}");
+        }
+    }
+    assert!(lost.is_empty(), "{} briefs lost: {lost:#?}", lost.len());
+
+    let (pages, _) = crawl_news(&server, false).await;
+    let briefs_stored = pages
+        .iter()
+        .filter(|p| p["final_url"].as_str().unwrap().contains("/news/"))
+        .filter(|p| !p["final_url"].as_str().unwrap().ends_with("/news/"))
+        .count();
+    assert!(
+        briefs_stored < BRIEFS,
+        "without host templates every brief was stored too"
+    );
+}
