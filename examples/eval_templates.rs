@@ -432,6 +432,25 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<Result_> {
     }
     let (hosts, blocks) = stage.template_size();
     if templates {
+        // What the index keeps of each page's lines.
+        let mut lines = 0usize;
+        for page in pages {
+            let url = url::Url::parse(&page.url)?;
+            if let Some(prepared) =
+                crawldedup::page::prepare(page.html.as_bytes(), None, Some(&url))
+            {
+                let host = url.host_str().unwrap_or("");
+                lines += crawldedup::fingerprint::Blocks::of(host, prepared.page_text())
+                    .lines
+                    .len();
+            }
+        }
+        let per_page = lines as f64 / pages.len().max(1) as f64;
+        println!(
+            "{:<32} lines kept a page: {per_page:.1} on average, {:.0} bytes",
+            "",
+            per_page * crawldedup::fingerprint::blocks::LINE_BYTES as f64 + 6.0
+        );
         // 12 bytes a block in its host's hash table, and a control byte, at a load of 7/8.
         println!(
             "{:<32} templates of {hosts} hosts: {blocks} blocks, about {} bytes a host",

@@ -210,20 +210,16 @@ impl HostTemplates {
         shard.entry(key).or_default().learn(&keys);
     }
 
-    /// The keys of `host`'s template, sorted.
-    pub fn template_keys(&self, host: &str) -> Vec<u32> {
+    /// Which of `keys` are `host`'s template, sorted: one lookup a key.
+    pub fn template_keys(&self, host: &str, keys: impl Iterator<Item = u32>) -> Vec<u32> {
         let (key, shard) = self.shard(host);
         let Some(host) = shard.get(&key) else {
             return Vec::new();
         };
-        let mut keys: Vec<u32> = host
-            .blocks
-            .keys()
-            .copied()
-            .filter(|&k| host.is_template(k))
-            .collect();
-        keys.sort_unstable();
-        keys
+        let mut template: Vec<u32> = keys.filter(|&k| host.is_template(k)).collect();
+        template.sort_unstable();
+        template.dedup();
+        template
     }
 
     /// Hosts known, and blocks kept over all of them.
@@ -408,8 +404,9 @@ impl super::Dedup {
         let mut record = DocRecord::new(name, &compared.text, &compared.fingerprint);
         let mut template = Vec::new();
         if let (Some(templates), Some(host)) = (&self.templates, host_of(name)) {
-            record.blocks = Some(Blocks::of(&host, prepared.page_text()));
-            template = templates.template_keys(&host);
+            let blocks = Blocks::of(&host, prepared.page_text());
+            template = templates.template_keys(&host, blocks.lines.iter().map(|l| l.key));
+            record.blocks = Some(blocks);
         }
         Some(PageRecord {
             record,

@@ -20,7 +20,7 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::features::{fmix64, shingle_features, weighted_simhash};
+use super::features::{fmix64, shingle_features};
 
 /// Lines a profile keeps at most: of a page with more, its sentences ([`LONG_LINE_WORDS`])
 /// first, then its shorter lines, each in reading order, up to this many.
@@ -105,6 +105,27 @@ pub fn block_key(line: &str) -> Option<u32> {
     (!normal.is_empty()).then(|| xxh3_64(normal.as_bytes()) as u32)
 }
 
+/// The 128-bit simhash of a line's features, each occurrence weighing one: the low half of
+/// the feature hashes, the high half of them mixed again.
+fn line_sig(features: &[u64]) -> u128 {
+    let mut counts = [0u32; 128];
+    for &f in features {
+        let g = fmix64(f ^ SECOND_HALF);
+        for bit in 0..64 {
+            counts[bit] += ((f >> bit) & 1) as u32;
+            counts[64 + bit] += ((g >> bit) & 1) as u32;
+        }
+    }
+    let n = u32::try_from(features.len()).unwrap_or(u32::MAX / 2);
+    let mut sig = 0u128;
+    for (bit, &count) in counts.iter().enumerate() {
+        if 2 * count > n {
+            sig |= 1 << bit;
+        }
+    }
+    sig
+}
+
 /// The key of a host name (lower case).
 pub fn host_key(host: &str) -> u32 {
     xxh3_64(host.as_bytes()) as u32
@@ -121,10 +142,7 @@ impl Blocks {
             if words < SHINGLED_LINE_WORDS {
                 features = shingle_features(line, 1).0;
             }
-            let mut second: Vec<u64> = features.iter().map(|&f| fmix64(f ^ SECOND_HALF)).collect();
-            let low = weighted_simhash(&mut features).0.0;
-            let high = weighted_simhash(&mut second).0.0;
-            let sig = u128::from(high) << 64 | u128::from(low);
+            let sig = line_sig(&features);
             let line = Line {
                 key,
                 words: u8::try_from(words).unwrap_or(u8::MAX),

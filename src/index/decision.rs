@@ -55,8 +55,10 @@ pub struct Probe<'a> {
     /// without its host's template: the pages of the host stored before the template was
     /// known are found by these.
     pub whole: Option<(crate::fingerprint::Simhash, &'a Sketch)>,
-    /// The keys of the host's template, sorted: left out when a page is compared with a
-    /// page of its host ([`ConfirmPolicy::judge_blocks`]).
+    /// Which keys of the page's lines are its host's template, sorted: left out when the
+    /// page is compared with a page of its host ([`ConfirmPolicy::judge_blocks`]). (A line
+    /// of the stored page alone is not looked up: it is that page's own, or the template
+    /// as it was.)
     pub template: &'a [u32],
 }
 
