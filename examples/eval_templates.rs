@@ -14,7 +14,7 @@
 //! `simhash` package (k = 3) decide the same pages in the same run.
 //!
 //! ```text
-//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--peer target/peers/bin/python] [--limit N] [--verbose]
+//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--limit N] [--verbose] [--dump FOLDER]
 //! ```
 
 use std::collections::HashSet;
@@ -275,9 +275,14 @@ fn fill(template: &Template, title: &str, paragraphs: &[String]) -> String {
     }
     html.push_str(&template.html[at..]);
     let h1 = Regex::new(r"(?is)(<h1\b[^>]*>).*?(</h1>)").expect("pattern");
-    let html = h1.replace(&html, format!("${{1}}{title}${{2}}"));
+    // A closure, not a template string: a title may hold `$` ("$, $$ or $$$").
+    let html = h1.replace(&html, |c: &regex::Captures| {
+        format!("{}{title}{}", &c[1], &c[2])
+    });
     let head_title = Regex::new(r"(?is)(<title\b[^>]*>).*?(</title>)").expect("pattern");
-    let html = head_title.replace(&html, format!("${{1}}{title}${{2}}"));
+    let html = head_title.replace(&html, |c: &regex::Captures| {
+        format!("{}{title}{}", &c[1], &c[2])
+    });
     let json_ld =
         Regex::new(r#"(?is)<script[^>]*application/ld\+json[^>]*>.*?</script>"#).expect("pattern");
     json_ld.replace_all(&html, "").into_owned()
@@ -423,7 +428,9 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<Result_> {
             &mut r,
             page,
             match &verdict {
-                PageVerdict::Unique { .. } | PageVerdict::NoText => None,
+                PageVerdict::Unique { .. } => None,
+                // Not stored either: the page's text was lost to extraction.
+                PageVerdict::NoText => Some("(no text)".to_string()),
                 PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
                     Some(of.name.clone())
                 }
@@ -516,8 +523,10 @@ fn main() -> Result<()> {
     let mut limit = usize::MAX;
     let mut verbose = false;
     let mut boilerplate_set = None;
+    let mut dump = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--dump" => dump = Some(PathBuf::from(args.next().context("--dump needs a folder")?)),
             "--boilerplate-set" => {
                 boilerplate_set = Some(PathBuf::from(
                     args.next().context("--boilerplate-set needs a folder")?,
@@ -546,6 +555,14 @@ fn main() -> Result<()> {
         shown
     });
     let pages = build(&templates, &texts);
+    if let Some(folder) = &dump {
+        // Every page as served, to look at one with `crawldedup extract`.
+        std::fs::create_dir_all(folder)?;
+        for page in &pages {
+            let name = page.url.trim_start_matches("https://").replace('/', "_");
+            std::fs::write(folder.join(format!("{name}.html")), &page.html)?;
+        }
+    }
     println!(
         "{} templates ({kept_wcxb} from WCXB dev, {} from the boilerplate set; {} left out whose main paragraphs no browser shows)",
         templates.len(),

@@ -2,6 +2,20 @@
 
 use super::tree::{Attrs, Cat, Tag};
 
+/// Class names that name an element the body of the page's article.
+const BODY_CLASSES: [&str; 10] = [
+    "article-content",
+    "article-body",
+    "article__content",
+    "article__body",
+    "entry-content",
+    "post-content",
+    "post-body",
+    "story-body",
+    "the-content",
+    "main-content",
+];
+
 /// Puts an element in a boilerplate category (or none). `lower` is a reusable buffer.
 pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
     if attrs.hidden
@@ -38,8 +52,15 @@ pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
         return by_tag;
     }
     lower.clear();
-    lower.push_str(attrs.class);
-    lower.push(' ');
+    for name in attrs.class.split_ascii_whitespace() {
+        // A WordPress taxonomy class names the post's tags and categories (`tag-review`,
+        // `category-comments`): words of what the post is about, not of the element's role.
+        if name.starts_with("tag-") || name.starts_with("category-") {
+            continue;
+        }
+        lower.push_str(name);
+        lower.push(' ');
+    }
     lower.push_str(attrs.id);
     lower.make_ascii_lowercase();
     let mut category = lower
@@ -49,6 +70,17 @@ pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
         .unwrap_or(Cat::None);
     if category == Cat::None {
         category = joined_word_category(lower);
+    }
+    // An element whose class names it the article's body (`article-content`,
+    // `entry-content`, ...) is not a sidebar because another of its class names says so
+    // (`article-content sticky-sidebar-relative`: a layout helper).
+    if category == Cat::Aside
+        && attrs
+            .class
+            .split_ascii_whitespace()
+            .any(|name| BODY_CLASSES.iter().any(|b| name.eq_ignore_ascii_case(b)))
+    {
+        category = Cat::None;
     }
     if category == Cat::None {
         category = by_tag;

@@ -293,6 +293,40 @@ mod tests {
     }
 
     #[test]
+    fn a_post_tagged_review_or_filed_under_comments_is_still_the_article() {
+        // A short post beside a longer sidebar: the post's tag classes must not make it a
+        // block of reviews.
+        let story = "The bakery on the harbour front reopened this week after the flood, with \
+            the same ovens, a new floor and the old recipes for rye and fennel bread.";
+        let sidebar = "<p>About me: I write about food, travel and the small shops of the \
+            coast, and test what readers send me.</p>"
+            .repeat(4);
+        let html = format!(
+            "<html><body><div class=menu><a href=/>Home</a></div><div class=row>\
+             <article class=\"post type-post tag-review tag-comments category-reviews\">\
+             <p>{story}</p></article><div class=about>{sidebar}</div></div></body></html>"
+        );
+        let text = extract(&html, None).text;
+        assert!(text.contains("The bakery on the harbour front"), "{text}");
+    }
+
+    #[test]
+    fn a_short_article_body_with_a_sidebar_layout_class_is_still_the_article() {
+        let story = "The ferry line reopened on Friday after two days of storms, and the \
+            harbour master said the timetable would be back to normal by Sunday.";
+        let about = "<p>Our newsroom covers the coast, its towns and its harbours, every \
+            day of the year, with reporters in six offices.</p>"
+            .repeat(4);
+        let html = format!(
+            "<html><body><h1>Ferries again</h1><div class=row>\
+             <div class=\"article-content sticky-sidebar-relative\"><p>{story}</p></div>\
+             <div class=about>{about}</div></div></body></html>"
+        );
+        let text = extract(&html, None).text;
+        assert!(text.contains("The ferry line reopened"), "{text}");
+    }
+
+    #[test]
     fn raw_links_keep_hrefs_and_texts_and_resolve_like_links() {
         let html = "<html><head><base href=\"/docs/\"></head><body><p>Intro text.</p>\
             <a href=\" a.html#part \">  One <b>two</b>\n</a><a href=\"#top\">Top</a>\
