@@ -154,14 +154,7 @@ async fn a_crawl_of_1100_articles_with_real_word_statistics_stores_every_article
 
     let pages = lines(&out.join("pages.jsonl"));
     let duplicates = lines(&out.join("duplicates.jsonl"));
-    let stored: HashMap<&str, usize> = pages.iter().fold(HashMap::new(), |mut m, p| {
-        *m.entry(p["final_url"].as_str().unwrap()).or_default() += 1;
-        m
-    });
-    let by_url: HashMap<&str, &serde_json::Value> = duplicates
-        .iter()
-        .map(|d| (d["url"].as_str().unwrap(), d))
-        .collect();
+    let (stored, by_url) = outcome(&pages, &duplicates);
     let mut lost = Vec::new();
     for article in site.articles() {
         let url = server.url(&article.path());
@@ -331,6 +324,24 @@ const CHILD_ENV: &str = "CRAWLDEDUP_CRAWL_CHILD";
 
 /// The stored pages (final URLs), sorted, after checking that no line is torn and no page
 /// is stored twice.
+/// How many times each URL was stored, and each duplicate's record by its URL.
+type Outcome<'a> = (
+    HashMap<&'a str, usize>,
+    HashMap<&'a str, &'a serde_json::Value>,
+);
+
+fn outcome<'a>(pages: &'a [serde_json::Value], duplicates: &'a [serde_json::Value]) -> Outcome<'a> {
+    let stored = pages.iter().fold(HashMap::new(), |mut m, p| {
+        *m.entry(p["final_url"].as_str().unwrap()).or_default() += 1;
+        m
+    });
+    let by_url = duplicates
+        .iter()
+        .map(|d| (d["url"].as_str().unwrap(), d))
+        .collect();
+    (stored, by_url)
+}
+
 fn stored_set(out: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(out.join("pages.jsonl")).unwrap();
     assert!(text.is_empty() || text.ends_with('\n'), "a torn last line");
@@ -1251,14 +1262,7 @@ async fn a_crawl_of_briefs_inside_big_rails_stores_each_brief_once_and_finds_eac
         .await
         .unwrap();
     let (pages, duplicates) = crawl_news(&server, true).await;
-    let stored: HashMap<&str, usize> = pages.iter().fold(HashMap::new(), |mut m, p| {
-        *m.entry(p["final_url"].as_str().unwrap()).or_default() += 1;
-        m
-    });
-    let by_url: HashMap<&str, &serde_json::Value> = duplicates
-        .iter()
-        .map(|d| (d["url"].as_str().unwrap(), d))
-        .collect();
+    let (stored, by_url) = outcome(&pages, &duplicates);
     let mut lost = Vec::new();
     for i in 0..BRIEFS {
         let url = server.url(&brief_path(i));
