@@ -404,7 +404,9 @@ fn report(name: &str, r: &Result_) {
     );
 }
 
-fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<Result_> {
+/// Our decisions on `pages`, and the seconds they took (extraction and decision).
+fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<(Result_, f64)> {
+    let started = std::time::Instant::now();
     let dir = tempfile::tempdir()?;
     let mut config = Config::default();
     config.dedup.host_templates = templates;
@@ -437,6 +439,7 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<Result_> {
             },
         );
     }
+    let seconds = started.elapsed().as_secs_f64();
     let (hosts, blocks) = stage.template_size();
     if templates {
         // What the index keeps of each page's lines.
@@ -465,7 +468,7 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<Result_> {
             blocks * 13 * 8 / 7 / hosts.max(1)
         );
     }
-    Ok(r)
+    Ok((r, seconds))
 }
 
 fn tally(r: &mut Result_, page: &Page, duplicate_of: Option<String>) {
@@ -577,9 +580,7 @@ fn main() -> Result<()> {
         pages.iter().filter(|p| p.copy_of.is_none()).count()
     );
     for templates in [true, false] {
-        let started = std::time::Instant::now();
-        let result = ours(&pages, templates, verbose && templates)?;
-        let seconds = started.elapsed().as_secs_f64();
+        let (result, seconds) = ours(&pages, templates, verbose && templates)?;
         let name = if templates {
             "crawldedup, host templates"
         } else {
