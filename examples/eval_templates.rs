@@ -245,20 +245,32 @@ fn load_boilerplate_set(
     Ok(templates)
 }
 
-/// Whether text put in a template's main paragraphs is shown by a browser: not inside a
-/// `script`, `style`, `noscript` or `template` element, nor a `hidden` one, where a
-/// pattern over the markup can find a paragraph that no reader sees.
+/// Whether text put in a template's main paragraphs is shown by a browser as the page's
+/// body: not inside a `script`, `style`, `noscript` or `template` element, nor a `hidden`
+/// one, where a pattern over the markup can find a paragraph that no reader sees; nor inside
+/// a `nav`, `footer` or `aside`, or a `header` outside the `article` and `main`, which HTML
+/// itself says are not the page's content (a snippet of the set can match a menu item).
 fn shows_its_paragraphs(template: &Template) -> bool {
     let marker = "Zqxjv marker sentence of the evaluation";
     let html = scraper::Html::parse_document(&fill(template, "Title", &[marker.to_string()]));
     html.tree.nodes().any(|node| {
-        node.value().as_text().is_some_and(|t| t.contains(marker))
-            && node.ancestors().all(|a| {
-                a.value().as_element().is_none_or(|e| {
-                    !matches!(e.name(), "script" | "style" | "noscript" | "template")
-                        && e.attr("hidden").is_none()
-                })
-            })
+        if !node.value().as_text().is_some_and(|t| t.contains(marker)) {
+            return false;
+        }
+        let names: Vec<(&str, bool)> = node
+            .ancestors()
+            .filter_map(|a| a.value().as_element())
+            .map(|e| (e.name(), e.attr("hidden").is_some()))
+            .collect();
+        let in_story = names.iter().any(|(n, _)| matches!(*n, "article" | "main"));
+        names.iter().all(|&(name, hidden)| {
+            !hidden
+                && !matches!(
+                    name,
+                    "script" | "style" | "noscript" | "template" | "nav" | "footer" | "aside"
+                )
+                && (name != "header" || in_story)
+        })
     })
 }
 
@@ -567,7 +579,7 @@ fn main() -> Result<()> {
         }
     }
     println!(
-        "{} templates ({kept_wcxb} from WCXB dev, {} from the boilerplate set; {} left out whose main paragraphs no browser shows)",
+        "{} templates ({kept_wcxb} from WCXB dev, {} from the boilerplate set; {} left out whose main paragraphs no browser shows as the page's body)",
         templates.len(),
         templates.len() - kept_wcxb,
         found - templates.len()

@@ -2,19 +2,26 @@
 
 use super::tree::{Attrs, Cat, Tag};
 
-/// Class names that name an element the body of the page's article.
-const BODY_CLASSES: [&str; 10] = [
-    "article-content",
-    "article-body",
-    "article__content",
-    "article__body",
-    "entry-content",
-    "post-content",
-    "post-body",
-    "story-body",
-    "the-content",
-    "main-content",
+/// Words that make a class name that mentions a sidebar a layout helper of the element that
+/// holds one (`c-layout-sidebar-left`, `has-sidebar`, `sticky-sidebar-relative`), not the
+/// sidebar itself.
+const LAYOUT_WORDS: [&str; 9] = [
+    "layout",
+    "has",
+    "with",
+    "no",
+    "sticky",
+    "relative",
+    "wrap",
+    "wrapper",
+    "container",
 ];
+
+fn is_layout_helper(name: &str) -> bool {
+    let words = || name.split(|c: char| !c.is_ascii_alphanumeric());
+    words().any(|w| w.eq_ignore_ascii_case("sidebar"))
+        && words().any(|w| LAYOUT_WORDS.iter().any(|l| w.eq_ignore_ascii_case(l)))
+}
 
 /// Puts an element in a boilerplate category (or none). `lower` is a reusable buffer.
 pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
@@ -55,7 +62,7 @@ pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
     for name in attrs.class.split_ascii_whitespace() {
         // A WordPress taxonomy class names the post's tags and categories (`tag-review`,
         // `category-comments`): words of what the post is about, not of the element's role.
-        if name.starts_with("tag-") || name.starts_with("category-") {
+        if name.starts_with("tag-") || name.starts_with("category-") || is_layout_helper(name) {
             continue;
         }
         lower.push_str(name);
@@ -70,17 +77,6 @@ pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
         .unwrap_or(Cat::None);
     if category == Cat::None {
         category = joined_word_category(lower);
-    }
-    // An element whose class names it the article's body (`article-content`,
-    // `entry-content`, ...) is not a sidebar because another of its class names says so
-    // (`article-content sticky-sidebar-relative`: a layout helper).
-    if category == Cat::Aside
-        && attrs
-            .class
-            .split_ascii_whitespace()
-            .any(|name| BODY_CLASSES.iter().any(|b| name.eq_ignore_ascii_case(b)))
-    {
-        category = Cat::None;
     }
     if category == Cat::None {
         category = by_tag;
