@@ -9,7 +9,8 @@
 //! cargo run --release --example eval_boilerplate -- ../shared/datasets/trafilatura-eval-dev [--peer target/peers/bin/python] [--leaks N]
 //! ```
 //!
-//! `--leaks N` lists N boilerplate snippets that the extraction kept, with their pages.
+//! `--leaks N` lists N boilerplate snippets that the extraction kept, with their pages;
+//! `--dump FOLDER` writes each page's extracted text to `FOLDER/extracted.jsonl`.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -149,10 +150,12 @@ fn main() -> Result<()> {
     let mut dataset = PathBuf::from("../shared/datasets/trafilatura-eval-dev");
     let mut python = None;
     let mut leaks_shown = 0usize;
+    let mut dump = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--peer" => python = Some(args.next().context("--peer needs a python")?),
             "--leaks" => leaks_shown = args.next().context("--leaks needs N")?.parse()?,
+            "--dump" => dump = Some(PathBuf::from(args.next().context("--dump needs a folder")?)),
             other if !other.starts_with('-') => dataset = PathBuf::from(other),
             other => bail!("unknown option {other}"),
         }
@@ -168,6 +171,16 @@ fn main() -> Result<()> {
         })
         .collect();
     let ours_seconds = started.elapsed().as_secs_f64();
+    if let Some(folder) = &dump {
+        // Each page's extracted text, as JSON lines of {url, text}.
+        std::fs::create_dir_all(folder)?;
+        let lines: String = cases
+            .iter()
+            .zip(&extracted)
+            .map(|(c, e)| serde_json::json!({"url": c.url, "text": e.text}).to_string() + "\n")
+            .collect();
+        std::fs::write(folder.join("extracted.jsonl"), lines)?;
+    }
     let mut by_language: BTreeMap<String, (usize, Tally, Tally)> = BTreeMap::new();
     let mut ours = Tally::default();
     let mut theirs = Tally::default();
