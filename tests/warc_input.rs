@@ -235,3 +235,35 @@ fn html_files_take_their_url_from_link_rel_canonical_or_og_url() {
     assert_eq!(lines[2]["of"], "https://news.example/0");
     assert_eq!(lines[2]["of_file"], files[0]);
 }
+
+/// A record that claims a block larger than any record is read for is named by its offset,
+/// without the bytes being read into memory; the records before it are decided.
+#[test]
+fn a_record_claiming_a_huge_block_is_named_and_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.warc");
+    let body = [
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".as_slice(),
+        &page("A story of the harbour and its ferries, told over several sentences so that it has words."),
+    ]
+    .concat();
+    let first = record("WARC/1.1", "response", "https://a.example/story", &body);
+    let huge = b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: https://a.example/huge\r\nContent-Length: 999999999999\r\n\r\nHTTP/1.1 200 OK\r\n\r\n<p>x</p>".to_vec();
+    std::fs::write(&path, [first.clone(), huge].concat()).unwrap();
+    let file = path.to_str().unwrap();
+    let o = crawldedup(&["dedup", "--json", file]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let problem = stderr(&o);
+    assert!(
+        problem.contains(&format!("at offset {}", first.len())),
+        "{problem}"
+    );
+    assert!(problem.contains("larger than 256 MiB"), "{problem}");
+    assert_eq!(problem.lines().count(), 1, "{problem}");
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["verdict"], "unique");
+}

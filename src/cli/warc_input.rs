@@ -8,7 +8,7 @@
 //! un-chunked (`Transfer-Encoding: chunked`) and decompressed (`Content-Encoding: gzip` or
 //! `deflate`; another coding is named, and the record has no text).
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use warc::{RecordType, WarcHeader, WarcReader};
@@ -32,61 +32,164 @@ pub(super) fn is_warc(path: &Path) -> bool {
     name.ends_with(".warc") || name.ends_with(".warc.gz")
 }
 
-/// Calls `each` with every `response` record of the WARC file `path`, in order. `Err`
-/// names the file, the offset and what is wrong when the file cannot be read on.
+/// A buffered reader that counts the bytes consumed: the offset of what comes next.
+struct Counting<R> {
+    inner: R,
+    consumed: u64,
+}
+
+impl<R: BufRead> Read for Counting<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.consumed += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.consumed += n as u64;
+        self.inner.consume(n);
+    }
+}
+
+/// The most bytes of a record's header lines.
+const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// Calls `each` with every `response` record of the WARC file `path`, in order, reading
+/// one record (one gzip member) at a time: a file of any size is read in the memory of
+/// its largest record. `Err` names the file, the offset and what is wrong when the file
+/// cannot be read on.
 pub(super) fn each_response(
     path: &Path,
     mut each: impl FnMut(Response) -> Result<(), super::Failure>,
 ) -> Result<Result<(), String>, super::Failure> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => return Ok(Err(format!("{}: {e}", path.display()))),
-    };
     let name = path.display();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut rest = &bytes[..];
-        while !rest.is_empty() {
-            let offset = (bytes.len() - rest.len()) as u64;
-            let mut decoder = flate2::bufread::GzDecoder::new(rest);
-            let mut member = Vec::new();
-            if let Err(e) = decoder
-                .by_ref()
-                .take(MAX_BODY_BYTES + 1)
-                .read_to_end(&mut member)
-            {
-                return Ok(Err(format!(
-                    "{name}: at offset {offset}: corrupt gzip: {e}"
-                )));
-            }
-            rest = decoder.into_inner();
-            if let Err(problem) = records(&member, Some(offset), &mut each)? {
-                return Ok(Err(format!("{name}: {problem}")));
-            }
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+    };
+    let mut input = Counting {
+        inner: BufReader::with_capacity(1 << 16, file),
+        consumed: 0,
+    };
+    let gzip = match input.fill_buf() {
+        Ok(start) => start.starts_with(&[0x1f, 0x8b]),
+        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+    };
+    loop {
+        let offset = input.consumed;
+        match input.fill_buf() {
+            Ok([]) => return Ok(Ok(())),
+            Ok(_) => {}
+            Err(e) => return Ok(Err(format!("{name}: at offset {offset}: {e}"))),
         }
-        Ok(Ok(()))
-    } else {
-        Ok(records(&bytes, None, &mut each)?.map_err(|problem| format!("{name}: {problem}")))
+        let record = if gzip {
+            member(&mut input)
+        } else {
+            plain_record(&mut input)
+        };
+        let bytes = match record {
+            Ok(bytes) => bytes,
+            Err(problem) => return Ok(Err(format!("{name}: at offset {offset}: {problem}"))),
+        };
+        if let Err(problem) = records(&bytes, offset, &mut each)? {
+            return Ok(Err(format!("{name}: {problem}")));
+        }
     }
 }
 
-/// The records of `bytes`: one gzip member's, all named by the member's offset `member`,
-/// or a whole uncompressed file's (`None`), each named by its own offset: its header lines,
-/// a blank line, `Content-Length` bytes of block and two CRLFs.
+/// The next gzip member, decompressed (a record, or records).
+fn member(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
+    let mut decoder = flate2::bufread::GzDecoder::new(input);
+    let mut member = Vec::new();
+    decoder
+        .by_ref()
+        .take(MAX_BODY_BYTES + 1)
+        .read_to_end(&mut member)
+        .map_err(|e| format!("corrupt gzip: {e}"))?;
+    if member.len() as u64 > MAX_BODY_BYTES {
+        return Err(format!(
+            "a record larger than {} MiB decompressed",
+            MAX_BODY_BYTES >> 20
+        ));
+    }
+    Ok(member)
+}
+
+/// The next record of an uncompressed file: its header lines, the blank line, the block of
+/// `Content-Length` bytes and the two line ends after it.
+fn plain_record(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let mut length = None;
+    loop {
+        let start = bytes.len();
+        let read = input
+            .by_ref()
+            .take((MAX_HEADER_BYTES - start.min(MAX_HEADER_BYTES)) as u64 + 1)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| e.to_string())?;
+        if read == 0 {
+            return Err("a record cut short in its header".into());
+        }
+        if bytes.len() > MAX_HEADER_BYTES {
+            return Err("header lines longer than 1 MiB: not a WARC record".into());
+        }
+        let line = String::from_utf8_lossy(&bytes[start..]);
+        if line.trim().is_empty() {
+            if start == 0 {
+                // Blank lines between records.
+                bytes.clear();
+                continue;
+            }
+            break;
+        }
+        if let Some((key, value)) = line.split_once(':') {
+            if key.trim().eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse::<u64>().ok();
+            }
+        }
+    }
+    let length = length.ok_or("a record without a Content-Length")?;
+    if length > MAX_BODY_BYTES {
+        return Err(format!("a record larger than {} MiB", MAX_BODY_BYTES >> 20));
+    }
+    let block = bytes.len();
+    input
+        .by_ref()
+        .take(length + 4)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if ((bytes.len() - block) as u64) < length {
+        return Err("a record cut short in its block".into());
+    }
+    Ok(bytes)
+}
+
+/// The records of `bytes` (one gzip member's, or one uncompressed record), all named by
+/// the offset `offset` where they start in the file: header lines, a blank line,
+/// `Content-Length` bytes of block and two CRLFs each.
 fn records(
     bytes: &[u8],
-    member: Option<u64>,
+    offset: u64,
     each: &mut impl FnMut(Response) -> Result<(), super::Failure>,
 ) -> Result<Result<(), String>, super::Failure> {
     let mut at = 0usize;
     while at < bytes.len() {
-        let start = member.unwrap_or(at as u64);
+        if bytes[at..].iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
         let mut records = WarcReader::new(&bytes[at..]).iter_records();
         let Some(record) = records.next() else {
             break;
         };
         let record = match record {
             Ok(record) => record,
-            Err(e) => return Ok(Err(format!("at offset {start}: not a WARC record: {e}"))),
+            Err(e) => return Ok(Err(format!("at offset {offset}: not a WARC record: {e}"))),
         };
         let headers_end = bytes[at..]
             .windows(4)
@@ -105,7 +208,7 @@ fn records(
             Err(problem) => (None, Err(problem)),
         };
         each(Response {
-            offset: start,
+            offset,
             uri,
             content_type,
             body,
