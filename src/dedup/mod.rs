@@ -330,9 +330,9 @@ impl Dedup {
         };
         bump(&self.counters.pages_checked);
         let fingerprint = (page.record.simhash, page.record.digest);
-        let (decision, nearest) = self
-            .index
-            .check_and_insert_probed(page.record.clone(), &page.probe())?;
+        let mut page = page;
+        let (record, probe) = page.split();
+        let (decision, nearest) = self.index.check_and_insert_probed(record, &probe)?;
         let verdict = self.verdict(decision, nearest, fingerprint)?;
         self.learn_template(name, &verdict, prepared.page_text());
         Ok(verdict)

@@ -165,9 +165,13 @@ pub fn host_of(name: &str) -> Option<String> {
 }
 
 pub use crate::fingerprint::blocks::block_key;
+use crate::fingerprint::blocks::block_key_in;
 
 fn keys(text: &str) -> Vec<u32> {
-    text.lines().filter_map(block_key).collect()
+    let mut normal = String::new();
+    text.lines()
+        .filter_map(|line| block_key_in(line, &mut normal))
+        .collect()
 }
 
 impl HostTemplates {
@@ -187,8 +191,9 @@ impl HostTemplates {
         let mut kept = String::with_capacity(text.len());
         let mut dropped = false;
         let mut substance = false;
+        let mut normal = String::new();
         for line in text.split_inclusive('\n') {
-            match block_key(line) {
+            match block_key_in(line, &mut normal) {
                 Some(k) if host.is_template(k) => dropped = true,
                 other => {
                     substance |= other.is_some();
@@ -336,6 +341,16 @@ pub(crate) struct PageRecord {
 }
 
 impl PageRecord {
+    /// The record, and what the page adds to its lookup.
+    pub(crate) fn split(&mut self) -> (DocRecord, Probe<'_>) {
+        let record = std::mem::take(&mut self.record);
+        let probe = Probe {
+            whole: self.whole.as_ref().map(|w| (w.simhash, &w.sketch)),
+            template: &self.template,
+        };
+        (record, probe)
+    }
+
     pub(crate) fn probe(&self) -> Probe<'_> {
         Probe {
             whole: self.whole.as_ref().map(|w| (w.simhash, &w.sketch)),

@@ -23,7 +23,7 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::features::{fmix64, shingle_features};
+use super::features::{fmix64, shingle_features_into};
 
 /// Lines a profile keeps at most: of a page with more, its sentences ([`LONG_LINE_WORDS`])
 /// first, then its shorter lines, each in reading order, up to this many.
@@ -92,21 +92,35 @@ pub struct Blocks {
 
 /// The key of a normalised line, `None` for a line with nothing but whitespace.
 pub fn block_key(line: &str) -> Option<u32> {
-    let mut normal = String::with_capacity(line.len());
+    block_key_in(line, &mut String::new())
+}
+
+/// [`block_key`], normalising into `normal` (a buffer reused from line to line).
+pub fn block_key_in(line: &str, normal: &mut String) -> Option<u32> {
+    normal.clear();
     let mut digits = false;
     for word in line.split_whitespace() {
         if !normal.is_empty() {
             normal.push(' ');
         }
         for c in word.chars() {
-            if c.is_numeric() {
+            let digit = if c.is_ascii() {
+                c.is_ascii_digit()
+            } else {
+                c.is_numeric()
+            };
+            if digit {
                 if !digits {
                     normal.push('0');
                 }
                 digits = true;
             } else {
                 digits = false;
-                normal.extend(c.to_lowercase());
+                if c.is_ascii() {
+                    normal.push(c.to_ascii_lowercase());
+                } else {
+                    normal.extend(c.to_lowercase());
+                }
             }
         }
         digits = false;
@@ -145,11 +159,17 @@ impl Blocks {
     pub fn of(host: &str, text: &str) -> Blocks {
         let mut lines = Vec::new();
         let mut short = 0;
+        let mut normal = String::new();
+        let mut features = Vec::new();
         for line in text.lines() {
-            let Some(key) = block_key(line) else { continue };
-            let (mut features, words) = shingle_features(line, 3);
-            if words < SHINGLED_LINE_WORDS {
-                features = shingle_features(line, 1).0;
+            let Some(key) = block_key_in(line, &mut normal) else {
+                continue;
+            };
+            // Single words first (most lines are short); a long line is signed by its
+            // shingles. The features' room is reused from line to line.
+            let words = shingle_features_into(line, 1, &mut features);
+            if words >= SHINGLED_LINE_WORDS {
+                shingle_features_into(line, 3, &mut features);
             }
             let sig = line_sig(&features);
             let (first, last) = (

@@ -10,6 +10,14 @@ use super::{FEATURE_SEED, MAX_SHINGLE_WORDS, Simhash, TF_EXPONENT};
 /// The shingle hashes of a text, and the number of tokens.
 pub(super) fn shingle_features(text: &str, words: usize) -> (Vec<u64>, usize) {
     let mut features = Vec::with_capacity(text.len() / 6 + 1);
+    let seen = shingle_features_into(text, words, &mut features);
+    (features, seen)
+}
+
+/// [`shingle_features`] into `features` (cleared first, its room reused): the number of
+/// tokens.
+pub(super) fn shingle_features_into(text: &str, words: usize, features: &mut Vec<u64>) -> usize {
+    features.clear();
     if words == 1 {
         // One word each, `mix_shingle(&[hash])` written out.
         let mut seen = 0usize;
@@ -17,7 +25,7 @@ pub(super) fn shingle_features(text: &str, words: usize) -> (Vec<u64>, usize) {
             features.push(fmix64(xxh3_64_with_seed(token, FEATURE_SEED) ^ 1));
             seen += 1;
         });
-        return (features, seen);
+        return seen;
     }
     let mut window = [0u64; MAX_SHINGLE_WORDS];
     let mut seen = 0usize;
@@ -37,7 +45,7 @@ pub(super) fn shingle_features(text: &str, words: usize) -> (Vec<u64>, usize) {
         if seen > 0 && seen < words {
             features.push(mix_shingle(&window[MAX_SHINGLE_WORDS - seen..]));
         }
-        return (features, seen);
+        return seen;
     }
     for_each_token(text, |token| {
         window.copy_within(1.., 0);
@@ -50,7 +58,7 @@ pub(super) fn shingle_features(text: &str, words: usize) -> (Vec<u64>, usize) {
     if seen > 0 && seen < words {
         features.push(mix_shingle(&window[MAX_SHINGLE_WORDS - seen..]));
     }
-    (features, seen)
+    seen
 }
 
 /// The simhash of a bag of feature hashes, each distinct feature weighted `tf^TF_EXPONENT`
