@@ -15,9 +15,11 @@
 use anyhow::{Context, Result, bail};
 use crawldedup::content::extract_bytes;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+#[path = "templates/wcxb.rs"]
+mod wcxb;
 
 struct Case {
     id: String,
@@ -231,16 +233,7 @@ fn load(dataset: &Path, only_type: Option<&str>, limit: usize) -> Result<Vec<Cas
         if cases.len() >= limit {
             break;
         }
-        let gz = std::fs::read(dataset.join(format!("dev/html/{id}.html.gz")))?;
-        let mut html = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut html)?;
-        let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(
-            dataset.join(format!("dev/ground-truth/{id}.json")),
-        )?)?;
-        let reference = truth["ground_truth"]["main_content"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
+        let (html, reference) = wcxb::page(dataset, id)?;
         cases.push(Case {
             id: id.clone(),
             page_type,

@@ -25,6 +25,8 @@ use crawldedup::{Config, Dedup, PageVerdict};
 
 #[path = "templates/sets.rs"]
 mod sets;
+#[path = "templates/wcxb.rs"]
+mod wcxb;
 use sets::{Template, fill, load, load_boilerplate_set, normalise, shows_its_paragraphs};
 
 /// One page of the evaluation.

@@ -66,18 +66,9 @@ pub fn load(
         if info["page_type"] != "article" {
             continue;
         }
-        let gz = std::fs::read(dataset.join(format!("dev/html/{id}.html.gz")))?;
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes)?;
+        let (bytes, reference) = super::wcxb::page(dataset, id)?;
         let url = info["url"].as_str().unwrap_or("");
         let html = crawldedup::content::decode::decode(&bytes, None, Some(url)).text;
-        let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(
-            dataset.join(format!("dev/ground-truth/{id}.json")),
-        )?)?;
-        let reference = truth["ground_truth"]["main_content"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
         texts.push(reference.clone());
         let reference = normalise(&reference);
         let mut paragraphs: Vec<(usize, usize)> = Vec::new();

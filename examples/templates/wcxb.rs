@@ -1,0 +1,22 @@
+//! One page of the WCXB dev split: its HTML bytes (gunzipped) and its ground-truth main
+//! content.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Result;
+
+/// Page `id`'s bytes, as served, and its ground-truth main content.
+pub fn page(dataset: &Path, id: &str) -> Result<(Vec<u8>, String)> {
+    let gz = std::fs::read(dataset.join(format!("dev/html/{id}.html.gz")))?;
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut bytes)?;
+    let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(
+        dataset.join(format!("dev/ground-truth/{id}.json")),
+    )?)?;
+    let reference = truth["ground_truth"]["main_content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    Ok((bytes, reference))
+}
