@@ -6,10 +6,11 @@
 //! scored by the same code.
 //!
 //! ```text
-//! cargo run --release --example eval_boilerplate -- ../shared/datasets/trafilatura-eval-dev [--peer target/peers/bin/python] [--leaks N]
+//! cargo run --release --example eval_boilerplate -- ../shared/datasets/trafilatura-eval-dev [--peer target/peers/bin/python] [--leaks N] [--misses N]
 //! ```
 //!
 //! `--leaks N` lists N boilerplate snippets that the extraction kept, with their pages;
+//! `--misses N` lists N main-text snippets that it left out;
 //! `--dump FOLDER` writes each page's extracted text to `FOLDER/extracted.jsonl`.
 
 use std::collections::BTreeMap;
@@ -63,15 +64,18 @@ fn normalise(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn score(case: &Case, text: &str) -> (Tally, Vec<String>) {
+/// A page's tally, the `without` snippets it kept, and the `with` snippets it missed.
+fn score(case: &Case, text: &str) -> (Tally, Vec<String>, Vec<String>) {
     let text = normalise(text);
     let mut tally = Tally::default();
     let mut leaks = Vec::new();
+    let mut misses = Vec::new();
     for snippet in &case.with {
         if text.contains(snippet.as_str()) {
             tally.tp += 1;
         } else {
             tally.fn_ += 1;
+            misses.push(snippet.clone());
         }
     }
     for snippet in &case.without {
@@ -82,7 +86,7 @@ fn score(case: &Case, text: &str) -> (Tally, Vec<String>) {
             tally.tn += 1;
         }
     }
-    (tally, leaks)
+    (tally, leaks, misses)
 }
 
 fn load(dataset: &Path) -> Result<Vec<Case>> {
@@ -150,11 +154,13 @@ fn main() -> Result<()> {
     let mut dataset = PathBuf::from("../shared/datasets/trafilatura-eval-dev");
     let mut python = None;
     let mut leaks_shown = 0usize;
+    let mut misses_shown = 0usize;
     let mut dump = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--peer" => python = Some(args.next().context("--peer needs a python")?),
             "--leaks" => leaks_shown = args.next().context("--leaks needs N")?.parse()?,
+            "--misses" => misses_shown = args.next().context("--misses needs N")?.parse()?,
             "--dump" => dump = Some(PathBuf::from(args.next().context("--dump needs a folder")?)),
             other if !other.starts_with('-') => dataset = PathBuf::from(other),
             other => bail!("unknown option {other}"),
@@ -189,10 +195,12 @@ fn main() -> Result<()> {
         None => None,
     };
     let mut leaks = Vec::new();
+    let mut misses = Vec::new();
     for (i, (case, extraction)) in cases.iter().zip(&extracted).enumerate() {
-        let (tally, kept) = score(case, &extraction.text);
+        let (tally, kept, missed) = score(case, &extraction.text);
         ours.add(tally);
         leaks.extend(kept.into_iter().map(|k| (case.url.clone(), k)));
+        misses.extend(missed.into_iter().map(|k| (case.url.clone(), k)));
         let language = extraction
             .language
             .as_deref()
@@ -202,7 +210,7 @@ fn main() -> Result<()> {
         entry.0 += 1;
         entry.1.add(tally);
         if let Some((texts, _)) = &peer_texts {
-            let (peer_tally, _) = score(case, texts.get(i).map_or("", String::as_str));
+            let (peer_tally, _, _) = score(case, texts.get(i).map_or("", String::as_str));
             theirs.add(peer_tally);
             entry.2.add(peer_tally);
         }
@@ -245,6 +253,9 @@ fn main() -> Result<()> {
     }
     for (url, snippet) in leaks.iter().take(leaks_shown) {
         println!("kept: {snippet:?}  ({url})");
+    }
+    for (url, snippet) in misses.iter().take(misses_shown) {
+        println!("missed: {snippet:?}  ({url})");
     }
     Ok(())
 }

@@ -1,82 +1,8 @@
 //! Deciding what is content: which categories go, which container is the main one.
 
+use super::headings::{COMMENT_HEADINGS, RECOMMENDATION_HEADINGS};
 use super::render::Writer;
 use super::tree::{CATEGORIES, Cat, NO_PARENT, Page, Tag};
-
-/// Opening words of a heading that introduces recommendations (or the customers' reviews)
-/// rather than content.
-pub(super) const RECOMMENDATION_HEADINGS: &[&[&str]] = &[
-    &["similar", "items"],
-    &["similar", "products"],
-    &["related", "products"],
-    &["related", "items"],
-    &["related", "articles"],
-    &["related", "posts"],
-    &["related", "stories"],
-    &["you", "may", "also", "like"],
-    &["you", "might", "also", "like"],
-    &["customers", "also"],
-    &["people", "also"],
-    &["frequently", "bought", "together"],
-    &["recently", "viewed"],
-    &["recommended", "for", "you"],
-    &["more", "from", "this", "seller"],
-    &["people", "who", "viewed"],
-    &["people", "who", "bought"],
-    &["customers", "who"],
-    &["explore", "related"],
-    &["related", "searches"],
-    &["similar", "sponsored"],
-    &["sponsored", "items"],
-    &["sponsored", "products"],
-    &["products", "related", "to"],
-    &["compare", "similar"],
-    &["more", "like", "this"],
-    &["you", "may", "also", "be", "interested"],
-    &["you", "might", "also", "be", "interested"],
-    &["complete", "the", "look"],
-    &["shop", "similar"],
-    &["recommended", "products"],
-    &["inspired", "by", "your"],
-    &["also", "in", "the", "news"],
-    &["more", "stories"],
-    &["more", "articles"],
-    &["more", "posts"],
-    &["more", "news"],
-    &["read", "next"],
-    &["read", "more"],
-    &["recent", "posts"],
-    &["recent", "articles"],
-    &["latest", "posts"],
-    &["latest", "articles"],
-    &["latest", "news"],
-    &["popular", "posts"],
-    &["popular", "articles"],
-    &["most", "popular"],
-    &["most", "read"],
-    &["trending"],
-    &["customer", "reviews"],
-    &["reviews"],
-    &["customer", "ratings"],
-    &["ratings", "reviews"],
-    &["ratings", "and", "reviews"],
-    &["reviews", "and", "ratings"],
-];
-
-/// Opening words of a heading that introduces the readers' comments: the block it opens
-/// goes on a page built around an `article` outside it (see [`Analysis::headed_blocks`]).
-pub(super) const COMMENT_HEADINGS: &[&[&str]] = &[
-    &["comments"],
-    &["comment"],
-    &["reader", "comments"],
-    &["leave", "a", "reply"],
-    &["leave", "a", "comment"],
-    &["join", "the", "discussion"],
-    &["join", "the", "conversation"],
-    &["responses"],
-    &["replies", "to"],
-    &["thoughts", "on"],
-];
 
 /// Longest heading (characters) that can name a block; a comments heading may quote the
 /// post's title ("59 Comments on ...") and be longer.
@@ -370,8 +296,13 @@ impl<'p> Analysis<'p> {
                 // A heading amid the story's own elements ("8 Responses to ..." and the
                 // list after it, siblings of the story's paragraphs): the comments are the
                 // heading and what follows it up to the next heading of its rank or above.
-                if comments && after_story[i] {
+                if after_story[i] {
                     let Tag::H(level) = node.tag else { continue };
+                    let kind = if comments {
+                        Headed::CommentsAfterStory
+                    } else {
+                        Headed::Recommendations
+                    };
                     let parent_end = if node.parent == NO_PARENT {
                         nodes.len()
                     } else {
@@ -382,7 +313,7 @@ impl<'p> Analysis<'p> {
                         if j > i && matches!(nodes[j].tag, Tag::H(l) if l <= level) {
                             break;
                         }
-                        marked[j] = Headed::CommentsAfterStory;
+                        marked[j] = kind;
                         j = nodes[j].end as usize;
                     }
                 }

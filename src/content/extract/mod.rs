@@ -94,6 +94,7 @@ use tree::Page;
 
 mod analysis;
 mod classify;
+mod headings;
 mod links;
 mod render;
 mod structured;
