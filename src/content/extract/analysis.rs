@@ -45,6 +45,11 @@ pub(super) const LINK_DENSE: f64 = 0.6;
 /// A link-dense block is a listing (kept) when it holds this share of the container's text.
 pub(super) const LISTING_SHARE: f64 = 0.4;
 
+/// A standfirst outside the main container (see [`Analysis::lead`]): at most this many
+/// characters, at most this share of them in links.
+pub(super) const LEAD_CHARS: u32 = 800;
+pub(super) const LEAD_LINK_SHARE: f64 = 0.2;
+
 /// What a heading names the block it opens (see [`Analysis::headed_blocks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Headed {
@@ -362,6 +367,16 @@ impl<'p> Analysis<'p> {
             if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
                 cat = Cat::None;
             }
+            // Named as metadata but written inside a paragraph's sentence (a dateline, an
+            // author's name): part of the text.
+            if cat == Cat::Meta
+                && node.tag == Tag::Inline
+                && node.parent != NO_PARENT
+                && nodes[node.parent as usize].tag == Tag::P
+                && nodes[node.parent as usize].len >= 3 * node.len
+            {
+                cat = Cat::None;
+            }
             if around[i] {
                 removed_outright[i] = true;
                 continue;
@@ -464,6 +479,56 @@ impl<'p> Analysis<'p> {
     pub(super) fn weight(&self, i: usize) -> f64 {
         let links = self.kept_links[i] as f64;
         (self.kept[i] as f64 - links) + LINK_WEIGHT * links
+    }
+
+    /// The story's standfirst when the main container does not hold it: the paragraphs
+    /// between the page's `h1` and the start of the container, when both sit in one block
+    /// below the body (the article's head and its body) and those paragraphs are prose (at
+    /// most [`LEAD_LINK_SHARE`] of their text in links, [`LEAD_CHARS`] in all at most).
+    pub(super) fn lead(&self, container: u32) -> Vec<u32> {
+        let nodes = &self.page.nodes;
+        let container = container as usize;
+        let Some(h1) = nodes[..container].iter().position(|n| n.tag == Tag::H(1)) else {
+            return Vec::new();
+        };
+        if nodes[h1].end as usize > container {
+            return Vec::new();
+        }
+        // The nearest block holding both, below the body.
+        let mut common = nodes[h1].parent;
+        while common != NO_PARENT && (nodes[common as usize].end as usize) < container + 1 {
+            common = nodes[common as usize].parent;
+        }
+        if common == NO_PARENT || common == self.root() || self.removed[common as usize] {
+            return Vec::new();
+        }
+        let mut lead = Vec::new();
+        let mut chars = 0;
+        let mut i = nodes[h1].end as usize;
+        while i < container {
+            let node = &nodes[i];
+            if node.end as usize > container {
+                // An ancestor of the container: look inside it.
+                i += 1;
+                continue;
+            }
+            if node.tag == Tag::P && !self.removed[i] && self.kept[i] > 0 {
+                if self.kept_links[i] as f64 > LEAD_LINK_SHARE * self.kept[i] as f64 {
+                    return Vec::new();
+                }
+                chars += self.kept[i];
+                lead.push(i as u32);
+            }
+            i = if node.tag == Tag::P {
+                node.end as usize
+            } else {
+                i + 1
+            };
+        }
+        if chars > LEAD_CHARS {
+            return Vec::new();
+        }
+        lead
     }
 
     pub(super) fn main_container(&self) -> u32 {

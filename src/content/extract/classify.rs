@@ -94,7 +94,8 @@ pub(super) fn word_category(word: &str) -> Cat {
         "byline" | "author" | "authors" | "avatar" | "signature" | "sig" | "userinfo"
         | "postprofile" | "usercard" | "badge" | "badges" | "reputation" | "reactions"
         | "likes" | "votes" | "voting" | "vote" | "timestamp" | "dateline" | "date" | "meta"
-        | "postmeta" | "tags" | "tagcloud" | "taglist" => Cat::Meta,
+        | "postmeta" | "tags" | "tagcloud" | "taglist" | "credit" | "credits" | "photocredit"
+        | "photographer" => Cat::Meta,
         "sidebar" | "aside" | "widget" | "widgets" | "related" | "recommended"
         | "recommendations" | "popular" | "trending" | "rail" => Cat::Aside,
         "comment" | "comments" | "commentlist" | "disqus" | "review" | "reviews" => Cat::Comments,

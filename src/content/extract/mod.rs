@@ -198,6 +198,17 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
         // Everything left was in link-dense blocks, none large on its own: a listing of
         // many small items (a title link each), whose links are the content.
         text = analysis.render(container, true);
+    } else {
+        let lead = analysis.lead(container);
+        if !lead.is_empty() {
+            let mut with_lead = String::with_capacity(text.len() + 512);
+            for p in lead {
+                with_lead.push_str(&analysis.render(p, false));
+                with_lead.push_str("\n\n");
+            }
+            with_lead.push_str(&text);
+            text = with_lead;
+        }
     }
     let root = analysis.root();
     let mut page_text = (container != root)
