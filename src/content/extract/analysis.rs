@@ -50,6 +50,15 @@ pub(super) const LISTING_SHARE: f64 = 0.4;
 pub(super) const LEAD_CHARS: u32 = 800;
 pub(super) const LEAD_LINK_SHARE: f64 = 0.2;
 
+/// A list of teasers (see [`Analysis::mark_teaser_lists`]): at least this many items, each
+/// with a link of at least [`HEADLINE_CHARS`], holding this share of the list's text.
+pub(super) const LIST_ITEMS: u32 = 3;
+pub(super) const HEADLINE_CHARS: u32 = 15;
+pub(super) const LIST_SHARE: f64 = 0.8;
+/// A story page's main text with at least this much prose outside lists keeps no list for
+/// its share of the text.
+pub(super) const STORY_PROSE_CHARS: u32 = 150;
+
 /// What a heading names the block it opens (see [`Analysis::headed_blocks`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Headed {
@@ -65,10 +74,15 @@ pub(super) struct Analysis<'p> {
     /// The page declares itself a discussion (structured data): replies headed as
     /// comments are its content.
     pub(super) discussion: bool,
+    /// The page is a story (see [`Analysis::story_page`]): lists in its main container
+    /// are other pages' teasers, not its content, when it has prose of its own.
+    pub(super) story: bool,
     pub(super) removed: Vec<bool>,
     /// Text and link text that survive removal.
     pub(super) kept: Vec<u32>,
     pub(super) kept_links: Vec<u32>,
+    /// Elements whose kept text is a list of teasers (see [`Analysis::mark_teaser_lists`]).
+    pub(super) teasers: Vec<bool>,
 }
 
 impl<'p> Analysis<'p> {
@@ -77,9 +91,11 @@ impl<'p> Analysis<'p> {
         Analysis {
             page,
             discussion: false,
+            story: false,
             removed: vec![false; n],
             kept: vec![0; n],
             kept_links: vec![0; n],
+            teasers: vec![false; n],
         }
     }
 
@@ -476,6 +492,76 @@ impl<'p> Analysis<'p> {
         }
     }
 
+    /// Lists of teasers, whatever their tags: an element with at least [`LIST_ITEMS`]
+    /// children of one tag that are each a teaser (a link of at least [`HEADLINE_CHARS`],
+    /// at most [`TEASER_CHARS`] of other text: a byline, a date, a first sentence), which
+    /// hold at least [`LIST_SHARE`] of its kept text. Many siblings of one shape around a
+    /// linked headline are other pages' teasers, wherever they sit.
+    pub(super) fn mark_teaser_lists(&mut self) {
+        let nodes = &self.page.nodes;
+        let mut counts: Vec<(Tag, u32, u32)> = Vec::new();
+        for i in 0..nodes.len() {
+            let node = &nodes[i];
+            if node.tag == Tag::Text || self.kept[i] == 0 || node.end as usize <= i + 1 {
+                continue;
+            }
+            counts.clear();
+            let mut child = i + 1;
+            while child < node.end as usize {
+                let c = &nodes[child];
+                let kept = self.kept[child];
+                let links = self.kept_links[child];
+                if kept > 0
+                    && !matches!(c.tag, Tag::Text | Tag::Inline | Tag::P | Tag::A | Tag::Br)
+                    && links >= HEADLINE_CHARS
+                    && kept - links <= TEASER_CHARS
+                {
+                    match counts.iter_mut().find(|(tag, _, _)| *tag == c.tag) {
+                        Some(entry) => {
+                            entry.1 += 1;
+                            entry.2 += kept;
+                        }
+                        None => counts.push((c.tag, 1, kept)),
+                    }
+                }
+                child = c.end as usize;
+            }
+            if let Some(&(_, items, text)) = counts.iter().max_by_key(|(_, n, _)| *n) {
+                self.teasers[i] =
+                    items >= LIST_ITEMS && text as f64 >= LIST_SHARE * self.kept[i] as f64;
+            }
+        }
+    }
+
+    /// A list in the main text: a link-dense block or a list of teasers.
+    fn is_list(&self, i: usize) -> bool {
+        self.link_dense(i) || self.teasers[i]
+    }
+
+    /// Characters of prose in the subtree at `container`: text outside links, outside
+    /// removed blocks and outside lists.
+    pub(super) fn prose(&self, container: usize) -> u32 {
+        let nodes = &self.page.nodes;
+        let mut prose = 0;
+        let mut link_until = 0;
+        let mut i = container;
+        while i < nodes[container].end as usize {
+            let node = &nodes[i];
+            if self.removed[i] || (i != container && self.is_list(i)) {
+                i = node.end as usize;
+                continue;
+            }
+            if node.tag == Tag::A {
+                link_until = link_until.max(node.end as usize);
+            }
+            if node.tag == Tag::Text && i >= link_until {
+                prose += node.len;
+            }
+            i += 1;
+        }
+        prose
+    }
+
     pub(super) fn weight(&self, i: usize) -> f64 {
         let links = self.kept_links[i] as f64;
         (self.kept[i] as f64 - links) + LINK_WEIGHT * links
@@ -621,6 +707,8 @@ impl<'p> Analysis<'p> {
         } else {
             0
         };
+        // On a story page with prose of its own, lists are never kept for their share.
+        let story = self.story && listing_until == 0 && self.prose(start) >= STORY_PROSE_CHARS;
         // Open elements: (end, tag, ordinal of the next list item or -1).
         let mut open: Vec<(u32, Tag, i32)> = Vec::new();
         let mut i = start;
@@ -643,8 +731,8 @@ impl<'p> Analysis<'p> {
                 i = node.end as usize;
                 continue;
             }
-            if i >= listing_until && self.link_dense(i) {
-                if self.kept[i] as f64 >= LISTING_SHARE * kept
+            if i >= listing_until && (self.link_dense(i) || (story && self.teasers[i])) {
+                if (!story && self.kept[i] as f64 >= LISTING_SHARE * kept)
                     || writer.out.trim_end().ends_with(':')
                 {
                     listing_until = node.end as usize;

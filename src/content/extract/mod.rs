@@ -190,8 +190,11 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
     analysis.discussion = structured.discussion
         || page.discussion
         || page.og_type.as_deref().is_some_and(|t| t != "article");
+    analysis.story = !analysis.discussion
+        && page.h1_headline(!structured.article && page.og_type.as_deref() != Some("article"));
     analysis.mark_boilerplate();
     analysis.measure_kept();
+    analysis.mark_teaser_lists();
     let container = analysis.main_container();
     let mut text = analysis.render(container, false);
     if text.is_empty() {

@@ -20,6 +20,8 @@ pub(super) struct Structured {
     /// The page declares itself a discussion (`DiscussionForumPosting`, `QAPage`,
     /// `Question`): its replies are its content.
     pub(super) discussion: bool,
+    /// The page declares itself an article (`Article`, `NewsArticle`, `BlogPosting`, ...).
+    pub(super) article: bool,
 }
 
 impl Structured {
@@ -28,6 +30,7 @@ impl Structured {
         let mut description: Option<String> = None;
         let mut product: Option<String> = None;
         let mut discussion = false;
+        let mut article = false;
         for block in blocks {
             let Ok(value) = serde_json::from_str::<serde_json::Value>(block.trim()) else {
                 continue;
@@ -44,6 +47,7 @@ impl Structured {
                     serde_json::Value::Object(map) => {
                         let is_product = map.get("@type").is_some_and(names_product);
                         discussion |= map.get("@type").is_some_and(names_discussion);
+                        article |= map.get("@type").is_some_and(names_article);
                         for (key, field) in map {
                             match (key.as_str(), field) {
                                 ("articleBody", serde_json::Value::String(s)) => {
@@ -76,6 +80,7 @@ impl Structured {
             text: as_text(body.or(description)),
             product_description: as_text(product),
             discussion,
+            article,
         }
     }
 }
@@ -91,6 +96,30 @@ pub(super) fn names_product(kind: &serde_json::Value) -> bool {
 
 /// A JSON-LD `@type` that names a discussion (a forum thread, a question and its
 /// answers), or a list holding one.
+pub(super) fn names_article(kind: &serde_json::Value) -> bool {
+    let named = |s: &str| {
+        matches!(
+            s,
+            "Article"
+                | "NewsArticle"
+                | "BlogPosting"
+                | "ReportageNewsArticle"
+                | "AnalysisNewsArticle"
+                | "OpinionNewsArticle"
+                | "ReviewNewsArticle"
+                | "BackgroundNewsArticle"
+                | "TechArticle"
+                | "ScholarlyArticle"
+                | "LiveBlogPosting"
+        )
+    };
+    match kind {
+        serde_json::Value::String(s) => named(s),
+        serde_json::Value::Array(items) => items.iter().any(|i| i.as_str().is_some_and(named)),
+        _ => false,
+    }
+}
+
 pub(super) fn names_discussion(kind: &serde_json::Value) -> bool {
     let named = |s: &str| matches!(s, "DiscussionForumPosting" | "QAPage" | "Question");
     match kind {

@@ -173,6 +173,10 @@ pub(super) struct Page {
 
 pub(super) const NO_PARENT: u32 = u32::MAX;
 
+/// An `h1` of at least this many words is a story's headline, not a section's name
+/// ("Economy", "Best of the Year").
+pub(super) const HEADLINE_WORDS: usize = 5;
+
 /// The attributes of one element that extraction looks at.
 #[derive(Default)]
 pub(super) struct Attrs<'a> {
@@ -450,6 +454,37 @@ impl Page {
                 );
             }
         }
+    }
+
+    /// The page's first `h1` is a headline of at least [`HEADLINE_WORDS`] words; with
+    /// `in_article`, it also sits inside an `article` element.
+    pub(super) fn h1_headline(&self, in_article: bool) -> bool {
+        let Some(h1) = self.nodes.iter().position(|n| n.tag == Tag::H(1)) else {
+            return false;
+        };
+        let words = self.nodes[h1..self.nodes[h1].end as usize]
+            .iter()
+            .filter(|n| n.tag == Tag::Text)
+            .map(|n| {
+                self.text[n.text_start as usize..n.text_end as usize]
+                    .split_whitespace()
+                    .count()
+            })
+            .sum::<usize>();
+        if words < HEADLINE_WORDS {
+            return false;
+        }
+        if !in_article {
+            return true;
+        }
+        let mut up = self.nodes[h1].parent;
+        while up != NO_PARENT {
+            if self.nodes[up as usize].tag == Tag::Article {
+                return true;
+            }
+            up = self.nodes[up as usize].parent;
+        }
+        false
     }
 
     pub(super) fn title(&self) -> Option<String> {
