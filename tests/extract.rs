@@ -528,6 +528,33 @@ const JAPANESE: &str = "日本の首都は東京です。春には桜が咲き�
 const KOREAN: &str = "대한민국의 수도는 서울입니다. 봄에는 벚꽃이 피고 많은 사람들이 공원에서 산책을 \
     즐깁니다. 가을에는 단풍이 아름답고 여러 지역에서 다양한 축제가 열립니다. 감사합니다.";
 
+/// Each class of boilerplate that sites serve around a short story (see
+/// `crawldedup::fixture::Leak`), on 20 pages each: the story is kept whole and none of the
+/// block's text is.
+#[test]
+fn boilerplate_around_a_short_story_is_left_out_by_what_it_looks_like() {
+    use crawldedup::fixture::{Leak, leak_page};
+    let mut faults = Vec::new();
+    for leak in Leak::ALL {
+        for i in 0..20 {
+            let page = leak_page(leak, 11, i);
+            let out = extract(&page.html, None);
+            if !out.text.contains(&page.story) {
+                faults.push(format!(
+                    "{leak:?} page {i}: the story is missing from {:?}",
+                    out.text
+                ));
+            }
+            for piece in &page.boilerplate {
+                if out.text.contains(piece.as_str()) {
+                    faults.push(format!("{leak:?} page {i}: kept {piece:?}"));
+                }
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
 fn page_in(charset: &str, text: &str, declared: bool) -> Vec<u8> {
     let encoding = encoding_rs::Encoding::for_label(charset.as_bytes()).unwrap();
     let meta = if declared {

@@ -77,6 +77,8 @@ pub(super) struct Analysis<'p> {
     /// The page is a story (see [`Analysis::story_page`]): lists in its main container
     /// are other pages' teasers, not its content, when it has prose of its own.
     pub(super) story: bool,
+    /// On a story page, the `article` element around its headline (else `usize::MAX`).
+    pub(super) story_article: usize,
     pub(super) removed: Vec<bool>,
     /// Text and link text that survive removal.
     pub(super) kept: Vec<u32>,
@@ -92,6 +94,7 @@ impl<'p> Analysis<'p> {
             page,
             discussion: false,
             story: false,
+            story_article: usize::MAX,
             removed: vec![false; n],
             kept: vec![0; n],
             kept_links: vec![0; n],
@@ -533,13 +536,15 @@ impl<'p> Analysis<'p> {
         }
     }
 
-    /// A list in the main text: a link-dense block or a list of teasers.
-    fn is_list(&self, i: usize) -> bool {
-        self.link_dense(i) || self.teasers[i]
+    /// On a story page, a list that is not the story's: a list of teasers, or a link-dense
+    /// block without [`STORY_PROSE_CHARS`] of prose (the block that holds a short story
+    /// and a long menu is link-dense too).
+    pub(super) fn story_list(&self, i: usize) -> bool {
+        self.teasers[i] || (self.link_dense(i) && self.prose(i) < STORY_PROSE_CHARS)
     }
 
     /// Characters of prose in the subtree at `container`: text outside links, outside
-    /// removed blocks and outside lists.
+    /// removed blocks and outside lists of teasers.
     pub(super) fn prose(&self, container: usize) -> u32 {
         let nodes = &self.page.nodes;
         let mut prose = 0;
@@ -547,7 +552,7 @@ impl<'p> Analysis<'p> {
         let mut i = container;
         while i < nodes[container].end as usize {
             let node = &nodes[i];
-            if self.removed[i] || (i != container && self.is_list(i)) {
+            if self.removed[i] || (i != container && self.teasers[i]) {
                 i = node.end as usize;
                 continue;
             }
@@ -630,16 +635,33 @@ impl<'p> Analysis<'p> {
             }
             let mut best = None;
             let mut best_weight = 0.0;
+            let mut toward_story = None;
             let mut child = current + 1;
             while child < nodes[current].end as usize {
-                if nodes[child].tag != Tag::Text && !self.removed[child] {
+                let end = nodes[child].end as usize;
+                // On a story page, a list is never the main text.
+                if nodes[child].tag != Tag::Text
+                    && !self.removed[child]
+                    && !(self.story && self.story_list(child))
+                {
                     let w = self.weight(child);
                     if w > best_weight {
                         best_weight = w;
                         best = Some(child);
                     }
+                    if (child..end).contains(&self.story_article) {
+                        toward_story = Some((child, w));
+                    }
                 }
-                child = nodes[child].end as usize;
+                child = end;
+            }
+            // The story's own `article` (around its headline) wins over what sits beside
+            // it (a sidebar, a rail) when it holds a fair share of the text.
+            if let Some((child, _)) = toward_story {
+                if self.prose(self.story_article) >= STORY_PROSE_CHARS {
+                    current = child;
+                    continue;
+                }
             }
             match best {
                 Some(b) if best_weight >= DESCEND_SHARE * total => current = b,
@@ -702,13 +724,13 @@ impl<'p> Analysis<'p> {
         let kept = self.kept[start].max(1) as f64;
         // Inside a listing (a link-dense block that is a large part of the container), the
         // links are the content and are kept; elsewhere link-dense blocks are dropped.
-        let mut listing_until = if listing || self.link_dense(start) {
+        // On a story page with prose of its own, lists are never kept for their share.
+        let story = self.story && !listing && self.prose(start) >= STORY_PROSE_CHARS;
+        let mut listing_until = if listing || (!story && self.link_dense(start)) {
             stop
         } else {
             0
         };
-        // On a story page with prose of its own, lists are never kept for their share.
-        let story = self.story && listing_until == 0 && self.prose(start) >= STORY_PROSE_CHARS;
         // Open elements: (end, tag, ordinal of the next list item or -1).
         let mut open: Vec<(u32, Tag, i32)> = Vec::new();
         let mut i = start;
@@ -731,7 +753,12 @@ impl<'p> Analysis<'p> {
                 i = node.end as usize;
                 continue;
             }
-            if i >= listing_until && (self.link_dense(i) || (story && self.teasers[i])) {
+            let list = if story {
+                self.story_list(i)
+            } else {
+                self.link_dense(i)
+            };
+            if i >= listing_until && list {
                 if (!story && self.kept[i] as f64 >= LISTING_SHARE * kept)
                     || writer.out.trim_end().ends_with(':')
                 {

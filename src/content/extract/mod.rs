@@ -190,8 +190,12 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
     analysis.discussion = structured.discussion
         || page.discussion
         || page.og_type.as_deref().is_some_and(|t| t != "article");
-    analysis.story = !analysis.discussion
-        && page.h1_headline(!structured.article && page.og_type.as_deref() != Some("article"));
+    if !analysis.discussion {
+        let declared = structured.article || page.og_type.as_deref() == Some("article");
+        let (story, article) = page.story(declared);
+        analysis.story = story;
+        analysis.story_article = article.unwrap_or(usize::MAX);
+    }
     analysis.mark_boilerplate();
     analysis.measure_kept();
     analysis.mark_teaser_lists();

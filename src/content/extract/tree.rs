@@ -456,11 +456,12 @@ impl Page {
         }
     }
 
-    /// The page's first `h1` is a headline of at least [`HEADLINE_WORDS`] words; with
-    /// `in_article`, it also sits inside an `article` element.
-    pub(super) fn h1_headline(&self, in_article: bool) -> bool {
+    /// Whether the page is a story: its first `h1` is a headline of at least
+    /// [`HEADLINE_WORDS`] words, and it sits inside an `article` element or the page
+    /// declares itself an article (`declared`). With the `article` around that `h1`, if any.
+    pub(super) fn story(&self, declared: bool) -> (bool, Option<usize>) {
         let Some(h1) = self.nodes.iter().position(|n| n.tag == Tag::H(1)) else {
-            return false;
+            return (false, None);
         };
         let words = self.nodes[h1..self.nodes[h1].end as usize]
             .iter()
@@ -472,19 +473,16 @@ impl Page {
             })
             .sum::<usize>();
         if words < HEADLINE_WORDS {
-            return false;
-        }
-        if !in_article {
-            return true;
+            return (false, None);
         }
         let mut up = self.nodes[h1].parent;
         while up != NO_PARENT {
             if self.nodes[up as usize].tag == Tag::Article {
-                return true;
+                return (true, Some(up as usize));
             }
             up = self.nodes[up as usize].parent;
         }
-        false
+        (declared, None)
     }
 
     pub(super) fn title(&self) -> Option<String> {
