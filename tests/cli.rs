@@ -220,6 +220,20 @@ fn extract_prints_main_text_or_one_json_line_per_file() {
             .unwrap()
             .contains("Drying works too")
     );
+    assert!(lines[0].get("blocks").is_none(), "blocks are asked for");
+
+    // --blocks: one kind per block of the text, and the same text.
+    let o = crawldedup(&["extract", "--json", "--blocks", &article]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["text"], lines[0]["text"]);
+    let kinds = line["blocks"].as_array().unwrap();
+    assert_eq!(
+        kinds.len(),
+        line["text"].as_str().unwrap().split("\n\n").count()
+    );
+    assert_eq!(kinds[0], "story");
+    assert!(kinds.iter().any(|k| k == "list"), "{kinds:?}");
 }
 
 #[test]

@@ -555,6 +555,56 @@ fn boilerplate_around_a_short_story_is_left_out_by_what_it_looks_like() {
     assert!(faults.is_empty(), "{}", faults.join("\n"));
 }
 
+/// Every block of the main text carries a kind, and the text is the same with or without
+/// them: one kind per blank-line-separated block, on every fixture page.
+#[test]
+fn each_block_of_the_text_says_what_it_is() {
+    use crawldedup::content::BlockKind;
+    let names = [
+        "article",
+        "forum",
+        "documentation",
+        "product",
+        "service",
+        "listing",
+        "collection",
+    ];
+    for name in names {
+        let out = fixture(name);
+        assert_eq!(
+            out.blocks.len(),
+            out.text.split("\n\n").count(),
+            "{name}: {:?}\n{}",
+            out.blocks,
+            out.text
+        );
+    }
+    let out = fixture("article");
+    let kinds: Vec<(String, BlockKind)> = out
+        .blocks_with_kinds()
+        .map(|(b, k)| (b.to_string(), k))
+        .collect();
+    assert!(
+        kinds
+            .iter()
+            .any(|(b, k)| b.starts_with("- ") && *k == BlockKind::List),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds
+            .iter()
+            .all(|(b, k)| b.starts_with("- ") || *k == BlockKind::Story),
+        "{kinds:?}"
+    );
+    // A listing's links are a list.
+    let listing = fixture("listing");
+    assert!(
+        listing.blocks.contains(&BlockKind::List),
+        "{:?}",
+        listing.blocks
+    );
+}
+
 fn page_in(charset: &str, text: &str, declared: bool) -> Vec<u8> {
     let encoding = encoding_rs::Encoding::for_label(charset.as_bytes()).unwrap();
     let meta = if declared {

@@ -215,6 +215,10 @@ pub(super) struct ExtractArgs {
     /// One line per input: {"file","title","text"}.
     #[arg(long)]
     pub(super) json: bool,
+    /// With --json: add "blocks", what each block of the text (split at blank lines) is:
+    /// "story", "list" or "aside".
+    #[arg(long, requires = "json")]
+    pub(super) blocks: bool,
     /// The page's URL, to resolve its links and help guess its charset.
     #[arg(long)]
     pub(super) url: Option<String>,

@@ -140,11 +140,14 @@ pub(super) fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let code = for_each_text_input(&args.files, |input| {
         let page = crawldedup::content::extract_bytes(&input.bytes, None, url.as_ref());
         if args.json {
-            let line = serde_json::json!({
+            let mut line = serde_json::json!({
                 "file": input.name,
                 "title": page.title,
                 "text": page.text,
             });
+            if args.blocks {
+                line["blocks"] = serde_json::json!(page.blocks);
+            }
             writeln!(out, "{line}")?;
         } else {
             writeln!(out, "{}", page.text)?;

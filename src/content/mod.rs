@@ -5,5 +5,5 @@ pub mod extract;
 mod strip;
 
 pub use decode::{CharsetSource, Decoded, decode};
-pub use extract::{Extracted, Link, extract, extract_bytes};
+pub use extract::{BlockKind, Extracted, Link, extract, extract_bytes};
 pub(crate) use extract::{RawLinks, extract_bytes_unresolved};

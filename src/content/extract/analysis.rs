@@ -3,6 +3,7 @@
 use super::headings::{COMMENT_HEADINGS, RECOMMENDATION_HEADINGS};
 use super::render::Writer;
 use super::tree::{CATEGORIES, Cat, NO_PARENT, Page, Tag};
+use crate::content::extract::BlockKind;
 
 /// Longest heading (characters) that can name a block; a comments heading may quote the
 /// post's title ("59 Comments on ...") and be longer.
@@ -709,9 +710,16 @@ impl<'p> Analysis<'p> {
     /// The main text of the subtree at `container`; with `listing`, link-dense blocks are
     /// kept as well.
     pub(super) fn render(&self, container: u32, listing: bool) -> String {
+        self.render_blocks(container, listing).0
+    }
+
+    /// [`Analysis::render`], with what each of the text's blocks (paragraphs, split at
+    /// blank lines) is: a list item's or a listing's text is a list, text kept from an
+    /// element named an aside (or metadata, sharing, comments) is an aside, the rest story.
+    pub(super) fn render_blocks(&self, container: u32, listing: bool) -> (String, Vec<BlockKind>) {
         let nodes = &self.page.nodes;
         if nodes.is_empty() {
-            return String::new();
+            return (String::new(), Vec::new());
         }
         let start = container as usize;
         // Room for the kept characters and the spaces between words, in one allocation
@@ -731,11 +739,13 @@ impl<'p> Analysis<'p> {
         } else {
             0
         };
-        // Open elements: (end, tag, ordinal of the next list item or -1).
-        let mut open: Vec<(u32, Tag, i32)> = Vec::new();
+        // Open elements: (end, tag, ordinal of the next list item or -1, kind of its text).
+        let mut open: Vec<(u32, Tag, i32, BlockKind)> = Vec::new();
+        // Where each block's text starts in the output, and its kind.
+        let mut marks: Vec<(usize, BlockKind)> = Vec::new();
         let mut i = start;
         while i < stop {
-            while let Some(&(end, tag, _)) = open.last() {
+            while let Some(&(end, tag, _, _)) = open.last() {
                 if end as usize > i {
                     break;
                 }
@@ -745,6 +755,10 @@ impl<'p> Analysis<'p> {
             let node = &nodes[i];
             if node.tag == Tag::Text {
                 let text = &self.page.text[node.text_start as usize..node.text_end as usize];
+                if writer.pending_break == 2 || writer.out.is_empty() {
+                    let kind = open.last().map_or(BlockKind::Story, |o| o.3);
+                    marks.push((writer.out.len(), kind));
+                }
                 writer.text(text);
                 i += 1;
                 continue;
@@ -783,13 +797,27 @@ impl<'p> Analysis<'p> {
             }
             writer.open(node.tag, ordinal);
             let counter = if node.tag == Tag::Ol { 0 } else { -1 };
-            open.push((node.end, node.tag, counter));
+            let inherited = open.last().map_or(BlockKind::Story, |o| o.3);
+            let kind =
+                if i < listing_until || matches!(node.tag, Tag::Ul | Tag::Ol | Tag::Dl | Tag::Li) {
+                    BlockKind::List
+                } else if node.tag == Tag::Aside
+                    || matches!(
+                        node.cat,
+                        Cat::Aside | Cat::Meta | Cat::Share | Cat::Comments
+                    )
+                {
+                    BlockKind::Aside
+                } else {
+                    inherited
+                };
+            open.push((node.end, node.tag, counter, kind));
             i += 1;
         }
-        while let Some((_, tag, _)) = open.pop() {
+        while let Some((_, tag, _, _)) = open.pop() {
             writer.close(tag);
         }
-        writer.finish()
+        writer.finish_with_kinds(&marks)
     }
 }
 

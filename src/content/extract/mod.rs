@@ -120,6 +120,35 @@ pub struct Extracted {
     /// The address the page gives itself: `<link rel="canonical">` (the first), else
     /// `og:url`, resolved against the page's URL; only an http(s) URL.
     pub canonical: Option<String>,
+    /// What the extractor believes each block of [`Extracted::text`] is, one entry per
+    /// block (the text split at blank lines, `text.split("\n\n")`), in order. The text
+    /// itself does not change with it.
+    pub blocks: Vec<BlockKind>,
+}
+
+/// What a block of the main text is, as the extractor sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockKind {
+    /// The page's own text: its story's paragraphs and headings.
+    Story,
+    /// A list: list items, or a listing of links kept as the content.
+    List,
+    /// Text kept from an element named an aside, metadata, sharing or comments (kept
+    /// because it is a large part of the page).
+    Aside,
+}
+
+impl Extracted {
+    /// Each block of the main text with its kind.
+    pub fn blocks_with_kinds(&self) -> impl Iterator<Item = (&str, BlockKind)> {
+        self.text.split("\n\n").zip(
+            self.blocks
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(BlockKind::Story)),
+        )
+    }
 }
 
 /// A link found in a page.
@@ -200,21 +229,26 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
     analysis.measure_kept();
     analysis.mark_teaser_lists();
     let container = analysis.main_container();
-    let mut text = analysis.render(container, false);
+    let (mut text, mut blocks) = analysis.render_blocks(container, false);
     if text.is_empty() {
         // Everything left was in link-dense blocks, none large on its own: a listing of
         // many small items (a title link each), whose links are the content.
-        text = analysis.render(container, true);
+        (text, blocks) = analysis.render_blocks(container, true);
     } else {
         let lead = analysis.lead(container);
         if !lead.is_empty() {
             let mut with_lead = String::with_capacity(text.len() + 512);
+            let mut lead_blocks = Vec::new();
             for p in lead {
-                with_lead.push_str(&analysis.render(p, false));
+                let (lead_text, kinds) = analysis.render_blocks(p, false);
+                with_lead.push_str(&lead_text);
                 with_lead.push_str("\n\n");
+                lead_blocks.extend(kinds);
             }
             with_lead.push_str(&text);
             text = with_lead;
+            lead_blocks.extend(blocks);
+            blocks = lead_blocks;
         }
     }
     let root = analysis.root();
@@ -229,6 +263,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
             && text.split_whitespace().count() <= PRODUCT_TEXT_RATIO * words
         {
             text = description;
+            blocks = all_story(&text);
         }
     }
     if let Some(structured) = structured.text {
@@ -239,6 +274,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
             whole.push_str(&structured);
             page_text = Some(whole);
             text = structured;
+            blocks = all_story(&text);
         }
     }
     let title = page.title();
@@ -257,8 +293,14 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
         description: page.description.clone(),
         links: Vec::new(),
         canonical,
+        blocks,
     };
     (extracted, links, page_text)
+}
+
+/// One [`BlockKind::Story`] for each block of `text`.
+fn all_story(text: &str) -> Vec<BlockKind> {
+    text.split("\n\n").map(|_| BlockKind::Story).collect()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Writing the kept content as structured text, and the clean-ups after it.
 
 use super::tree::Tag;
+use crate::content::extract::BlockKind;
 use crate::text::space_len_at;
 
 #[derive(Default)]
@@ -190,6 +191,50 @@ impl Writer {
         let trimmed = self.out.trim_end().len();
         self.out.truncate(trimmed);
         drop_metadata_lines(drop_repeated_lines(drop_repeated_blocks(self.out)))
+    }
+
+    /// [`Writer::finish`], with the kind of each block of the finished text, given where
+    /// blocks of each kind started in the output (`marks`, in order).
+    pub(super) fn finish_with_kinds(
+        self,
+        marks: &[(usize, BlockKind)],
+    ) -> (String, Vec<BlockKind>) {
+        // Each block of the text before the finishing passes, with its kind: the kind of
+        // the last mark at or before its start.
+        let mut before: Vec<(&str, BlockKind)> = Vec::new();
+        let raw = self.out.clone();
+        let mut offset = 0;
+        let mut mark = 0;
+        let mut kind = BlockKind::Story;
+        for block in raw.split("\n\n") {
+            let start = offset;
+            offset += block.len() + 2;
+            while mark < marks.len()
+                && marks[mark].0 <= start + block.len() - block.trim_start().len()
+            {
+                kind = marks[mark].1;
+                mark += 1;
+            }
+            if !block.trim().is_empty() {
+                before.push((block, kind));
+            }
+        }
+        let text = self.finish();
+        // The finishing passes drop lines and blocks but keep the order: each finished
+        // block is found among the earlier ones by its first line.
+        let mut kinds = Vec::new();
+        let mut j = 0;
+        for block in text.split("\n\n") {
+            let first = block.lines().next().unwrap_or("").trim();
+            match before[j..].iter().position(|(b, _)| b.contains(first)) {
+                Some(k) => {
+                    j += k;
+                    kinds.push(before[j].1);
+                }
+                None => kinds.push(BlockKind::Story),
+            }
+        }
+        (text, kinds)
     }
 }
 
