@@ -544,6 +544,38 @@ impl<'p> Analysis<'p> {
         self.teasers[i] || (self.link_dense(i) && self.prose(i) < STORY_PROSE_CHARS)
     }
 
+    /// On a story page, a heading (`h2`-`h6`) whose section is only a list that is not the
+    /// story's: the next element after it is such a list, and after that the block ends or
+    /// another heading starts.
+    fn heads_a_dropped_list(&self, i: usize) -> bool {
+        let nodes = &self.page.nodes;
+        if !matches!(nodes[i].tag, Tag::H(2..=6)) {
+            return false;
+        }
+        let parent_end = match nodes[i].parent {
+            NO_PARENT => nodes.len(),
+            p => nodes[p as usize].end as usize,
+        };
+        // The next element with kept text, and the one after it.
+        let next_kept = |from: usize| {
+            let mut j = from;
+            while j < parent_end && (self.kept[j] == 0 || self.removed[j]) {
+                j = nodes[j].end as usize;
+            }
+            (j < parent_end).then_some(j)
+        };
+        let Some(list) = next_kept(nodes[i].end as usize) else {
+            return false;
+        };
+        if nodes[list].tag == Tag::Text || !self.story_list(list) {
+            return false;
+        }
+        match next_kept(nodes[list].end as usize) {
+            None => true,
+            Some(after) => nodes[after].tag.is_heading(),
+        }
+    }
+
     /// Characters of prose in the subtree at `container`: text outside links, outside
     /// removed blocks and outside lists of teasers.
     pub(super) fn prose(&self, container: usize) -> u32 {
@@ -772,6 +804,11 @@ impl<'p> Analysis<'p> {
             } else {
                 self.link_dense(i)
             };
+            if story && i >= listing_until && self.heads_a_dropped_list(i) {
+                // The heading of a list that goes ("World", "Schon gelesen?").
+                i = node.end as usize;
+                continue;
+            }
             if i >= listing_until && list {
                 if (!story && self.kept[i] as f64 >= LISTING_SHARE * kept)
                     || writer.out.trim_end().ends_with(':')
