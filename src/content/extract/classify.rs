@@ -95,7 +95,9 @@ pub(super) fn word_category(word: &str) -> Cat {
         | "postprofile" | "usercard" | "badge" | "badges" | "reputation" | "reactions"
         | "likes" | "votes" | "voting" | "vote" | "timestamp" | "dateline" | "date" | "meta"
         | "postmeta" | "tags" | "tagcloud" | "taglist" | "credit" | "credits" | "photocredit"
-        | "photographer" => Cat::Meta,
+        | "photographer" | "caption" | "captions" | "bildunterschrift" | "legend" | "legende" => {
+            Cat::Meta
+        }
         "sidebar" | "aside" | "widget" | "widgets" | "related" | "recommended"
         | "recommendations" | "popular" | "trending" | "rail" => Cat::Aside,
         "comment" | "comments" | "commentlist" | "disqus" | "review" | "reviews" => Cat::Comments,
