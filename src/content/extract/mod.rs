@@ -80,7 +80,8 @@
 //! ` | `, and `pre` keeps its line breaks. A block or a line of 80 characters or more that
 //! repeats an earlier one (the same text laid out for small and for large screens) is kept
 //! once. A line that is only article metadata (a bare date, a reading time such as "5 min
-//! read", a stamp such as "Updated on March 3, 2026") is dropped; a date within a sentence,
+//! read", a stamp such as "Updated on March 3, 2026"; in English, German, French and
+//! Spanish) is dropped; a date within a sentence,
 //! a list item or a table row stays.
 
 use scraper::{Html, Node as DomNode};
@@ -310,6 +311,30 @@ mod tests {
     use super::tree::*;
     use super::*;
     use crate::text::non_space_chars;
+
+    #[test]
+    fn dates_stamps_and_reading_times_in_german_french_and_spanish_are_metadata() {
+        for line in [
+            "March 3, 2026",
+            "3. März 2026",
+            "03.03.2026 | 14:32 Uhr",
+            "3 de marzo de 2026",
+            "3 mars 2026",
+            "Aktualisiert am 03.03.2026, 14:32",
+            "Veröffentlicht am 3. März 2026",
+            "Publié le 3 mars 2026",
+            "5 Minuten Lesezeit",
+        ] {
+            assert!(is_metadata_line(line), "{line}");
+        }
+        for line in [
+            "Am 3. März 2026 stimmte der Rat ab.",
+            "03.03.2026: Ratssitzung",
+            "Mai 2026 Programm",
+        ] {
+            assert!(!is_metadata_line(line), "{line}");
+        }
+    }
 
     #[test]
     fn class_words_match_whole_or_joined_with_a_structural_word_never_as_a_word_start() {

@@ -296,8 +296,9 @@ pub(super) fn push_kept_line(out: &mut String, blank: &mut bool, line: &str) {
 pub(super) const METADATA_LINE_CHARS: usize = 60;
 
 /// Whether a line is article metadata rather than content: only a date ("March 3, 2026",
-/// "3 Mar 2026", "2026-03-03"), a reading time ("5 min read"), or a publication stamp
-/// ("Updated on March 3, 2026", "Posted: 03/03/2026"). A date inside a sentence, a table
+/// "3 Mar 2026", "2026-03-03", "3. März 2026", "03.03.2026 | 14:32 Uhr", "3 de marzo de
+/// 2026"), a reading time ("5 min read", "5 Minuten Lesezeit"), or a publication stamp
+/// ("Updated on March 3, 2026", "Posted: 03/03/2026", "Aktualisiert am 03.03.2026"). A date inside a sentence, a table
 /// row or a list of events with their titles is content and stays.
 pub(super) fn is_metadata_line(trimmed: &str) -> bool {
     static PATTERNS: std::sync::OnceLock<[regex::Regex; 3]> = std::sync::OnceLock::new();
@@ -305,13 +306,15 @@ pub(super) fn is_metadata_line(trimmed: &str) -> bool {
         return false;
     }
     let patterns = PATTERNS.get_or_init(|| {
-        const MONTH: &str = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?";
+        // English month names and the German, French and Spanish ones that differ.
+        const MONTH: &str = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|märz|mai|okt|dez|janv|févr|mars|avr|juil|août|déc|ene|abr|ago|dic)[a-zéû]*\.?";
+        const TIME: &str = r"(,?\s*(\|\s*)?(um\s+)?\d{1,2}[:.]\d{2}(\s*(uhr|h|am|pm))?)?";
         [
             format!(
-                r"(?i)^(-\s*)?(({MONTH}\s+\d{{1,2}},?\s+\d{{4}})|(\d{{1,2}}\s+{MONTH},?\s+\d{{4}})|(\d{{4}}-\d{{2}}-\d{{2}}))\.?$"
+                r"(?i)^(-\s*)?(({MONTH}\s+\d{{1,2}},?\s+\d{{4}})|(\d{{1,2}}\.?\s+(de\s+)?{MONTH},?\s+(de\s+)?\d{{4}})|(\d{{4}}-\d{{2}}-\d{{2}})|(\d{{1,2}}\.\d{{1,2}}\.\d{{4}})){TIME}\.?$"
             ),
-            r"(?i)^\d+\s*(min|minute)s?\.?\s*read\.?$".to_string(),
-            r"(?i)^(updated|published|posted)( on)?:?\s+.{0,40}\d{4}\.?$".to_string(),
+            r"(?i)^\d+\s*(min|minute|minuten)s?\.?\s*(read|lesezeit|de lecture)\.?$".to_string(),
+            r"(?i)^(updated|published|posted|aktualisiert|veröffentlicht|erstellt|stand|publié|mis à jour|publicado|actualizado)( on| am| le| el)?:?\s+.{0,40}\d{4}.{0,12}$".to_string(),
         ]
         .map(|p| regex::Regex::new(&p).expect("the metadata patterns are valid"))
     });
