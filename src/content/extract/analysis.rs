@@ -86,6 +86,8 @@ pub(super) struct Analysis<'p> {
     pub(super) kept_links: Vec<u32>,
     /// Elements whose kept text is a list of teasers (see [`Analysis::mark_teaser_lists`]).
     pub(super) teasers: Vec<bool>,
+    /// Text outside links held by lists of teasers inside each element.
+    pub(super) teaser_prose: Vec<u32>,
 }
 
 impl<'p> Analysis<'p> {
@@ -100,6 +102,7 @@ impl<'p> Analysis<'p> {
             kept: vec![0; n],
             kept_links: vec![0; n],
             teasers: vec![false; n],
+            teaser_prose: Vec::new(),
         }
     }
 
@@ -535,6 +538,19 @@ impl<'p> Analysis<'p> {
                     items >= LIST_ITEMS && text as f64 >= LIST_SHARE * self.kept[i] as f64;
             }
         }
+        // The prose held by teaser lists inside each element, bottom-up, so that
+        // [`Analysis::prose`] takes constant time.
+        self.teaser_prose = vec![0; nodes.len()];
+        for i in (0..nodes.len()).rev() {
+            let own = if self.teasers[i] {
+                self.kept[i] - self.kept_links[i]
+            } else {
+                self.teaser_prose[i]
+            };
+            if nodes[i].parent != NO_PARENT {
+                self.teaser_prose[nodes[i].parent as usize] += own;
+            }
+        }
     }
 
     /// On a story page, a list that is not the story's: a list of teasers, or a link-dense
@@ -579,25 +595,8 @@ impl<'p> Analysis<'p> {
     /// Characters of prose in the subtree at `container`: text outside links, outside
     /// removed blocks and outside lists of teasers.
     pub(super) fn prose(&self, container: usize) -> u32 {
-        let nodes = &self.page.nodes;
-        let mut prose = 0;
-        let mut link_until = 0;
-        let mut i = container;
-        while i < nodes[container].end as usize {
-            let node = &nodes[i];
-            if self.removed[i] || (i != container && self.teasers[i]) {
-                i = node.end as usize;
-                continue;
-            }
-            if node.tag == Tag::A {
-                link_until = link_until.max(node.end as usize);
-            }
-            if node.tag == Tag::Text && i >= link_until {
-                prose += node.len;
-            }
-            i += 1;
-        }
-        prose
+        (self.kept[container] - self.kept_links[container])
+            .saturating_sub(self.teaser_prose[container])
     }
 
     pub(super) fn weight(&self, i: usize) -> f64 {
@@ -742,13 +741,22 @@ impl<'p> Analysis<'p> {
     /// The main text of the subtree at `container`; with `listing`, link-dense blocks are
     /// kept as well.
     pub(super) fn render(&self, container: u32, listing: bool) -> String {
-        self.render_blocks(container, listing).0
+        self.render_inner(container, listing, false).0
     }
 
     /// [`Analysis::render`], with what each of the text's blocks (paragraphs, split at
     /// blank lines) is: a list item's or a listing's text is a list, text kept from an
     /// element named an aside (or metadata, sharing, comments) is an aside, the rest story.
     pub(super) fn render_blocks(&self, container: u32, listing: bool) -> (String, Vec<BlockKind>) {
+        self.render_inner(container, listing, true)
+    }
+
+    fn render_inner(
+        &self,
+        container: u32,
+        listing: bool,
+        with_kinds: bool,
+    ) -> (String, Vec<BlockKind>) {
         let nodes = &self.page.nodes;
         if nodes.is_empty() {
             return (String::new(), Vec::new());
@@ -854,7 +862,11 @@ impl<'p> Analysis<'p> {
         while let Some((_, tag, _, _)) = open.pop() {
             writer.close(tag);
         }
-        writer.finish_with_kinds(&marks)
+        if with_kinds {
+            writer.finish_with_kinds(&marks)
+        } else {
+            (writer.finish(), Vec::new())
+        }
     }
 }
 
