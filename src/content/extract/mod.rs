@@ -98,6 +98,7 @@ mod classify;
 mod headings;
 mod links;
 mod render;
+mod story;
 mod structured;
 mod tree;
 

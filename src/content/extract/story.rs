@@ -1,0 +1,173 @@
+//! The measures of a story page: lists of teasers found by their repeated structure, the
+//! prose a block holds outside links and lists, the headings of dropped lists and the
+//! story's standfirst (see the README's "Boilerplate around a story" for the thresholds and
+//! the measurements that chose them).
+
+use super::analysis::{Analysis, TEASER_CHARS};
+use super::tree::{NO_PARENT, Tag};
+
+/// A standfirst outside the main container (see [`Analysis::lead`]): at most this many
+/// characters, at most this share of them in links.
+pub(super) const LEAD_CHARS: u32 = 800;
+pub(super) const LEAD_LINK_SHARE: f64 = 0.2;
+
+/// A list of teasers (see [`Analysis::mark_teaser_lists`]): at least this many items, each
+/// with a link of at least [`HEADLINE_CHARS`], holding this share of the list's text.
+pub(super) const LIST_ITEMS: u32 = 3;
+pub(super) const HEADLINE_CHARS: u32 = 15;
+pub(super) const LIST_SHARE: f64 = 0.8;
+/// A story page's main text with at least this much prose outside lists keeps no list for
+/// its share of the text.
+pub(super) const STORY_PROSE_CHARS: u32 = 150;
+
+impl Analysis<'_> {
+    /// Lists of teasers, whatever their tags: an element with at least [`LIST_ITEMS`]
+    /// children of one tag that are each a teaser (a link of at least [`HEADLINE_CHARS`],
+    /// at most [`TEASER_CHARS`] of other text: a byline, a date, a first sentence), which
+    /// hold at least [`LIST_SHARE`] of its kept text. Many siblings of one shape around a
+    /// linked headline are other pages' teasers, wherever they sit.
+    pub(super) fn mark_teaser_lists(&mut self) {
+        let nodes = &self.page.nodes;
+        let mut counts: Vec<(Tag, u32, u32)> = Vec::new();
+        for i in 0..nodes.len() {
+            let node = &nodes[i];
+            if node.tag == Tag::Text || self.kept[i] == 0 || node.end as usize <= i + 1 {
+                continue;
+            }
+            counts.clear();
+            let mut child = i + 1;
+            while child < node.end as usize {
+                let c = &nodes[child];
+                let kept = self.kept[child];
+                let links = self.kept_links[child];
+                if kept > 0
+                    && !matches!(c.tag, Tag::Text | Tag::Inline | Tag::P | Tag::A | Tag::Br)
+                    && links >= HEADLINE_CHARS
+                    && kept - links <= TEASER_CHARS
+                {
+                    match counts.iter_mut().find(|(tag, _, _)| *tag == c.tag) {
+                        Some(entry) => {
+                            entry.1 += 1;
+                            entry.2 += kept;
+                        }
+                        None => counts.push((c.tag, 1, kept)),
+                    }
+                }
+                child = c.end as usize;
+            }
+            if let Some(&(_, items, text)) = counts.iter().max_by_key(|(_, n, _)| *n) {
+                self.teasers[i] =
+                    items >= LIST_ITEMS && text as f64 >= LIST_SHARE * self.kept[i] as f64;
+            }
+        }
+        // The prose held by teaser lists inside each element, bottom-up, so that
+        // [`Analysis::prose`] takes constant time.
+        self.teaser_prose = vec![0; nodes.len()];
+        for i in (0..nodes.len()).rev() {
+            let own = if self.teasers[i] {
+                self.kept[i] - self.kept_links[i]
+            } else {
+                self.teaser_prose[i]
+            };
+            if nodes[i].parent != NO_PARENT {
+                self.teaser_prose[nodes[i].parent as usize] += own;
+            }
+        }
+    }
+
+    /// On a story page, a list that is not the story's: a list of teasers, or a link-dense
+    /// block without [`STORY_PROSE_CHARS`] of prose (the block that holds a short story
+    /// and a long menu is link-dense too).
+    pub(super) fn story_list(&self, i: usize) -> bool {
+        self.teasers[i] || (self.link_dense(i) && self.prose(i) < STORY_PROSE_CHARS)
+    }
+
+    /// On a story page, a heading (`h2`-`h6`) whose section is only a list that is not the
+    /// story's: the next element after it is such a list, and after that the block ends or
+    /// another heading starts.
+    pub(super) fn heads_a_dropped_list(&self, i: usize) -> bool {
+        let nodes = &self.page.nodes;
+        if !matches!(nodes[i].tag, Tag::H(2..=6)) {
+            return false;
+        }
+        let parent_end = match nodes[i].parent {
+            NO_PARENT => nodes.len(),
+            p => nodes[p as usize].end as usize,
+        };
+        // The next element with kept text, and the one after it.
+        let next_kept = |from: usize| {
+            let mut j = from;
+            while j < parent_end && (self.kept[j] == 0 || self.removed[j]) {
+                j = nodes[j].end as usize;
+            }
+            (j < parent_end).then_some(j)
+        };
+        let Some(list) = next_kept(nodes[i].end as usize) else {
+            return false;
+        };
+        if nodes[list].tag == Tag::Text || !self.story_list(list) {
+            return false;
+        }
+        match next_kept(nodes[list].end as usize) {
+            None => true,
+            Some(after) => nodes[after].tag.is_heading(),
+        }
+    }
+
+    /// Characters of prose in the subtree at `container`: text outside links, outside
+    /// removed blocks and outside lists of teasers.
+    pub(super) fn prose(&self, container: usize) -> u32 {
+        (self.kept[container] - self.kept_links[container])
+            .saturating_sub(self.teaser_prose[container])
+    }
+
+    /// The story's standfirst when the main container does not hold it: the paragraphs
+    /// between the page's `h1` and the start of the container, when both sit in one block
+    /// below the body (the article's head and its body) and those paragraphs are prose (at
+    /// most [`LEAD_LINK_SHARE`] of their text in links, [`LEAD_CHARS`] in all at most).
+    pub(super) fn lead(&self, container: u32) -> Vec<u32> {
+        let nodes = &self.page.nodes;
+        let container = container as usize;
+        let Some(h1) = nodes[..container].iter().position(|n| n.tag == Tag::H(1)) else {
+            return Vec::new();
+        };
+        if nodes[h1].end as usize > container {
+            return Vec::new();
+        }
+        // The nearest block holding both, below the body.
+        let mut common = nodes[h1].parent;
+        while common != NO_PARENT && (nodes[common as usize].end as usize) < container + 1 {
+            common = nodes[common as usize].parent;
+        }
+        if common == NO_PARENT || common == self.root() || self.removed[common as usize] {
+            return Vec::new();
+        }
+        let mut lead = Vec::new();
+        let mut chars = 0;
+        let mut i = nodes[h1].end as usize;
+        while i < container {
+            let node = &nodes[i];
+            if node.end as usize > container {
+                // An ancestor of the container: look inside it.
+                i += 1;
+                continue;
+            }
+            if node.tag == Tag::P && !self.removed[i] && self.kept[i] > 0 {
+                if self.kept_links[i] as f64 > LEAD_LINK_SHARE * self.kept[i] as f64 {
+                    return Vec::new();
+                }
+                chars += self.kept[i];
+                lead.push(i as u32);
+            }
+            i = if node.tag == Tag::P {
+                node.end as usize
+            } else {
+                i + 1
+            };
+        }
+        if chars > LEAD_CHARS {
+            return Vec::new();
+        }
+        lead
+    }
+}
