@@ -429,6 +429,70 @@ fn a_list_of_links_introduced_by_a_colon_is_content() {
     assert_lacks(&out, &["Archive"]);
 }
 
+/// A label written as a paragraph all in bold, or as a `div` of its own, heads a section
+/// as an `h2` would: one that names recommendations takes what follows it, and one over a
+/// list that goes goes with it. A bold label that ends in a colon introduces its list,
+/// which stays.
+#[test]
+fn labels_that_stand_as_headings_are_read_as_headings() {
+    let story = "<h1>The harbour reopens after a winter of repairs</h1><p>The harbour \
+        reopened on Monday after five months of work on its walls and quays, and the first \
+        ferries of the season docked in the afternoon.</p><p>The town council paid for most \
+        of the work, with a grant from the regional fund covering the new lights and the \
+        wider slipway for the lifeboat.</p><p>Boat owners who moved their boats to the \
+        river for the winter can bring them back from next week, when the pontoons are in \
+        place again; the harbour office asks them to book a berth first, as the outer quay \
+        stays closed until the paint on its railings has dried. The harbour master expects \
+        a busy summer, with more visiting yachts than last year.</p><p>The old fish \
+        market on the north quay will open as a café in June, run by the rowing club.</p>";
+    let teasers = "<ul><li><a href=\"/a\">Fishing quotas for next year are set</a></li>\
+        <li><a href=\"/b\">A new bakery opens on the market square</a></li>\
+        <li><a href=\"/c\">The ferry timetable changes in March</a></li></ul>";
+    for label in [
+        "<p><strong>Auch interessant:</strong></p>",
+        "<p><b>Read next</b></p>",
+        "<div class=\"headline\">Das könnte Sie auch interessieren</div>",
+        "<p><strong>Harbour</strong></p>",
+    ] {
+        let html = format!("<html><body><article>{story}{label}{teasers}</article></body></html>");
+        let out = extract(&html, None);
+        assert_has(&out, &["harbour reopened", "wider slipway"]);
+        assert_lacks(
+            &out,
+            &[
+                "Fishing quotas",
+                "Interessant",
+                "interessant",
+                "Read next",
+                "Harbour\n",
+            ],
+        );
+    }
+    // A named label takes prose after it too, up to the next heading.
+    let html = format!(
+        "<html><body><article>{story}<p><strong>Schon gelesen?</strong></p>\
+         <blockquote><p>Die Fähre fährt im Winter seltener, schreibt die Redaktion.</p>\
+         </blockquote></article></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["harbour reopened"]);
+    assert_lacks(&out, &["Schon gelesen", "Fähre"]);
+    // Bold inside a sentence is no label, and a label ending in a colon keeps its list.
+    let html = format!(
+        "<html><body><article>{story}<p>The <strong>works</strong> ran late.</p>\
+         <p><strong>What the harbour master bought:</strong></p>{teasers}</article></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(
+        &out,
+        &[
+            "The works ran late",
+            "harbour master bought:",
+            "Fishing quotas",
+        ],
+    );
+}
+
 /// "header" in a class names the site's header only when the element is made of links; the
 /// header of an accordion pane or a card holds content.
 #[test]

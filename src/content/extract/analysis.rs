@@ -252,10 +252,10 @@ impl<'p> Analysis<'p> {
         };
         let mut heading = String::new();
         for (i, node) in nodes.iter().enumerate() {
-            if !matches!(node.tag, Tag::H(2..=6))
-                || node.len == 0
-                || node.len > COMMENT_HEADING_CHARS
-            {
+            let Some(level) = self.heading_level(i) else {
+                continue;
+            };
+            if node.len == 0 || node.len > COMMENT_HEADING_CHARS {
                 continue;
             }
             heading.clear();
@@ -312,7 +312,6 @@ impl<'p> Analysis<'p> {
                 // list after it, siblings of the story's paragraphs): the comments are the
                 // heading and what follows it up to the next heading of its rank or above.
                 if after_story[i] {
-                    let Tag::H(level) = node.tag else { continue };
                     let kind = if comments {
                         Headed::CommentsAfterStory
                     } else {
@@ -325,7 +324,7 @@ impl<'p> Analysis<'p> {
                     };
                     let mut j = i;
                     while j < parent_end {
-                        if j > i && matches!(nodes[j].tag, Tag::H(l) if l <= level) {
+                        if j > i && self.heading_level(j).is_some_and(|l| l <= level) {
                             break;
                         }
                         marked[j] = kind;
@@ -380,7 +379,7 @@ impl<'p> Analysis<'p> {
             // Named as metadata but written inside a paragraph's sentence (a dateline, an
             // author's name): part of the text.
             if cat == Cat::Meta
-                && node.tag == Tag::Inline
+                && matches!(node.tag, Tag::Inline | Tag::Strong)
                 && node.parent != NO_PARENT
                 && nodes[node.parent as usize].tag == Tag::P
                 && nodes[node.parent as usize].len >= 3 * node.len

@@ -160,7 +160,7 @@ impl Writer {
             Tag::Block | Tag::Dt | Tag::Dd | Tag::Caption | Tag::Br | Tag::Body => {
                 self.request_break(1)
             }
-            Tag::Text | Tag::Inline | Tag::A | Tag::Button => {}
+            Tag::Text | Tag::Inline | Tag::Strong | Tag::A | Tag::Button => {}
         }
     }
 

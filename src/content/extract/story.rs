@@ -3,13 +3,17 @@
 //! story's standfirst (see the README's "Boilerplate around a story" for the thresholds and
 //! the measurements that chose them).
 
-use super::analysis::{Analysis, TEASER_CHARS};
+use super::analysis::{Analysis, HEADING_CHARS, TEASER_CHARS};
 use super::tree::{NO_PARENT, Tag};
 
 /// A standfirst outside the main container (see [`Analysis::lead`]): at most this many
 /// characters, at most this share of them in links.
 pub(super) const LEAD_CHARS: u32 = 800;
 pub(super) const LEAD_LINK_SHARE: f64 = 0.2;
+
+/// The rank of a label that stands as a heading (see [`Analysis::heading_level`]): below
+/// `h6`.
+pub(super) const LABEL_RANK: u8 = 7;
 
 /// A list of teasers (see [`Analysis::mark_teaser_lists`]): at least this many items, each
 /// with a link of at least [`HEADLINE_CHARS`], holding this share of the list's text.
@@ -41,7 +45,10 @@ impl Analysis<'_> {
                 let kept = self.kept[child];
                 let links = self.kept_links[child];
                 if kept > 0
-                    && !matches!(c.tag, Tag::Text | Tag::Inline | Tag::P | Tag::A | Tag::Br)
+                    && !matches!(
+                        c.tag,
+                        Tag::Text | Tag::Inline | Tag::Strong | Tag::P | Tag::A | Tag::Br
+                    )
                     && links >= HEADLINE_CHARS
                     && kept - links <= TEASER_CHARS
                 {
@@ -87,7 +94,9 @@ impl Analysis<'_> {
     /// another heading starts.
     pub(super) fn heads_a_dropped_list(&self, i: usize) -> bool {
         let nodes = &self.page.nodes;
-        if !matches!(nodes[i].tag, Tag::H(2..=6)) {
+        if self.heading_level(i).is_none() || self.ends_with_colon(i) {
+            // A heading that ends with a colon introduces the list after it, which stays
+            // ("Empfehlungen der Redaktion:" over a buying guide's links).
             return false;
         }
         let parent_end = match nodes[i].parent {
@@ -110,8 +119,84 @@ impl Analysis<'_> {
         }
         match next_kept(nodes[list].end as usize) {
             None => true,
-            Some(after) => nodes[after].tag.is_heading(),
+            Some(after) => self.heading_level(after).is_some(),
         }
+    }
+
+    /// The element's last character of text is a colon.
+    fn ends_with_colon(&self, i: usize) -> bool {
+        let nodes = &self.page.nodes;
+        nodes[i..nodes[i].end as usize]
+            .iter()
+            .rev()
+            .find(|n| n.tag == Tag::Text && n.text_end > n.text_start)
+            .is_some_and(|n| {
+                self.page.text[n.text_start as usize..n.text_end as usize]
+                    .trim_end()
+                    .ends_with(':')
+            })
+    }
+
+    /// The rank of a heading that can name the block it opens: 2 to 6 for `h2`-`h6`, and
+    /// [`LABEL_RANK`] for a label that stands as a heading without a heading's tag:
+    ///
+    /// - a paragraph or list item written all in bold (`<p><strong>Auch
+    ///   interessant:</strong></p>`), or
+    /// - a block of its own (`<div class="headline">`, `<span>` beside other blocks) that
+    ///   holds nothing but inline text,
+    ///
+    /// of at most [`HEADING_CHARS`] with no link in it. A label ranks below every heading:
+    /// the next heading or label ends its section.
+    pub(super) fn heading_level(&self, i: usize) -> Option<u8> {
+        let nodes = &self.page.nodes;
+        let node = &nodes[i];
+        match node.tag {
+            Tag::H(level @ 2..=6) => return Some(level),
+            Tag::P | Tag::Li | Tag::Dt | Tag::Block | Tag::Inline | Tag::Strong => {}
+            _ => return None,
+        }
+        if node.len == 0 || node.len > HEADING_CHARS || node.link_len > 0 {
+            return None;
+        }
+        let parent = (node.parent != NO_PARENT).then(|| &nodes[node.parent as usize]);
+        let subtree = &nodes[i + 1..node.end as usize];
+        if subtree
+            .iter()
+            .any(|n| !matches!(n.tag, Tag::Text | Tag::Inline | Tag::Strong | Tag::Br))
+        {
+            return None;
+        }
+        // A label inside a link is part of a teaser ("Mehr zum Thema" over a headline).
+        let mut up = node.parent;
+        while up != NO_PARENT {
+            if nodes[up as usize].tag == Tag::A {
+                return None;
+            }
+            up = nodes[up as usize].parent;
+        }
+        let label = match node.tag {
+            Tag::P | Tag::Li => {
+                // All its text in bold.
+                let mut bold = 0;
+                let mut j = i + 1;
+                while j < node.end as usize {
+                    if nodes[j].tag == Tag::Strong {
+                        bold += nodes[j].len;
+                        j = nodes[j].end as usize;
+                    } else {
+                        j += 1;
+                    }
+                }
+                bold == node.len
+            }
+            // Not a phrase inside a paragraph, and not the only text of its parent (the
+            // parent is the label then).
+            _ => parent.is_some_and(|p| {
+                !matches!(p.tag, Tag::P | Tag::Li | Tag::Inline | Tag::Strong | Tag::A)
+                    && p.len > node.len
+            }),
+        };
+        label.then_some(LABEL_RANK)
     }
 
     /// Characters of prose in the subtree at `container`: text outside links, outside

@@ -14,6 +14,8 @@ use crate::text::non_space_chars;
 pub(super) enum Tag {
     Text,
     Inline,
+    /// `b` and `strong`: inline, and a paragraph written all in bold is a label.
+    Strong,
     Block,
     A,
     P,
@@ -81,10 +83,11 @@ impl Tag {
             "form" => Tag::Form,
             "button" => Tag::Button,
             "body" => Tag::Body,
-            "span" | "b" | "i" | "em" | "strong" | "code" | "small" | "sup" | "sub" | "abbr"
-            | "time" | "label" | "mark" | "u" | "s" | "cite" | "q" | "font" | "img" | "kbd"
-            | "var" | "samp" | "del" | "ins" | "dfn" | "bdi" | "bdo" | "data" | "tt" | "big"
-            | "strike" | "wbr" | "picture" | "source" | "output" | "meter" | "nobr" => Tag::Inline,
+            "b" | "strong" => Tag::Strong,
+            "span" | "i" | "em" | "code" | "small" | "sup" | "sub" | "abbr" | "time" | "label"
+            | "mark" | "u" | "s" | "cite" | "q" | "font" | "img" | "kbd" | "var" | "samp"
+            | "del" | "ins" | "dfn" | "bdi" | "bdo" | "data" | "tt" | "big" | "strike" | "wbr"
+            | "picture" | "source" | "output" | "meter" | "nobr" => Tag::Inline,
             // Never content: form controls, media and embedded documents, head-only
             // elements that strayed into the body, and the captions of figures (picture
             // descriptions and photo credits: on both development sets, the ground truth
