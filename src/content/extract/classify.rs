@@ -81,6 +81,16 @@ pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
     if category == Cat::None {
         category = by_tag;
     }
+    // The form for writing a comment (`comment-respond`, `commentform`) is a form, not the
+    // readers' comments: it is left out whatever share the comments hold.
+    if category == Cat::Comments
+        && (tag == Tag::Form
+            || lower
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| matches!(w, "respond" | "form" | "commentform" | "replyform")))
+    {
+        category = Cat::Forms;
+    }
     category
 }
 
@@ -107,8 +117,10 @@ pub(super) fn word_category(word: &str) -> Cat {
         "cookie" | "cookies" | "consent" | "gdpr" | "popup" | "modal" | "overlay" | "lightbox" => {
             Cat::Overlay
         }
-        "login" | "signin" | "signup" | "newsletter" | "subscribe" | "subscription" | "search"
-        | "searchbox" | "filters" | "facets" | "sort" | "sorting" | "sortby" => Cat::Forms,
+        "respond" | "login" | "signin" | "signup" | "newsletter" | "subscribe" | "subscription"
+        | "search" | "searchbox" | "filters" | "facets" | "sort" | "sorting" | "sortby" => {
+            Cat::Forms
+        }
         _ => Cat::None,
     }
 }

@@ -383,6 +383,40 @@ mod tests {
     }
 
     #[test]
+    fn the_form_for_writing_a_comment_is_a_form_not_the_comments() {
+        use super::tree::{Attrs, Cat, Tag};
+        let mut lower = String::new();
+        let mut class_of = |tag, class: &str, id: &str| {
+            let attrs = Attrs {
+                class,
+                id,
+                ..Attrs::default()
+            };
+            classify(tag, &attrs, &mut lower)
+        };
+        for (tag, class, id) in [
+            (Tag::Block, "comment-respond", "respond"),
+            (Tag::Block, "", "respond"),
+            (Tag::Form, "comment-form", "commentform"),
+            (Tag::Form, "", "commentform"),
+            (Tag::Block, "comments-form", ""),
+        ] {
+            assert_eq!(class_of(tag, class, id), Cat::Forms, "{class} #{id}");
+        }
+        for (class, id) in [
+            ("comment-list", ""),
+            ("comments", "comments"),
+            ("", "disqus_thread"),
+        ] {
+            assert_eq!(
+                class_of(Tag::Block, class, id),
+                Cat::Comments,
+                "{class} #{id}"
+            );
+        }
+    }
+
+    #[test]
     fn a_post_tagged_review_or_filed_under_comments_is_still_the_article() {
         // A short post beside a longer sidebar: the post's tag classes must not make it a
         // block of reviews.
