@@ -314,6 +314,33 @@ mod tests {
     use crate::text::non_space_chars;
 
     #[test]
+    fn tag_lines_filing_sentences_and_pingbacks_are_metadata() {
+        for line in [
+            "Tags: harbour, ferries, winter",
+            "Themen: Ehrenamt Jugendverbände",
+            "Schlagwörter : Hafen, Fähre",
+            "This entry was posted in News. Bookmark the permalink.",
+            "Dieser Eintrag wurde veröffentlicht in Podcast und verschlagwortet mit berlin.",
+            "1. Pingback von Papierkorb - Lesezeichen | 11.09.2011 23:31",
+            "Trackback: Notes from the harbour",
+        ] {
+            assert!(is_filing_line(line), "{line}");
+        }
+        for line in [
+            "The tags: on each crate were checked at the quay.",
+            "Wir haben die Themen des Abends besprochen: Hafen und Fähre.",
+            "A pingback is sent when another blog links to a post.",
+        ] {
+            assert!(!is_filing_line(line), "{line}");
+        }
+        let text = "The harbour reopened.\n\nTags: harbour, ferries\n\nThe end.".to_string();
+        assert_eq!(
+            drop_metadata_lines(text),
+            "The harbour reopened.\n\nThe end."
+        );
+    }
+
+    #[test]
     fn dates_stamps_and_reading_times_in_german_french_and_spanish_are_metadata() {
         for line in [
             "March 3, 2026",

@@ -321,11 +321,49 @@ pub(super) fn is_metadata_line(trimmed: &str) -> bool {
     patterns.iter().any(|p| p.is_match(trimmed))
 }
 
-/// Drops the lines that are only article metadata ([`is_metadata_line`]): the date and
-/// reading time under a headline are the page's, not the article's, and the same article
-/// under another template shows them differently or not at all.
+/// Lines this long or longer are never taken for a post's filing line.
+pub(super) const FILING_LINE_CHARS: usize = 250;
+
+/// Whether a line files the post rather than saying anything: its tags or topics
+/// ("Tags: harbour, ferries", "Themen: Ehrenamt Jugendverbände", "Schlagwörter: ..."), where
+/// a blog engine filed it ("This entry was posted in News. Bookmark the permalink.",
+/// "Dieser Eintrag wurde veröffentlicht in Podcast und verschlagwortet mit ..."), or a
+/// pingback from another blog ("1. Pingback von ... | 11.09.2011 23:31"). Each names itself
+/// in its first words; the same words inside a sentence are content.
+pub(super) fn is_filing_line(trimmed: &str) -> bool {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if trimmed.len() >= FILING_LINE_CHARS {
+        return false;
+    }
+    PATTERN
+        .get_or_init(|| {
+            regex::Regex::new(concat!(
+                r"(?i)^(",
+                // A label and a colon.
+                r"(tags|tagged|topics|filed under|categories|category|themen|schlagwörter|",
+                r"schlagworte|stichwörter|stichworte|kategorien|kategorie|étiquettes|mots-clés|",
+                r"catégories|etiquetas|categorías|temas|tagi|tematy)\s*:",
+                // A blog engine's sentence.
+                r"|this (entry|post) was posted\b|posted in\b|dieser (eintrag|beitrag|artikel) ",
+                r"wurde\b.*\b(veröffentlicht|abgelegt)\b|ce (billet|article) a été publié\b",
+                r"|esta entrada fue publicada\b",
+                // A pingback or trackback, numbered or not.
+                r"|(\d+\.\s*)?(pingback|trackback)\b)",
+            ))
+            .expect("the filing pattern is valid")
+        })
+        .is_match(trimmed)
+}
+
+/// Drops the lines that are only article metadata ([`is_metadata_line`],
+/// [`is_filing_line`]): the date and reading time under a headline and the tags under a
+/// post are the page's, not the article's, and the same article under another template
+/// shows them differently or not at all.
 pub(super) fn drop_metadata_lines(text: String) -> String {
-    drop_lines(&text, |_, trimmed| is_metadata_line(trimmed)).unwrap_or(text)
+    drop_lines(&text, |_, trimmed| {
+        is_metadata_line(trimmed) || is_filing_line(trimmed)
+    })
+    .unwrap_or(text)
 }
 
 /// Blocks at least this long that repeat an earlier block of the text are dropped.
