@@ -3,6 +3,9 @@
 //! into lower-cased words) and, when `target/peers` exists (`scripts/peers.sh`), the Python
 //! `simhash` package.
 //!
+//! Also the per-line profile of a page (`Blocks::of`, what host templates compare), which
+//! the crawl computes beside the fingerprint.
+//!
 //! `cargo bench --bench fingerprint`. Reads the WCXB dev ground-truth main texts when
 //! `../shared/datasets/wcxb-dev` is present, else a generated text of the same size.
 
@@ -69,6 +72,17 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for t in &texts {
                 black_box(crawldedup::fingerprint::simhash(t));
+            }
+        })
+    });
+    // The per-line profile a crawl stores beside each page (host templates).
+    group.bench_function("line_profile", |b| {
+        b.iter(|| {
+            for t in &texts {
+                black_box(crawldedup::fingerprint::blocks::Blocks::of(
+                    "example.com",
+                    t,
+                ));
             }
         })
     });

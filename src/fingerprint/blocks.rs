@@ -23,7 +23,7 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::features::{fmix64, shingle_features_into};
+use super::features::{fmix64, three_shingles, token_hashes_into, word_features};
 
 /// Lines a profile keeps at most: of a page with more, its sentences ([`LONG_LINE_WORDS`])
 /// first, then its shorter lines, each in reading order, up to this many.
@@ -97,6 +97,15 @@ pub fn block_key(line: &str) -> Option<u32> {
 
 /// [`block_key`], normalising into `normal` (a buffer reused from line to line).
 pub fn block_key_in(line: &str, normal: &mut String) -> Option<u32> {
+    if line.is_ascii() {
+        ascii_block_key(line, normal)
+    } else {
+        unicode_block_key(line, normal)
+    }
+}
+
+/// [`block_key_in`] for any line, a character at a time.
+fn unicode_block_key(line: &str, normal: &mut String) -> Option<u32> {
     normal.clear();
     let mut digits = false;
     for word in line.split_whitespace() {
@@ -128,9 +137,85 @@ pub fn block_key_in(line: &str, normal: &mut String) -> Option<u32> {
     (!normal.is_empty()).then(|| xxh3_64(normal.as_bytes()) as u32)
 }
 
+/// [`block_key_in`] for an ASCII line, byte by byte: the same normal form (the whitespace
+/// `split_whitespace` knows in ASCII, including the vertical tab).
+fn ascii_block_key(line: &str, normal: &mut String) -> Option<u32> {
+    normal.clear();
+    let mut digits = false;
+    let mut space = false;
+    for b in line.bytes() {
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') {
+            space = !normal.is_empty();
+            digits = false;
+            continue;
+        }
+        if space {
+            normal.push(' ');
+            space = false;
+        }
+        if b.is_ascii_digit() {
+            if !digits {
+                normal.push('0');
+            }
+            digits = true;
+        } else {
+            digits = false;
+            normal.push(char::from(b.to_ascii_lowercase()));
+        }
+    }
+    (!normal.is_empty()).then(|| xxh3_64(normal.as_bytes()) as u32)
+}
+
+/// Byte `i` of `SPREAD[v]` is bit `i` of `v`: eight bit counters in one word.
+const SPREAD: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut i = 0;
+        while i < 8 {
+            table[v] |= (((v >> i) & 1) as u64) << (8 * i);
+            i += 1;
+        }
+        v += 1;
+    }
+    table
+};
+
 /// The 128-bit simhash of a line's features, each occurrence weighing one: the low half of
-/// the feature hashes, the high half of them mixed again.
+/// the feature hashes, the high half of them mixed again. The counters are bytes, eight to
+/// a word ([`SPREAD`]), added 16 words a feature and emptied into `u32`s every 255
+/// features; the bits are those of [`line_sig_reference`].
 fn line_sig(features: &[u64]) -> u128 {
+    let mut counts = [0u32; 128];
+    // lanes[j] byte i counts bit 8j + i of the low half; lanes[8 + j] of the high half.
+    for chunk in features.chunks(255) {
+        let mut lanes = [0u64; 16];
+        for &f in chunk {
+            let g = fmix64(f ^ SECOND_HALF);
+            for j in 0..8 {
+                lanes[j] += SPREAD[((f >> (8 * j)) & 0xff) as usize];
+                lanes[8 + j] += SPREAD[((g >> (8 * j)) & 0xff) as usize];
+            }
+        }
+        for (j, lane) in lanes.iter().enumerate() {
+            for i in 0..8 {
+                counts[8 * j + i] += ((lane >> (8 * i)) & 0xff) as u32;
+            }
+        }
+    }
+    let n = u32::try_from(features.len()).unwrap_or(u32::MAX / 2);
+    let mut sig = 0u128;
+    for (bit, &count) in counts.iter().enumerate() {
+        if 2 * count > n {
+            sig |= 1 << bit;
+        }
+    }
+    sig
+}
+
+/// [`line_sig`] one bit at a time: the definition the tests hold it to.
+#[cfg(test)]
+fn line_sig_reference(features: &[u64]) -> u128 {
     let mut counts = [0u32; 128];
     for &f in features {
         let g = fmix64(f ^ SECOND_HALF);
@@ -160,16 +245,20 @@ impl Blocks {
         let mut lines = Vec::new();
         let mut short = 0;
         let mut normal = String::new();
+        let mut hashes = Vec::new();
         let mut features = Vec::new();
         for line in text.lines() {
             let Some(key) = block_key_in(line, &mut normal) else {
                 continue;
             };
-            // Single words first (most lines are short); a long line is signed by its
-            // shingles. The features' room is reused from line to line.
-            let words = shingle_features_into(line, 1, &mut features);
+            // Tokenised once: a short line is signed by its words, a long one by its
+            // shingles. The buffers' room is reused from line to line.
+            token_hashes_into(line, &mut hashes);
+            let words = hashes.len();
             if words >= SHINGLED_LINE_WORDS {
-                shingle_features_into(line, 3, &mut features);
+                three_shingles(&hashes, &mut features);
+            } else {
+                word_features(&hashes, &mut features);
             }
             let sig = line_sig(&features);
             let (first, last) = (
@@ -247,6 +336,39 @@ impl Blocks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_ascii_key_is_the_unicode_key(line in "[a-zA-Z0-9 \t\n\x0b\x0c\r.,'-]{0,60}") {
+            let (mut a, mut b) = (String::new(), String::new());
+            prop_assert_eq!(ascii_block_key(&line, &mut a), unicode_block_key(&line, &mut b));
+            prop_assert_eq!(a, b);
+        }
+
+        #[test]
+        fn the_counted_signature_is_the_bitwise_one(
+            features in proptest::collection::vec(any::<u64>(), 0..700)
+        ) {
+            prop_assert_eq!(line_sig(&features), line_sig_reference(&features));
+        }
+
+        #[test]
+        fn features_from_token_hashes_are_those_of_the_text(
+            text in "([a-z]{1,6}|[0-9]{1,3}|日本語) {0,1}([a-z]{1,6} ){0,20}"
+        ) {
+            use crate::fingerprint::features::shingle_features_into;
+            let (mut hashes, mut from_hashes, mut from_text) = (Vec::new(), Vec::new(), Vec::new());
+            token_hashes_into(&text, &mut hashes);
+            word_features(&hashes, &mut from_hashes);
+            let words = shingle_features_into(&text, 1, &mut from_text);
+            prop_assert_eq!(words, hashes.len());
+            prop_assert_eq!(&from_hashes, &from_text);
+            three_shingles(&hashes, &mut from_hashes);
+            shingle_features_into(&text, 3, &mut from_text);
+            prop_assert_eq!(&from_hashes, &from_text);
+        }
+    }
 
     #[test]
     fn keys_read_case_and_digits_as_the_same_line() {

@@ -61,6 +61,34 @@ pub(super) fn shingle_features_into(text: &str, words: usize, features: &mut Vec
     seen
 }
 
+/// The hash of each token of `text`, in order, into `hashes` (cleared first): what
+/// [`shingle_features_into`] builds its features from, so that a caller that needs words
+/// and shingles of one text tokenises it once ([`word_features`], [`three_shingles`]).
+pub(super) fn token_hashes_into(text: &str, hashes: &mut Vec<u64>) {
+    hashes.clear();
+    for_each_token(text, |token| {
+        hashes.push(xxh3_64_with_seed(token, FEATURE_SEED))
+    });
+}
+
+/// The single-word features of token hashes: `shingle_features_into(text, 1, ..)`.
+pub(super) fn word_features(hashes: &[u64], features: &mut Vec<u64>) {
+    features.clear();
+    features.extend(hashes.iter().map(|&h| fmix64(h ^ 1)));
+}
+
+/// The word 3-shingle features of token hashes: `shingle_features_into(text, 3, ..)`.
+pub(super) fn three_shingles(hashes: &[u64], features: &mut Vec<u64>) {
+    features.clear();
+    if hashes.len() < 3 {
+        if !hashes.is_empty() {
+            features.push(mix_shingle(hashes));
+        }
+        return;
+    }
+    features.extend(hashes.windows(3).map(|w| mix_three(w[0], w[1], w[2])));
+}
+
 /// The simhash of a bag of feature hashes, each distinct feature weighted `tf^TF_EXPONENT`
 /// (`features` is used as working space and left in an unspecified order). On
 /// x86-64 with AVX2 the same code is compiled for 256-bit registers and chosen at run time;
