@@ -314,6 +314,29 @@ mod tests {
     use crate::text::non_space_chars;
 
     #[test]
+    fn picture_credits_and_captions_that_end_in_one_are_metadata() {
+        for line in [
+            "Foto: Ingo Pertramer",
+            "Bild: Werk/CHRISTIAN HOUDEK",
+            "Titelbild:",
+            "Photo credit: Harbour Office",
+            "Quelle: Deutscher Jagdverband (DJV)",
+            "Augusta National/Getty Images",
+            "ShutterStock",
+            "Lee Elder war beim Masters 1975 der Zuschauermagnet. | © Augusta National/Getty Images",
+        ] {
+            assert!(is_credit_line(line), "{line}");
+        }
+        for line in [
+            "The photo: a harbour at dawn, taken by a reader, won the prize this year.",
+            "Getty Images bought the archive in 2019 and opened it to researchers.",
+            "The bakery reopened after the flood © and the queue went round the block on Monday. It was busy.",
+        ] {
+            assert!(!is_credit_line(line), "{line}");
+        }
+    }
+
+    #[test]
     fn tag_lines_filing_sentences_and_pingbacks_are_metadata() {
         for line in [
             "Tags: harbour, ferries, winter",
