@@ -335,6 +335,24 @@ pub(super) fn is_filing_line(trimmed: &str) -> bool {
     if trimmed.len() >= FILING_LINE_CHARS {
         return false;
     }
+    // Most lines have neither a label's colon nor one of the sentences' first words: they
+    // are settled without the pattern.
+    let first = trimmed.split(' ').next().unwrap_or("");
+    let opening = [
+        "this",
+        "posted",
+        "dieser",
+        "ce",
+        "esta",
+        "pingback",
+        "trackback",
+    ]
+    .iter()
+    .any(|w| first.eq_ignore_ascii_case(w))
+        || first.starts_with(|c: char| c.is_ascii_digit());
+    if !opening && !trimmed.contains(':') {
+        return false;
+    }
     PATTERN
         .get_or_init(|| {
             regex::Regex::new(concat!(
@@ -374,6 +392,15 @@ pub(super) fn is_credit_line(trimmed: &str) -> bool {
             && trimmed.rsplit_once('©').is_some_and(|(_, holder)| {
                 holder.len() <= 60 && !holder.contains(['.', '!', '?'])
             });
+    }
+    // A label's colon, or an agency's name at the end: other lines are settled without the
+    // pattern.
+    let tail = &trimmed.as_bytes()[trimmed.len().saturating_sub(24)..];
+    let agency = [&b"images"[..], b"stock", b"alliance", b"photo"]
+        .iter()
+        .any(|w| tail.windows(w.len()).any(|t| t.eq_ignore_ascii_case(w)));
+    if !agency && !trimmed.contains(':') {
+        return false;
     }
     PATTERN
         .get_or_init(|| {

@@ -166,14 +166,6 @@ impl Analysis<'_> {
         {
             return None;
         }
-        // A label inside a link is part of a teaser ("Mehr zum Thema" over a headline).
-        let mut up = node.parent;
-        while up != NO_PARENT {
-            if nodes[up as usize].tag == Tag::A {
-                return None;
-            }
-            up = nodes[up as usize].parent;
-        }
         let label = match node.tag {
             Tag::P | Tag::Li => {
                 // All its text in bold.
@@ -196,7 +188,18 @@ impl Analysis<'_> {
                     && p.len > node.len
             }),
         };
-        label.then_some(LABEL_RANK)
+        if !label {
+            return None;
+        }
+        // A label inside a link is part of a teaser ("Mehr zum Thema" over a headline).
+        let mut up = node.parent;
+        while up != NO_PARENT {
+            if nodes[up as usize].tag == Tag::A {
+                return None;
+            }
+            up = nodes[up as usize].parent;
+        }
+        Some(LABEL_RANK)
     }
 
     /// Characters of prose in the subtree at `container`: text outside links, outside
