@@ -75,3 +75,34 @@ fn dates_stamps_and_reading_times_in_german_french_and_spanish_are_metadata() {
         assert!(!is_metadata_line(line), "{line}");
     }
 }
+
+#[test]
+fn pleas_to_subscribe_sign_in_download_or_support_are_calls_to_action() {
+    for line in [
+        "Subscribe to Harbour Notes via RSS or Email",
+        "Subscribe now to our print edition for the full story.",
+        "To read the full story, please subscribe to the Harbour Gazette.",
+        "Already a subscriber? Log in here.",
+        "Get the latest news straight to your phone with the Harbour Gazette app.",
+        "For breaking news download the Gazette apps for iOS and Android.",
+        "Newsletter abonnieren",
+        "Hafenblatt abonnieren",
+        "Nichts Neues verpassen! Jetzt anmelden.",
+        "Sie müssen sich einloggen, um einen Kommentar zu schreiben.",
+        "Unterstütze Hafenblatt schon mit 3 Euro!",
+        "Abonnez-vous à notre édition numérique",
+        "Follow us on Mastodon for the latest updates.",
+    ] {
+        assert!(is_call_to_action(line), "{line}");
+    }
+    for line in [
+        "The port authority asked ferry users to subscribe to its text alerts, and 4,000 did within a week.",
+        "Wer die App herunterlädt, sieht die Abfahrten in Echtzeit.",
+        "The ferry app crashed twice on Monday, the operator said.",
+        "Unterstützt wird das Projekt von der Stadt.",
+        // A line this long is a paragraph that says more than its plea.
+        &format!("{} Subscribe now.", "The harbour reopened after the storm. ".repeat(6)),
+    ] {
+        assert!(!is_call_to_action(line), "{line}");
+    }
+}
