@@ -101,8 +101,32 @@ fn pleas_to_subscribe_sign_in_download_or_support_are_calls_to_action() {
         "The ferry app crashed twice on Monday, the operator said.",
         "Unterstützt wird das Projekt von der Stadt.",
         // A line this long is a paragraph that says more than its plea.
-        &format!("{} Subscribe now.", "The harbour reopened after the storm. ".repeat(6)),
+        &format!(
+            "{} Subscribe now.",
+            "The harbour reopened after the storm. ".repeat(6)
+        ),
     ] {
         assert!(!is_call_to_action(line), "{line}");
+    }
+}
+
+#[test]
+fn rights_notices_are_credits() {
+    for line in [
+        "© 2021 Harbour Verlag AG. All Rights Reserved.",
+        "(c) Harbour Press",
+        "Copyright © 2023 Harbour Notes",
+        "Copyright 2023, Harbour Notes",
+        "Alle Rechte vorbehalten.",
+        "© dpa-infocom",
+    ] {
+        assert!(is_rights_notice(line) && is_credit_line(line), "{line}");
+    }
+    for line in [
+        "Copyright law lets a harbour map be copied for research.",
+        "The archive holds the rights to all photographs of the harbour taken before 1950, the museum said.",
+        &format!("{} All rights reserved.", "The harbour reopened after the storm. ".repeat(6)),
+    ] {
+        assert!(!is_rights_notice(line), "{line}");
     }
 }
