@@ -439,6 +439,36 @@ pub(super) fn is_rights_notice(trimmed: &str) -> bool {
         && PATTERN.is_match(trimmed)
 }
 
+/// Lines this long (in characters) or longer are never taken for a row of controls.
+pub(super) const CONTROL_LINE_CHARS: usize = 80;
+
+/// Whether a line is only the labels of a page's controls, one to three of them: "Weiter
+/// »", "alle anzeigen", "zurück zur Listenansicht", "Rezept drucken Bei Pinterest
+/// speichern", "Quellen ausblenden", "Permalink https://...", "Read more", "Print", "Show
+/// all", "Imprimer", "Leer más". A button or a toggle drawn as text says nothing of the
+/// article. On the boilerplate development set 36 lines are such labels: 11 annotated
+/// boilerplate, none main text; on WCXB dev none of its 76 is in the reference text.
+pub(super) fn is_control_line(trimmed: &str) -> bool {
+    static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+        let control = concat!(
+            // Paging and showing.
+            r"weiter|zurück|zurück zu[rm]? \S+|back to( the)? \S+|alle anzeigen|mehr anzeigen",
+            r"|show (all|more)|load more|(\S+ )?(ausblenden|einblenden)",
+            r"|mehr lesen|weiterlesen|read more|lire la suite|leer más",
+            // Printing, sharing, commenting, saving.
+            r"|(\S+ )?drucken|print( this)?( page| article| recipe)?|imprimer|imprimir",
+            r"|teilen|share( this)?( page| article)?|partager|compartir|kommentieren",
+            r"|(bei|auf) \S+ (speichern|teilen)|(permalink|permalien)( https?://\S+)?",
+            r"|pdf|download( pdf)?|(\S+ ){0,3}als pdf herunterladen",
+        );
+        Regex::new(&format!(r"(?i)^(- )?(({control})[.!»›>:|/· ]*){{1,3}}$"))
+            .expect("the control pattern is valid")
+    });
+    trimmed.len() < 4 * CONTROL_LINE_CHARS
+        && trimmed.chars().count() < CONTROL_LINE_CHARS
+        && PATTERN.is_match(trimmed)
+}
+
 /// Lines this long (in characters) or longer are never taken for a call to action: a
 /// paragraph of an article can ask the same as part of what it says.
 pub(super) const CALL_TO_ACTION_CHARS: usize = 200;
@@ -490,9 +520,9 @@ pub(super) fn is_call_to_action(trimmed: &str) -> bool {
 }
 
 /// Drops the lines that are only article metadata ([`is_metadata_line`],
-/// [`is_filing_line`], [`is_credit_line`]) or a call to action ([`is_call_to_action`]): the
-/// date and reading time under a headline, the tags under a post and the plea to subscribe
-/// are the page's, not the article's, and the same article under another template shows
+/// [`is_filing_line`], [`is_credit_line`]), a call to action ([`is_call_to_action`]) or a
+/// row of controls ([`is_control_line`]): the date and reading time under a headline, the
+/// tags under a post, the plea to subscribe and the "Print" button are the page's, not the article's, and the same article under another template shows
 /// them differently or not at all.
 pub(super) fn drop_metadata_lines(text: String) -> String {
     drop_lines(&text, |_, trimmed| {
@@ -500,6 +530,7 @@ pub(super) fn drop_metadata_lines(text: String) -> String {
             || is_filing_line(trimmed)
             || is_credit_line(trimmed)
             || is_call_to_action(trimmed)
+            || is_control_line(trimmed)
     })
     .unwrap_or(text)
 }

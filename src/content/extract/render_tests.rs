@@ -125,8 +125,38 @@ fn rights_notices_are_credits() {
     for line in [
         "Copyright law lets a harbour map be copied for research.",
         "The archive holds the rights to all photographs of the harbour taken before 1950, the museum said.",
-        &format!("{} All rights reserved.", "The harbour reopened after the storm. ".repeat(6)),
+        &format!(
+            "{} All rights reserved.",
+            "The harbour reopened after the storm. ".repeat(6)
+        ),
     ] {
         assert!(!is_rights_notice(line), "{line}");
+    }
+}
+
+#[test]
+fn lines_of_only_button_labels_are_controls() {
+    for line in [
+        "Weiter »",
+        "alle anzeigen",
+        "zurück zur Übersicht",
+        "Artikel drucken Auf Pinterest teilen",
+        "Hinweise ausblenden",
+        "Permalink https://example.org/p/3",
+        "Read more",
+        "- Print this page",
+        "Show all",
+        "Imprimer | Partager",
+        "Dieses Protokoll als PDF herunterladen",
+    ] {
+        assert!(is_control_line(line), "{line}");
+    }
+    for line in [
+        "Weiter geht es am Montag mit der Fähre.",
+        "Read more about the harbour in our archive of 1950.",
+        "Print media lost readers in the harbour towns.",
+        "Teilen ist das neue Haben, sagt die Genossenschaft.",
+    ] {
+        assert!(!is_control_line(line), "{line}");
     }
 }
