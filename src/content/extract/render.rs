@@ -442,12 +442,13 @@ pub(super) fn is_rights_notice(trimmed: &str) -> bool {
 /// Lines this long (in characters) or longer are never taken for a row of controls.
 pub(super) const CONTROL_LINE_CHARS: usize = 80;
 
-/// Whether a line is only the labels of a page's controls, one to three of them: "Weiter
+/// Whether a line is only the labels of a page's controls, one to three of them ("Weiter
 /// »", "alle anzeigen", "zurück zur Listenansicht", "Rezept drucken Bei Pinterest
 /// speichern", "Quellen ausblenden", "Permalink https://...", "Read more", "Print", "Show
-/// all", "Imprimer", "Leer más". A button or a toggle drawn as text says nothing of the
-/// article. On the boilerplate development set 36 lines are such labels: 11 annotated
-/// boilerplate, none main text; on WCXB dev none of its 76 is in the reference text.
+/// all", "Imprimer", "Leer más"), or an advert's label ("- Anzeige -", "Advertisement"). A
+/// button, a toggle or the label over an advert drawn as text says nothing of the article.
+/// On the boilerplate development set 58 lines are such labels: 12 annotated boilerplate,
+/// none main text; on WCXB dev 118 of 119 are outside the reference text.
 pub(super) fn is_control_line(trimmed: &str) -> bool {
     static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
         let control = concat!(
@@ -460,9 +461,13 @@ pub(super) fn is_control_line(trimmed: &str) -> bool {
             r"|teilen|share( this)?( page| article)?|partager|compartir|kommentieren",
             r"|(bei|auf) \S+ (speichern|teilen)|(permalink|permalien)( https?://\S+)?",
             r"|pdf|download( pdf)?|(\S+ ){0,3}als pdf herunterladen",
+            // An advert's label.
+            r"|anzeige|advertisement|werbung|sponsored|publicidad|publicité|reklama",
         );
-        Regex::new(&format!(r"(?i)^(- )?(({control})[.!»›>:|/· ]*){{1,3}}$"))
-            .expect("the control pattern is valid")
+        Regex::new(&format!(
+            r"(?i)^[-–—*\[ ]*(({control})[-–—.!»›>:|/·\] ]*){{1,3}}$"
+        ))
+        .expect("the control pattern is valid")
     });
     trimmed.len() < 4 * CONTROL_LINE_CHARS
         && trimmed.chars().count() < CONTROL_LINE_CHARS

@@ -148,6 +148,8 @@ fn lines_of_only_button_labels_are_controls() {
         "Show all",
         "Imprimer | Partager",
         "Dieses Protokoll als PDF herunterladen",
+        "- Anzeige -",
+        "[Advertisement]",
     ] {
         assert!(is_control_line(line), "{line}");
     }
