@@ -418,6 +418,38 @@ pub(super) fn is_credit_line(trimmed: &str) -> bool {
     PATTERN.is_match(trimmed)
 }
 
+/// Lines this long (in characters) or longer end a contact block.
+pub(super) const CONTACT_LINE_CHARS: usize = 80;
+/// A contact block holds at most this many lines after its label.
+pub(super) const CONTACT_LINES: usize = 8;
+
+/// Whether a line labels the contact block under a press release or a story ("Kontakt:",
+/// "Pressekontakt", "Media contact", "Ansprechpartnerin:"): the name, office, telephone and
+/// e-mail after it are the same under every release an office sends, so they would make
+/// two releases alike.
+pub(super) fn is_contact_label(trimmed: &str) -> bool {
+    static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"(?i)^(kontakt|pressekontakt|medienkontakt|ansprechpartner(in)?|ansprechpersonen",
+            r"|(kontakt )?für rückfragen|rückfragen|contact|media contacts?|press contacts?",
+            r"|contact presse|contacto)\s*:?$",
+        ))
+        .expect("the contact pattern is valid")
+    });
+    trimmed.len() < 40 && PATTERN.is_match(trimmed)
+}
+
+/// Whether a line can belong to a contact block: a short line that is not a sentence (a
+/// name, an office, an address), or one that holds an e-mail or web address.
+pub(super) fn is_contact_line(trimmed: &str) -> bool {
+    trimmed.len() < 4 * CONTACT_LINE_CHARS
+        && trimmed.chars().count() < CONTACT_LINE_CHARS
+        && (!trimmed.ends_with(['.', '!', '?'])
+            || trimmed.contains('@')
+            || trimmed.contains("www.")
+            || trimmed.contains("://"))
+}
+
 /// Lines this long (in characters) or longer are never taken for a rights notice.
 pub(super) const RIGHTS_LINE_CHARS: usize = 200;
 
@@ -526,11 +558,26 @@ pub(super) fn is_call_to_action(trimmed: &str) -> bool {
 
 /// Drops the lines that are only article metadata ([`is_metadata_line`],
 /// [`is_filing_line`], [`is_credit_line`]), a call to action ([`is_call_to_action`]) or a
-/// row of controls ([`is_control_line`]): the date and reading time under a headline, the
-/// tags under a post, the plea to subscribe and the "Print" button are the page's, not the article's, and the same article under another template shows
-/// them differently or not at all.
+/// row of controls ([`is_control_line`]), and the contact block under a press release
+/// ([`is_contact_label`] and up to [`CONTACT_LINES`] lines after it): the date and reading
+/// time under a headline, the tags under a post, the plea to subscribe, the "Print" button
+/// and the press office's telephone are the page's, not the article's, and the same article
+/// under another template shows them differently or not at all.
 pub(super) fn drop_metadata_lines(text: String) -> String {
+    // Lines of a contact block still to come, after its label.
+    let mut contact = 0;
     drop_lines(&text, |_, trimmed| {
+        if contact > 0 {
+            if is_contact_line(trimmed) {
+                contact -= 1;
+                return true;
+            }
+            contact = 0;
+        }
+        if is_contact_label(trimmed) {
+            contact = CONTACT_LINES;
+            return true;
+        }
         is_metadata_line(trimmed)
             || is_filing_line(trimmed)
             || is_credit_line(trimmed)

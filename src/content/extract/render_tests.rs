@@ -162,3 +162,17 @@ fn lines_of_only_button_labels_are_controls() {
         assert!(!is_control_line(line), "{line}");
     }
 }
+
+#[test]
+fn a_contact_block_goes_with_its_label_up_to_the_next_sentence() {
+    let text = "The harbour reopens on Monday.\n\nKontakt:\n\nDr. Ada Example\nHafenamt Nord\nTelefon +49 40 123 45 67\nada@example.org\n\nThe ferries run every hour from then on.";
+    assert_eq!(
+        drop_metadata_lines(text.to_string()),
+        "The harbour reopens on Monday.\n\nThe ferries run every hour from then on."
+    );
+    // A contact label at most eight lines long, then the text again.
+    let long: String = (0..12).map(|i| format!("Desk {i}\n")).collect();
+    let kept = drop_metadata_lines(format!("Media contact\n{long}"));
+    assert!(kept.starts_with("Desk 8\n"), "{kept}");
+    assert!(!is_contact_label("Contact the harbour office for a permit"));
+}
