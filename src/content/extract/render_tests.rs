@@ -92,6 +92,10 @@ fn pleas_to_subscribe_sign_in_download_or_support_are_calls_to_action() {
         "Unterstütze Hafenblatt schon mit 3 Euro!",
         "Abonnez-vous à notre édition numérique",
         "Follow us on Mastodon for the latest updates.",
+        "Want the harbour news every week? Sign up here",
+        "Schauen Sie mal in unseren Hafennewsletter!",
+        "Die neue Ausgabe jetzt am Kiosk, im Abo und als E-Paper.",
+        "We want to hear what you think about this story. Write to the desk.",
     ] {
         assert!(is_call_to_action(line), "{line}");
     }
