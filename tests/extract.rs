@@ -537,6 +537,23 @@ fn a_segment_streamed_by_react_is_read_although_marked_hidden() {
     assert_lacks(&out, &["basket is empty"]);
 }
 
+/// Text written for screen readers only (the labels of a hidden info box, "link is
+/// external" after a link) is not what the page shows, and sites add it to every page.
+#[test]
+fn text_for_screen_readers_only_is_left_out() {
+    let html = "<html><body><article><h1>Ferry timetable changes for the winter</h1>\
+        <p>From November the harbour ferry runs every forty minutes, and the last boat \
+        leaves at ten in the evening instead of midnight.</p><div class=\"infobox\">\
+        <span class=\"hideCompletely\">Further information</span><p>The timetable is \
+        posted at both piers.</p><span class=\"element-invisible\">End of further \
+        information</span></div><p>Read the <a href=\"/t\">full timetable<span \
+        class=\"offscreen\"> (link is external)</span></a> before you travel.</p>\
+        </article></body></html>";
+    let out = extract(html, None);
+    assert_has(&out, &["every forty minutes", "posted at both piers", "full timetable"]);
+    assert_lacks(&out, &["Further information", "End of further", "link is external"]);
+}
+
 /// The collapsed panels of an accordion or a set of tabs are hidden until a button opens
 /// them, but they are the page's content; a hidden drawer or a decorative layer is not.
 #[test]

@@ -266,9 +266,31 @@ pub(super) fn hidden_by_class(class: &str) -> bool {
     for name in class.split_ascii_whitespace() {
         let lower = name.to_ascii_lowercase();
         match lower.as_str() {
-            "hidden" | "d-none" | "display-none" | "is-hidden" | "u-hidden" | "hide"
-            | "visually-hidden" | "visuallyhidden" | "sr-only" | "screen-reader-text"
-            | "screen-reader-only" | "wt-display-none" | "invisible" => hidden = true,
+            "hidden"
+            | "d-none"
+            | "display-none"
+            | "is-hidden"
+            | "u-hidden"
+            | "hide"
+            | "visually-hidden"
+            | "visuallyhidden"
+            | "sr-only"
+            | "screen-reader-text"
+            | "screen-reader-only"
+            | "wt-display-none"
+            | "invisible"
+            | "hidecompletely"
+            | "hide-completely"
+            | "offscreen"
+            | "element-invisible"
+            | "show-for-sr"
+            | "u-visually-hidden"
+            | "a11y-hidden"
+            | "assistive-text"
+            | "sr-text"
+            | "screenreader"
+            | "screenreader-only"
+            | "visuallyhidden-focusable" => hidden = true,
             _ => {
                 let responsive = lower.contains(':')
                     || (lower.starts_with("d-")
