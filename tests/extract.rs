@@ -537,6 +537,39 @@ fn a_segment_streamed_by_react_is_read_although_marked_hidden() {
     assert_lacks(&out, &["basket is empty"]);
 }
 
+/// A blog theme heads every page with the site's name as an `h1` and gives each sidebar
+/// widget an `h1` of its own. Under a short post the sidebar (an archive, a blurb about the
+/// blog, popular posts) holds more text than the post; it sits beside the post's
+/// `article`, named the sidebar, and goes.
+#[test]
+fn a_sidebar_longer_than_a_short_post_goes() {
+    let widgets: String = (0..6)
+        .map(|w| {
+            let items: String = (0..8)
+                .map(|i| format!("<li><a href=\"/a{w}{i}\">Harbour archive entry {w}-{i}</a></li>"))
+                .collect();
+            format!("<aside class=\"sidebar-widget\"><h1 class=\"widget-title\">Widget {w}</h1><ul>{items}</ul></aside>")
+        })
+        .collect();
+    let html = format!(
+        "<html><head><meta property=\"og:type\" content=\"article\"></head><body>\
+        <header><h1 id=\"site-title\">Harbour Diary</h1></header><div id=\"main\">\
+        <div id=\"primary\"><article><h1>Back on the water after a long winter</h1>\
+        <p>The boat went back in on Saturday, two weeks later than last year, because the \
+        yard was short of hands and the cradle needed welding before the lift.</p>\
+        <p>The engine started on the second try, and the log shows four hours out to the \
+        lighthouse and back with a steady west wind.</p></article></div>\
+        <div id=\"secondary\" class=\"widget-area\" role=\"complementary\">\
+        <aside class=\"sidebar-widget\"><h1 class=\"widget-title\">About</h1><p>A diary \
+        of a small boat on a cold coast, written since 2013 by one sailor and read by a \
+        few friends who like the sea, the weather and the harbour gossip.</p></aside>\
+        {widgets}</div></div></body></html>"
+    );
+    let out = extract(&html, None);
+    assert_has(&out, &["cradle needed welding", "steady west wind"]);
+    assert_lacks(&out, &["A diary of a small boat", "Harbour archive entry"]);
+}
+
 /// Text written for screen readers only (the labels of a hidden info box, "link is
 /// external" after a link) is not what the page shows, and sites add it to every page.
 #[test]

@@ -390,6 +390,19 @@ impl<'p> Analysis<'p> {
                 removed_outright[i] = true;
                 continue;
             }
+            // Beside the story: outside its `article`, or, without one, holding no `h1`.
+            let beside_story = if self.story_article == usize::MAX {
+                node.landmarks == 0
+            } else {
+                let article = self.story_article;
+                let holds = i <= article && article < node.end as usize;
+                let inside = article <= i && i < nodes[article].end as usize;
+                !holds && !inside
+            };
+            if self.story && node.sidebar && beside_story && after_story[i] {
+                removed_outright[i] = true;
+                continue;
+            }
             if cat == Cat::None && headed[i] == Headed::No {
                 continue;
             }

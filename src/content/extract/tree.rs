@@ -150,6 +150,9 @@ pub(super) struct Node {
     /// Its class or id names it the readers' comments (`comments`, `commentlist`,
     /// `disqus`), not customer reviews.
     pub(super) comment_words: bool,
+    /// Named the page's sidebar (`role="complementary"`, or `sidebar` in its class or id
+    /// words), not only an aside.
+    pub(super) sidebar: bool,
 }
 
 pub(super) struct Page {
@@ -304,6 +307,10 @@ impl Page {
                         // `lower` holds the class and id words whenever they decided `cat`.
                         let comment_words = cat == Cat::Comments
                             && (lower.contains("comment") || lower.contains("disqus"));
+                        let sidebar = cat == Cat::Aside
+                            && tag != Tag::Aside
+                            && (attrs.role.trim().eq_ignore_ascii_case("complementary")
+                                || lower.contains("sidebar"));
                         if let Some(kind) = element.attr("itemtype") {
                             page.discussion |= ["DiscussionForumPosting", "QAPage", "/Question"]
                                 .iter()
@@ -338,6 +345,7 @@ impl Page {
                             link_len: 0,
                             landmarks: 0,
                             comment_words,
+                            sidebar,
                         });
                         open.push(Some(index));
                     }
@@ -380,6 +388,7 @@ impl Page {
             link_len: 0,
             landmarks: 0,
             comment_words: false,
+            sidebar: false,
         });
     }
 
@@ -459,11 +468,28 @@ impl Page {
         }
     }
 
-    /// Whether the page is a story: its first `h1` is a headline of at least
-    /// [`HEADLINE_WORDS`] words, and it sits inside an `article` element or the page
+    /// Whether the page is a story: its headline (its first `h1` inside an `article`, else
+    /// its first `h1`: a blog theme heads every page with the site's name as an `h1`) has at
+    /// least [`HEADLINE_WORDS`] words, and it sits inside an `article` element or the page
     /// declares itself an article (`declared`). With the `article` around that `h1`, if any.
     pub(super) fn story(&self, declared: bool) -> (bool, Option<usize>) {
-        let Some(h1) = self.nodes.iter().position(|n| n.tag == Tag::H(1)) else {
+        let mut headline = None;
+        // Nodes are in document order: a node is inside an `article` when it comes before
+        // the end of one that started earlier.
+        let mut article_end = 0;
+        for (i, node) in self.nodes.iter().enumerate() {
+            if node.tag == Tag::Article {
+                article_end = article_end.max(node.end as usize);
+            }
+            if node.tag == Tag::H(1) {
+                headline = headline.or(Some(i));
+                if i < article_end {
+                    headline = Some(i);
+                    break;
+                }
+            }
+        }
+        let Some(h1) = headline else {
             return (false, None);
         };
         let words = self.nodes[h1..self.nodes[h1].end as usize]
