@@ -583,8 +583,18 @@ fn text_for_screen_readers_only_is_left_out() {
         class=\"offscreen\"> (link is external)</span></a> before you travel.</p>\
         </article></body></html>";
     let out = extract(html, None);
-    assert_has(&out, &["every forty minutes", "posted at both piers", "full timetable"]);
-    assert_lacks(&out, &["Further information", "End of further", "link is external"]);
+    assert_has(
+        &out,
+        &[
+            "every forty minutes",
+            "posted at both piers",
+            "full timetable",
+        ],
+    );
+    assert_lacks(
+        &out,
+        &["Further information", "End of further", "link is external"],
+    );
 }
 
 /// The collapsed panels of an accordion or a set of tabs are hidden until a button opens

@@ -299,11 +299,13 @@ pub(super) const METADATA_LINE_CHARS: usize = 60;
 
 /// Whether a line is article metadata rather than content: only a date ("March 3, 2026",
 /// "3 Mar 2026", "2026-03-03", "3. März 2026", "03.03.2026 | 14:32 Uhr", "3 de marzo de
-/// 2026"), a reading time ("5 min read", "5 Minuten Lesezeit"), or a publication stamp
-/// ("Updated on March 3, 2026", "Posted: 03/03/2026", "Aktualisiert am 03.03.2026"). A date inside a sentence, a table
-/// row or a list of events with their titles is content and stays.
+/// 2026"), only a clock time or a video's length ("3:59 PM", "17:42 Uhr", "1:41"), a
+/// reading time ("5 min read", "5 Minuten Lesezeit", "Ten tekst przeczytasz w mniej niż
+/// minutę"), or a publication stamp ("Updated on March 3, 2026", "Posted: 03/03/2026",
+/// "Aktualisiert am 03.03.2026"). A date inside a sentence, a table row or a list of events
+/// with their titles is content and stays.
 pub(super) fn is_metadata_line(trimmed: &str) -> bool {
-    static PATTERNS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+    static PATTERNS: LazyLock<[Regex; 4]> = LazyLock::new(|| {
         // English month names and the German, French and Spanish ones that differ.
         const MONTH: &str = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|märz|mai|okt|dez|janv|févr|mars|avr|juil|août|déc|ene|abr|ago|dic)[a-zéû]*\.?";
         const TIME: &str = r"(,?\s*(\|\s*)?(um\s+)?\d{1,2}[:.]\d{2}(\s*(uhr|h|am|pm))?)?";
@@ -313,11 +315,20 @@ pub(super) fn is_metadata_line(trimmed: &str) -> bool {
             ),
             r"(?i)^\d+\s*(min|minute|minuten)s?\.?\s*(read|lesezeit|de lecture)\.?$".to_string(),
             r"(?i)^(updated|published|posted|aktualisiert|veröffentlicht|erstellt|stand|publié|mis à jour|publicado|actualizado)( on| am| le| el)?:?\s+.{0,40}\d{4}.{0,12}$".to_string(),
+            r"(?i)^\d{1,2}:\d{2}\s*(am|pm|a\.m\.|p\.m\.|uhr|h)?$".to_string(),
         ]
         .map(|p| Regex::new(&p).expect("the metadata patterns are valid"))
     });
-    if trimmed.len() >= METADATA_LINE_CHARS || !trimmed.bytes().any(|b| b.is_ascii_digit()) {
+    // A reading time in words, in Polish ("in less than a minute").
+    static READING: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)^(ten tekst przeczytasz w .{0,30}|czas czytania:? .{0,20})$")
+            .expect("the reading-time pattern is valid")
+    });
+    if trimmed.len() >= METADATA_LINE_CHARS {
         return false;
+    }
+    if !trimmed.bytes().any(|b| b.is_ascii_digit()) {
+        return trimmed.starts_with(['T', 't', 'C', 'c']) && READING.is_match(trimmed);
     }
     PATTERNS.iter().any(|p| p.is_match(trimmed))
 }

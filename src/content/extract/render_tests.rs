@@ -64,6 +64,10 @@ fn dates_stamps_and_reading_times_in_german_french_and_spanish_are_metadata() {
         "Veröffentlicht am 3. März 2026",
         "Publié le 3 mars 2026",
         "5 Minuten Lesezeit",
+        "3:59 PM",
+        "17:42 Uhr",
+        "1:41",
+        "Ten tekst przeczytasz w mniej niż minutę",
     ] {
         assert!(is_metadata_line(line), "{line}");
     }
@@ -71,6 +75,8 @@ fn dates_stamps_and_reading_times_in_german_french_and_spanish_are_metadata() {
         "Am 3. März 2026 stimmte der Rat ab.",
         "03.03.2026: Ratssitzung",
         "Mai 2026 Programm",
+        "17:42 Uhr: Die Fähre legt ab.",
+        "Ten tekst opisuje port.",
     ] {
         assert!(!is_metadata_line(line), "{line}");
     }
