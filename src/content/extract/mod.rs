@@ -96,10 +96,11 @@ use tree::Page;
 mod analysis;
 mod classify;
 mod headings;
+mod lines;
+#[cfg(test)]
+mod lines_tests;
 mod links;
 mod render;
-#[cfg(test)]
-mod render_tests;
 mod story;
 mod structured;
 mod tree;
