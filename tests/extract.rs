@@ -570,6 +570,25 @@ fn a_sidebar_longer_than_a_short_post_goes() {
     assert_lacks(&out, &["A diary of a small boat", "Harbour archive entry"]);
 }
 
+/// The box about the writer under a post, marked as the post's author in microdata,
+/// is the same under every post of that writer: it goes, whatever its class words.
+#[test]
+fn the_author_box_marked_in_microdata_goes() {
+    let html = "<html><body><article><h1>Ferry timetable changes for the winter season</h1>\
+        <p>From November the harbour ferry runs every forty minutes, and the last boat \
+        leaves at ten in the evening instead of midnight, the operator said on Monday.</p>\
+        <p>Season tickets keep their price, and bicycles still travel free of charge on \
+        every crossing, including the night boats at the weekend.</p>\
+        <div class=\"col-md-12\">About the writer</div><div class=\"box-wrap\" \
+        itemprop=\"author\" itemscope itemtype=\"http://schema.org/Person\"><div>Ada \
+        Example</div><p>Ada has written about ships, tides and the people of the harbour \
+        for twenty years, and sails a small boat of her own when the weather allows.</p>\
+        </div></article></body></html>";
+    let out = extract(html, None);
+    assert_has(&out, &["every forty minutes", "free of charge"]);
+    assert_lacks(&out, &["written about ships"]);
+}
+
 /// Text written for screen readers only (the labels of a hidden info box, "link is
 /// external" after a link) is not what the page shows, and sites add it to every page.
 #[test]

@@ -55,6 +55,15 @@ pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
     if by_role != Cat::None {
         return by_role;
     }
+    // Microdata's author (`itemprop="author"`): a byline, or the box about the writer under
+    // a post, whatever its class words.
+    if attrs
+        .itemprop
+        .split_ascii_whitespace()
+        .any(|p| p.eq_ignore_ascii_case("author"))
+    {
+        return Cat::Meta;
+    }
     if attrs.class.is_empty() && attrs.id.is_empty() {
         return by_tag;
     }

@@ -192,6 +192,8 @@ pub(super) struct Attrs<'a> {
     pub(super) style: &'a str,
     pub(super) href: Option<&'a str>,
     pub(super) rel: &'a str,
+    /// Microdata `itemprop`.
+    pub(super) itemprop: &'a str,
     pub(super) hidden: bool,
     pub(super) aria_hidden: bool,
 }
@@ -207,6 +209,7 @@ impl<'a> Attrs<'a> {
                 "style" => attrs.style = value,
                 "href" => attrs.href = Some(value),
                 "rel" => attrs.rel = value,
+                "itemprop" => attrs.itemprop = value,
                 "hidden" => attrs.hidden = true,
                 "aria-hidden" => attrs.aria_hidden = value.trim().eq_ignore_ascii_case("true"),
                 _ => {}
