@@ -197,19 +197,20 @@ pub(super) const CONTROL: u8 = 4;
 pub(super) const CONTACT: u8 = 8;
 /// A picture agency's name (see [`is_credit_line`]).
 pub(super) const AGENCY: u8 = 16;
+pub(super) const EMBED: u8 = 32;
 
 /// Lines this long (in characters) or longer are of none of those kinds: each kind's
 /// limit is at most this. Most of a text's bytes are in such lines.
 const WORDS_LINE_CHARS: usize = 200;
 
 /// The kinds of line ([`CALL_TO_ACTION`], [`RIGHTS`], [`CONTROL`], [`CONTACT`], [`AGENCY`],
-/// as a set)
+/// [`EMBED`], as a set)
 /// whose needed words `line` holds, ASCII letters compared without case. One search for
 /// the words of every kind settles most lines before any pattern runs: a pattern per kind
 /// costs a call and a pass of its own on every line, and a text has about a hundred lines.
 pub(super) fn line_words(line: &str) -> u8 {
     static WORDS: LazyLock<(AhoCorasick, Vec<u8>)> = LazyLock::new(|| {
-        let kinds: [(u8, &[&str]); 5] = [
+        let kinds: [(u8, &[&str]); 6] = [
             (
                 CALL_TO_ACTION,
                 &[
@@ -283,6 +284,22 @@ pub(super) fn line_words(line: &str) -> u8 {
             ),
             (CONTACT, &["kontakt", "ansprech", "rückfragen", "contact"]),
             (AGENCY, &["images", "stock", "alliance", "photo"]),
+            (
+                EMBED,
+                &[
+                    "einverständnis",
+                    "zustimmung",
+                    "externe",
+                    "drittanbieter",
+                    "third-party content",
+                    "third party content",
+                    "datenschutzeinstellungen",
+                    "freischalten",
+                    "einverstanden",
+                    "cookie-einstellungen",
+                    "cookie settings",
+                ],
+            ),
         ];
         // Each word once, with every kind that needs it.
         let mut words: Vec<&str> = Vec::new();
@@ -437,10 +454,36 @@ pub(super) fn is_call_to_action(trimmed: &str, words: u8) -> bool {
         && PATTERN.is_match(trimmed)
 }
 
+/// Lines this long (in characters) or longer are never taken for an embed's notice.
+pub(super) const EMBED_LINE_CHARS: usize = 200;
+
+/// Whether a line is the notice a site shows in place of a blocked embed (a post, a video)
+/// until the reader consents: "Externer Inhalt", "Twitter freischalten", "Wir respektieren
+/// deine Privatsphäre und stellen deshalb ohne dein Einverständnis keine Verbindung zu
+/// Twitter her.", "Ich bin einverstanden, dass ...", "Datenschutzeinstellungen verwalten".
+/// On the boilerplate development set 5 lines are such notices, 2 annotated boilerplate,
+/// none main text.
+pub(super) fn is_embed_notice(trimmed: &str, words: u8) -> bool {
+    static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"(?i)ohne (dein|ihr|deine|ihre) (einverständnis|zustimmung)",
+            r"|^(externe[rn]? inhalte?|inhalte? von drittanbietern|third[- ]party content)$",
+            r"|^datenschutzeinstellungen( verwalten| anpassen)?$|^\S+ freischalten$",
+            r"|^ich bin (damit )?einverstanden, dass|cookie-einstellungen|cookie settings",
+        ))
+        .expect("the embed pattern is valid")
+    });
+    words & EMBED != 0
+        && trimmed.len() < 4 * EMBED_LINE_CHARS
+        && trimmed.chars().count() < EMBED_LINE_CHARS
+        && PATTERN.is_match(trimmed)
+}
+
 /// Drops the lines that are only article metadata ([`is_metadata_line`],
-/// [`is_filing_line`], [`is_credit_line`]), a call to action ([`is_call_to_action`]) or a
-/// row of controls ([`is_control_line`]), and the contact block under a press release
-/// ([`is_contact_label`] and up to [`CONTACT_LINES`] lines after it): the date and reading
+/// [`is_filing_line`], [`is_credit_line`]), a call to action ([`is_call_to_action`]), a row
+/// of controls ([`is_control_line`]) or a blocked embed's notice ([`is_embed_notice`]), and
+/// the contact block under a press release ([`is_contact_label`] and up to
+/// [`CONTACT_LINES`] lines after it): the date and reading
 /// time under a headline, the tags under a post, the plea to subscribe, the "Print" button
 /// and the press office's telephone are the page's, not the article's, and the same article
 /// under another template shows them differently or not at all.
@@ -465,6 +508,7 @@ pub(super) fn drop_metadata_lines(text: String) -> String {
             || is_credit_line(trimmed, words)
             || is_call_to_action(trimmed, words)
             || is_control_line(trimmed, words)
+            || is_embed_notice(trimmed, words)
     })
     .unwrap_or(text)
 }

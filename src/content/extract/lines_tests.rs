@@ -202,3 +202,22 @@ fn a_contact_block_goes_with_its_label_up_to_the_next_sentence() {
         line_words("Contact the harbour office for a permit")
     ));
 }
+
+#[test]
+fn the_notice_in_place_of_a_blocked_embed_is_dropped() {
+    for line in [
+        "Externer Inhalt",
+        "Mastodon freischalten",
+        "Wir stellen ohne dein Einverständnis keine Verbindung zu Mastodon her.",
+        "Ich bin einverstanden, dass mir externe Inhalte angezeigt werden.",
+        "Datenschutzeinstellungen verwalten",
+    ] {
+        assert!(is_embed_notice(line, line_words(line)), "{line}");
+    }
+    for line in [
+        "Externe Gutachter prüften den Hafen im Mai.",
+        "Die Stadt gab ihre Zustimmung zum neuen Anleger.",
+    ] {
+        assert!(!is_embed_notice(line, line_words(line)), "{line}");
+    }
+}
