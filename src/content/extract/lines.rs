@@ -15,23 +15,28 @@ pub(super) const METADATA_LINE_CHARS: usize = 60;
 /// "3 Mar 2026", "2026-03-03", "3. März 2026", "03.03.2026 | 14:32 Uhr", "3 de marzo de
 /// 2026"), only a clock time or a video's length ("3:59 PM", "17:42 Uhr", "1:41"), a
 /// reading time ("5 min read", "5 Minuten Lesezeit", "Ten tekst przeczytasz w mniej niż
-/// minutę"), or a publication stamp ("Updated on March 3, 2026", "Posted: 03/03/2026",
-/// "Aktualisiert am 03.03.2026"). A date inside a sentence, a table row or a list of events
+/// minutę"), a publication stamp ("Updated on March 3, 2026", "Posted: 03/03/2026",
+/// "Aktualisiert am 03.03.2026"), or a counter ("Aufrufe: 1120 | ...", "Kommentare
+/// insgesamt: 0", "rating 4.5 / 5"). A date inside a sentence, a table row or a list of events
 /// with their titles is content and stays.
 pub(super) fn is_metadata_line(trimmed: &str) -> bool {
-    static PATTERNS: LazyLock<[Regex; 4]> = LazyLock::new(|| {
+    // One pattern of alternatives: one search per line, not one per kind.
+    static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
         // English month names and the German, French and Spanish ones that differ.
         const MONTH: &str = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|märz|mai|okt|dez|janv|févr|mars|avr|juil|août|déc|ene|abr|ago|dic)[a-zéû]*\.?";
         const TIME: &str = r"(,?\s*(\|\s*)?(um\s+)?\d{1,2}[:.]\d{2}(\s*(uhr|h|am|pm))?)?";
-        [
+        let alternatives = [
             format!(
                 r"(?i)^(-\s*)?(({MONTH}\s+\d{{1,2}},?\s+\d{{4}})|(\d{{1,2}}\.?\s+(de\s+)?{MONTH},?\s+(de\s+)?\d{{4}})|(\d{{4}}-\d{{2}}-\d{{2}})|(\d{{1,2}}\.\d{{1,2}}\.\d{{4}})){TIME}\.?$"
             ),
             r"(?i)^\d+\s*(min|minute|minuten)s?\.?\s*(read|lesezeit|de lecture)\.?$".to_string(),
             r"(?i)^(updated|published|posted|aktualisiert|veröffentlicht|erstellt|stand|publié|mis à jour|publicado|actualizado)( on| am| le| el)?:?\s+.{0,40}\d{4}.{0,12}$".to_string(),
             r"(?i)^\d{1,2}:\d{2}\s*(am|pm|a\.m\.|p\.m\.|uhr|h)?$".to_string(),
+            r"(?i)^(aufrufe|views|hits|zugriffe|kommentare( insgesamt)?|comments|replies|antworten|likes|vues|visitas|rating|bewertungen)\s*:?\s*[\d.,]+(\s|\||$)".to_string(),
         ]
-        .map(|p| Regex::new(&p).expect("the metadata patterns are valid"))
+        .map(|p| format!("(?:{})", p.trim_start_matches("(?i)")))
+        .join("|");
+        Regex::new(&format!("(?i){alternatives}")).expect("the metadata pattern is valid")
     });
     // A reading time in words, in Polish ("in less than a minute").
     static READING: LazyLock<Regex> = LazyLock::new(|| {
@@ -46,7 +51,7 @@ pub(super) fn is_metadata_line(trimmed: &str) -> bool {
         return (first.eq_ignore_ascii_case("ten") || first.eq_ignore_ascii_case("czas"))
             && READING.is_match(trimmed);
     }
-    PATTERNS.iter().any(|p| p.is_match(trimmed))
+    PATTERN.is_match(trimmed)
 }
 
 /// Lines this long or longer are never taken for a post's filing line.

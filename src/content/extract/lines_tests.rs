@@ -69,6 +69,9 @@ fn dates_stamps_and_reading_times_in_german_french_and_spanish_are_metadata() {
         "17:42 Uhr",
         "1:41",
         "Ten tekst przeczytasz w mniej niż minutę",
+        "Aufrufe: 1120 | Hinzugefügt von: Ada",
+        "Kommentare insgesamt: 0",
+        "rating 4.5 / 5",
     ] {
         assert!(is_metadata_line(line), "{line}");
     }
@@ -78,6 +81,7 @@ fn dates_stamps_and_reading_times_in_german_french_and_spanish_are_metadata() {
         "Mai 2026 Programm",
         "17:42 Uhr: Die Fähre legt ab.",
         "Ten tekst opisuje port.",
+        "Views differ: 3 of 5 readers liked the new ferry.",
     ] {
         assert!(!is_metadata_line(line), "{line}");
     }
