@@ -16,8 +16,9 @@ pub(super) const METADATA_LINE_CHARS: usize = 60;
 /// 2026"), only a clock time or a video's length ("3:59 PM", "17:42 Uhr", "1:41"), a
 /// reading time ("5 min read", "5 Minuten Lesezeit", "Ten tekst przeczytasz w mniej niż
 /// minutę"), a publication stamp ("Updated on March 3, 2026", "Posted: 03/03/2026",
-/// "Aktualisiert am 03.03.2026"), or a counter ("Aufrufe: 1120 | ...", "Kommentare
-/// insgesamt: 0", "rating 4.5 / 5"). A date inside a sentence, a table row or a list of events
+/// "Aktualisiert am 03.03.2026"), a counter ("Aufrufe: 1120 | ...", "Kommentare
+/// insgesamt: 0", "rating 4.5 / 5"), or a listing's page status ("1–30 of 83 products",
+/// "Es werden die Weine 1 bis 10 von insgesamt 19 angezeigt!"). A date inside a sentence, a table row or a list of events
 /// with their titles is content and stays.
 pub(super) fn is_metadata_line(trimmed: &str) -> bool {
     // One pattern of alternatives: one search per line, not one per kind.
@@ -33,6 +34,7 @@ pub(super) fn is_metadata_line(trimmed: &str) -> bool {
             r"(?i)^(updated|published|posted|aktualisiert|veröffentlicht|erstellt|stand|publié|mis à jour|publicado|actualizado)( on| am| le| el)?:?\s+.{0,40}\d{4}.{0,12}$".to_string(),
             r"(?i)^\d{1,2}:\d{2}\s*(am|pm|a\.m\.|p\.m\.|uhr|h)?$".to_string(),
             r"(?i)^(aufrufe|views|hits|zugriffe|kommentare( insgesamt)?|comments|replies|antworten|likes|vues|visitas|rating|bewertungen)\s*:?\s*[\d.,]+(\s|\||$)".to_string(),
+            r"(?i)^(es werden (die )?\S+ |showing |zeige |affichage de |mostrando |results? |ergebnisse? )?\d+\s*(bis|[-–]|to|à|a)\s*\d+\s*(von|of|sur|de)\s*(insgesamt )?\d+\b.{0,30}$".to_string(),
         ]
         .map(|p| format!("(?:{})", p.trim_start_matches("(?i)")))
         .join("|");
@@ -285,6 +287,14 @@ pub(super) fn line_words(line: &str) -> u8 {
                     "sponsored",
                     "publici",
                     "reklama",
+                    "warenkorb",
+                    "einkaufswagen",
+                    "cart",
+                    "basket",
+                    "shopping bag",
+                    "panier",
+                    "carrito",
+                    "cesta",
                 ],
             ),
             (CONTACT, &["kontakt", "ansprech", "rückfragen", "contact"]),
@@ -369,7 +379,8 @@ pub(super) const CONTROL_LINE_CHARS: usize = 80;
 /// Whether a line is only the labels of a page's controls, one to three of them ("Weiter
 /// »", "alle anzeigen", "zurück zur Listenansicht", "Rezept drucken Bei Pinterest
 /// speichern", "Quellen ausblenden", "Permalink https://...", "Read more", "Print", "Show
-/// all", "Imprimer", "Leer más"), or an advert's label ("- Anzeige -", "Advertisement"). A
+/// all", "Imprimer", "Leer más"), the shop's cart ("Ihr Warenkorb ist leer", "Cart (0)"),
+/// or an advert's label ("- Anzeige -", "Advertisement"). A
 /// button, a toggle or the label over an advert drawn as text says nothing of the article.
 /// On the boilerplate development set 58 lines are such labels: 12 annotated boilerplate,
 /// none main text; on WCXB dev 118 of 119 are outside the reference text.
@@ -385,6 +396,10 @@ pub(super) fn is_control_line(trimmed: &str, words: u8) -> bool {
             r"|teilen|share( this)?( page| article)?|partager|compartir|kommentieren",
             r"|(bei|auf) \S+ (speichern|teilen)|(permalink|permalien)( https?://\S+)?",
             r"|pdf|download( pdf)?|(\S+ ){0,3}als pdf herunterladen",
+            // The shop's cart.
+            r"|((ihr|your|mein|my|votre|tu) )?(warenkorb|einkaufswagen|shopping cart|cart",
+            r"|shopping bag|basket|panier|carrito|cesta)( ist leer| is empty| est vide",
+            r"| está vacío)?( \(?\d+\)?)?",
             // An advert's label.
             r"|anzeige|advertisement|werbung|sponsored|publicidad|publicité|reklama",
         );
