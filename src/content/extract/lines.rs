@@ -251,6 +251,7 @@ pub(super) fn line_words(line: &str) -> u8 {
                     "support ",
                     "unterstütze",
                     "wesprzyj",
+                    "info",
                 ],
             ),
             (
@@ -425,7 +426,8 @@ pub(super) const CALL_TO_ACTION_CHARS: usize = 200;
 /// support it ("Unterstütze RosaMag bereits mit 2,50!"). A paywall's notice is one too
 /// ("To view the full story, please subscribe ..."), and so is a plea for the reader's
 /// opinion ("We want to hear what you think about this article.") or for the print issue
-/// ("... im Abo, als e-Paper ..."). Sites put these under every article, so two articles
+/// ("... im Abo, als e-Paper ..."), or a pointer to another site for the rest ("Weitere
+/// Infos unter www.example.org."). Sites put these under every article, so two articles
 /// of one site share them. On the boilerplate development set the pattern finds 39 lines
 /// under 200 characters: 19 are annotated boilerplate, 20 are not annotated and are calls
 /// to action, none is main text; on WCXB dev 39 of its 49 lines are outside the reference
@@ -461,6 +463,9 @@ pub(super) fn is_call_to_action(trimmed: &str, words: u8) -> bool {
             r"|\bfollow us on\b|\bsupport (us|our (work|journalism))\b",
             r"|\bunterstütze(n sie)? (uns|unsere arbeit)\b|^unterstütze(n sie)? (?-i:\p{Lu})",
             r"|\bwesprzyj nas\b",
+            // A pointer to another site for the rest.
+            r"|^(weitere |mehr )?(infos?|informationen) (unter|auf|bei|gibt es unter|finden sie unter):? (www\.|https?://)\S+\.?$",
+            r"|^(more info(rmation)?|for more information),? (at|visit|see|on):? (www\.|https?://)\S+\.?$",
         )
         // ASCII word boundaries (every boundary above is beside an ASCII letter) keep the
         // search in the lazy DFA: a Unicode one sends it to the slower engines on any line

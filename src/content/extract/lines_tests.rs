@@ -109,6 +109,8 @@ fn pleas_to_subscribe_sign_in_download_or_support_are_calls_to_action() {
         "Schauen Sie mal in unseren Hafennewsletter!",
         "Die neue Ausgabe jetzt am Kiosk, im Abo und als E-Paper.",
         "We want to hear what you think about this story. Write to the desk.",
+        "Weitere Infos unter www.example.org.",
+        "For more information, visit https://example.org",
     ] {
         assert!(is_call_to_action(line, line_words(line)), "{line}");
     }
