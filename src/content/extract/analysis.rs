@@ -347,6 +347,24 @@ impl<'p> Analysis<'p> {
         marked
     }
 
+    /// Whether element `i` is the page's sidebar beside a story: named the sidebar, after
+    /// the story's start, and outside its `article` (or, without one, holding no `h1`). It
+    /// goes whatever its share: under a short post the sidebar outweighs the post.
+    fn sidebar_beside_story(&self, i: usize, after_story: &[bool]) -> bool {
+        let nodes = &self.page.nodes;
+        let node = &nodes[i];
+        if !self.story || !node.sidebar || !after_story[i] {
+            return false;
+        }
+        if self.story_article == usize::MAX {
+            return node.landmarks == 0;
+        }
+        let article = self.story_article;
+        let holds = i <= article && article < node.end as usize;
+        let inside = article <= i && i < nodes[article].end as usize;
+        !holds && !inside
+    }
+
     pub(super) fn mark_boilerplate(&mut self) {
         let nodes = &self.page.nodes;
         if nodes.is_empty() {
@@ -390,16 +408,7 @@ impl<'p> Analysis<'p> {
                 removed_outright[i] = true;
                 continue;
             }
-            // Beside the story: outside its `article`, or, without one, holding no `h1`.
-            let beside_story = if self.story_article == usize::MAX {
-                node.landmarks == 0
-            } else {
-                let article = self.story_article;
-                let holds = i <= article && article < node.end as usize;
-                let inside = article <= i && i < nodes[article].end as usize;
-                !holds && !inside
-            };
-            if self.story && node.sidebar && beside_story && after_story[i] {
+            if self.sidebar_beside_story(i, &after_story) {
                 removed_outright[i] = true;
                 continue;
             }
