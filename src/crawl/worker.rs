@@ -108,8 +108,12 @@ pub(super) async fn work(shared: &Shared, task: Task) -> Work {
     match shared.fetcher.fetch_with(&task.url, hop).await {
         Ok(fetched) => {
             let fetched_at = std::time::SystemTime::now();
-            let to_prepare = page::is_page(fetched.content_type.as_deref(), &fetched.body)
-                && (200..300).contains(&fetched.status);
+            // By its type here; `prepare` looks at the bytes ([`page::is_page`]).
+            let to_prepare = (200..300).contains(&fetched.status)
+                && crate::content::decode::is_html_content_type(
+                    fetched.content_type.as_deref(),
+                    true,
+                );
             let mut fetched = fetched;
             let prepared = if !to_prepare {
                 None

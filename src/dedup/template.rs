@@ -168,7 +168,7 @@ pub use crate::fingerprint::blocks::block_key;
 use crate::fingerprint::blocks::block_key_in;
 
 fn keys(text: &str) -> Vec<u32> {
-    let mut normal = String::new();
+    let mut normal = Vec::new();
     text.lines()
         .filter_map(|line| block_key_in(line, &mut normal))
         .collect()
@@ -191,7 +191,7 @@ impl HostTemplates {
         let mut kept = String::with_capacity(text.len());
         let mut dropped = false;
         let mut substance = false;
-        let mut normal = String::new();
+        let mut normal = Vec::new();
         for line in text.split_inclusive('\n') {
             match block_key_in(line, &mut normal) {
                 Some(k) if host.is_template(k) => dropped = true,

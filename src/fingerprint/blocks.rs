@@ -24,6 +24,7 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::features::{fmix64, three_shingles, token_hashes_into, word_features};
+use super::tokens::{HIGH_BITS, LOW_BITS};
 
 /// Lines a profile keeps at most: of a page with more, its sentences ([`LONG_LINE_WORDS`])
 /// first, then its shorter lines, each in reading order, up to this many.
@@ -92,11 +93,11 @@ pub struct Blocks {
 
 /// The key of a normalised line, `None` for a line with nothing but whitespace.
 pub fn block_key(line: &str) -> Option<u32> {
-    block_key_in(line, &mut String::new())
+    block_key_in(line, &mut Vec::new())
 }
 
 /// [`block_key`], normalising into `normal` (a buffer reused from line to line).
-pub fn block_key_in(line: &str, normal: &mut String) -> Option<u32> {
+pub fn block_key_in(line: &str, normal: &mut Vec<u8>) -> Option<u32> {
     if line.is_ascii() {
         ascii_block_key(line, normal)
     } else {
@@ -106,65 +107,112 @@ pub fn block_key_in(line: &str, normal: &mut String) -> Option<u32> {
 
 /// [`block_key_in`] for any line: words split at whitespace, then each character of each
 /// word (the definition, which the tests hold the ASCII path to).
-fn unicode_block_key(line: &str, normal: &mut String) -> Option<u32> {
+fn unicode_block_key(line: &str, normal: &mut Vec<u8>) -> Option<u32> {
     normal.clear();
     let mut digits = false;
+    let mut buf = [0u8; 4];
     for word in line.split_whitespace() {
         if !normal.is_empty() {
-            normal.push(' ');
+            normal.push(b' ');
         }
         for c in word.chars() {
-            let digit = if c.is_ascii() {
-                c.is_ascii_digit()
-            } else {
-                c.is_numeric()
-            };
-            if digit {
+            if is_numeric(c) {
                 if !digits {
-                    normal.push('0');
+                    normal.push(b'0');
                 }
                 digits = true;
             } else {
                 digits = false;
                 if c.is_ascii() {
-                    normal.push(c.to_ascii_lowercase());
+                    normal.push(c.to_ascii_lowercase() as u8);
                 } else {
-                    normal.extend(c.to_lowercase());
+                    for lower in c.to_lowercase() {
+                        normal.extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
+                    }
                 }
             }
         }
         digits = false;
     }
-    (!normal.is_empty()).then(|| xxh3_64(normal.as_bytes()) as u32)
+    (!normal.is_empty()).then(|| xxh3_64(normal) as u32)
 }
 
-/// [`block_key_in`] for an ASCII line, byte by byte: the same normal form (the whitespace
-/// `split_whitespace` knows in ASCII, including the vertical tab).
-fn ascii_block_key(line: &str, normal: &mut String) -> Option<u32> {
+/// `char::is_numeric`, without its table search for the characters most text outside ASCII
+/// has (Latin letters, punctuation, quotation marks): below U+0660 only the superscripts and
+/// the vulgar fractions of Latin-1 are numeric, and General Punctuation has none.
+fn is_numeric(c: char) -> bool {
+    match c {
+        '\0'..='\u{7f}' => c.is_ascii_digit(),
+        '\u{80}'..='\u{65f}' => matches!(c, '\u{b2}' | '\u{b3}' | '\u{b9}' | '\u{bc}'..='\u{be}'),
+        '\u{2000}'..='\u{206f}' => false,
+        _ => c.is_numeric(),
+    }
+}
+
+/// The high bit of each of eight ASCII bytes (first byte lowest) that is at least `bound`:
+/// adding to the low seven bits of a byte never carries into the next.
+#[inline(always)]
+fn at_least(x: u64, bound: u64) -> u64 {
+    (x + (0x80 - bound) * LOW_BITS) & HIGH_BITS
+}
+
+/// [`block_key_in`] for an ASCII line: the same normal form (the whitespace
+/// `split_whitespace` knows in ASCII, including the vertical tab), eight bytes at a time
+/// while they hold no digit, no whitespace but single spaces, and no space after a space.
+fn ascii_block_key(line: &str, normal: &mut Vec<u8>) -> Option<u32> {
+    let bytes = line.as_bytes();
+    // The normal form is never longer than the line: written in place, then cut.
     normal.clear();
+    normal.resize(bytes.len() + 8, 0);
+    let out = normal.as_mut_slice();
+    let mut len = 0usize;
+    // Whether the last byte written is a space (true at the start: no leading space), and
+    // whether the last byte read was a digit.
+    let mut after_space = true;
     let mut digits = false;
-    let mut space = false;
-    for b in line.bytes() {
-        if matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') {
-            space = !normal.is_empty();
-            digits = false;
-            continue;
-        }
-        if space {
-            normal.push(' ');
-            space = false;
-        }
-        if b.is_ascii_digit() {
-            if !digits {
-                normal.push('0');
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            let spaces = at_least(x, 0x20) & !at_least(x, 0x21);
+            let controls = at_least(x, 0x09) & !at_least(x, 0x0e);
+            let digit = at_least(x, 0x30) & !at_least(x, 0x3a);
+            let after = (spaces << 8) | (u64::from(after_space) << 7);
+            if controls | digit == 0 && spaces & after == 0 {
+                let upper = at_least(x, 0x41) & !at_least(x, 0x5b);
+                // A capital's 0x20 bit set makes it lower case.
+                out[len..len + 8].copy_from_slice(&(x | (upper >> 2)).to_le_bytes());
+                len += 8;
+                after_space = spaces >> 63 != 0;
+                digits = false;
+                i += 8;
+                continue;
             }
-            digits = true;
-        } else {
+        }
+        let b = bytes[i];
+        i += 1;
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') {
+            out[len] = b' ';
+            len += usize::from(!after_space);
+            after_space = true;
             digits = false;
-            normal.push(char::from(b.to_ascii_lowercase()));
+        } else if b.is_ascii_digit() {
+            out[len] = b'0';
+            len += usize::from(!digits);
+            digits = true;
+            after_space = false;
+        } else {
+            out[len] = b.to_ascii_lowercase();
+            len += 1;
+            digits = false;
+            after_space = false;
         }
     }
-    (!normal.is_empty()).then(|| xxh3_64(normal.as_bytes()) as u32)
+    if after_space && len > 0 {
+        len -= 1;
+    }
+    normal.truncate(len);
+    (len > 0).then(|| xxh3_64(normal) as u32)
 }
 
 /// Byte `i` of `SPREAD[v]` is bit `i` of `v`: eight bit counters in one word.
@@ -243,7 +291,7 @@ impl Blocks {
     pub fn of(host: &str, text: &str) -> Blocks {
         let mut lines = Vec::new();
         let mut short = 0;
-        let mut normal = String::new();
+        let mut normal = Vec::new();
         let mut hashes = Vec::new();
         let mut features = Vec::new();
         for line in text.lines() {
@@ -337,10 +385,17 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn the_quick_numeric_test_is_the_standard_one() {
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            assert_eq!(is_numeric(c), c.is_numeric(), "{c:?}");
+        }
+    }
+
     proptest! {
         #[test]
         fn the_ascii_key_is_the_defined_key(line in "[a-zA-Z0-9 \t\n\x0b\x0c\r.,'-]{0,60}") {
-            let (mut a, mut b) = (String::new(), String::new());
+            let (mut a, mut b) = (Vec::new(), Vec::new());
             prop_assert_eq!(ascii_block_key(&line, &mut a), unicode_block_key(&line, &mut b));
             prop_assert_eq!(a, b);
         }

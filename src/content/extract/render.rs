@@ -227,7 +227,9 @@ impl Writer {
         let mut j = 0;
         for block in text.split("\n\n") {
             let first = block.lines().next().unwrap_or("").trim();
-            match before[j..].iter().position(|(b, _)| b.contains(first)) {
+            // Nearly always the next block itself: its start is compared before a search.
+            let holds = |b: &str| b.trim_start().starts_with(first) || b.contains(first);
+            match before[j..].iter().position(|(b, _)| holds(b)) {
                 Some(k) => {
                     j += k;
                     kinds.push(before[j].1);
