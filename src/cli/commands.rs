@@ -163,13 +163,15 @@ pub(super) fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
 pub(super) fn simhash(args: SimhashArgs) -> Result<ExitCode, Failure> {
     let mut out = BufWriter::new(io::stdout().lock());
     let code = for_each_text_input(&args.files, |input| {
-        let text = if args.text {
-            String::from_utf8_lossy(&input.bytes).into_owned()
+        // The simhash alone: no digest or sketch, and plain text is not copied.
+        let simhash = if args.text {
+            crawldedup::fingerprint::simhash(&String::from_utf8_lossy(&input.bytes))
         } else {
-            crawldedup::content::extract_bytes(&input.bytes, None, None).text
+            crawldedup::fingerprint::simhash(
+                &crawldedup::content::extract_bytes(&input.bytes, None, None).text,
+            )
         };
-        let fingerprint = crawldedup::Fingerprint::of(&text);
-        writeln!(out, "{}  {}", fingerprint.simhash, input.name)?;
+        writeln!(out, "{simhash}  {}", input.name)?;
         out.flush()?;
         Ok(())
     })?;

@@ -119,8 +119,14 @@ pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize
     // feature when its count reaches 2. The sums are the same integers as adding tf^TF_EXPONENT per
     // distinct feature, so the order and the split do not change the bits.
     let unit = tf_weight(1);
-    let slots = (features.len() * 2).next_power_of_two().max(16);
-    let mask = slots - 1;
+    // Twice the features, so that it is at most half full; but a long text repeats its
+    // features, so past [`FIRST_TABLE_SLOTS`] the table starts there and doubles when half
+    // full, instead of taking 16 bytes for every feature (a 50 MB text) and missing the
+    // cache on every probe.
+    let mut slots = (features.len() * 2)
+        .next_power_of_two()
+        .clamp(16, FIRST_TABLE_SLOTS);
+    let mut mask = slots - 1;
     // (feature, count) side by side: a probe reads one cache line.
     let mut table = vec![(0u64, 0u32); slots];
     // Slots of the features whose count reached 2, written over the features already read
@@ -148,6 +154,25 @@ pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize
         entry.1 += 1;
         features[repeats] = slot as u64;
         repeats += usize::from(entry.1 == 2);
+        if distinct * 2 > slots {
+            // Twice the room: every entry moves, and so do the slots of the repeated ones,
+            // listed again (at most half of the features read so far: they fit).
+            slots *= 2;
+            mask = slots - 1;
+            let old = std::mem::replace(&mut table, vec![(0u64, 0u32); slots]);
+            repeats = 0;
+            for (hash, count) in old.into_iter().filter(|e| e.1 > 0) {
+                let mut slot = (hash >> 7) as usize & mask;
+                while table[slot].0 != 0 {
+                    slot = (slot + 1) & mask;
+                }
+                table[slot] = (hash, count);
+                if count >= 2 {
+                    features[repeats] = slot as u64;
+                    repeats += 1;
+                }
+            }
+        }
     }
     let mut acc = Accumulator::default();
     let mut less = Accumulator::default();
@@ -170,6 +195,10 @@ pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize
     acc.take_away(&mut less);
     (acc.finish(), distinct + usize::from(zero_count > 0))
 }
+
+/// Slots the feature table of [`weighted_simhash`] starts with at most (1 MB); it grows
+/// from there for a text with more distinct features.
+const FIRST_TABLE_SLOTS: usize = 1 << 16;
 
 /// `tf^TF_EXPONENT` in 1/256 units, from a table for small counts.
 pub(super) fn tf_weight(tf: usize) -> u64 {

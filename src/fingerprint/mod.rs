@@ -325,6 +325,66 @@ mod tests {
         Simhash(out)
     }
 
+    #[test]
+    fn a_line_break_composes_with_no_character() {
+        // What lets a long text be normalised a piece at a time (`for_each_token`).
+        use unicode_normalization::UnicodeNormalization;
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let alone: String = c.to_string().nfkc().collect();
+            let before: String = format!("\n{c}").nfkc().collect();
+            let after: String = format!("{c}\n").nfkc().collect();
+            assert_eq!(before, format!("\n{alone}"), "{c:?}");
+            assert_eq!(after, format!("{alone}\n"), "{c:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_text_in_pieces_has_the_tokens_of_the_whole(
+            text in "([a-zA-Z'\u{2019} \n]|\u{ff21}|\u{fb01}|\u{301}|\u{3000}|\u{1100}|\u{1161}|東|京|\u{2460}|\u{e9}){0,80}",
+            piece in 1usize..24,
+        ) {
+            let whole: String = unicode_normalization::UnicodeNormalization::nfkc(text.as_str()).collect();
+            let mut want = Vec::new();
+            tokenize(&whole, |t| want.push(t.to_vec()));
+            let mut got = Vec::new();
+            tokens_in_pieces(&text, piece, |t| got.push(t.to_vec()));
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn a_feature_table_that_grows_gives_the_same_simhash() {
+        // More distinct features than the table starts with, each seen one to four times,
+        // in an order that repeats some before and some after each growth.
+        let mut state = 7u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            fmix64(state)
+        };
+        let distinct: Vec<u64> = (0..300_000).map(|_| next()).collect();
+        let features: Vec<u64> = (0..700_000)
+            .map(|i| {
+                distinct[if i % 3 == 0 {
+                    (next() % 300_000) as usize
+                } else {
+                    i % 300_000
+                }]
+            })
+            .collect();
+        assert_eq!(
+            weighted_simhash(&mut features.clone()).0,
+            reference_simhash(&features)
+        );
+        let (_, seen) = weighted_simhash(&mut features.clone());
+        let mut set = features.clone();
+        set.sort_unstable();
+        set.dedup();
+        assert_eq!(seen, set.len());
+    }
+
     proptest::proptest! {
         #[test]
         fn weighted_simhash_matches_its_definition(

@@ -68,7 +68,40 @@ pub(super) fn ascii_alnum_upper(x: u64) -> (u64, u64) {
 /// Calls `emit` with every token of `text`, in order: the text in Unicode compatibility
 /// form (NFKC: full-width letters and digits, ligatures and the like fold to their plain
 /// forms), lower-cased, with decimal digits of every script as ASCII digits.
+///
+/// A long text is taken in pieces of about [`NFKC_PIECE_BYTES`] that end at a line break,
+/// and only a piece that needs it is normalised: a line break composes with nothing and
+/// ends every token, so the pieces give the tokens the whole text gives (a test checks the
+/// line break against every character), and one full-width letter in a 50 MB file does not
+/// send all of it through the normaliser.
 pub(super) fn for_each_token(text: &str, emit: impl FnMut(&[u8])) {
+    if text.is_ascii() {
+        return tokenize(text, emit);
+    }
+    tokens_in_pieces(text, NFKC_PIECE_BYTES, emit)
+}
+
+/// [`for_each_token`] on pieces of at least `piece_bytes`, each ending at a line break.
+pub(super) fn tokens_in_pieces(text: &str, piece_bytes: usize, mut emit: impl FnMut(&[u8])) {
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = if rest.len() <= piece_bytes {
+            rest.len()
+        } else {
+            memchr::memchr(b'\n', &rest.as_bytes()[piece_bytes..])
+                .map_or(rest.len(), |at| piece_bytes + at + 1)
+        };
+        let (piece, after) = rest.split_at(end);
+        tokens_of_piece(piece, &mut emit);
+        rest = after;
+    }
+}
+
+/// Bytes of a text normalised at a time at least ([`for_each_token`]).
+pub(super) const NFKC_PIECE_BYTES: usize = 64 * 1024;
+
+/// [`for_each_token`] on a piece of a text.
+fn tokens_of_piece(text: &str, emit: &mut impl FnMut(&[u8])) {
     use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
     // ASCII is its own NFKC form; most other text is too, which the quick check tells
     // without allocating. It looks only at the characters that could change a word
