@@ -6,6 +6,8 @@
 //! Also the per-line profile of a page (`Blocks::of`, what host templates compare), which
 //! the crawl computes beside the fingerprint.
 //!
+//! Last, `crawldedup simhash --text` on one 50 MB file against the library on the same text.
+//!
 //! `cargo bench --bench fingerprint`. Reads the WCXB dev ground-truth main texts when
 //! `../shared/datasets/wcxb-dev` is present, else a generated text of the same size.
 
@@ -131,10 +133,55 @@ fn python_peer() {
     }
 }
 
+/// `crawldedup simhash --text` on one large file (the corpus repeated to 50 MB), process
+/// start and reading included, against the library's `simhash` on the same text in memory:
+/// medians of three runs each, taking turns.
+fn cli_against_library() {
+    let texts = corpus();
+    let joined = texts.join("\n\n");
+    let mut big = String::with_capacity(51 << 20);
+    while big.len() < 50 << 20 {
+        big.push_str(&joined);
+        big.push_str("\n\n");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.txt");
+    std::fs::write(&file, &big).unwrap();
+    let (mut library, mut cli) = (Vec::new(), Vec::new());
+    let mut printed = None;
+    for _ in 0..3 {
+        let start = std::time::Instant::now();
+        let simhash = crawldedup::fingerprint::simhash(black_box(&big));
+        library.push(start.elapsed().as_secs_f64());
+        let start = std::time::Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+            .args(["simhash", "--text"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        cli.push(start.elapsed().as_secs_f64());
+        let line = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(line.starts_with(&simhash.to_string()), "{line}");
+        printed = Some(simhash);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mb = big.len() as f64 / 1e6;
+    let (library, cli) = (mb / median(&mut library), mb / median(&mut cli));
+    println!(
+        "simhash of one {mb:.0} MB text ({}): library {library:.1} MB/s, `crawldedup simhash --text` {cli:.1} MB/s ({:.2} of the library's rate)",
+        printed.map(|s| s.to_string()).unwrap_or_default(),
+        cli / library
+    );
+}
+
 criterion_group!(benches, bench);
 
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
     python_peer();
+    cli_against_library();
 }

@@ -1,5 +1,9 @@
 //! Boilerplate categories from class and id words, roles and visibility.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::tree::{Attrs, Cat, Tag};
 
 /// Words that make a class name that mentions a sidebar a layout helper of the element that
@@ -238,7 +242,7 @@ pub(super) fn joined_in(word: &str, keyword: &str) -> bool {
 /// Categories for words written together with others (`commentList`, `cookiebanner`); see
 /// [`joined_in`].
 pub(super) fn joined_word_category(lower: &str) -> Cat {
-    const JOINED: &[(&str, Cat)] = &[
+    const JOINED: [(&str, Cat); 11] = [
         ("cookie", Cat::Overlay),
         ("consent", Cat::Overlay),
         ("newsletter", Cat::Forms),
@@ -251,17 +255,30 @@ pub(super) fn joined_word_category(lower: &str) -> Cat {
         ("sharing", Cat::Share),
         ("advert", Cat::Ads),
     ];
-    // Most class strings hold none of the keywords: one search per keyword over the whole
-    // string settles them before any word is looked at.
+    // Most class strings hold none of the keywords: one pass of an automaton over the whole
+    // string finds the ones it holds (overlapping too) before any word is looked at.
+    static KEYWORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(JOINED.map(|(keyword, _)| keyword))
+            .expect("the keywords are valid")
+    });
+    let held = KEYWORDS
+        .find_overlapping_iter(lower)
+        .fold(0u16, |held, found| held | 1 << found.pattern().as_usize());
+    if held == 0 {
+        return Cat::None;
+    }
     JOINED
         .iter()
-        .filter(|(keyword, _)| lower.contains(keyword))
-        .find(|(keyword, _)| {
+        .enumerate()
+        .filter(|(i, _)| held & 1 << i != 0)
+        .find(|(_, (keyword, _))| {
             lower
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|word| joined_in(word, keyword))
         })
-        .map_or(Cat::None, |(_, cat)| *cat)
+        .map_or(Cat::None, |(_, (_, cat))| *cat)
 }
 
 /// Class names that hide an element at every screen size. A responsive variant beside them
