@@ -227,8 +227,11 @@ impl Writer {
         let mut j = 0;
         for block in text.split("\n\n") {
             let first = block.lines().next().unwrap_or("").trim();
-            // Nearly always the next block itself: its start is compared before a search.
-            let holds = |b: &str| b.trim_start().starts_with(first) || b.contains(first);
+            // Nearly always the next block itself: its start is compared before a search,
+            // and the searcher is built once for all the blocks it may look through.
+            let finder = memchr::memmem::Finder::new(first);
+            let holds =
+                |b: &str| b.trim_start().starts_with(first) || finder.find(b.as_bytes()).is_some();
             match before[j..].iter().position(|(b, _)| holds(b)) {
                 Some(k) => {
                     j += k;
