@@ -3,7 +3,7 @@
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::Digest;
-use super::tokens::{ASCII_SPACE, HIGH_BITS, LOW_BITS};
+use super::tokens::{ASCII_SPACE, HIGH_BITS, in_range};
 
 /// For eight ASCII bytes in a word (first byte lowest): the high bit of each byte that is a
 /// space (0x20), and of each that is another ASCII whitespace (tab to carriage return).
@@ -11,10 +11,23 @@ use super::tokens::{ASCII_SPACE, HIGH_BITS, LOW_BITS};
 /// [`super::tokens::ascii_alnum_upper`].
 #[inline(always)]
 fn ascii_spaces(x: u64) -> (u64, u64) {
-    let at_least = |bound: u64| (x + (0x80 - bound) * LOW_BITS) & HIGH_BITS;
-    let spaces = at_least(0x20) & !at_least(0x21);
-    let controls = at_least(0x09) & !at_least(0x0e);
-    (spaces, controls)
+    (in_range(x, 0x20, 0x21), in_range(x, 0x09, 0x0e))
+}
+
+/// The eight bytes at `i` as a word (first byte lowest) and the high bits of its spaces,
+/// when they are ASCII whose only whitespace is single spaces and the first is not a space
+/// after a space (`after_space`: the byte before was one): a run that whitespace
+/// normalisation leaves as it is.
+#[inline(always)]
+pub(super) fn plain_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(u64, u64)> {
+    let chunk = bytes.get(i..i + 8)?;
+    let x = u64::from_le_bytes(chunk.try_into().ok()?);
+    if x & HIGH_BITS != 0 {
+        return None;
+    }
+    let (spaces, controls) = ascii_spaces(x);
+    let after = (spaces << 8) | (u64::from(after_space) << 7);
+    (controls == 0 && spaces & after == 0).then_some((x, spaces))
 }
 
 /// Digest of the whitespace-normalised text, and its length in characters.
@@ -35,19 +48,12 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
         // Eight ASCII bytes whose only whitespace is single spaces, none of them after a
         // space, are their own normalised form: copied as one word. Prose is mostly such
         // runs; anything else takes the byte loop below for one byte.
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0x80; 8]));
-            if x & HIGH_BITS == 0 {
-                let (spaces, controls) = ascii_spaces(x);
-                let after = (spaces << 8) | (u64::from(after_space) << 7);
-                if controls == 0 && spaces & after == 0 {
-                    out[len..len + 8].copy_from_slice(chunk);
-                    len += 8;
-                    after_space = spaces >> 63 != 0;
-                    i += 8;
-                    continue;
-                }
-            }
+        if let Some((x, spaces)) = plain_chunk(bytes, i, after_space) {
+            out[len..len + 8].copy_from_slice(&x.to_le_bytes());
+            len += 8;
+            after_space = spaces >> 63 != 0;
+            i += 8;
+            continue;
         }
         let b = bytes[i];
         if b < 0x80 {

@@ -57,12 +57,19 @@ pub(super) const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 #[inline(always)]
 pub(super) fn ascii_alnum_upper(x: u64) -> (u64, u64) {
     let y = x & !HIGH_BITS;
-    let at_least = |bound: u64| (y + (0x80 - bound) * LOW_BITS) & HIGH_BITS;
     let ascii = !x & HIGH_BITS;
-    let digit = at_least(0x30) & !at_least(0x3a);
-    let upper = at_least(0x41) & !at_least(0x5b);
-    let lower = at_least(0x61) & !at_least(0x7b);
+    let digit = in_range(y, 0x30, 0x3a);
+    let upper = in_range(y, 0x41, 0x5b);
+    let lower = in_range(y, 0x61, 0x7b);
     ((digit | upper | lower) & ascii, upper & ascii)
+}
+
+/// For eight bytes below 0x80 in a word: the high bit of each byte in `from..to`. A bound is
+/// compared by adding `0x80 - bound` to the byte, which never carries into the next.
+#[inline(always)]
+pub(super) fn in_range(x: u64, from: u64, to: u64) -> u64 {
+    let at_least = |bound: u64| (x + (0x80 - bound) * LOW_BITS) & HIGH_BITS;
+    at_least(from) & !at_least(to)
 }
 
 /// Calls `emit` with every token of `text`, in order: the text in Unicode compatibility
