@@ -168,8 +168,7 @@ pub(super) fn is_contact_label(trimmed: &str, words: u8) -> bool {
 /// Whether a line can belong to a contact block: a short line that is not a sentence (a
 /// name, an office, an address), or one that holds an e-mail or web address.
 pub(super) fn is_contact_line(trimmed: &str) -> bool {
-    trimmed.len() < 4 * CONTACT_LINE_CHARS
-        && trimmed.chars().count() < CONTACT_LINE_CHARS
+    shorter_than(trimmed, CONTACT_LINE_CHARS)
         && (!trimmed.ends_with(['.', '!', '?'])
             || trimmed.contains('@')
             || trimmed.contains("www.")
@@ -346,13 +345,25 @@ pub(super) fn line_words(line: &str) -> u8 {
             .expect("the line words are valid");
         (automaton, kind_of)
     });
-    if line.len() >= 4 * WORDS_LINE_CHARS || line.chars().count() >= WORDS_LINE_CHARS {
+    if !shorter_than(line, WORDS_LINE_CHARS) {
         return 0;
     }
     let (automaton, kind_of) = &*WORDS;
     automaton.find_iter(line).fold(0, |kinds, found| {
         kinds | kind_of[found.pattern().as_usize()]
     })
+}
+
+/// Whether `text` has fewer than `chars` characters; its length in bytes settles a long
+/// line without counting them.
+fn shorter_than(text: &str, chars: usize) -> bool {
+    text.len() < 4 * chars && text.chars().count() < chars
+}
+
+/// The shape of most line checks: the words the kind needs are there (`has_words`, from
+/// [`line_words`]), the line is shorter than `chars` characters, and `pattern` matches it.
+fn is_short_match(trimmed: &str, has_words: bool, chars: usize, pattern: &Regex) -> bool {
+    has_words && shorter_than(trimmed, chars) && pattern.is_match(trimmed)
 }
 
 /// Lines this long (in characters) or longer are never taken for a rights notice.
@@ -371,10 +382,7 @@ pub(super) fn is_rights_notice(trimmed: &str, words: u8) -> bool {
         ))
         .expect("the rights pattern is valid")
     });
-    words & RIGHTS != 0
-        && trimmed.len() < 4 * RIGHTS_LINE_CHARS
-        && trimmed.chars().count() < RIGHTS_LINE_CHARS
-        && PATTERN.is_match(trimmed)
+    is_short_match(trimmed, words & RIGHTS != 0, RIGHTS_LINE_CHARS, &PATTERN)
 }
 
 /// Lines this long (in characters) or longer are never taken for a row of controls.
@@ -412,10 +420,7 @@ pub(super) fn is_control_line(trimmed: &str, words: u8) -> bool {
         ))
         .expect("the control pattern is valid")
     });
-    words & CONTROL != 0
-        && trimmed.len() < 4 * CONTROL_LINE_CHARS
-        && trimmed.chars().count() < CONTROL_LINE_CHARS
-        && PATTERN.is_match(trimmed)
+    is_short_match(trimmed, words & CONTROL != 0, CONTROL_LINE_CHARS, &PATTERN)
 }
 
 /// Lines this long (in characters) or longer are never taken for a call to action: a
@@ -476,10 +481,12 @@ pub(super) fn is_call_to_action(trimmed: &str, words: u8) -> bool {
         .replace(r"\b", r"(?-u:\b)");
         Regex::new(&pattern).expect("the call-to-action pattern is valid")
     });
-    words & CALL_TO_ACTION != 0
-        && trimmed.len() < 4 * CALL_TO_ACTION_CHARS
-        && trimmed.chars().count() < CALL_TO_ACTION_CHARS
-        && PATTERN.is_match(trimmed)
+    is_short_match(
+        trimmed,
+        words & CALL_TO_ACTION != 0,
+        CALL_TO_ACTION_CHARS,
+        &PATTERN,
+    )
 }
 
 /// Lines this long (in characters) or longer are never taken for an embed's notice.
@@ -501,10 +508,7 @@ pub(super) fn is_embed_notice(trimmed: &str, words: u8) -> bool {
         ))
         .expect("the embed pattern is valid")
     });
-    words & EMBED != 0
-        && trimmed.len() < 4 * EMBED_LINE_CHARS
-        && trimmed.chars().count() < EMBED_LINE_CHARS
-        && PATTERN.is_match(trimmed)
+    is_short_match(trimmed, words & EMBED != 0, EMBED_LINE_CHARS, &PATTERN)
 }
 
 /// Drops the lines that are only article metadata ([`is_metadata_line`],
