@@ -98,10 +98,10 @@ pub fn block_key(line: &str) -> Option<u32> {
 }
 
 /// [`block_key`], normalising into `normal` (a buffer reused from line to line): the
-/// normal form of [`defined_block_key`] (words split at whitespace, each run of digits one
-/// `0`, lower case), eight bytes at a time while they are ASCII and hold no digit, no
-/// whitespace but single spaces, and no space after a space; a character at a time
-/// elsewhere.
+/// normal form of the definition (`defined_block_key` in the tests: words split at
+/// whitespace, each run of digits one `0`, lower case), eight bytes at a time while they
+/// are ASCII and hold no digit, no whitespace but single spaces, and no space after a
+/// space; a character at a time elsewhere.
 pub fn block_key_in(line: &str, normal: &mut Vec<u8>) -> Option<u32> {
     let bytes = line.as_bytes();
     // Written in place, then cut: lower case never takes more than twice the bytes (U+0130,
