@@ -35,6 +35,7 @@ fn open_waiting(config: &sled::Config, wait: Duration) -> sled::Result<sled::Db>
 /// Whether a live process holds the database in `dir` (sled's lock on its `db` file),
 /// found without opening the database, which would write: the file is opened read-only,
 /// its lock tried and let go at once.
+#[cfg_attr(not(feature = "crawler"), allow(dead_code))]
 pub(crate) fn held(dir: &std::path::Path) -> bool {
     #[cfg(target_os = "linux")]
     {
@@ -60,6 +61,7 @@ pub(crate) fn held(dir: &std::path::Path) -> bool {
 
 /// Whether this process may write into `dir` (not on a read-only file system, not
 /// refused by its permissions), asked without writing.
+#[cfg_attr(not(feature = "crawler"), allow(dead_code))]
 pub(crate) fn writable(dir: &std::path::Path) -> bool {
     #[cfg(target_os = "linux")]
     {

@@ -35,6 +35,29 @@ use crate::index::manifest::Manifest;
 /// File name of the ledger, at the root of the state directory.
 pub const LEDGER_FILE: &str = "state-ledger";
 
+/// Folder of a crawl's database (frontier and checkpoint records), in the state directory.
+pub(crate) const CRAWL_DB: &str = "crawl";
+
+/// The number of the last committed checkpoint of a crawl, written (atomically) after its
+/// record is flushed: the crawl database must hold at least this one.
+pub const COMMITTED_FILE: &str = "crawl-committed";
+
+/// The last checkpoint the state directory knows was committed (0 when none).
+pub fn committed_seq(state_dir: &Path) -> Result<u64, String> {
+    let path = state_dir.join(COMMITTED_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => text.trim().parse().map_err(|_| {
+            format!(
+                "damaged: {} holds {:?}, not a checkpoint number",
+                path.display(),
+                text.trim()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
 const HEADER: &str = "crawldedup state ledger";
 const FORMAT: u64 = 1;
 
@@ -175,7 +198,7 @@ struct Parts {
 impl Parts {
     fn read(state_dir: &Path) -> Parts {
         let index_dir = state_dir.join(INDEX_DIR);
-        let committed_path = state_dir.join(crate::crawl::COMMITTED_FILE);
+        let committed_path = state_dir.join(COMMITTED_FILE);
         Parts {
             filter: crate::urls::seen::read_header(state_dir),
             journal: crate::urls::journal::read_headers(state_dir),
@@ -183,10 +206,8 @@ impl Parts {
             manifest: Manifest::read(&index_dir)
                 .map(|m| m.map(|m| (m.documents, m.state)))
                 .transpose(),
-            crawl_db: state_dir.join(crate::crawl::CRAWL_DB).exists(),
-            committed: committed_path
-                .exists()
-                .then(|| crate::crawl::committed_seq(state_dir)),
+            crawl_db: state_dir.join(CRAWL_DB).exists(),
+            committed: committed_path.exists().then(|| committed_seq(state_dir)),
         }
     }
 
@@ -384,7 +405,7 @@ impl Checker<'_> {
                 "crawl database",
                 format!(
                     "missing: the folder {}/ is gone, while the ledger records a crawl",
-                    crate::crawl::CRAWL_DB
+                    CRAWL_DB
                 ),
             );
         }
@@ -395,7 +416,7 @@ impl Checker<'_> {
                 format!(
                     "an older copy: {} records checkpoint {committed}, while checkpoint {seq} \
                      was committed (the ledger)",
-                    crate::crawl::COMMITTED_FILE
+                    COMMITTED_FILE
                 ),
             ),
             Some(Err(problem)) => self.mismatch("crawl database", problem.clone()),
@@ -403,7 +424,7 @@ impl Checker<'_> {
                 "crawl database",
                 format!(
                     "missing: {} is gone, while checkpoint {seq} was committed (the ledger)",
-                    crate::crawl::COMMITTED_FILE
+                    COMMITTED_FILE
                 ),
             ),
             None => {}

@@ -93,12 +93,15 @@
 
 pub mod adapters;
 pub mod clock;
+#[cfg(feature = "cluster")]
 pub mod cluster;
 pub mod config;
 pub mod content;
+#[cfg(feature = "crawler")]
 pub mod crawl;
 mod db;
 pub mod dedup;
+#[cfg(all(feature = "crawler", feature = "fixture"))]
 #[doc(hidden)]
 pub mod demo;
 #[doc(hidden)]
@@ -109,12 +112,14 @@ pub mod index;
 pub mod ledger;
 pub mod page;
 mod sealed;
+#[cfg(feature = "crawler")]
 pub mod state;
 pub mod store;
 mod text;
 pub mod urls;
 
 pub use config::{Config, ConfigError};
+#[cfg(feature = "crawler")]
 pub use crawl::{CrawlError, CrawlSummary, Crawler};
 pub use dedup::{Dedup, DedupBuilder, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
 pub use fingerprint::{Digest, Fingerprint, Simhash};

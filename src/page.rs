@@ -89,6 +89,7 @@ impl Prepared {
 
     /// The extraction and the links as the page writes them, taken apart once the page is
     /// decided: the crawler resolves and canonicalizes the links in one step.
+    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
     pub(crate) fn into_parts(self) -> (Extracted, RawLinks) {
         (self.extracted, self.links)
     }

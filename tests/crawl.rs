@@ -116,7 +116,7 @@ fn check_warc_bytes_are_each_urls_own(
         }
         assert_eq!(
             digest.as_str().unwrap(),
-            crawldedup::crawl::warc::sha1_digest(&body),
+            crawldedup::store::warc::sha1_digest(&body),
             "{url}: the WARC serves other bytes than its own"
         );
         checked += 1;
@@ -999,7 +999,7 @@ async fn a_truncated_output_is_refused_on_resume_and_never_padded_with_zeros() {
     .await;
     let message = err.to_string();
     assert!(
-        matches!(err, crawldedup::crawl::CrawlError::OutputBehind { found, expected, .. } if found < expected),
+        matches!(err, crawldedup::crawl::CrawlError::Files(crawldedup::store::files::FileError::Behind { found, expected, .. }) if found < expected),
         "{message}"
     );
     assert!(message.contains("pages.jsonl"), "{message}");
@@ -1014,7 +1014,10 @@ async fn outputs_pointed_elsewhere_are_refused_on_resume() {
     assert!(
         matches!(
             err,
-            crawldedup::crawl::CrawlError::OutputBehind { found: 0, .. }
+            crawldedup::crawl::CrawlError::Files(crawldedup::store::files::FileError::Behind {
+                found: 0,
+                ..
+            })
         ),
         "{err}"
     );
@@ -1037,7 +1040,10 @@ async fn a_deleted_warc_file_is_refused_on_resume() {
     assert!(
         matches!(
             err,
-            crawldedup::crawl::CrawlError::OutputBehind { found: 0, .. }
+            crawldedup::crawl::CrawlError::Files(crawldedup::store::files::FileError::Behind {
+                found: 0,
+                ..
+            })
         ),
         "{message}"
     );

@@ -174,7 +174,7 @@ impl Shared {
         let content_type = page
             .headers
             .as_ref()
-            .and_then(|h| h.get(reqwest::header::CONTENT_TYPE))
+            .and_then(|h| h.get(spider::reqwest::header::CONTENT_TYPE))
             .and_then(|v| v.to_str().ok());
         pending.content_type = content_type.map(str::to_string);
         let body = page.get_html_bytes_u8();

@@ -229,7 +229,9 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
             // configuration error: exit code 2.
             crawldedup::crawl::CrawlError::Setup(_)
             | crawldedup::crawl::CrawlError::State { .. }
-            | crawldedup::crawl::CrawlError::OutputBehind { .. }
+            | crawldedup::crawl::CrawlError::Files(crawldedup::store::files::FileError::Behind {
+                ..
+            })
             | crawldedup::crawl::CrawlError::Dedup(
                 crawldedup::DedupError::Config(_) | crawldedup::DedupError::Damaged { .. },
             ) => Failure::Setup(e.to_string()),

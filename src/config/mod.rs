@@ -327,7 +327,7 @@ pub struct OutputConfig {
     /// own bytes, the verdict in `WARC-Crawldedup-*` fields) or `revisit` (crawldedup's
     /// own revisit profile; smaller, its bytes archived nowhere). A byte-identical
     /// duplicate is always an identical-payload-digest revisit.
-    pub warc_duplicates: crate::crawl::warc::DuplicateRecords,
+    pub warc_duplicates: crate::store::warc::DuplicateRecords,
 }
 
 impl Default for OutputConfig {
@@ -336,7 +336,7 @@ impl Default for OutputConfig {
             jsonl: true,
             warc: true,
             warc_rotate_bytes: 1 << 30,
-            warc_duplicates: crate::crawl::warc::DuplicateRecords::Response,
+            warc_duplicates: crate::store::warc::DuplicateRecords::Response,
         }
     }
 }

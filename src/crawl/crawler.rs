@@ -65,14 +65,10 @@ pub enum CrawlError {
         /// What is wrong.
         problem: String,
     },
-    /// An output file could not be written.
-    #[error("output {}: {source}", path.display())]
-    Output {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
+    /// The crawl's files (the JSONL outputs, the WARC files) could not be written, or do
+    /// not match the state directory.
+    #[error(transparent)]
+    Files(#[from] crate::store::files::FileError),
     /// A setting is unusable (a bad seed, a bad pattern).
     #[error("{0}")]
     Setup(String),
@@ -83,23 +79,6 @@ pub enum CrawlError {
     /// A sink given to the crawler failed ([`crate::store::PageSink`]).
     #[error("page sink: {0}")]
     Sink(crate::store::SinkError),
-    /// An output file is shorter than the last checkpoint recorded: it was truncated,
-    /// replaced or deleted, or the outputs are not this state directory's. Resuming would
-    /// leave a hole, so nothing is written.
-    #[error(
-        "output {}: {found} bytes, the last checkpoint wrote {expected}: the outputs do not match \
-         the state directory (restore the file, point --out at this crawl's outputs, or start \
-         a new state directory); nothing was written",
-        path.display()
-    )]
-    OutputBehind {
-        /// The file.
-        path: PathBuf,
-        /// Its length on disk (0 when it is missing).
-        found: u64,
-        /// The length the checkpoint recorded.
-        expected: u64,
-    },
 }
 
 /// What a finished (or stopped) crawl did.

@@ -14,7 +14,6 @@
 //! outcome.rs   back in the loop: retry or fail, Dedup::decide, the sinks
 //!              (crate::store), links queued by focus score
 //! record.rs    the checkpoint: sinks' positions, index size, frontier, one record
-//! warc.rs      WARC records for the file sink
 //! ```
 
 mod cluster;
@@ -28,7 +27,6 @@ mod robots;
 mod run;
 mod schedule;
 mod scope;
-pub mod warc;
 mod worker;
 
 pub use crawler::{

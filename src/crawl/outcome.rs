@@ -41,8 +41,8 @@ pub(crate) struct Sinks {
 /// A sink's error as the crawl's: the file sink's own errors keep their kind (and exit
 /// code), another sink's becomes [`CrawlError::Sink`].
 pub(super) fn sink_error(e: SinkError) -> CrawlError {
-    match e.downcast::<CrawlError>() {
-        Ok(e) => *e,
+    match e.downcast::<crate::store::files::FileError>() {
+        Ok(e) => CrawlError::Files(*e),
         Err(e) => CrawlError::Sink(e),
     }
 }

@@ -8,9 +8,11 @@ use serde::{Deserialize, Serialize};
 use super::crawler::{CrawlError, CrawlSummary};
 use super::frontier::Frontier;
 use super::outcome::Sinks;
-use super::warc::WarcPosition;
 use crate::dedup::Dedup;
+pub(crate) use crate::ledger::CRAWL_DB;
+pub use crate::ledger::{COMMITTED_FILE, committed_seq};
 use crate::store::SinkPosition;
+use crate::store::warc::WarcPosition;
 
 /// The figures of a crawl on disk (`crawldedup stats`): the last checkpoint's totals and
 /// the frontier as it was then. Fails with one line when a crawl is running there (sled
@@ -117,11 +119,7 @@ pub fn each_frontier_url(
     Ok(seq)
 }
 
-pub(crate) const CRAWL_DB: &str = "crawl";
 pub(super) const CHECKPOINT_KEY: &str = "checkpoint";
-/// The number of the last committed checkpoint, written (atomically) after its record is
-/// flushed: the database must hold at least this one.
-pub const COMMITTED_FILE: &str = "crawl-committed";
 
 /// The last checkpoint record in the crawl database's meta tree (`None` before the first).
 pub(super) fn read_record(meta: &sled::Tree) -> Result<Option<CheckpointRecord>, String> {
@@ -133,22 +131,6 @@ pub(super) fn read_record(meta: &sled::Tree) -> Result<Option<CheckpointRecord>,
             .map(Some)
             .map_err(|e| format!("unreadable checkpoint record: {e}")),
         None => Ok(None),
-    }
-}
-
-/// The last checkpoint the state directory knows was committed (0 when none).
-pub fn committed_seq(state_dir: &Path) -> Result<u64, String> {
-    let path = state_dir.join(COMMITTED_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => text.trim().parse().map_err(|_| {
-            format!(
-                "damaged: {} holds {:?}, not a checkpoint number",
-                path.display(),
-                text.trim()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }
 

@@ -101,6 +101,7 @@ use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls}
 use stats::{Counters, bump};
 
 pub use builder::DedupBuilder;
+#[cfg(feature = "crawler")]
 pub(crate) use memory::check as check_memory;
 pub use stats::{DedupStats, WindowStats};
 pub use sweeper::{SWEEP_REST, SWEEP_STEP, Sweeper};
@@ -447,6 +448,7 @@ impl Dedup {
 
     /// The fingerprint of a prepared page as the index records it (with its lines' profile
     /// for a page with a host); `None` when it has no words (counted as no text).
+    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
     pub(crate) fn record_of(&self, name: &str, prepared: &Prepared) -> Option<DocRecord> {
         bump(&self.counters.pages_checked);
         let page = self.page_record(name, prepared);

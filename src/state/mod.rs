@@ -313,11 +313,11 @@ fn verify_outputs(out: &Path, record: &CheckpointRecord) -> Result<String, Strin
             ));
         }
     }
-    let crate::crawl::warc::WarcPosition {
+    let crate::store::warc::WarcPosition {
         file: number,
         length,
     } = record.warc;
-    let warc = out.join("warc").join(crate::crawl::warc::file_name(number));
+    let warc = out.join("warc").join(crate::store::warc::file_name(number));
     if length > 0 {
         let found = std::fs::metadata(&warc).map_or(0, |m| m.len());
         if found < length {

@@ -19,25 +19,56 @@ use url::Url;
 use super::lines::{DuplicateLine, FailureLine, Line, PageLine, PreviousLine};
 use super::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
 use crate::config::OutputConfig;
-use crate::crawl::CrawlError;
-use crate::crawl::warc::{DuplicateOf, WarcPosition, WarcWriter, file_name};
+use crate::store::warc::{DuplicateOf, WarcPosition, WarcWriter, file_name};
+
+/// What went wrong with the crawl's files. The crawler stops with it as
+/// [`crate::crawl::CrawlError::Files`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// An output file could not be written.
+    #[error("output {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// An output file is shorter than the last checkpoint recorded: it was truncated,
+    /// replaced or deleted, or the outputs are not this state directory's. Resuming would
+    /// leave a hole, so nothing is written.
+    #[error(
+        "output {}: {found} bytes, the last checkpoint wrote {expected}: the outputs do not match \
+         the state directory (restore the file, point --out at this crawl's outputs, or start \
+         a new state directory); nothing was written",
+        path.display()
+    )]
+    Behind {
+        /// The file.
+        path: PathBuf,
+        /// Its length on disk (0 when it is missing).
+        found: u64,
+        /// The length the checkpoint recorded.
+        expected: u64,
+    },
+}
 
 /// Refuses an output that is shorter than `expected`, the length the last checkpoint
 /// recorded (a missing file counts as empty): cutting it back is fine, extending it would
 /// write a hole of zeros.
-fn check_not_behind(path: &Path, expected: u64) -> Result<(), CrawlError> {
+fn check_not_behind(path: &Path, expected: u64) -> Result<(), FileError> {
     let found = match std::fs::metadata(path) {
         Ok(meta) => meta.len(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
         Err(source) => {
-            return Err(CrawlError::Output {
+            return Err(FileError::Io {
                 path: path.to_path_buf(),
                 source,
             });
         }
     };
     if found < expected {
-        return Err(CrawlError::OutputBehind {
+        return Err(FileError::Behind {
             path: path.to_path_buf(),
             found,
             expected,
@@ -66,15 +97,15 @@ impl OutputFiles {
         lengths: [u64; 3],
         warc_at: WarcPosition,
         payloads: Option<sled::Tree>,
-    ) -> Result<OutputFiles, CrawlError> {
-        std::fs::create_dir_all(dir).map_err(|source| CrawlError::Output {
+    ) -> Result<OutputFiles, FileError> {
+        std::fs::create_dir_all(dir).map_err(|source| FileError::Io {
             path: dir.to_path_buf(),
             source,
         })?;
         let open_one =
-            |i: usize| -> Result<(PathBuf, std::io::BufWriter<std::fs::File>), CrawlError> {
+            |i: usize| -> Result<(PathBuf, std::io::BufWriter<std::fs::File>), FileError> {
                 let path = dir.join(Self::NAMES[i]);
-                let io = |source| CrawlError::Output {
+                let io = |source| FileError::Io {
                     path: path.clone(),
                     source,
                 };
@@ -98,7 +129,7 @@ impl OutputFiles {
             check_not_behind(&warc_dir.join(file_name(warc_at.file)), warc_at.length)?;
             Some(
                 WarcWriter::open(&warc_dir, output.warc_rotate_bytes, warc_at)
-                    .map_err(|source| CrawlError::Output {
+                    .map_err(|source| FileError::Io {
                         path: warc_dir.clone(),
                         source,
                     })?
@@ -123,9 +154,9 @@ impl OutputFiles {
     fn warc(
         &mut self,
         write: impl FnOnce(&mut WarcWriter) -> std::io::Result<()>,
-    ) -> Result<(), CrawlError> {
+    ) -> Result<(), FileError> {
         match &mut self.warc {
-            Some(w) => write(w).map_err(|source| CrawlError::Output {
+            Some(w) => write(w).map_err(|source| FileError::Io {
                 path: self.warc_dir.clone(),
                 source,
             }),
@@ -133,7 +164,7 @@ impl OutputFiles {
         }
     }
 
-    fn write(&mut self, line: &Line) -> Result<(), CrawlError> {
+    fn write(&mut self, line: &Line) -> Result<(), FileError> {
         let which = match line {
             Line::Page(_) => 0,
             Line::Duplicate(_) => 1,
@@ -146,7 +177,7 @@ impl OutputFiles {
         let written = serde_json::to_writer(&mut *file, line)
             .map_err(std::io::Error::from)
             .and_then(|()| file.write_all(b"\n"));
-        written.map_err(|source| CrawlError::Output {
+        written.map_err(|source| FileError::Io {
             path: self.paths[which].clone(),
             source,
         })
@@ -154,9 +185,9 @@ impl OutputFiles {
 
     /// Hands what the files gathered to the operating system, without syncing: what a
     /// batch wrote is then visible to readers of the files.
-    fn flush(&mut self) -> Result<(), CrawlError> {
+    fn flush(&mut self) -> Result<(), FileError> {
         for (i, file) in self.files.iter_mut().enumerate() {
-            file.flush().map_err(|source| CrawlError::Output {
+            file.flush().map_err(|source| FileError::Io {
                 path: self.paths[i].clone(),
                 source,
             })?;
@@ -166,7 +197,7 @@ impl OutputFiles {
 
     /// Carries out one job on the writer thread. After a write error the next jobs are
     /// skipped and the error goes to the next sync.
-    fn apply(&mut self, job: OutputJob, failed: &mut Option<CrawlError>) {
+    fn apply(&mut self, job: OutputJob, failed: &mut Option<FileError>) {
         let result = match job {
             OutputJob::Sync(reply) => {
                 let answer = match failed.take() {
@@ -214,11 +245,11 @@ impl OutputFiles {
     }
 
     /// Flushes and syncs every file; returns the JSONL lengths and the WARC position.
-    fn sync(&mut self) -> Result<([u64; 3], WarcPosition), CrawlError> {
+    fn sync(&mut self) -> Result<([u64; 3], WarcPosition), FileError> {
         self.flush()?;
         let mut lengths = [0u64; 3];
         for (i, file) in self.files.iter_mut().enumerate() {
-            let io = |source| CrawlError::Output {
+            let io = |source| FileError::Io {
                 path: self.paths[i].clone(),
                 source,
             };
@@ -227,7 +258,7 @@ impl OutputFiles {
             lengths[i] = inner.metadata().map_err(io)?.len();
         }
         let warc = match &mut self.warc {
-            Some(w) => w.sync().map_err(|source| CrawlError::Output {
+            Some(w) => w.sync().map_err(|source| FileError::Io {
                 path: self.warc_dir.clone(),
                 source,
             })?,
@@ -239,7 +270,7 @@ impl OutputFiles {
 
 /// The JSONL lengths and WARC position after a sync, or the first write error since the
 /// last one.
-type SyncAnswer = Result<([u64; 3], WarcPosition), CrawlError>;
+type SyncAnswer = Result<([u64; 3], WarcPosition), FileError>;
 
 /// One write for the writer thread.
 enum OutputJob {
@@ -305,13 +336,13 @@ impl Outputs {
         output: &OutputConfig,
         (lengths, warc_at): ([u64; 3], WarcPosition),
         payloads: Option<sled::Tree>,
-    ) -> Result<Outputs, CrawlError> {
+    ) -> Result<Outputs, FileError> {
         let mut files = OutputFiles::open(dir, output, lengths, warc_at, payloads)?;
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Vec<OutputJob>>(OUTPUT_QUEUE);
         let thread = std::thread::Builder::new()
             .name("crawldedup-output".into())
             .spawn(move || {
-                let mut failed: Option<CrawlError> = None;
+                let mut failed: Option<FileError> = None;
                 for batch in queue {
                     for job in batch {
                         files.apply(job, &mut failed);
@@ -324,7 +355,7 @@ impl Outputs {
                     }
                 }
             })
-            .map_err(|source| CrawlError::Output {
+            .map_err(|source| FileError::Io {
                 path: dir.to_path_buf(),
                 source,
             })?;
@@ -338,14 +369,14 @@ impl Outputs {
         })
     }
 
-    fn gone(&self) -> CrawlError {
-        CrawlError::Output {
+    fn gone(&self) -> FileError {
+        FileError::Io {
             path: self.out_dir.clone(),
             source: std::io::Error::other("the output thread stopped"),
         }
     }
 
-    fn send(&mut self, job: OutputJob) -> Result<(), CrawlError> {
+    fn send(&mut self, job: OutputJob) -> Result<(), FileError> {
         self.batch.push(job);
         self.batch_started.get_or_insert_with(Instant::now);
         if self.batch.len() >= OUTPUT_BATCH {
@@ -356,7 +387,7 @@ impl Outputs {
 
     /// When the open batch is due to go to the writer, if there is one.
     /// Sends the WARC record `job` makes, when WARC records are written.
-    fn send_warc(&mut self, job: impl FnOnce() -> OutputJob) -> Result<(), CrawlError> {
+    fn send_warc(&mut self, job: impl FnOnce() -> OutputJob) -> Result<(), FileError> {
         if self.warc { self.send(job()) } else { Ok(()) }
     }
 
@@ -365,7 +396,7 @@ impl Outputs {
     }
 
     /// Hands the open batch to the writer thread if it is [`OUTPUT_LATENCY`] old.
-    fn flush_due(&mut self) -> Result<(), CrawlError> {
+    fn flush_due(&mut self) -> Result<(), FileError> {
         match self.due_at() {
             Some(due) if due <= Instant::now() => self.flush(),
             _ => Ok(()),
@@ -373,7 +404,7 @@ impl Outputs {
     }
 
     /// Hands the open batch to the writer thread.
-    fn flush(&mut self) -> Result<(), CrawlError> {
+    fn flush(&mut self) -> Result<(), FileError> {
         self.batch_started = None;
         if self.batch.is_empty() {
             return Ok(());
@@ -383,7 +414,7 @@ impl Outputs {
         jobs.send(batch).map_err(|_| self.gone())
     }
 
-    fn write(&mut self, line: Line) -> Result<(), CrawlError> {
+    fn write(&mut self, line: Line) -> Result<(), FileError> {
         self.send(OutputJob::Line(line))
     }
 
@@ -462,7 +493,7 @@ impl FileSink {
     }
 }
 
-fn boxed(e: CrawlError) -> SinkError {
+fn boxed(e: FileError) -> SinkError {
     Box::new(e)
 }
 

@@ -46,6 +46,7 @@
 
 pub mod files;
 mod lines;
+pub mod warc;
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};

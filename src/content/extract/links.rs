@@ -36,6 +36,7 @@ pub(crate) struct RawLinkRef<'a> {
 impl RawLinks {
     /// What relative hrefs resolve against: `<base href>` resolved against the page URL,
     /// else the page URL; `None` when the page has no URL (only absolute hrefs resolve).
+    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
     pub(crate) fn base(&self) -> Option<&Url> {
         self.base.as_ref()
     }

@@ -246,6 +246,7 @@ impl SeenUrls {
     }
 
     /// Writes `state_id` into the files it saves (see [`crate::ledger`]).
+    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
     pub(crate) fn with_state_id(mut self, state_id: crate::ledger::StateId) -> SeenUrls {
         self.state_id = state_id;
         self
