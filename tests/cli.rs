@@ -166,6 +166,100 @@ fn every_subcommand_has_help() {
     }
 }
 
+/// The subcommands `crawldedup --help` lists (without `help`).
+fn subcommands() -> Vec<String> {
+    let o = crawldedup(&["--help"]);
+    let help = stdout(&o);
+    let listed = help
+        .split("Commands:")
+        .nth(1)
+        .expect("a Commands section")
+        .split("\n\n")
+        .next()
+        .unwrap();
+    listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+fn repository_file(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn the_readme_and_the_commands_page_list_every_subcommand() {
+    let subs = subcommands();
+    assert!(subs.len() >= 14, "{subs:?}");
+    let readme = repository_file("README.md");
+    let commands = repository_file("docs/commands.md");
+    for sub in &subs {
+        let o = crawldedup(&[sub, "--help"]);
+        assert!(o.status.success() && stdout(&o).contains("Usage"), "{sub}");
+        assert!(
+            readme.contains(&format!("| `{sub}` |")),
+            "README.md: no row for `{sub}` in the commands table"
+        );
+        assert!(
+            commands.contains(&format!("| `crawldedup {sub}")),
+            "docs/commands.md: no row for `crawldedup {sub}`"
+        );
+    }
+}
+
+#[test]
+fn every_json_field_of_dedup_and_extract_is_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fixture("article");
+    let page = std::fs::read_to_string(&original).unwrap();
+    let same = dir.path().join("same.html");
+    let edited = dir.path().join("edited.html");
+    std::fs::write(&same, page.replace("Most read", "Popular today")).unwrap();
+    std::fs::write(
+        &edited,
+        page.replace("northern estuary", "southern estuary"),
+    )
+    .unwrap();
+    let (same, edited) = (same.to_str().unwrap(), edited.to_str().unwrap());
+    let forum = fixture("forum");
+    let runs = [
+        crawldedup(&["dedup", "--json", &original, same, edited, &forum]),
+        crawldedup(&["extract", "--json", &original, &forum]),
+    ];
+    let commands = repository_file("docs/commands.md");
+    let mut fields = std::collections::BTreeSet::new();
+    for o in &runs {
+        assert!(o.status.success(), "{}", stderr(o));
+        for line in stdout(o).lines() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            fields.extend(value.as_object().unwrap().keys().cloned());
+        }
+    }
+    // The three verdicts were all met, so their fields were all printed.
+    for expected in [
+        "verdict",
+        "of",
+        "distance",
+        "similarity",
+        "containment",
+        "simhash",
+    ] {
+        assert!(
+            fields.contains(expected),
+            "{expected} not printed: {fields:?}"
+        );
+    }
+    for field in &fields {
+        assert!(
+            commands.contains(&format!("`{field}`")) || commands.contains(&format!("\"{field}\"")),
+            "docs/commands.md does not document the JSON field {field}"
+        );
+    }
+}
+
 #[test]
 fn demo_runs_offline() {
     let o = crawldedup(&["demo"]);

@@ -41,7 +41,7 @@
 //! waiting to be sent) and every live worker's inbox is empty, seen so at two heartbeats
 //! in a row.
 //!
-//! The windows that remain are documented in the README ("Running on several machines").
+//! The windows that remain are documented in docs/cluster.md ("Running on several machines").
 
 use std::collections::{BTreeSet, HashSet};
 use std::time::{Duration, Instant};
@@ -747,7 +747,7 @@ impl<'c> Worker<'c> {
     fn send(&self, publish: &Publish) -> Result<(), CrawlError> {
         // The commit marks first: until they are in, a worker killed now has its
         // checkpoint's pages durable in its outputs while the others take them for lost
-        // (see the README's windows), so that window is kept to one round trip.
+        // (see the windows in docs/cluster.md), so that window is kept to one round trip.
         self.index.commit(&publish.docs).map_err(cluster_error)?;
         inbox::send_by_owner(
             self.cluster,

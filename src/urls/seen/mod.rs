@@ -33,7 +33,7 @@
 //! live generations stays under `p`. An expired generation is dropped whole; with
 //! exact confirmation, its hashes are keyed by slice and [`SeenUrls::sweep`] deletes them
 //! as one range. Finding a URL again before it is due does not put its recrawl off. A
-//! counting Bloom filter was the other way considered: see the README's "Time windows" for
+//! counting Bloom filter was the other way considered: see "Time windows" in docs/crawler.md for
 //! the measured comparison (4-bit cells and a deletion record per URL: 8.5 times the
 //! memory at p = 0.01).
 //!
