@@ -1011,3 +1011,61 @@ fn a_stage_filter_is_rebuilt_from_its_pages_only_when_loss_is_accepted() {
         UrlVerdict::New(_)
     ));
 }
+
+/// A crawl whose files stop growing half way (the file-size limit of the process, which
+/// makes every write past it fail as a full disk does) stops with exit code 1 and one line
+/// naming the file, never with 2 (a configuration error) and never with a panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_crawl_that_cannot_write_stops_with_exit_code_1_in_one_line() {
+    use std::os::unix::process::CommandExt;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(crawldedup::fixture::serve(crawldedup::fixture::Site::new(
+            2025, 40,
+        )))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Past the state directory's first files, within the outputs' first megabyte.
+    let limit: u64 = 1 << 20;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawldedup"));
+    command.args([
+        "crawl",
+        "--seed",
+        &server.url("/"),
+        "--state-dir",
+        dir.path().join("state").to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--set",
+        "crawl.allow_private_ips=true",
+        "--set",
+        "crawl.per_host_delay_ms=0",
+        "--set",
+        "output.warc=true",
+    ]);
+    // SAFETY: between fork and exec the closure only calls two async-signal-safe functions.
+    unsafe {
+        command.pre_exec(move || {
+            let cap = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &cap) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // A write past the limit then fails with EFBIG instead of killing the process.
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let o = command.output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(errors[0].contains("File too large"), "{err}");
+    // The cause once, not once per layer that carries it.
+    assert_eq!(errors[0].matches("File too large").count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

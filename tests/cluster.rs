@@ -34,10 +34,9 @@ fn check_all(filter: &ClusterFilter<'_>, urls: &[String], insert: bool) -> Vec<b
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn the_cluster_filter_answers_new_once_and_its_rate_at_n_is_within_15_percent_of_p() {
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
     let (n, p) = (100_000u64, 0.01);
     let filter = ClusterFilter::open(&cluster, "fp", n, p).unwrap();
@@ -82,10 +81,9 @@ fn the_cluster_filter_answers_new_once_and_its_rate_at_n_is_within_15_percent_of
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn of_many_workers_presenting_the_same_urls_at_once_exactly_one_gets_new() {
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     let urls: Arc<Vec<String>> = Arc::new((0..20_000).map(member).collect());
     let nodes = Arc::new(redis.urls());
     let workers: Vec<_> = (0..8)
@@ -128,10 +126,9 @@ fn of_many_workers_presenting_the_same_urls_at_once_exactly_one_gets_new() {
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn a_worker_asking_for_another_layout_is_refused_in_one_line() {
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
     ClusterFilter::open(&cluster, "crawl", 1_000_000, 0.01).unwrap();
     ClusterFilter::open(&cluster, "crawl", 1_000_000, 0.01).unwrap();
@@ -162,10 +159,9 @@ fn an_unreachable_cluster_is_one_clear_error_not_a_hang() {
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn a_node_that_goes_away_mid_crawl_is_an_error_not_a_hang() {
-    let Some(mut redis) = RedisCluster::start() else {
-        return;
-    };
+    let mut redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
     let filter = ClusterFilter::open(&cluster, "gone", 100_000, 0.01).unwrap();
     let urls: Vec<String> = (0..2_000).map(member).collect();
@@ -182,13 +178,12 @@ fn a_node_that_goes_away_mid_crawl_is_an_error_not_a_hang() {
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn workers_see_the_same_live_set_and_a_silent_worker_drops_out_with_only_its_hosts_moving() {
     use crawldedup::cluster::members::{Membership, live};
     use crawldedup::cluster::ring::Member;
     use std::time::Duration;
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
     let long = Duration::from_secs(30);
     let a = Membership::join(&cluster, "crawl", Member::new("a", 1), long).unwrap();
@@ -239,13 +234,12 @@ fn workers_see_the_same_live_set_and_a_silent_worker_drops_out_with_only_its_hos
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn links_reach_their_hosts_owner_once_and_a_dead_workers_inbox_moves_to_the_new_owners() {
     use crawldedup::cluster::inbox::{Handoff, Inbox, reroute, send_by_owner};
     use crawldedup::cluster::ring::{Member, Ring};
     use std::collections::HashMap;
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
     let host = |url: &str| url::Url::parse(url).ok()?.host_str().map(str::to_string);
     let three = Ring::new(["a", "b", "c"].map(|id| Member::new(id, 1)));
@@ -347,12 +341,11 @@ fn doc(name: &str, text: &str) -> crawldedup::index::DocRecord {
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
     use crawldedup::cluster::index::{SharedDecision, SharedIndex};
     use crawldedup::index::IndexConfig;
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     let (one, two) = (
         Cluster::connect(&redis.urls()).unwrap(),
         Cluster::connect(&redis.urls()).unwrap(),
@@ -409,12 +402,11 @@ fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {
     use crawldedup::cluster::index::{SharedDecision, SharedIndex};
     use crawldedup::index::IndexConfig;
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     const WORKERS: usize = 6;
     const GROUPS: u64 = 40;
     let nodes = Arc::new(redis.urls());
@@ -474,12 +466,11 @@ fn lose(redis: &RedisCluster, pattern: &str) {
 }
 
 #[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn reconcile_finds_the_later_of_two_kept_copies_after_a_lost_write() {
     use crawldedup::cluster::index::{SharedDecision, SharedIndex};
     use crawldedup::index::IndexConfig;
-    let Some(redis) = RedisCluster::start() else {
-        return;
-    };
+    let redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
     let config = IndexConfig {
         expected: 1_000_000,

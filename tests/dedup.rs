@@ -383,3 +383,31 @@ fn a_corrupt_state_directory_is_refused_with_one_line() {
     assert!(error.contains("seen-urls.bloom"), "{error}");
     assert!(!error.contains('\n'), "{error}");
 }
+
+#[test]
+fn a_closed_stage_reopens_with_everything_it_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let dedup = Dedup::builder().open(dir.path()).unwrap();
+    let url = "https://example.com/news/pier";
+    assert!(matches!(dedup.check_url(url).unwrap(), UrlVerdict::New(_)));
+    let verdict = dedup
+        .check_page(url, &page("a", STORY), Some("text/html"))
+        .unwrap();
+    assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+    // No checkpoint: the close makes the answers durable.
+    let report = dedup.close().unwrap();
+    assert_eq!(report.documents, 1);
+    let dedup = Dedup::builder().open(dir.path()).unwrap();
+    assert!(matches!(dedup.check_url(url).unwrap(), UrlVerdict::Seen(_)));
+    let verdict = dedup
+        .check_page(
+            "https://mirror.example/pier",
+            &page("b", STORY),
+            Some("text/html"),
+        )
+        .unwrap();
+    assert!(
+        matches!(verdict, PageVerdict::ExactDuplicate { ref of } if of.name == url),
+        "{verdict:?}"
+    );
+}

@@ -528,3 +528,23 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
         "{opened_from_snapshot} opens of 7 from a snapshot"
     );
 }
+
+#[test]
+fn close_makes_every_document_durable_and_writes_the_snapshot_the_next_open_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = open(dir.path());
+    // No checkpoint before the close: the close makes the documents durable itself.
+    insert(&index, 0, 3_000);
+    let want = answers(&index, 3_000);
+    let report = index.close().unwrap();
+    assert_eq!(report.documents, 2_700);
+    assert!(report.snapshot_written, "{report:?}");
+    let index = open(dir.path());
+    assert!(index.opened_from_snapshot());
+    assert_eq!(index.len(), 2_700);
+    assert_eq!(answers(&index, 3_000), want);
+    // Closed again unchanged: the snapshot in place already is this index.
+    let report = index.close().unwrap();
+    assert!(!report.snapshot_written, "{report:?}");
+    assert_eq!(open(dir.path()).len(), 2_700);
+}

@@ -109,7 +109,7 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         }
     }
     out.flush()?;
-    stage.checkpoint()?;
+    stage.close()?;
     Ok(if unreadable {
         ExitCode::FAILURE
     } else {

@@ -37,10 +37,26 @@ fn main() -> ExitCode {
         // nothing more needs to be written.
         Err(Failure::Other(e)) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(Failure::Other(e)) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", one_line(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes in one line, each cause once: an error whose message already
+/// ends with its cause (`output FILE: CAUSE`) does not get it a second time.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !line.ends_with(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

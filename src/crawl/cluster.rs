@@ -611,9 +611,7 @@ impl<'c> Worker<'c> {
     ) -> Result<(), CrawlError> {
         let host = host_key(&url);
         if self.owns(host) {
-            frontier
-                .push(url, depth, priority)
-                .map_err(CrawlError::Setup)?;
+            frontier.push(url, depth, priority)?;
         } else {
             self.outbox.push((
                 host.to_string(),

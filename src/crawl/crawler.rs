@@ -69,6 +69,9 @@ pub enum CrawlError {
     /// not match the state directory.
     #[error(transparent)]
     Files(#[from] crate::store::files::FileError),
+    /// The frontier's database failed during the crawl (a full disk, an I/O error).
+    #[error(transparent)]
+    Frontier(#[from] super::frontier::FrontierError),
     /// A setting is unusable (a bad seed, a bad pattern).
     #[error("{0}")]
     Setup(String),

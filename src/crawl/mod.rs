@@ -34,7 +34,7 @@ pub use crawler::{
     MAX_ATTEMPTS, ROBOTS_RETRY, crawl,
 };
 pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher, Hop};
-pub use frontier::{Frontier, FrontierCounts, Task};
+pub use frontier::{Frontier, FrontierCounts, FrontierError, Task};
 pub(crate) use record::CRAWL_DB;
 pub use record::{
     COMMITTED_FILE, CheckpointRecord, CrawlParts, check_parts, committed_seq, each_frontier_url,

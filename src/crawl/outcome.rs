@@ -143,7 +143,7 @@ pub(super) fn enqueue(
                 Some(before) => frontier.push_due(url, depth, priority, before),
                 None => frontier.push(url, depth, priority),
             };
-            if pushed.map_err(CrawlError::Setup)? {
+            if pushed? {
                 queued += 1;
             }
         }
@@ -381,9 +381,7 @@ fn record_page(
         if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
             dedup.check_canonical(final_url.clone())?
         {
-            frontier
-                .settle(target, task.depth)
-                .map_err(CrawlError::Setup)?;
+            frontier.settle(target, task.depth)?;
         }
     }
     let Some(mut prepared) = prepared else {

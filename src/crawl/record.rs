@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::crawler::{CrawlError, CrawlSummary};
-use super::frontier::Frontier;
+use super::frontier::{Frontier, FrontierError};
 use super::outcome::Sinks;
 use crate::dedup::Dedup;
 pub(crate) use crate::ledger::CRAWL_DB;
@@ -39,7 +39,7 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
             .map_err(|e| state_error(crate::db::describe(&e)))?,
         totals.seq,
     )
-    .map_err(state_error)?;
+    .map_err(|e| state_error(e.to_string()))?;
     Ok(CrawlSummary {
         totals,
         frontier: frontier.counts(),
@@ -90,7 +90,7 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
     let frontier = db
         .open_tree("frontier")
         .map_err(|e| crate::db::describe(&e))
-        .and_then(|tree| Frontier::open(tree, seq))
+        .and_then(|tree| Frontier::open(tree, seq).map_err(|e| e.to_string()))
         .map(|f| {
             let c = f.counts();
             format!(
@@ -106,7 +106,7 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
 /// database or frontier cannot be read.
 pub fn each_frontier_url(
     state_dir: &Path,
-    f: impl FnMut(&str) -> Result<(), String>,
+    mut f: impl FnMut(&str) -> Result<(), String>,
 ) -> Result<u64, String> {
     let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
         .map_err(|e| crate::db::describe(&e))?;
@@ -115,8 +115,26 @@ pub fn each_frontier_url(
     let tree = db
         .open_tree("frontier")
         .map_err(|e| crate::db::describe(&e))?;
-    Frontier::open(tree, seq)?.each_url(f)?;
+    Frontier::open(tree, seq)
+        .map_err(|e| e.to_string())?
+        .each_url(|url| f(url).map_err(Walk::Caller))
+        .map_err(|walk| match walk {
+            Walk::Frontier(e) => e.to_string(),
+            Walk::Caller(e) => e,
+        })?;
     Ok(seq)
+}
+
+/// Why a walk over the frontier's URLs stopped: the frontier failed, or the caller did.
+enum Walk {
+    Frontier(FrontierError),
+    Caller(String),
+}
+
+impl From<FrontierError> for Walk {
+    fn from(e: FrontierError) -> Walk {
+        Walk::Frontier(e)
+    }
 }
 
 pub(super) const CHECKPOINT_KEY: &str = "checkpoint";
@@ -199,7 +217,7 @@ pub(super) fn checkpoint(
     totals.windows = dedup.has_windows().then(|| dedup.window_stats());
     totals.state = Some(format!("{:032x}", dedup.state_id()));
     totals.seq += 1;
-    frontier.checkpoint(totals.seq).map_err(state_error)?;
+    frontier.checkpoint(totals.seq)?;
     // Outputs synced, index flushed, frontier's log written; the record is not.
     crate::faults::point("checkpoint-before-record");
     let record = serde_json::to_vec(totals).map_err(|e| state_error(e.to_string()))?;

@@ -297,7 +297,7 @@ pub(super) async fn run(
             if let Err(e) = sent {
                 fault = Some(cluster_fault(e, fault.take())?);
             }
-            frontier.compact().map_err(state_error)?;
+            frontier.compact()?;
             last_checkpoint = Instant::now();
             if bar.is_none() {
                 tracing::info!(
@@ -353,6 +353,17 @@ pub(super) async fn run(
         w.leave()?;
     }
     sweeper.stop();
+    drop(sweeper);
+    // The last checkpoint above saved everything; closing writes the index's snapshot, so
+    // that the next run opens it at once. A failure costs the next run a rebuild only.
+    match Arc::try_unwrap(dedup) {
+        Ok(dedup) => {
+            if let Err(e) = dedup.close_index() {
+                tracing::warn!("{e}; the next run rebuilds the index's tables");
+            }
+        }
+        Err(_) => tracing::warn!("the page stage is still in use at the end of the crawl"),
+    }
     Ok(CrawlSummary {
         fetched_this_run: totals.fetched - fetched_before,
         totals,
@@ -483,7 +494,11 @@ fn open_state(config: &Config, options: &CrawlOptions) -> Result<Opened, CrawlEr
             .map_err(|e| state_error(crate::db::describe(&e)))?,
         found,
     )
-    .map_err(state_error)?;
+    .map_err(|e| match e {
+        // What the frontier holds is unreadable: the state directory is damaged.
+        super::frontier::FrontierError::Damaged(_) => state_error(e.to_string()),
+        other => CrawlError::Frontier(other),
+    })?;
     if let Some(after) = options.compact_after {
         frontier.set_compaction(after, (after / 16).max(1));
     }
@@ -533,13 +548,7 @@ fn queue_seeds(
         };
         if !crawl.allow_private_ips {
             tracing::warn!("seed {url}: refused: {reason}");
-        } else if frontier
-            .requeue_failed(url)
-            .map_err(|e| CrawlError::State {
-                path: crawl.state_dir.clone(),
-                problem: e,
-            })?
-        {
+        } else if frontier.requeue_failed(url)? {
             tracing::info!("seed {url}: refused in an earlier run, queued again");
         }
     }

@@ -535,6 +535,25 @@ impl Dedup {
         Ok(())
     }
 
+    /// Closes the stage: a checkpoint (the URL filter saved, the index flushed, the ledger
+    /// raised), then the index closed with its snapshot written for the next open. Returns
+    /// what the index's close did; an error names what failed, and everything the
+    /// checkpoint made durable stays. Dropping a stage without closing it does the same
+    /// (the snapshot at least) but can only log a failure.
+    pub fn close(self) -> Result<crate::index::CloseReport, DedupError> {
+        self.checkpoint()?;
+        let Dedup { index, .. } = self;
+        Ok(index.close()?)
+    }
+
+    /// Closes the index alone, for a crawl whose own last checkpoint already saved the rest
+    /// (the URL filter with the crawl's checkpoint number, the ledger).
+    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
+    pub(crate) fn close_index(self) -> Result<crate::index::CloseReport, DedupError> {
+        let Dedup { index, .. } = self;
+        Ok(index.close()?)
+    }
+
     /// Makes every page stored so far durable before it returns (a group commit: see
     /// [`SimhashIndex::sync`]); what a caller answers after this call survives a kill -9.
     pub fn sync_pages(&self) -> Result<(), DedupError> {

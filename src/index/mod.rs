@@ -177,6 +177,21 @@ pub struct SimhashIndex {
     /// The state directory the index belongs to, named in each manifest
     /// ([`crate::ledger`]).
     state: crate::ledger::StateId,
+    /// [`SimhashIndex::close`] ran: `Drop` has nothing left to do.
+    closed: bool,
+}
+
+/// What [`SimhashIndex::close`] (and [`crate::Dedup::close`]) did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct CloseReport {
+    /// Documents the index holds, every one of them durable.
+    pub documents: u64,
+    /// Whether a snapshot was written for the next open (none when the one in place
+    /// already is this index, or the index is too small to need one).
+    pub snapshot_written: bool,
+    /// Seconds the close took.
+    pub seconds: f64,
 }
 
 #[derive(Default)]
@@ -795,14 +810,47 @@ impl SimhashIndex {
     }
 }
 
-impl Drop for SimhashIndex {
-    /// Writes the [`snapshot`] of a cleanly closed index (see
-    /// [`SimhashIndex::write_snapshot`]); a failure leaves the next open to rebuild, as after
-    /// a crash, and says so in the log.
-    fn drop(&mut self) {
+impl SimhashIndex {
+    /// Closes the index: a checkpoint (every document durable), then the upkeep thread
+    /// stopped and the [`snapshot`] written for the next open (see
+    /// [`SimhashIndex::write_snapshot`]). An error says what failed; what the checkpoint
+    /// made durable stays, and a failed snapshot only makes the next open rebuild the tables.
+    pub fn close(mut self) -> Result<CloseReport, IndexError> {
+        let started = std::time::Instant::now();
+        self.closed = true;
+        self.checkpoint()?;
         self.upkeep.stop();
-        if let Err(e) = self.write_snapshot() {
-            tracing::warn!("{e}; the next open rebuilds the tables");
+        let snapshot_written = self.write_snapshot()?;
+        Ok(CloseReport {
+            documents: self.len(),
+            snapshot_written,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+impl Drop for SimhashIndex {
+    /// The fallback of an index that was not closed ([`SimhashIndex::close`]): writes the
+    /// snapshot of what the last checkpoint recorded, says in the log that the index was not
+    /// closed, and logs a failure (the next open then rebuilds, as after a crash).
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.upkeep.stop();
+        match self.write_snapshot() {
+            // The snapshot a close would have written: worth a line, since `close` says
+            // whether it could be written and `Drop` cannot.
+            Ok(true) => tracing::info!(
+                "{}: the index was not closed; its snapshot was written when it was dropped",
+                self.path.display()
+            ),
+            // Nothing a close would have written (an error path drops an index it opened).
+            Ok(false) => tracing::debug!("{}: dropped without close", self.path.display()),
+            Err(e) => tracing::warn!(
+                "{}: the index was not closed, and when dropped {e}; the next open rebuilds the tables",
+                self.path.display()
+            ),
         }
     }
 }

@@ -123,6 +123,7 @@ impl SimhashIndex {
                 docs: Vec::new(),
             }),
             state: manifest.state,
+            closed: false,
         })
     }
 

@@ -303,9 +303,14 @@ pub async fn serve(
         .await
         .unwrap_or_default();
     // Checkpoint even when the socket failed: what was recorded must not be lost.
-    let saved = tokio::task::spawn_blocking(move || dedup.checkpoint().map_err(|e| e.to_string()))
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()));
+    // Closed when no request holds the stage any more (the index's snapshot written for
+    // the next start); checkpointed otherwise.
+    let saved = tokio::task::spawn_blocking(move || match Arc::try_unwrap(dedup) {
+        Ok(dedup) => dedup.close().map(|_| ()).map_err(|e| e.to_string()),
+        Err(shared) => shared.checkpoint().map_err(|e| e.to_string()),
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()));
     served.map_err(|source| ServeError::Listen { addr, source })?;
     saved.map_err(ServeError::Checkpoint)
 }

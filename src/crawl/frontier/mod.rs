@@ -41,7 +41,23 @@ pub use task::{FrontierCounts, Task, TaskState, Version};
 /// until it has written them).
 struct Compaction {
     changes: std::sync::Arc<HashMap<UrlKey, Change>>,
-    thread: std::thread::JoinHandle<Result<(), String>>,
+    thread: std::thread::JoinHandle<Result<(), FrontierError>>,
+}
+
+/// What went wrong with the frontier: its database failed (a full disk, an I/O error), or
+/// what it holds cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrontierError {
+    /// sled failed to read or write the frontier.
+    #[error("frontier: {0}")]
+    Store(#[from] sled::Error),
+    /// An entry or a change log part is unreadable: the frontier is damaged.
+    #[error("frontier: {0}")]
+    Damaged(String),
+    /// The compaction thread could not be started, or it panicked.
+    #[error("frontier: compaction: {0}")]
+    Compaction(String),
 }
 
 /// The frontier. Not thread-safe by itself: the crawl loop owns it.
@@ -67,14 +83,17 @@ pub struct Frontier {
 impl Frontier {
     /// Calls `f` with every URL the frontier holds, in any state (what the crawl's URL
     /// filter recorded up to the frontier's checkpoint): the rebuild of a lost filter.
-    pub fn each_url(&self, mut f: impl FnMut(&str) -> Result<(), String>) -> Result<(), String> {
+    pub fn each_url<E: From<FrontierError>>(
+        &self,
+        mut f: impl FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
         for UrlKey(url) in self.logged.keys().chain(self.changes.keys()) {
             f(url.as_str())?;
         }
         for item in self.tree.range([LOG_PREFIX + 1]..) {
-            let (key, _) = item.map_err(|e| format!("frontier: {e}"))?;
+            let (key, _) = item.map_err(FrontierError::from)?;
             let url = std::str::from_utf8(&key)
-                .map_err(|_| "frontier: a key is not UTF-8".to_string())?;
+                .map_err(|_| FrontierError::Damaged("a key is not UTF-8".into()))?;
             if !self.logged.contains_key(url) && !self.changes.contains_key(url) {
                 f(url)?;
             }
@@ -85,7 +104,7 @@ impl Frontier {
     /// Opens the frontier stored in `tree` as of checkpoint `committed` (the number of the
     /// crawl's last checkpoint record; 0 before the first): what was pending or in flight
     /// then is queued again.
-    pub fn open(tree: sled::Tree, committed: u64) -> Result<Frontier, String> {
+    pub fn open(tree: sled::Tree, committed: u64) -> Result<Frontier, FrontierError> {
         let mut frontier = Frontier {
             tree,
             changes: HashMap::new(),
@@ -100,20 +119,26 @@ impl Frontier {
             next_seq: 0,
         };
         for item in frontier.tree.scan_prefix([LOG_PREFIX]) {
-            let (key, value) = item.map_err(|e| format!("frontier: {e}"))?;
+            let (key, value) = item?;
             let (seq, part) = match key.len() {
                 13 => (
                     u64::from_be_bytes(key[1..9].try_into().unwrap_or_default()),
                     u32::from_be_bytes(key[9..].try_into().unwrap_or_default()),
                 ),
-                _ => return Err("frontier: a change log key is malformed".into()),
+                _ => {
+                    return Err(FrontierError::Damaged(
+                        "a change log key is malformed".into(),
+                    ));
+                }
             };
             if seq > committed {
                 frontier.stale_keys.push(key);
                 continue;
             }
             let entries = decode_log_part(&value).ok_or_else(|| {
-                format!("frontier: part {part} of checkpoint {seq}'s change log is unreadable")
+                FrontierError::Damaged(format!(
+                    "part {part} of checkpoint {seq}'s change log is unreadable"
+                ))
             })?;
             for (task, state) in entries {
                 frontier
@@ -123,14 +148,15 @@ impl Frontier {
             frontier.log_keys.push(key);
         }
         for item in frontier.tree.range([LOG_PREFIX + 1]..) {
-            let (key, value) = item.map_err(|e| format!("frontier: {e}"))?;
+            let (key, value) = item?;
             let url = std::str::from_utf8(&key)
-                .map_err(|_| "frontier: a key is not UTF-8".to_string())?;
+                .map_err(|_| FrontierError::Damaged("a key is not UTF-8".into()))?;
             if frontier.logged.contains_key(url) {
                 continue;
             }
-            let (task, state) = Task::decode(url, &value)
-                .ok_or_else(|| format!("frontier: the entry of {url} is unreadable"))?;
+            let (task, state) = Task::decode(url, &value).ok_or_else(|| {
+                FrontierError::Damaged(format!("the entry of {url} is unreadable"))
+            })?;
             frontier.restore(task, state);
         }
         let logged: Vec<(Task, TaskState)> = frontier
@@ -187,7 +213,7 @@ impl Frontier {
     }
 
     /// The latest state of `url` and the task as it was then.
-    fn lookup(&self, url: &Url) -> Result<Option<(Task, TaskState)>, String> {
+    fn lookup(&self, url: &Url) -> Result<Option<(Task, TaskState)>, FrontierError> {
         let in_memory = self
             .changes
             .get(url.as_str())
@@ -200,11 +226,7 @@ impl Frontier {
         if let Some(change) = in_memory {
             return Ok(Some((change.task(url.clone()), change.state)));
         }
-        match self
-            .tree
-            .get(url.as_str())
-            .map_err(|e| format!("frontier: {e}"))?
-        {
+        match self.tree.get(url.as_str())? {
             Some(v) => Ok(Task::decode(url.as_str(), &v)),
             None => Ok(None),
         }
@@ -212,7 +234,7 @@ impl Frontier {
 
     /// Queues `url` unless the frontier has seen it (a URL it handed to another worker
     /// counts as unseen); returns whether it was queued.
-    pub fn push(&mut self, url: Url, depth: u32, priority: u32) -> Result<bool, String> {
+    pub fn push(&mut self, url: Url, depth: u32, priority: u32) -> Result<bool, FrontierError> {
         match self.lookup(&url)? {
             None => {}
             Some((_, TaskState::Moved)) => self.counts.moved -= 1,
@@ -224,7 +246,7 @@ impl Frontier {
 
     /// Queues `url` again if it failed (a seed the SSRF guard refused, given again in a run
     /// that lifts the guard); returns whether it was queued.
-    pub fn requeue_failed(&mut self, url: &Url) -> Result<bool, String> {
+    pub fn requeue_failed(&mut self, url: &Url) -> Result<bool, FrontierError> {
         let Some((task, TaskState::Failed)) = self.lookup(url)? else {
             return Ok(false);
         };
@@ -264,7 +286,7 @@ impl Frontier {
         depth: u32,
         priority: u32,
         fetched_before: u64,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, FrontierError> {
         let known = self.lookup(&url)?;
         let recent = |task: &Task| task.last.is_some_and(|v| v.fetched_at > fetched_before);
         let last = match known {
@@ -290,7 +312,7 @@ impl Frontier {
     /// Records `url` as done without fetching it (the target of a redirect already
     /// fetched): unknown or pending, it becomes done (a pending task leaves the queue); in
     /// flight or finished, nothing changes. Returns whether it changed.
-    pub fn settle(&mut self, url: Url, depth: u32) -> Result<bool, String> {
+    pub fn settle(&mut self, url: Url, depth: u32) -> Result<bool, FrontierError> {
         let known = self.lookup(&url)?;
         let task = match known {
             None => {
@@ -408,7 +430,7 @@ impl Frontier {
     /// Writes the changes since the last checkpoint as the log of checkpoint `seq`, in one
     /// batch that also removes the log of checkpoints that never committed. The caller
     /// flushes sled, and commits the checkpoint, before it calls [`Frontier::compact`].
-    pub fn checkpoint(&mut self, seq: u64) -> Result<(), String> {
+    pub fn checkpoint(&mut self, seq: u64) -> Result<(), FrontierError> {
         let mut batch = sled::Batch::default();
         for key in self.stale_keys.drain(..) {
             batch.remove(key);
@@ -433,9 +455,7 @@ impl Frontier {
             batch.insert(key.clone(), part);
             self.log_keys.push(key);
         }
-        self.tree
-            .apply_batch(batch)
-            .map_err(|e| format!("frontier: {e}"))?;
+        self.tree.apply_batch(batch)?;
         if self.logged.is_empty() {
             self.logged = std::mem::take(&mut self.changes);
         } else {
@@ -448,7 +468,7 @@ impl Frontier {
     /// entries on a thread of its own; call it after a checkpoint has committed. Reports the
     /// error of an earlier compaction that failed (the log it was to fold stays, so nothing
     /// is lost).
-    pub fn compact(&mut self) -> Result<(), String> {
+    pub fn compact(&mut self) -> Result<(), FrontierError> {
         if self
             .compaction
             .as_ref()
@@ -471,10 +491,7 @@ impl Frontier {
                 // batch, so the entries go in small batches that let the crawl's reads and
                 // writes in between. Entries written before a crash are harmless: the log,
                 // removed by the last batch only, says the same or later.
-                let apply = |batch| {
-                    tree.apply_batch(batch)
-                        .map_err(|e| format!("frontier: compaction: {e}"))
-                };
+                let apply = |batch| tree.apply_batch(batch).map_err(FrontierError::Store);
                 let mut batch = sled::Batch::default();
                 for (i, (UrlKey(url), change)) in folded.iter().enumerate() {
                     batch.insert(url.as_str(), change.encode());
@@ -489,7 +506,7 @@ impl Frontier {
                 }
                 apply(batch)
             })
-            .map_err(|e| format!("frontier: cannot start the compaction: {e}"))?;
+            .map_err(|e| FrontierError::Compaction(format!("cannot start: {e}")))?;
         self.compaction = Some(Compaction { changes, thread });
         Ok(())
     }
@@ -502,12 +519,12 @@ impl Frontier {
     }
 
     /// Waits for a running compaction to end and reports its error.
-    pub fn finish_compaction(&mut self) -> Result<(), String> {
+    pub fn finish_compaction(&mut self) -> Result<(), FrontierError> {
         match self.compaction.take() {
             Some(running) => running
                 .thread
                 .join()
-                .map_err(|_| "frontier: the compaction thread panicked".to_string())?,
+                .map_err(|_| FrontierError::Compaction("the thread panicked".into()))?,
             None => Ok(()),
         }
     }
