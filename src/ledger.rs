@@ -29,7 +29,6 @@
 
 use std::path::Path;
 
-use crate::dedup::INDEX_DIR;
 use crate::index::manifest::Manifest;
 
 /// File name of the ledger, at the root of the state directory.
@@ -61,9 +60,10 @@ pub fn committed_seq(state_dir: &Path) -> Result<u64, String> {
 const HEADER: &str = "crawldedup state ledger";
 const FORMAT: u64 = 1;
 
-/// The identity of a state directory, written into its parts (0 in parts written before
-/// the ledger existed).
-pub type StateId = u128;
+pub use crate::state_id::StateId;
+
+/// Folder of the index inside the state directory.
+pub const INDEX_DIR: &str = "index";
 
 /// What a state directory's parts must hold. See the [module documentation](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -114,6 +114,7 @@ pub mod page;
 mod sealed;
 #[cfg(feature = "crawler")]
 pub mod state;
+mod state_id;
 pub mod store;
 mod text;
 pub mod urls;

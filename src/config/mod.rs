@@ -278,7 +278,7 @@ impl Default for DedupConfig {
     fn default() -> Self {
         DedupConfig {
             max_distance: crate::index::DEFAULT_MAX_DISTANCE,
-            short_text_chars: 500,
+            short_text_chars: crate::index::SHORT_TEXT_CHARS as usize,
             expected_pages: 0,
             background_snapshots: true,
             retention: None,
@@ -313,33 +313,7 @@ impl From<Window> for String {
     }
 }
 
-/// `[output]`
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct OutputConfig {
-    /// Write pages.jsonl and duplicates.jsonl.
-    pub jsonl: bool,
-    /// Write WARC files under warc/.
-    pub warc: bool,
-    /// Start a new WARC file past this many bytes.
-    pub warc_rotate_bytes: u64,
-    /// How a duplicate whose bytes are not its original's is archived: `response` (its
-    /// own bytes, the verdict in `WARC-Crawldedup-*` fields) or `revisit` (crawldedup's
-    /// own revisit profile; smaller, its bytes archived nowhere). A byte-identical
-    /// duplicate is always an identical-payload-digest revisit.
-    pub warc_duplicates: crate::store::warc::DuplicateRecords,
-}
-
-impl Default for OutputConfig {
-    fn default() -> Self {
-        OutputConfig {
-            jsonl: true,
-            warc: true,
-            warc_rotate_bytes: 1 << 30,
-            warc_duplicates: crate::store::warc::DuplicateRecords::Response,
-        }
-    }
-}
+pub use crate::store::OutputConfig;
 
 /// `[cluster]`: several `crawldedup crawl` processes acting as one crawl through Redis
 /// Cluster (see [`crate::cluster`]). Off while `nodes` is empty.
@@ -395,9 +369,7 @@ impl ClusterConfig {
     }
 }
 
-/// Largest Hamming distance the index supports: beyond it simhash stops separating
-/// near-duplicates from unrelated pages and the tables multiply.
-pub const MAX_DISTANCE_LIMIT: u32 = 8;
+pub use crate::index::MAX_DISTANCE_LIMIT;
 
 #[cfg(test)]
 mod tests {

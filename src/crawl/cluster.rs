@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use super::crawler::CrawlError;
+use super::error::CrawlError;
 use super::frontier::{Frontier, TaskState, host_key};
 use super::record::CheckpointRecord;
 use crate::cluster::filter::{Cluster, ClusterError, ClusterFilter};
@@ -636,8 +636,8 @@ impl<'c> Worker<'c> {
         let Some(record) = dedup.record_of(name, prepared) else {
             return Ok(PageVerdict::NoText);
         };
-        let decision =
-            super::run::blocking(|| self.index.check_and_insert(&record)).map_err(cluster_error)?;
+        let decision = super::context::blocking(|| self.index.check_and_insert(&record))
+            .map_err(cluster_error)?;
         let original = |id: DocId| -> Result<Original, CrawlError> {
             let name = self.index.name_of(id).map_err(cluster_error)?;
             Ok(Original {

@@ -1,107 +1,13 @@
-//! The crawler's public face: [`Crawler`] and its builder, the run options, the summary
-//! and the errors.
+//! The crawler's public face: [`Crawler`] and its builder.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
-
-use super::frontier::FrontierCounts;
-use super::record::CheckpointRecord;
+use super::error::CrawlError;
+use super::options::CrawlOptions;
+use super::record::CrawlSummary;
 use super::run::run;
 use crate::config::Config;
 use crate::store::PageSink;
-
-/// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
-pub const MAX_ATTEMPTS: u32 = 3;
-/// Time between checkpoints while crawling, by default.
-pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
-
-/// Settings of a crawl run that are not part of the configuration file.
-#[derive(Debug, Clone)]
-pub struct CrawlOptions {
-    /// Time between checkpoints; zero takes none on the way, only the one at the end (a
-    /// kill -9 then loses the whole run).
-    pub checkpoint_every: Duration,
-    /// Show a progress bar (on a terminal); otherwise a log line at each checkpoint.
-    pub progress_bar: bool,
-    /// How long a host whose robots.txt answered 5xx (or not at all) stays closed before
-    /// robots.txt is asked again.
-    pub robots_retry: Duration,
-    /// The frontier's change log is folded into per-URL entries once it holds this many
-    /// URLs, and in batches of a sixteenth of it (`None`: the frontier's defaults; a crash
-    /// test sets it low so that compactions run all the time).
-    pub compact_after: Option<usize>,
-    /// The clock the time windows are measured on (`None`: the system clock).
-    pub clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
-}
-
-impl Default for CrawlOptions {
-    fn default() -> Self {
-        CrawlOptions {
-            checkpoint_every: CHECKPOINT_EVERY,
-            progress_bar: false,
-            robots_retry: ROBOTS_RETRY,
-            compact_after: None,
-            clock: None,
-        }
-    }
-}
-
-/// How long a host stays closed after its robots.txt failed with 5xx or a timeout.
-pub const ROBOTS_RETRY: Duration = Duration::from_secs(60);
-
-/// What went wrong with a crawl as a whole (a page's failure is recorded, not returned).
-#[derive(Debug, thiserror::Error)]
-pub enum CrawlError {
-    /// The page stage failed.
-    #[error(transparent)]
-    Dedup(#[from] crate::dedup::DedupError),
-    /// The state directory is unusable.
-    #[error("crawl state {}: {problem}", path.display())]
-    State {
-        /// The directory.
-        path: PathBuf,
-        /// What is wrong.
-        problem: String,
-    },
-    /// The crawl's files (the JSONL outputs, the WARC files) could not be written, or do
-    /// not match the state directory.
-    #[error(transparent)]
-    Files(#[from] crate::store::files::FileError),
-    /// The frontier's database failed during the crawl (a full disk, an I/O error).
-    #[error(transparent)]
-    Frontier(#[from] super::frontier::FrontierError),
-    /// A setting is unusable (a bad seed, a bad pattern).
-    #[error("{0}")]
-    Setup(String),
-    /// The Redis Cluster of a crawl on several machines failed or refused this worker; the
-    /// crawl stopped with a checkpoint, and what it had to send goes at its next start.
-    #[error("cluster: {0}")]
-    Cluster(String),
-    /// A sink given to the crawler failed ([`crate::store::PageSink`]).
-    #[error("page sink: {0}")]
-    Sink(crate::store::SinkError),
-}
-
-/// What a finished (or stopped) crawl did.
-#[derive(Debug, Clone, Serialize)]
-pub struct CrawlSummary {
-    /// Totals over every run on this state directory.
-    pub totals: CheckpointRecord,
-    /// The frontier at the end.
-    pub frontier: FrontierCounts,
-    /// Seconds this run took.
-    pub seconds: f64,
-    /// Responses received by this run alone (the totals count every run).
-    pub fetched_this_run: u64,
-    /// Whether the crawl stopped at `crawl.max_pages` with URLs still queued; the limit
-    /// counts the pages of every run of the crawl, so running again fetches nothing more
-    /// until it is raised.
-    pub page_limit_reached: bool,
-    /// Whether the crawl stopped early (Ctrl-C or the page limit).
-    pub stopped_early: bool,
-}
 
 /// Runs a crawl with `config` (seeds, state and output directories, limits) until the
 /// frontier is empty, the page limit is reached, or `stop` resolves (Ctrl-C): the same as

@@ -17,10 +17,13 @@
 //! ```
 
 mod cluster;
+mod context;
 mod crawler;
+mod error;
 pub mod fetch;
 pub mod frontier;
 pub mod guard;
+mod options;
 mod outcome;
 mod record;
 mod robots;
@@ -29,13 +32,14 @@ mod schedule;
 mod scope;
 mod worker;
 
-pub use crawler::{
-    CHECKPOINT_EVERY, CrawlError, CrawlOptions, CrawlSummary, Crawler, CrawlerBuilder,
-    MAX_ATTEMPTS, ROBOTS_RETRY, crawl,
-};
+pub use crawler::{Crawler, CrawlerBuilder, crawl};
+pub use error::CrawlError;
 pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher, Hop};
 pub use frontier::{Frontier, FrontierCounts, FrontierError, Task};
+pub use options::{CHECKPOINT_EVERY, CrawlOptions, ROBOTS_RETRY};
+pub use outcome::MAX_ATTEMPTS;
 pub(crate) use record::CRAWL_DB;
+pub use record::CrawlSummary;
 pub use record::{
     COMMITTED_FILE, CheckpointRecord, CrawlParts, check_parts, committed_seq, each_frontier_url,
     stats,

@@ -8,10 +8,10 @@ use bytes::Bytes;
 use url::Url;
 
 use super::cluster::Worker;
-use super::crawler::{CrawlError, MAX_ATTEMPTS};
+use super::context::Context;
+use super::error::CrawlError;
 use super::frontier::{Frontier, Task, Version, host_key};
 use super::record::CheckpointRecord;
-use super::run::Shared;
 use super::schedule::Schedule;
 use super::scope::{priority, relevance};
 use super::worker::{Failure, FetchedPage, Work, backoff};
@@ -20,6 +20,9 @@ use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
 use crate::fingerprint::Digest;
 use crate::store::files::FileSink;
 use crate::store::{DuplicatePage, FailedPage, PageSink, PreviousVersion, SinkError, StoredPage};
+
+/// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
+pub const MAX_ATTEMPTS: u32 = 3;
 
 /// How much a link's anchor text counts in its focus score, per keyword it holds ...
 const ANCHOR_WEIGHT: u32 = 3;
@@ -155,7 +158,7 @@ pub(super) fn enqueue(
 pub(super) fn handle(
     work: Work,
     ledger: &mut Ledger<'_, '_>,
-    shared: &Shared,
+    shared: &Context,
 ) -> Result<(), CrawlError> {
     if let Some((task, failure)) = outcome(work, ledger, shared)? {
         ledger.totals.failures += 1;
@@ -177,7 +180,7 @@ pub(super) fn handle(
 pub(super) fn outcome(
     work: Work,
     ledger: &mut Ledger<'_, '_>,
-    shared: &Shared,
+    shared: &Context,
 ) -> Result<Option<(Task, Failure)>, CrawlError> {
     let Ledger {
         dedup,
@@ -299,7 +302,7 @@ fn follow(
     dedup: &Dedup,
     frontier: &mut Frontier,
     worker: Option<&mut Worker<'_>>,
-    shared: &Shared,
+    shared: &Context,
     task: &Task,
     links: &RawLinks,
     parent_relevance: u32,
@@ -346,7 +349,7 @@ struct Stores<'a, 'c> {
 fn record_page(
     page: FetchedPage,
     stores: Stores<'_, '_>,
-    shared: &Shared,
+    shared: &Context,
 ) -> Result<Option<(Task, Failure)>, CrawlError> {
     let Stores {
         dedup,

@@ -5,14 +5,32 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::crawler::{CrawlError, CrawlSummary};
-use super::frontier::{Frontier, FrontierError};
-use super::outcome::Sinks;
+use super::error::CrawlError;
+use super::frontier::{Frontier, FrontierCounts, FrontierError};
 use crate::dedup::Dedup;
 pub(crate) use crate::ledger::CRAWL_DB;
 pub use crate::ledger::{COMMITTED_FILE, committed_seq};
 use crate::store::SinkPosition;
 use crate::store::warc::WarcPosition;
+
+/// What a finished (or stopped) crawl did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CrawlSummary {
+    /// Totals over every run on this state directory.
+    pub totals: CheckpointRecord,
+    /// The frontier at the end.
+    pub frontier: FrontierCounts,
+    /// Seconds this run took.
+    pub seconds: f64,
+    /// Responses received by this run alone (the totals count every run).
+    pub fetched_this_run: u64,
+    /// Whether the crawl stopped at `crawl.max_pages` with URLs still queued; the limit
+    /// counts the pages of every run of the crawl, so running again fetches nothing more
+    /// until it is raised.
+    pub page_limit_reached: bool,
+    /// Whether the crawl stopped early (Ctrl-C or the page limit).
+    pub stopped_early: bool,
+}
 
 /// The figures of a crawl on disk (`crawldedup stats`): the last checkpoint's totals and
 /// the frontier as it was then. Fails with one line when a crawl is running there (sled
@@ -199,20 +217,20 @@ impl CheckpointRecord {
     }
 }
 
-/// The consistent cut described in the module documentation.
+/// The consistent cut described in the module documentation, once the sinks have made
+/// what they were given durable and recorded their positions in `totals`
+/// (`Sinks::checkpoint`).
 pub(super) fn checkpoint(
     db: &sled::Db,
     meta: &sled::Tree,
     dedup: &Dedup,
     frontier: &mut Frontier,
-    sinks: &mut Sinks,
     totals: &mut CheckpointRecord,
 ) -> Result<(), CrawlError> {
     let state_error = |problem: String| CrawlError::State {
         path: dedup.state_dir().to_path_buf(),
         problem,
     };
-    sinks.checkpoint(totals)?;
     totals.index_documents = dedup.flush_index()?;
     totals.windows = dedup.has_windows().then(|| dedup.window_stats());
     totals.state = Some(format!("{:032x}", dedup.state_id()));

@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use url::Url;
 
+use super::fetch::Fetcher;
 use super::frontier::host_key;
-use super::run::Shared;
 
 /// robots.txt rules of one host.
 #[derive(Clone)]
@@ -26,10 +26,17 @@ pub(super) enum Robots {
 /// fetched, so that the tasks of one host wait for one fetch instead of each making its own.
 pub(super) type RobotsCache = Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Robots>>>>>>;
 
-pub(super) async fn robots_for(shared: &Shared, url: &Url) -> Robots {
+/// The rules of `url`'s host from `cache`, fetched with `fetcher` as `user_agent` when the
+/// cache has none (or the host's closing after a failure, `retry` long, is over).
+pub(super) async fn robots_for(
+    cache: &RobotsCache,
+    fetcher: &Fetcher,
+    user_agent: &str,
+    retry: Duration,
+    url: &Url,
+) -> Robots {
     let host = host_key(url);
-    let slot = shared
-        .robots
+    let slot = cache
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .entry(host.to_string())
@@ -44,16 +51,16 @@ pub(super) async fn robots_for(shared: &Shared, url: &Url) -> Robots {
     let mut robots_url = url.clone();
     robots_url.set_path("/robots.txt");
     robots_url.set_query(None);
-    let entry = match shared.fetcher.fetch(&robots_url, |u| Ok(u.clone())).await {
+    let entry = match fetcher.fetch(&robots_url, |u| Ok(u.clone())).await {
         Ok(f) if (200..300).contains(&f.status) => Robots::Rules(
-            texting_robots::Robot::new(&shared.user_agent, &f.body)
+            texting_robots::Robot::new(user_agent, &f.body)
                 .ok()
                 .map(Arc::new),
         ),
         Ok(f) if (400..500).contains(&f.status) => Robots::Rules(None),
         Ok(f) => {
             tracing::info!("{robots_url}: HTTP {}: host closed for a while", f.status);
-            Robots::Closed(Instant::now() + shared.robots_retry)
+            Robots::Closed(Instant::now() + retry)
         }
         Err(e @ super::fetch::FetchError::Refused { .. }) => {
             tracing::warn!("{e}");
@@ -61,7 +68,7 @@ pub(super) async fn robots_for(shared: &Shared, url: &Url) -> Robots {
         }
         Err(e) => {
             tracing::info!("{e}: host closed for a while");
-            Robots::Closed(Instant::now() + shared.robots_retry)
+            Robots::Closed(Instant::now() + retry)
         }
     };
     *cached = Some(entry.clone());

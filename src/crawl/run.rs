@@ -19,12 +19,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::cluster::Worker;
-use super::crawler::{CrawlError, CrawlOptions, CrawlSummary};
+use super::context::{Context, blocking};
+use super::error::CrawlError;
 use super::fetch::{FetchConfig, Fetcher};
 use super::frontier::{Frontier, FrontierCounts};
+use super::options::CrawlOptions;
 use super::outcome::{Ledger, Sinks, enqueue, handle};
+use super::record::CrawlSummary;
 use super::record::{CRAWL_DB, CheckpointRecord, checkpoint, committed_seq, read_record};
-use super::robots::RobotsCache;
 use super::schedule::Schedule;
 use super::scope::{Scope, priority};
 use super::worker::{Work, work};
@@ -32,7 +34,6 @@ use crate::config::Config;
 use crate::dedup::{Dedup, DedupError, Sweeper};
 use crate::store::PageSink;
 use crate::store::files::FileSink;
-use crate::urls::Canonicalizer;
 
 /// The progress line: the crawl's totals over all its runs, and this run's rate (pages
 /// fetched since `fetched_before`, the total when the run started).
@@ -57,31 +58,6 @@ fn labelled(worker: Option<&Worker<'_>>, line: String) -> String {
     match worker {
         Some(worker) => format!("{} | {line}", worker.label()),
         None => line,
-    }
-}
-
-pub(super) struct Shared {
-    pub(super) fetcher: Fetcher,
-    pub(super) canonicalizer: Canonicalizer,
-    pub(super) scope: Scope,
-    pub(super) robots: RobotsCache,
-    pub(super) respect_robots: bool,
-    /// How long a host stays closed after its robots.txt failed.
-    pub(super) robots_retry: Duration,
-    pub(super) user_agent: String,
-    /// Focus keywords (tokens); empty: breadth first.
-    pub(super) keywords: Vec<String>,
-    pub(super) max_depth: u32,
-    /// `per_host_delay_ms`.
-    pub(super) base_delay: Duration,
-}
-
-/// Runs `f`, which may block for a while (a checkpoint waits for the disk), without holding
-/// up the other tasks of a multi-threaded runtime's worker.
-pub(super) fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
-        _ => f(),
     }
 }
 
@@ -150,7 +126,7 @@ pub(super) async fn run(
         record.is_none(),
     )?;
 
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(Context {
         fetcher: Fetcher::new(FetchConfig::from_crawl(crawl)).map_err(CrawlError::Setup)?,
         canonicalizer: dedup.canonicalizer().clone(),
         scope,
@@ -406,7 +382,8 @@ fn save(
     match worker {
         Some((w, send)) => {
             w.before_checkpoint(frontier, totals, state.meta)?;
-            checkpoint(state.db, state.meta, state.dedup, frontier, sinks, totals)?;
+            sinks.checkpoint(totals)?;
+            checkpoint(state.db, state.meta, state.dedup, frontier, totals)?;
             Ok(if send {
                 w.after_checkpoint(state.meta)
             } else {
@@ -414,7 +391,8 @@ fn save(
             })
         }
         None => {
-            checkpoint(state.db, state.meta, state.dedup, frontier, sinks, totals)?;
+            sinks.checkpoint(totals)?;
+            checkpoint(state.db, state.meta, state.dedup, frontier, totals)?;
             Ok(Ok(()))
         }
     }

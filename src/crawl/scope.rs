@@ -2,7 +2,7 @@
 
 use url::Url;
 
-use super::crawler::CrawlError;
+use super::error::CrawlError;
 use crate::config::Config;
 
 /// Where a crawl may go.

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
+use super::context::Context;
 use super::fetch::{FetchError, Hop};
 use super::frontier::{Task, host_key};
-use super::robots::{Robots, robots_for};
-use super::run::Shared;
+use super::robots::Robots;
 use crate::page::{self, Prepared};
 
 /// A response, as a worker brings it back.
@@ -63,10 +63,10 @@ pub(super) const BACKOFF_MAX_DOUBLINGS: u32 = 8;
 pub(super) const BACKOFF_JITTER_MS: u64 = 250;
 
 /// Fetches one task (after robots.txt) and extracts it.
-pub(super) async fn work(shared: &Shared, task: Task) -> Work {
+pub(super) async fn work(shared: &Context, task: Task) -> Work {
     let mut crawl_delay = None;
     if shared.respect_robots {
-        match robots_for(shared, &task.url).await {
+        match shared.robots(&task.url).await {
             Robots::Closed(until) => return Work::RobotsClosed { task, until },
             Robots::Refused(refused) => {
                 // The page's own address is the host's: refused the same way.

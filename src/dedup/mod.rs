@@ -105,44 +105,15 @@ pub use builder::DedupBuilder;
 pub(crate) use memory::check as check_memory;
 pub use stats::{DedupStats, WindowStats};
 pub use sweeper::{SWEEP_REST, SWEEP_STEP, Sweeper};
-pub(crate) use verdict::round3;
 pub use verdict::{Original, PageVerdict, UrlVerdict};
 
-/// A candidate between two long texts is a near-duplicate at this estimated resemblance
-/// (Jaccard similarity of their word 3-shingle sets) or above. The all-pairs evaluation
-/// (`examples/eval_pairs.rs`; figures in [`crate::fingerprint`]) calls pairs of exact
-/// resemblance 0.5 and over genuine near-duplicates; the estimate from 64 bins has a
-/// standard error of about 0.06 there, so at 0.5 related pages of exact resemblance
-/// 0.40-0.49 passed too (25 of the 36 false pairs among Chinese man pages). At 0.55 the
-/// edited copies lose nothing measurable (a copy with 5% of its words replaced keeps about
-/// 0.74, 0.62 at the 1st percentile; two different articles of one site stay under 0.2).
-pub const MIN_RESEMBLANCE: f64 = 0.55;
+/// The confirmation thresholds, owned by the index that applies them.
+pub use crate::index::{
+    MIN_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO, SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS,
+    TINY_MIN_RESEMBLANCE, TINY_SHINGLES,
+};
 
-/// The same threshold when either text is shorter than `dedup.short_text_chars`.
-pub const SHORT_MIN_RESEMBLANCE: f64 = 0.5;
-
-/// Texts with fewer distinct word 3-shingles than this (about as many words) are tiny: a
-/// product name and a price in a shared template are the whole of what tells two such
-/// pages apart, and a copy with a few words changed looks exactly like them.
-pub const TINY_SHINGLES: u32 = 40;
-
-/// Tiny texts are compared exactly, on their whole shingle sets (kept in their records),
-/// and are near-duplicates only when the sets are the same: texts that differ only in case,
-/// punctuation, spacing or Unicode forms. One changed word (a product name) already makes
-/// another page.
-pub const TINY_MIN_RESEMBLANCE: f64 = 1.0;
-
-/// A candidate between two long texts is also a near-duplicate when this share of the
-/// smaller text's shingles is estimated to be in the larger (an article with a long
-/// comment thread appended).
-pub const MIN_CONTAINMENT: f64 = 0.9;
-
-/// Containment only counts when the smaller text has at least this share of the larger's
-/// shingles: a very small text inside a large one is estimated too loosely from 64 bins.
-pub const MIN_SIZE_RATIO: f64 = 0.3;
-
-/// Folder of the index inside the state directory.
-pub const INDEX_DIR: &str = "index";
+pub use crate::ledger::INDEX_DIR;
 
 /// What went wrong in the page stage.
 #[derive(Debug, thiserror::Error)]

@@ -104,7 +104,7 @@ impl PageVerdict {
                 if let Some(nearest) = nearest {
                     fields.insert(
                         "nearest_similarity".into(),
-                        round3(nearest.resemblance).into(),
+                        crate::index::round3(nearest.resemblance).into(),
                     );
                 }
             }
@@ -119,8 +119,14 @@ impl PageVerdict {
             } => {
                 fields.insert("of".into(), of.name.clone().into());
                 fields.insert("distance".into(), (*distance).into());
-                fields.insert("similarity".into(), round3(similarity.resemblance).into());
-                fields.insert("containment".into(), round3(similarity.containment).into());
+                fields.insert(
+                    "similarity".into(),
+                    crate::index::round3(similarity.resemblance).into(),
+                );
+                fields.insert(
+                    "containment".into(),
+                    crate::index::round3(similarity.containment).into(),
+                );
             }
             PageVerdict::NoText => {}
         }
@@ -154,9 +160,4 @@ impl PageVerdict {
             _ => None,
         }
     }
-}
-
-/// `x` to three decimals, as the JSON outputs print estimates.
-pub(crate) fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }

@@ -41,7 +41,7 @@ pub struct Manifest {
     pub rows_checksum: u64,
     /// The id of the state directory the index belongs to ([`crate::ledger`]; 0 when
     /// written outside one, or before ledgers existed).
-    pub state: crate::ledger::StateId,
+    pub state: crate::state_id::StateId,
 }
 
 /// The checksum of document `id`'s stored row bytes.

@@ -105,9 +105,12 @@ use record::Judgement;
 use store::{Store, StoreError};
 use tables::{Keys, Memory};
 
+pub(crate) use decision::round3;
 pub use decision::{
-    ADDED_WORDS, ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, IndexConfig, MIN_LINE_CONTAINMENT,
-    OWN_WORDS, Probe, Similarity, exact_similarity,
+    ADDED_WORDS, ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, IndexConfig, MAX_DISTANCE_LIMIT,
+    MIN_CONTAINMENT, MIN_LINE_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO, OWN_WORDS, Probe,
+    SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS, Similarity, TINY_MIN_RESEMBLANCE, TINY_SHINGLES,
+    exact_similarity,
 };
 pub use error::IndexError;
 pub use plan::Plan;
@@ -176,7 +179,7 @@ pub struct SimhashIndex {
     background: writer::Writer,
     /// The state directory the index belongs to, named in each manifest
     /// ([`crate::ledger`]).
-    state: crate::ledger::StateId,
+    state: crate::state_id::StateId,
     /// [`SimhashIndex::close`] ran: `Drop` has nothing left to do.
     closed: bool,
 }
@@ -289,7 +292,7 @@ impl SimhashIndex {
 
     /// Names the state directory the index belongs to in its manifest (see
     /// [`crate::ledger`]), writing the manifest at once when it named none or another.
-    pub(crate) fn belong_to(&mut self, state: crate::ledger::StateId) -> Result<(), IndexError> {
+    pub(crate) fn belong_to(&mut self, state: crate::state_id::StateId) -> Result<(), IndexError> {
         if self.state == state {
             return Ok(());
         }

@@ -28,11 +28,11 @@ impl SimhashIndex {
     ) -> Result<SimhashIndex, IndexError> {
         let path = dir.to_path_buf();
         let (store_error, corrupt) = IndexError::makers(&path);
-        if config.max_distance > crate::config::MAX_DISTANCE_LIMIT {
+        if config.max_distance > super::MAX_DISTANCE_LIMIT {
             return Err(IndexError::Layout(format!(
                 "k = {} is over the limit of {}",
                 config.max_distance,
-                crate::config::MAX_DISTANCE_LIMIT
+                super::MAX_DISTANCE_LIMIT
             )));
         }
         let started = std::time::Instant::now();

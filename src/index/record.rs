@@ -43,7 +43,7 @@ impl DocRecord {
             name: name.to_string(),
             at: 0,
             sketch: fingerprint.sketch,
-            tiny_set: if fingerprint.sketch.shingles < crate::dedup::TINY_SHINGLES {
+            tiny_set: if fingerprint.sketch.shingles < super::TINY_SHINGLES {
                 crate::fingerprint::tiny_set(text)
             } else {
                 Vec::new()

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use url::Url;
 
+use super::OutputConfig;
 use super::lines::{DuplicateLine, FailureLine, Line, PageLine, PreviousLine};
 use super::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
-use crate::config::OutputConfig;
 use crate::store::warc::{DuplicateOf, WarcPosition, WarcWriter, file_name};
 
 /// What went wrong with the crawl's files. The crawler stops with it as
@@ -513,7 +513,7 @@ impl PageSink for FileSink {
                 simhash: page.simhash,
                 digest: page.digest,
                 id: page.id,
-                nearest_similarity: page.nearest.map(|n| crate::dedup::round3(n.resemblance)),
+                nearest_similarity: page.nearest.map(|n| crate::index::round3(n.resemblance)),
                 bytes: page.body.len(),
                 previous: page.previous.map(|p| PreviousLine {
                     id: p.id,
@@ -554,8 +554,8 @@ impl PageSink for FileSink {
                 },
                 of: duplicate.of.clone(),
                 distance: duplicate.distance.unwrap_or(0),
-                similarity: crate::dedup::round3(duplicate.similarity.resemblance),
-                containment: crate::dedup::round3(duplicate.similarity.containment),
+                similarity: crate::index::round3(duplicate.similarity.resemblance),
+                containment: crate::index::round3(duplicate.similarity.containment),
                 depth: duplicate.depth,
                 of_fetched_at: duplicate.of_fetched_at,
             }))

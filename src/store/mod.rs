@@ -58,6 +58,35 @@ use url::Url;
 use crate::fingerprint::{Digest, Simhash};
 use crate::index::{DocId, Similarity};
 
+/// `[output]` of the configuration: which files the file sink ([`files::FileSink`])
+/// writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Write pages.jsonl and duplicates.jsonl.
+    pub jsonl: bool,
+    /// Write WARC files under warc/.
+    pub warc: bool,
+    /// Start a new WARC file past this many bytes.
+    pub warc_rotate_bytes: u64,
+    /// How a duplicate whose bytes are not its original's is archived: `response` (its
+    /// own bytes, the verdict in `WARC-Crawldedup-*` fields) or `revisit` (crawldedup's
+    /// own revisit profile; smaller, its bytes archived nowhere). A byte-identical
+    /// duplicate is always an identical-payload-digest revisit.
+    pub warc_duplicates: warc::DuplicateRecords,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig {
+            jsonl: true,
+            warc: true,
+            warc_rotate_bytes: 1 << 30,
+            warc_duplicates: warc::DuplicateRecords::Response,
+        }
+    }
+}
+
 /// What a sink's method returns on failure: any error; it stops the crawl.
 pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -40,7 +40,7 @@ use std::sync::Mutex;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::seen::URL_HASH_SEED;
-use crate::ledger::StateId;
+use crate::state_id::StateId;
 
 /// File names of the journal generations: this prefix and the generation number.
 pub const JOURNAL_PREFIX: &str = "seen-urls.journal.";

@@ -10,7 +10,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::sizing::BloomParams;
 use super::{Generation, Layer, SEEN_FILE, URL_HASH_SEED};
-use crate::ledger::StateId;
+use crate::state_id::StateId;
 
 pub(super) const MAGIC: &[u8; 8] = b"CDSEEN\r\n";
 /// Version 2: fastbloom 0.17 bit layout, xxh3-64 URL hash with [`URL_HASH_SEED`]; after the

@@ -225,7 +225,7 @@ pub struct SeenUrls {
     expired: AtomicU64,
     /// The state directory's id, written into the saved filter and the journal
     /// ([`crate::ledger`]; 0 when opened outside a ledgered directory).
-    state_id: crate::ledger::StateId,
+    state_id: crate::state_id::StateId,
 }
 
 impl std::fmt::Debug for SeenUrls {
@@ -247,7 +247,7 @@ impl SeenUrls {
 
     /// Writes `state_id` into the files it saves (see [`crate::ledger`]).
     #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
-    pub(crate) fn with_state_id(mut self, state_id: crate::ledger::StateId) -> SeenUrls {
+    pub(crate) fn with_state_id(mut self, state_id: crate::state_id::StateId) -> SeenUrls {
         self.state_id = state_id;
         self
     }
@@ -285,7 +285,7 @@ impl SeenUrls {
         state_dir: &Path,
         config: SeenConfig,
         journaled: bool,
-        state_id: crate::ledger::StateId,
+        state_id: crate::state_id::StateId,
     ) -> Result<SeenUrls, SeenError> {
         config.first_layer()?;
         let confirm = if config.confirm_on_disk {

@@ -1,0 +1,40 @@
+//! Settings of a crawl run that are not part of the configuration file, and their defaults.
+
+use std::time::Duration;
+
+/// Time between checkpoints while crawling, by default.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
+
+/// Settings of a crawl run that are not part of the configuration file.
+#[derive(Debug, Clone)]
+pub struct CrawlOptions {
+    /// Time between checkpoints; zero takes none on the way, only the one at the end (a
+    /// kill -9 then loses the whole run).
+    pub checkpoint_every: Duration,
+    /// Show a progress bar (on a terminal); otherwise a log line at each checkpoint.
+    pub progress_bar: bool,
+    /// How long a host whose robots.txt answered 5xx (or not at all) stays closed before
+    /// robots.txt is asked again.
+    pub robots_retry: Duration,
+    /// The frontier's change log is folded into per-URL entries once it holds this many
+    /// URLs, and in batches of a sixteenth of it (`None`: the frontier's defaults; a crash
+    /// test sets it low so that compactions run all the time).
+    pub compact_after: Option<usize>,
+    /// The clock the time windows are measured on (`None`: the system clock).
+    pub clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
+}
+
+impl Default for CrawlOptions {
+    fn default() -> Self {
+        CrawlOptions {
+            checkpoint_every: CHECKPOINT_EVERY,
+            progress_bar: false,
+            robots_retry: ROBOTS_RETRY,
+            compact_after: None,
+            clock: None,
+        }
+    }
+}
+
+/// How long a host stays closed after its robots.txt failed with 5xx or a timeout.
+pub const ROBOTS_RETRY: Duration = Duration::from_secs(60);
