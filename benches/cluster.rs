@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let mut new = 0u64;
     for u in urls.iter() {
-        new += u64::from(!seen.insert(u)?);
+        new += u64::from(seen.insert(u)?);
     }
     let local = n as f64 / t.elapsed().as_secs_f64();
     println!("{n} canonical URLs, n = {n}, p = {p}");

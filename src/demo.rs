@@ -32,9 +32,9 @@ pub fn run_url_layer() -> Result<Vec<(String, LinkOutcome)>, SeenError> {
             Err(e) => LinkOutcome::Invalid(e.to_string()),
             Ok(url) => {
                 if seen.insert(url.as_str())? {
-                    LinkOutcome::Seen(url.into())
-                } else {
                     LinkOutcome::New(url.into())
+                } else {
+                    LinkOutcome::Seen(url.into())
                 }
             }
         };

@@ -55,7 +55,7 @@ fn scalable_filter_stays_below_p_at_four_times_n() {
     .unwrap();
     // URLs that a false positive makes look seen are not counted: they must be few.
     let skipped = (0..4 * n)
-        .filter(|&i| seen.insert(&member(i)).unwrap())
+        .filter(|&i| !seen.insert(&member(i)).unwrap())
         .count() as u64;
     let stats = seen.stats();
     assert_eq!(stats.count + skipped, 4 * n);
@@ -93,10 +93,10 @@ fn confirm_on_disk_never_skips_a_new_url() {
     }
     let probes = 5_000;
     let loose_skips = (0..probes)
-        .filter(|&i| loose.insert(&stranger(i)).unwrap())
+        .filter(|&i| !loose.insert(&stranger(i)).unwrap())
         .count();
     let exact_skips = (0..probes)
-        .filter(|&i| exact.insert(&stranger(i)).unwrap())
+        .filter(|&i| !exact.insert(&stranger(i)).unwrap())
         .count();
     assert!(
         loose_skips > 100,
@@ -104,8 +104,8 @@ fn confirm_on_disk_never_skips_a_new_url() {
     );
     assert_eq!(exact_skips, 0);
     // ... and still recognises every URL it has seen.
-    assert!((0..1_000).all(|i| exact.insert(&member(i)).unwrap()));
-    assert!((0..probes).all(|i| exact.insert(&stranger(i)).unwrap()));
+    assert!((0..1_000).all(|i| !exact.insert(&member(i)).unwrap()));
+    assert!((0..probes).all(|i| !exact.insert(&stranger(i)).unwrap()));
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn concurrent_inserts_of_one_url_yield_exactly_one_new() {
                 let start = t * urls.len() / 8;
                 (0..urls.len())
                     .map(|i| &urls[(start + i) % urls.len()])
-                    .filter(|u| !seen.insert(u).unwrap())
+                    .filter(|u| seen.insert(u).unwrap())
                     .map(|u| u.to_string())
                     .collect::<Vec<_>>()
             })
@@ -299,9 +299,9 @@ fn journaled_urls_survive_a_crash_and_a_save_cut_short() {
     let dir = tempfile::tempdir().unwrap();
     let live = dir.path().join("live");
     let seen = SeenUrls::open_journaled(&live, config).unwrap();
-    assert!(!seen.insert("http://a.test/").unwrap());
+    assert!(seen.insert("http://a.test/").unwrap());
     seen.save(&live, 1).unwrap();
-    assert!(!seen.insert("http://b.test/").unwrap());
+    assert!(seen.insert("http://b.test/").unwrap());
     seen.sync().unwrap();
     // What the state directory held before the next save began.
     let before_save = dir.path().join("before-save");
@@ -309,7 +309,7 @@ fn journaled_urls_survive_a_crash_and_a_save_cut_short() {
     seen.save(&live, 2).unwrap();
     for i in 0..3000 {
         // Past n = 5,000 with the two above and the layer's growth, on the second run.
-        assert!(!seen.insert(&member(i)).unwrap());
+        assert!(seen.insert(&member(i)).unwrap());
     }
     seen.sync().unwrap();
     drop(seen);
@@ -327,7 +327,7 @@ fn journaled_urls_survive_a_crash_and_a_save_cut_short() {
             .map(String::from)
             .chain((0..3000).map(member))
         {
-            assert!(seen.insert(&url).unwrap(), "{url} forgotten in {state:?}");
+            assert!(!seen.insert(&url).unwrap(), "{url} forgotten in {state:?}");
         }
         assert_eq!(seen.stats().count, 3002, "{state:?}");
         // The next save must not reuse a generation number still on disk.

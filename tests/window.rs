@@ -204,18 +204,18 @@ fn a_url_just_before_its_due_time_is_seen_and_just_after_is_new() {
         .unwrap()
         .with_clock(Arc::new(clock.clone()));
     let url = "https://example.com/a";
-    assert!(!seen.insert(url).unwrap(), "new the first time");
+    assert!(seen.insert(url).unwrap(), "new the first time");
     let due = seen.due_at(clock.now()).unwrap();
     // Never earlier than the interval, at most one generation (30 d / 8) later.
     assert!(due >= clock.now() + 30 * DAY, "{due}");
     assert!(due <= clock.now() + 30 * DAY + 30 * DAY / 8 + 1, "{due}");
 
     clock.set(due - 1);
-    assert!(seen.insert(url).unwrap(), "seen just before its due time");
+    assert!(!seen.insert(url).unwrap(), "seen just before its due time");
     // Finding it again did not put its recrawl off.
     clock.set(due);
-    assert!(!seen.insert(url).unwrap(), "new again at its due time");
-    assert!(seen.insert(url).unwrap(), "and recorded again");
+    assert!(seen.insert(url).unwrap(), "new again at its due time");
+    assert!(!seen.insert(url).unwrap(), "and recorded again");
     assert_eq!(seen.due_at(due), Some(seen.due_at(clock.now()).unwrap()));
     assert!(seen.stats().expired >= 1);
 
@@ -322,7 +322,7 @@ fn a_journaled_url_replayed_after_it_came_due_stays_forgotten() {
         let seen = SeenUrls::open_journaled(dir.path(), config)
             .unwrap()
             .with_clock(Arc::new(clock.clone()));
-        assert!(!seen.insert("https://example.com/x").unwrap());
+        assert!(seen.insert("https://example.com/x").unwrap());
         seen.sync().unwrap();
         // Dropped without a save: the journal alone holds the answer.
     }

@@ -48,7 +48,7 @@ fn a_url_comes_due_within_its_interval_and_one_slice_from_a_second_to_ninety_day
                 .unwrap()
                 .with_clock(Arc::new(clock.clone()));
             let url = "https://example.com/a";
-            assert!(!seen.insert(url).unwrap());
+            assert!(seen.insert(url).unwrap());
             let due = seen.due_at_ms(recorded).unwrap();
             let what = format!("{interval_ms} ms in {generations}, recorded at +{offset} ms");
             assert!(

@@ -247,11 +247,11 @@ impl Dedup {
             }
         };
         if self.seen.insert(url.as_str())? {
-            bump(&self.counters.urls_seen);
-            Ok(UrlVerdict::Seen(url))
-        } else {
             bump(&self.counters.urls_new);
             Ok(UrlVerdict::New(url))
+        } else {
+            bump(&self.counters.urls_seen);
+            Ok(UrlVerdict::Seen(url))
         }
     }
 

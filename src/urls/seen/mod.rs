@@ -209,8 +209,8 @@ struct ConfirmStore {
 /// ```
 /// use crawldedup::{SeenConfig, SeenUrls};
 /// let seen = SeenUrls::new(SeenConfig { expected_urls: 1000, ..SeenConfig::default() })?;
-/// assert!(!seen.insert("http://example.com/")?); // new
-/// assert!(seen.insert("http://example.com/")?); // seen before
+/// assert!(seen.insert("http://example.com/")?); // new
+/// assert!(!seen.insert("http://example.com/")?); // seen before
 /// # Ok::<(), crawldedup::SeenError>(())
 /// ```
 pub struct SeenUrls {
@@ -432,12 +432,17 @@ impl SeenUrls {
         Some((recorded_at_ms / ms + u64::from(self.config.generations) + 1) * ms)
     }
 
-    /// Checks a canonical URL and records it: `Ok(true)` if it was seen before (and, for a
-    /// filter that forgets, not yet forgotten), `Ok(false)` if it is new (and is now
-    /// recorded). Of several tasks inserting the same URL at once, exactly one gets
-    /// `false`. A URL seen before but not yet due keeps its first time: finding it again
-    /// does not put its recrawl off.
+    /// Checks a canonical URL and records it, as [`std::collections::HashSet::insert`]
+    /// answers: `Ok(true)` if it is new (and is now recorded), `Ok(false)` if it was seen
+    /// before (and, for a filter that forgets, not yet forgotten). Of several tasks
+    /// inserting the same URL at once, exactly one gets `true`. A URL seen before but not
+    /// yet due keeps its first time: finding it again does not put its recrawl off.
     pub fn insert(&self, canonical: &str) -> Result<bool, SeenError> {
+        self.record(canonical).map(|seen_before| !seen_before)
+    }
+
+    /// [`SeenUrls::insert`]'s work: `Ok(true)` when the URL was seen before.
+    fn record(&self, canonical: &str) -> Result<bool, SeenError> {
         let hash = url_hash(canonical);
         let _stripe = lock(&self.stripes[(hash as usize) % LOCK_STRIPES]);
         let slice = self.current_slice();
