@@ -73,7 +73,10 @@ fn new_stage_for(durability: serve::Durability) -> (tempfile::TempDir, Arc<Dedup
     config.url_filter.expected_urls = 50_000_000;
     let dedup = match durability {
         serve::Durability::Answered => Dedup::open(dir.path(), &config),
-        serve::Durability::Checkpoint => Dedup::open_at(dir.path(), &config, None),
+        serve::Durability::Checkpoint => Dedup::builder()
+            .config(&config)
+            .url_journal(false)
+            .open(dir.path()),
     };
     (dir, Arc::new(dedup.unwrap()))
 }

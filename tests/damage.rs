@@ -34,7 +34,7 @@ fn open_stage(dir: &Path, journaled: bool) -> Result<Dedup, crawldedup::DedupErr
     if journaled {
         Dedup::open(dir, &Config::default())
     } else {
-        Dedup::open_at(dir, &Config::default(), None)
+        Dedup::builder().url_journal(false).open(dir)
     }
 }
 

@@ -284,9 +284,10 @@ pub(super) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
             crawldedup::adapters::serve::Durability::Answered => {
                 crawldedup::Dedup::open(&args.state_dir, &config)
             }
-            crawldedup::adapters::serve::Durability::Checkpoint => {
-                crawldedup::Dedup::open_at(&args.state_dir, &config, None)
-            }
+            crawldedup::adapters::serve::Durability::Checkpoint => crawldedup::Dedup::builder()
+                .config(&config)
+                .url_journal(false)
+                .open(&args.state_dir),
         }
         .map_err(|e| Failure::Setup(e.to_string()))?;
         let bound = listener.local_addr().map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -27,17 +27,20 @@ use crate::config::{Config, Window};
 pub struct DedupBuilder {
     pub(super) config: Config,
     pub(super) clock: Option<Arc<dyn Clock>>,
+    /// `None`: the default (on).
+    pub(super) url_journal: Option<bool>,
 }
 
 impl DedupBuilder {
-    /// Starts from the settings of `config` (its `[url_filter]` and `[dedup]` sections).
+    /// Starts from the settings of `config` (its `[url_filter]` and `[dedup]` sections);
+    /// by default, those of [`Config::default`].
     pub fn config(mut self, config: &Config) -> DedupBuilder {
         self.config = config.clone();
         self
     }
 
     /// Expected number of distinct URLs (n): sizes the URL filter and chooses the index's
-    /// layout.
+    /// layout (`url_filter.expected_urls`; default 10,000,000).
     pub fn expected_urls(mut self, n: u64) -> DedupBuilder {
         self.config.url_filter.expected_urls = n;
         self
@@ -51,28 +54,32 @@ impl DedupBuilder {
         self
     }
 
-    /// Pages the index makes room for when it opens (`dedup.expected_pages`): its tables
-    /// then never grow on the way there, and take that memory from the start.
+    /// Pages the index makes room for when it opens (`dedup.expected_pages`; default 0,
+    /// growing as pages come): its tables then never grow on the way there, and take that
+    /// memory from the start.
     pub fn expected_pages(mut self, n: u64) -> DedupBuilder {
         self.config.dedup.expected_pages = n;
         self
     }
 
-    /// Bound on the URL filter's false-positive rate (p), strictly between 0 and 1.
+    /// Bound on the URL filter's false-positive rate (p), strictly between 0 and 1
+    /// (`url_filter.false_positive_rate`; default 0.01).
     pub fn false_positive_rate(mut self, p: f64) -> DedupBuilder {
         self.config.url_filter.false_positive_rate = p;
         self
     }
 
     /// Confirm the filter's "seen" answers against exact hashes on disk (no false
-    /// positives, at one disk lookup per positive).
+    /// positives, at one disk lookup per positive; `url_filter.confirm_on_disk`; default
+    /// off).
     pub fn confirm_on_disk(mut self, confirm: bool) -> DedupBuilder {
         self.config.url_filter.confirm_on_disk = confirm;
         self
     }
 
     /// Query and path parameters that canonicalization drops (exact names or `prefix*`),
-    /// replacing the default list.
+    /// replacing the default list (`url_filter.strip_params`; default: tracking and session
+    /// parameters such as `utm_*`, `fbclid` and `sessionid`).
     pub fn strip_params<I, S>(mut self, params: I) -> DedupBuilder
     where
         I: IntoIterator<Item = S>,
@@ -83,28 +90,29 @@ impl DedupBuilder {
     }
 
     /// Simhashes within this many bits are near-duplicate candidates (k), 0 to 8; every
-    /// candidate is still confirmed on its sketch.
+    /// candidate is still confirmed on its sketch (`dedup.max_distance`; default 3).
     pub fn max_distance(mut self, k: u32) -> DedupBuilder {
         self.config.dedup.max_distance = k;
         self
     }
 
     /// Main texts shorter than this many characters are confirmed on their estimated
-    /// resemblance alone, never on containment.
+    /// resemblance alone, never on containment (`dedup.short_text_chars`; default 500).
     pub fn short_text_chars(mut self, chars: usize) -> DedupBuilder {
         self.config.dedup.short_text_chars = chars;
         self
     }
 
     /// Compare each page with the pages stored in this last window only: older
-    /// fingerprints stop matching and are swept away (`dedup.retention`).
+    /// fingerprints stop matching and are swept away (`dedup.retention`; default: keep
+    /// every page).
     pub fn retention(mut self, window: Duration) -> DedupBuilder {
         self.config.dedup.retention = Some(Window(window));
         self
     }
 
-    /// A URL seen this long ago is new again (`url_filter.recrawl_after`); `expected_urls`
-    /// then counts the URLs of one such interval.
+    /// A URL seen this long ago is new again (`url_filter.recrawl_after`; default: never);
+    /// `expected_urls` then counts the URLs of one such interval.
     pub fn recrawl_after(mut self, interval: Duration) -> DedupBuilder {
         self.config.url_filter.recrawl_after = Some(Window(interval));
         self
@@ -117,10 +125,25 @@ impl DedupBuilder {
         self
     }
 
+    /// Whether URLs answered new are journaled (default on), so that
+    /// [`Dedup::sync_urls`] can make a "new" answer durable before the caller passes it on.
+    /// Off, URLs are durable at checkpoints only: after a kill -9, those answered since the
+    /// last checkpoint are new again (what `crawldedup serve --durability checkpoint`
+    /// chooses, for speed).
+    pub fn url_journal(mut self, on: bool) -> DedupBuilder {
+        self.url_journal = Some(on);
+        self
+    }
+
     /// Checks the settings and opens the stage on `state_dir` (see [`Dedup::open`]).
     pub fn open(self, state_dir: &Path) -> Result<Dedup, DedupError> {
         self.config.validate("Dedup::builder")?;
-        let dedup = Dedup::open(state_dir, &self.config)?;
+        let dedup = Dedup::open_with(
+            state_dir,
+            &self.config,
+            None,
+            self.url_journal != Some(false),
+        )?;
         Ok(match self.clock {
             Some(clock) => dedup.with_clock(clock),
             None => dedup,

@@ -202,8 +202,10 @@ impl Dedup {
     /// As [`Dedup::open`], with the index rolled back to its first `index_documents`
     /// documents (what a crawl's last checkpoint recorded), and without the URL journal:
     /// a crawl rolls its frontier back to the same checkpoint and finds the URLs recorded
-    /// after it again, so its URL filter must not remember them.
-    pub fn open_at(
+    /// after it again, so its URL filter must not remember them. (A stage without the
+    /// journal and without a roll-back: [`DedupBuilder::url_journal`].)
+    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
+    pub(crate) fn open_at(
         state_dir: &Path,
         config: &Config,
         index_documents: Option<u64>,
