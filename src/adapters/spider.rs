@@ -388,36 +388,8 @@ fn hand_over<S: PageSink>(
         depth: 0,
     };
     let handed = match pending.outcome {
-        Outcome::Checked(PageVerdict::Unique {
-            id,
-            fingerprint,
-            digest,
-            nearest,
-        }) => sink.sink.page(&StoredPage {
-            url,
-            final_url: final_url.clone(),
-            redirects: Vec::new(),
-            status: pending.status,
-            fetched_at: pending.fetched_at,
-            depth: 0,
-            content_type: pending.content_type,
-            body,
-            title: pending.title,
-            language: pending.language,
-            text: Arc::from(pending.text),
-            id,
-            simhash: fingerprint,
-            digest,
-            nearest,
-            previous: None,
-        }),
-        Outcome::Checked(
-            ref verdict @ (PageVerdict::ExactDuplicate { .. } | PageVerdict::NearDuplicate { .. }),
-        ) => {
-            let (distance, similarity) = verdict
-                .duplicate_measures()
-                .expect("a duplicate has its measures");
-            sink.sink.duplicate(&DuplicatePage {
+        Outcome::Checked(verdict) => match verdict.duplicate() {
+            Some(duplicate) => sink.sink.duplicate(&DuplicatePage {
                 url,
                 final_url: final_url.clone(),
                 status: pending.status,
@@ -425,18 +397,41 @@ fn hand_over<S: PageSink>(
                 depth: 0,
                 content_type: pending.content_type,
                 body,
-                of: verdict
-                    .original()
-                    .map(|o| o.name.clone())
-                    .unwrap_or_default(),
-                distance,
-                similarity,
+                of: duplicate.of.name.clone(),
+                distance: duplicate.distance,
+                similarity: duplicate.similarity,
                 of_fetched_at: None,
-            })
-        }
-        Outcome::Checked(PageVerdict::NoText) => sink
-            .sink
-            .failure(&failure("no_text", "no main text".into())),
+            }),
+            None => match verdict {
+                PageVerdict::Unique {
+                    id,
+                    fingerprint,
+                    digest,
+                    nearest,
+                } => sink.sink.page(&StoredPage {
+                    url,
+                    final_url: final_url.clone(),
+                    redirects: Vec::new(),
+                    status: pending.status,
+                    fetched_at: pending.fetched_at,
+                    depth: 0,
+                    content_type: pending.content_type,
+                    body,
+                    title: pending.title,
+                    language: pending.language,
+                    text: Arc::from(pending.text),
+                    id,
+                    simhash: fingerprint,
+                    digest,
+                    nearest,
+                    previous: None,
+                }),
+                // Neither stored nor a duplicate: no main text.
+                _ => sink
+                    .sink
+                    .failure(&failure("no_text", "no main text".into())),
+            },
+        },
         Outcome::Skipped(reason) => sink.sink.failure(&failure("skipped", reason)),
     };
     if let Err(e) = handed {

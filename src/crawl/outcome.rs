@@ -412,71 +412,67 @@ fn record_page(
     // A stored page's links are followed. Duplicates' links are not (their originals'
     // were), except an unchanged page fetched again by a recrawl: it is the original, and
     // its links lead to pages that may have come due too.
-    let follow_links = match &verdict {
-        PageVerdict::Unique {
-            id,
-            fingerprint,
-            digest,
-            nearest,
-        } => {
-            totals.stored += 1;
-            sinks.page(&StoredPage {
-                url: task.url.clone(),
-                final_url: final_url.clone(),
-                redirects: redirects.iter().map(|(u, _)| u.clone()).collect(),
-                status,
-                fetched_at,
-                depth: task.depth,
-                content_type,
-                body,
-                title: extracted.title,
-                language: extracted.language,
-                text: Arc::from(extracted.text),
-                id: *id,
-                simhash: *fingerprint,
-                digest: *digest,
-                nearest: *nearest,
-                previous: earlier.map(|v| PreviousVersion {
-                    id: v.doc,
-                    digest: Digest(v.digest),
-                    fetched_at: earlier_fetched.unwrap_or(UNIX_EPOCH),
-                }),
-            })?;
-            // Timed on the stage's clock, which also decides when the URL is due.
-            task.last = Some(Version {
-                doc: *id,
-                digest: digest.0,
-                fetched_at: dedup.now(),
-            });
-            true
-        }
-        PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
-            totals.duplicates += 1;
-            let (distance, similarity) = verdict
-                .duplicate_measures()
-                .expect("a duplicate has its measures");
-            sinks.duplicate(&DuplicatePage {
-                url: task.url.clone(),
-                final_url: final_url.clone(),
-                status,
-                fetched_at,
-                depth: task.depth,
-                content_type,
-                body,
-                of: of.name.clone(),
-                distance,
-                similarity,
-                // An unchanged recrawl repeats the earlier copy of its own URL.
-                of_fetched_at: earlier.filter(|v| v.doc == of.id).and(earlier_fetched),
-            })?;
-            earlier.is_some_and(|v| v.doc == of.id)
-        }
-        PageVerdict::NoText => {
-            return Ok(Some((
-                task,
-                Failure::new("no_text", "no main text".into(), Some(status)),
-            )));
-        }
+    let follow_links = if let Some(duplicate) = verdict.duplicate() {
+        let of = duplicate.of;
+        totals.duplicates += 1;
+        sinks.duplicate(&DuplicatePage {
+            url: task.url.clone(),
+            final_url: final_url.clone(),
+            status,
+            fetched_at,
+            depth: task.depth,
+            content_type,
+            body,
+            of: of.name.clone(),
+            distance: duplicate.distance,
+            similarity: duplicate.similarity,
+            // An unchanged recrawl repeats the earlier copy of its own URL.
+            of_fetched_at: earlier.filter(|v| v.doc == of.id).and(earlier_fetched),
+        })?;
+        earlier.is_some_and(|v| v.doc == of.id)
+    } else if let PageVerdict::Unique {
+        id,
+        fingerprint,
+        digest,
+        nearest,
+    } = &verdict
+    {
+        totals.stored += 1;
+        sinks.page(&StoredPage {
+            url: task.url.clone(),
+            final_url: final_url.clone(),
+            redirects: redirects.iter().map(|(u, _)| u.clone()).collect(),
+            status,
+            fetched_at,
+            depth: task.depth,
+            content_type,
+            body,
+            title: extracted.title,
+            language: extracted.language,
+            text: Arc::from(extracted.text),
+            id: *id,
+            simhash: *fingerprint,
+            digest: *digest,
+            nearest: *nearest,
+            previous: earlier.map(|v| PreviousVersion {
+                id: v.doc,
+                digest: Digest(v.digest),
+                fetched_at: earlier_fetched.unwrap_or(UNIX_EPOCH),
+            }),
+        })?;
+        // Timed on the stage's clock, which also decides when the URL is due.
+        task.last = Some(Version {
+            doc: *id,
+            digest: digest.0,
+            fetched_at: dedup.now(),
+        });
+        true
+    } else {
+        // Neither stored nor a duplicate: no main text.
+        return Ok(Some((
+            task,
+            Failure::new("no_text", "no main text".into(), Some(status)),
+        )));
     };
     if follow_links && task.depth < max_depth {
         follow(

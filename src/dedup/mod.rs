@@ -105,7 +105,7 @@ pub use builder::DedupBuilder;
 pub(crate) use memory::check as check_memory;
 pub use stats::{DedupStats, WindowStats};
 pub use sweeper::{SWEEP_REST, SWEEP_STEP, Sweeper};
-pub use verdict::{Original, PageVerdict, UrlVerdict};
+pub use verdict::{Duplicate, Original, PageVerdict, UrlVerdict};
 
 /// The confirmation thresholds, owned by the index that applies them.
 pub use crate::index::{

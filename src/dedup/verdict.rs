@@ -71,6 +71,19 @@ pub enum PageVerdict {
     NoText,
 }
 
+/// A duplicate verdict, exact or near ([`PageVerdict::duplicate`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Duplicate<'a> {
+    /// The page it repeats.
+    pub of: &'a Original,
+    /// Hamming distance between the two simhashes (`None` for an exact duplicate).
+    pub distance: Option<u32>,
+    /// The estimated resemblance and containment it was confirmed on (1 and 1 for an
+    /// exact duplicate).
+    pub similarity: Similarity,
+}
+
 impl PageVerdict {
     /// `"unique"`, `"exact_duplicate"`, `"near_duplicate"` or `"no_text"`, as printed by
     /// `crawldedup dedup --json` and the sidecar.
@@ -133,23 +146,28 @@ impl PageVerdict {
         fields
     }
 
-    /// For a duplicate: the simhash distance (`None` for an exact duplicate) and the
-    /// estimates it was confirmed on (1 and 1 for an exact duplicate).
-    pub fn duplicate_measures(&self) -> Option<(Option<u32>, Similarity)> {
+    /// For a duplicate, exact or near: the page it repeats and the measures it was called
+    /// a duplicate on, so that a caller handles both kinds in one place.
+    pub fn duplicate(&self) -> Option<Duplicate<'_>> {
         match self {
-            PageVerdict::ExactDuplicate { .. } => Some((
-                None,
-                Similarity {
+            PageVerdict::ExactDuplicate { of } => Some(Duplicate {
+                of,
+                distance: None,
+                similarity: Similarity {
                     resemblance: 1.0,
                     containment: 1.0,
                 },
-            )),
+            }),
             PageVerdict::NearDuplicate {
+                of,
                 distance,
                 similarity,
-                ..
-            } => Some((Some(*distance), *similarity)),
-            _ => None,
+            } => Some(Duplicate {
+                of,
+                distance: Some(*distance),
+                similarity: *similarity,
+            }),
+            PageVerdict::Unique { .. } | PageVerdict::NoText => None,
         }
     }
 
