@@ -67,6 +67,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let body = response.bytes().await?;
         let (verdict, page) =
             dedup.check_page_extracted(final_url.as_str(), &body, content_type.as_deref())?;
+        if let Some(duplicate) = verdict.duplicate() {
+            repeats += 1;
+            println!("dup  {url}\n     = {}", duplicate.of.name);
+            // A duplicate's links are the original's: no need to follow them again.
+            continue;
+        }
         match &verdict {
             PageVerdict::Unique { fingerprint, .. } => {
                 kept += 1;
@@ -75,13 +81,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     page.title.unwrap_or_default()
                 );
             }
-            PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
-                repeats += 1;
-                println!("dup  {url}\n     = {}", of.name);
-                // A duplicate's links are the original's: no need to follow them again.
-                continue;
-            }
-            PageVerdict::NoText => println!("none {url}"),
+            // No main text (empty, not HTML, all boilerplate).
+            _ => println!("none {url}"),
         }
         for link in page.links.iter().filter(|l| !l.nofollow) {
             if let UrlVerdict::New(next) = dedup.check_link(&final_url, &link.url)? {

@@ -198,9 +198,7 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<(Result_, f64)
                 PageVerdict::Unique { .. } => None,
                 // Not stored either: the page's text was lost to extraction.
                 PageVerdict::NoText => Some("(no text)".to_string()),
-                PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
-                    Some(of.name.clone())
-                }
+                other => other.duplicate().map(|d| d.of.name.clone()),
             },
         );
     }

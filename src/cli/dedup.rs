@@ -174,6 +174,7 @@ fn report(
             similarity.resemblance
         )?,
         PageVerdict::NoText => writeln!(out, "no_text          {name}")?,
+        other => writeln!(out, "{:<16} {name}", other.label())?,
     }
     Ok(())
 }

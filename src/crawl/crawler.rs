@@ -62,7 +62,7 @@ pub struct CrawlerBuilder {
 }
 
 impl CrawlerBuilder {
-    /// Time between checkpoints. Default: [`CHECKPOINT_EVERY`] (5 s).
+    /// Time between checkpoints. Default: [`super::CHECKPOINT_EVERY`] (5 s).
     pub fn checkpoint_every(mut self, every: Duration) -> CrawlerBuilder {
         self.options.checkpoint_every = every;
         self
@@ -76,7 +76,7 @@ impl CrawlerBuilder {
     }
 
     /// How long a host whose robots.txt answered 5xx (or nothing) stays closed before
-    /// robots.txt is asked again. Default: [`ROBOTS_RETRY`] (60 s).
+    /// robots.txt is asked again. Default: [`super::ROBOTS_RETRY`] (60 s).
     pub fn robots_retry(mut self, after: Duration) -> CrawlerBuilder {
         self.options.robots_retry = after;
         self

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// What went wrong with a crawl as a whole (a page's failure is recorded, not returned).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CrawlError {
     /// The page stage failed.
     #[error(transparent)]

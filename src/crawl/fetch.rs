@@ -72,6 +72,7 @@ pub struct Fetched {
 
 /// Why a fetch failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FetchError {
     /// The SSRF guard or the caller's hop check refused a URL.
     #[error("{url}: refused: {reason}")]

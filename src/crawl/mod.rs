@@ -21,6 +21,8 @@ mod context;
 mod crawler;
 mod error;
 pub mod fetch;
+// Internal: public for the crate's own tests and benchmarks, not part of the API.
+#[doc(hidden)]
 pub mod frontier;
 pub mod guard;
 mod options;

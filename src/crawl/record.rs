@@ -15,6 +15,7 @@ use crate::store::warc::WarcPosition;
 
 /// What a finished (or stopped) crawl did.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CrawlSummary {
     /// Totals over every run on this state directory.
     pub totals: CheckpointRecord,
@@ -172,6 +173,7 @@ pub(super) fn read_record(meta: &sled::Tree) -> Result<Option<CheckpointRecord>,
 
 /// The record a checkpoint writes last.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[non_exhaustive]
 pub struct CheckpointRecord {
     /// Checkpoints taken so far.
     pub seq: u64,

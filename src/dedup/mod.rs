@@ -117,6 +117,7 @@ pub use crate::ledger::INDEX_DIR;
 
 /// What went wrong in the page stage.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DedupError {
     /// The URL filter could not be opened, read or saved.
     #[error(transparent)]
@@ -537,7 +538,7 @@ impl Dedup {
     /// Makes every URL answered [`UrlVerdict::New`] so far durable before it returns (one
     /// sync of the URL journal shared by every caller waiting at that moment): after a
     /// kill -9, those URLs are [`UrlVerdict::Seen`]. Without the journal (a stage opened
-    /// by [`Dedup::open_at`]) URLs are durable at checkpoints only and this does nothing.
+    /// with [`DedupBuilder::url_journal`] off, or by a crawl) URLs are durable at checkpoints only and this does nothing.
     pub fn sync_urls(&self) -> Result<(), DedupError> {
         self.seen.sync()?;
         Ok(())

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Counters of a [`Dedup`](super::Dedup) since it was opened, plus the sizes of what it holds.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct DedupStats {
     /// URLs checked.
     pub urls_checked: u64,
@@ -46,6 +47,7 @@ pub struct DedupStats {
 
 /// The figures of the time windows (`dedup.retention`, `url_filter.recrawl_after`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct WindowStats {
     /// The fingerprint retention window in seconds (absent: fingerprints are kept for good).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -39,6 +39,7 @@ pub struct Original {
 
 /// What the stage says about a page.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PageVerdict {
     /// Nothing like it was seen: it is now recorded; store it.
     Unique {

@@ -7,6 +7,7 @@ use crate::fingerprint::FINGERPRINT_VERSION;
 
 /// What went wrong with the index.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum IndexError {
     /// sled failed.
     #[error("index {}: {}", path.display(), crate::db::describe(source))]

@@ -81,14 +81,20 @@
 
 mod decision;
 mod error;
+// Internal: public for the crate's own tests and benchmarks, not part of the API.
+#[doc(hidden)]
 pub mod manifest;
 mod memory;
 mod open;
 pub mod plan;
 mod record;
+// Internal: public for the crate's own tests and benchmarks, not part of the API.
+#[doc(hidden)]
 pub mod snapshot;
 mod store;
 mod tables;
+// Internal: public for the crate's own tests and benchmarks, not part of the API.
+#[doc(hidden)]
 pub mod upkeep;
 mod writer;
 

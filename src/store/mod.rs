@@ -97,6 +97,7 @@ pub struct SinkPosition(pub Vec<u64>);
 
 /// A page the crawler stored: unique, now in the index.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StoredPage {
     /// The URL the crawl queued (canonical).
     pub url: Url,
@@ -146,6 +147,7 @@ pub struct PreviousVersion {
 
 /// A page the crawler fetched and found to repeat a stored one: recorded, not stored.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DuplicatePage {
     /// The URL the crawl queued (canonical).
     pub url: Url,
@@ -176,6 +178,7 @@ pub struct DuplicatePage {
 /// A URL that gave no page to decide: a fetch that failed, a status that is not 2xx, a
 /// body that is not a page, a page without main text, a robots.txt refusal.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FailedPage {
     /// The URL.
     pub url: Url,

@@ -103,6 +103,7 @@ pub fn url_hash128(canonical: &str) -> u128 {
 
 /// What went wrong with the seen-URL filter.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SeenError {
     /// n or p out of range.
     #[error("bloom filter parameters: {0}")]
