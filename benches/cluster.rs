@@ -14,7 +14,7 @@
 //! nodes run on this machine's cores beside the workers, so the figures are a floor for
 //! nodes on machines of their own.
 
-#[path = "../tests/common/redis_cluster.rs"]
+#[path = "../tests/it/common/redis_cluster.rs"]
 mod redis_cluster;
 
 use std::sync::Arc;

@@ -20,11 +20,11 @@
 //!
 //! Needs `redis-server` and `redis-cli` (Debian's `redis-server` package).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
-#[path = "../tests/common/redis_cluster.rs"]
+#[path = "../tests/it/common/redis_cluster.rs"]
 mod redis_cluster;
-#[path = "../tests/common/workers.rs"]
+#[path = "../tests/it/common/workers.rs"]
 mod workers;
 
 use std::process::Command;

@@ -11,6 +11,7 @@ use crawldedup::fixture::{Site, serve};
 use crawldedup::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
 use crawldedup::{Config, Dedup};
 
+#[path = "it/common/mod.rs"]
 mod common;
 use common::{content_key, own_crawl};
 

@@ -12,8 +12,7 @@ use crawldedup::clock::ManualClock;
 use crawldedup::index::{Decision, IndexConfig, SimhashIndex};
 use crawldedup::{SeenConfig, SeenUrls};
 
-#[path = "common/docs.rs"]
-mod docs;
+use crate::docs;
 use docs::doc;
 
 const T0_MS: u64 = 1_700_000_000_000;

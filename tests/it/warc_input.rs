@@ -4,8 +4,7 @@
 
 use std::io::Write;
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::run_cli as cli;
 use cli::{crawldedup, stderr, stdout};
 
 fn record(version: &str, kind: &str, uri: &str, block: &[u8]) -> Vec<u8> {

@@ -8,8 +8,7 @@ use std::path::Path;
 
 use crawldedup::fingerprint::{Digest, Simhash, Sketch};
 
-#[path = "common/child.rs"]
-mod child;
+use crate::child;
 use crawldedup::index::snapshot::SNAPSHOT_FILE;
 use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
 
@@ -490,7 +489,7 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
             Kill::After(_) => None,
         };
         let mut child = child::spawn(
-            "kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds",
+            "snapshot::kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds",
             CHILD_ENV,
             dir.path(),
             pause_at,

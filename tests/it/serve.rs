@@ -11,7 +11,7 @@ use crawldedup::fixture::{Reply, Site};
 use crawldedup::{Config, Dedup};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::KillOnDrop;
 
 struct Sidecar {
@@ -84,7 +84,7 @@ fn page_request(url: &str, body: &str) -> Value {
 
 /// The routes the server registers, read from its source, as "METHOD /path".
 fn routes_in_source() -> BTreeSet<String> {
-    let source = include_str!("../src/adapters/serve/mod.rs");
+    let source = include_str!("../../src/adapters/serve/mod.rs");
     let mut routes = BTreeSet::new();
     for line in source.lines() {
         let line = line.trim();

@@ -1,6 +1,7 @@
 //! The index's upkeep thread writes its snapshots at a lower priority than the rest of the
-//! process (a nice value 10 higher, 19 at most), and only it: the threads that decide and insert keep theirs. Its own
-//! test binary, so that no other test's index has an upkeep thread in the process.
+//! process (a nice value 10 higher, 19 at most), and only it: the threads that decide and
+//! insert keep theirs. The check runs in a process of its own (the test binary started
+//! again for this one test), so that no other test's index has an upkeep thread there.
 
 #![cfg(target_os = "linux")]
 
@@ -33,8 +34,29 @@ fn own_nice() -> i64 {
     nice_in_stat(&std::fs::read_to_string("/proc/thread-self/stat").unwrap())
 }
 
+/// Set in the process that makes the check.
+const CHILD_ENV: &str = "CRAWLDEDUP_UPKEEP_NICE_CHILD";
+
 #[test]
 fn snapshots_are_written_at_a_nice_value_10_higher_by_the_upkeep_thread_alone() {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "upkeep::snapshots_are_written_at_a_nice_value_10_higher_by_the_upkeep_thread_alone",
+                "--nocapture",
+            ])
+            .env(CHILD_ENV, "1")
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && printed.contains("1 passed"),
+            "{printed}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
     let before = own_nice();
     let lowered = (before + 10).min(19);
     let dir = tempfile::tempdir().unwrap();

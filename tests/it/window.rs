@@ -12,13 +12,10 @@ use crawldedup::clock::{Clock, ManualClock};
 use crawldedup::index::{Decision, IndexConfig, SimhashIndex};
 use crawldedup::{SeenConfig, SeenUrls};
 
-#[path = "common/child.rs"]
-mod child;
-#[path = "common/docs.rs"]
-mod docs;
+use crate::child;
+use crate::docs;
+use crate::warc;
 use docs::doc;
-#[path = "common/warc.rs"]
-mod warc;
 use warc::{lines, warc_text};
 
 /// A moment well after the epoch, so that windows never reach back before it.
@@ -166,7 +163,7 @@ fn a_kill_9_during_sweeps_loses_nothing_and_resurrects_nothing() {
     }
     let dir = tempfile::tempdir().unwrap();
     child::kill_after_checkpoint(
-        "a_kill_9_during_sweeps_loses_nothing_and_resurrects_nothing",
+        "window::a_kill_9_during_sweeps_loses_nothing_and_resurrects_nothing",
         SWEEP_CHILD,
         dir.path(),
         Duration::from_millis(150),

@@ -190,7 +190,7 @@ fn saved_filter_answers_identically_in_another_process() {
     let status = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "saved_filter_answers_identically_in_another_process",
+            "seen::saved_filter_answers_identically_in_another_process",
         ])
         .env(CHILD_ENV, dir.path())
         .status()

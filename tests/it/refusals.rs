@@ -3,8 +3,7 @@
 
 use std::process::Command;
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::run_cli as cli;
 use cli::{crawldedup, stderr, stdout};
 
 fn article(i: usize) -> String {

@@ -2,8 +2,7 @@
 //! loopback (see `common/redis_cluster.rs`; skipped with one line when Redis is not
 //! installed, except on CI).
 
-#[path = "common/redis_cluster.rs"]
-mod redis_cluster;
+use crate::redis_cluster;
 
 use std::collections::HashSet;
 use std::sync::Arc;

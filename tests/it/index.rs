@@ -10,8 +10,7 @@ use crawldedup::fingerprint::{Digest, Simhash, Sketch};
 use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
 use proptest::prelude::*;
 
-#[path = "common/child.rs"]
-mod child;
+use crate::child;
 
 /// The sketch of a text of 200 shingles of its own (no two `seed`s share one).
 fn own_sketch(seed: u64) -> Sketch {
@@ -313,7 +312,7 @@ fn checkpointed_index_survives_kill_9() {
     }
     let dir = tempfile::tempdir().unwrap();
     child::kill_after_checkpoint(
-        "checkpointed_index_survives_kill_9",
+        "index::checkpointed_index_survives_kill_9",
         CHILD_ENV,
         dir.path(),
         std::time::Duration::from_millis(100),

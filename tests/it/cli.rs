@@ -2,8 +2,7 @@
 
 use std::process::{Command, Output};
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::run_cli as cli;
 use cli::{crawldedup, stderr, stdout};
 
 #[test]

@@ -21,10 +21,8 @@ fn config(state: &Path, out: &Path, seed: String) -> Config {
     config
 }
 
-#[path = "common/child.rs"]
-mod child;
-#[path = "common/warc.rs"]
-mod warc;
+use crate::child;
+use crate::warc;
 use warc::lines;
 
 /// WARC records as (type, target URI); a response that archives a duplicate's own bytes
@@ -464,7 +462,7 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
             _ => None,
         };
         let mut child = child::spawn(
-            "kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
+            "crawl::kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
             CHILD_ENV,
             &spec,
             pause_at,

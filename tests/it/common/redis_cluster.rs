@@ -2,7 +2,7 @@
 //!
 //! The binaries come from the system (Debian's `redis-server` package, which CI installs).
 //! The tests that start one are `#[ignore = "needs redis-server ..."]`: `cargo test` lists
-//! them as ignored, and `cargo test --test cluster --test cluster_crawl -- --ignored` (as
+//! them as ignored, and `cargo test --test it -- --ignored` (as
 //! CI does) runs them, failing if the binaries are missing.
 
 #![allow(dead_code)]

@@ -4,11 +4,9 @@
 //! together must be what one process stores alone: with three workers, with one killed
 //! (SIGKILL) mid-crawl, and with a fourth joining mid-crawl.
 
-mod common;
-#[path = "common/redis_cluster.rs"]
-mod redis_cluster;
-#[path = "common/workers.rs"]
-mod workers;
+use crate::common;
+use crate::redis_cluster;
+use crate::workers;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use crawldedup::{Config, Dedup, Fingerprint, PageVerdict, UrlVerdict};
 
-#[path = "common/child.rs"]
-mod child;
+use crate::child;
 
 const STORY: &str = "The harbour council met on Thursday to decide the future of the old ferry \
     pier. After three hours of debate the members agreed to repair the timber deck, to rebuild \
@@ -340,7 +339,7 @@ fn checkpointed_state_survives_kill_9() {
     }
     let dir = tempfile::tempdir().unwrap();
     child::kill_after_checkpoint(
-        "checkpointed_state_survives_kill_9",
+        "dedup::checkpointed_state_survives_kill_9",
         CHILD_ENV,
         dir.path(),
         std::time::Duration::from_millis(200),

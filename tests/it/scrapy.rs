@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use crawldedup::fixture::{Site, serve};
 
-mod common;
+use crate::common;
 use common::{KillOnDrop, content_key, own_crawl};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,58 @@
+//! The integration tests, in one binary (one link of the dependency tree instead of one
+//! per file). Each module is one of the former test files; the helpers they share are
+//! in `common/`. Modules that need more than the page stage are built with the feature
+//! that brings it.
+
+#[path = "common/child.rs"]
+mod child;
+#[cfg(feature = "crawler")]
+mod common;
+#[path = "common/docs.rs"]
+mod docs;
+#[cfg(feature = "cluster")]
+#[path = "common/redis_cluster.rs"]
+mod redis_cluster;
+#[cfg(feature = "cli")]
+#[path = "common/cli.rs"]
+mod run_cli;
+#[cfg(feature = "cli")]
+#[path = "common/warc.rs"]
+mod warc;
+#[cfg(feature = "cli")]
+#[path = "common/workers.rs"]
+mod workers;
+
+mod canonical;
+#[cfg(feature = "cli")]
+mod cli;
+#[cfg(feature = "cluster")]
+mod cluster;
+#[cfg(feature = "cli")]
+mod cluster_crawl;
+#[cfg(feature = "cli")]
+mod crawl;
+#[cfg(feature = "crawler")]
+mod damage;
+mod dedup;
+mod extract;
+#[cfg(feature = "crawler")]
+mod fetch;
+mod fingerprint;
+#[cfg(all(feature = "crawler", feature = "fixture"))]
+mod fixture;
+mod index;
+#[cfg(feature = "cli")]
+mod refusals;
+#[cfg(feature = "cli")]
+mod scrapy;
+mod seen;
+#[cfg(feature = "cli")]
+mod serve;
+mod snapshot;
+mod templates;
+mod upkeep;
+#[cfg(feature = "cli")]
+mod warc_input;
+#[cfg(feature = "cli")]
+mod window;
+mod window_precision;
