@@ -103,9 +103,9 @@ pub(super) struct ServeArgs {
     #[arg(long, value_name = "DURATION",
           default_value_t = crawldedup::adapters::serve::DEFAULT_CHECKPOINT_EVERY.into())]
     pub(super) checkpoint_every: humantime::Duration,
-    /// When a stored page is durable: `answered` (before its answer goes out; a kill -9
-    /// loses nothing that was answered) or `checkpoint` (at the next checkpoint; faster, a
-    /// kill -9 forgets the pages stored since).
+    /// When an answer is durable: `answered` (before it goes out: every page answered
+    /// `unique` and every URL answered `new` survives a kill -9) or `checkpoint` (at the
+    /// next checkpoint; faster, and a kill -9 forgets the pages and URLs recorded since).
     #[arg(long, value_name = "WHEN", default_value = "answered")]
     pub(super) durability: crawldedup::adapters::serve::Durability,
     #[command(flatten)]
@@ -242,7 +242,12 @@ pub(super) struct DedupArgs {
     /// otherwise.
     #[arg(long, value_name = "DIR")]
     pub(super) state_dir: Option<PathBuf>,
-    /// One JSON line per file: {"file","verdict"[,"of","distance"]}.
+    /// One JSON line per page: "file", "verdict" (unique, exact_duplicate, near_duplicate,
+    /// no_text); for a duplicate "of" and "distance", for a near one also "similarity" and
+    /// "containment"; for a unique page "id", "simhash", "digest" and, when a stored page was
+    /// a refused candidate, "nearest_similarity"; "url" when the page names one; for a WARC
+    /// record "offset", and for a duplicate of a record stored in the run "of_file" and
+    /// "of_offset".
     #[arg(long)]
     pub(super) json: bool,
     #[command(flatten)]

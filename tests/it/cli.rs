@@ -257,6 +257,17 @@ fn every_json_field_of_dedup_and_extract_is_documented() {
             "docs/commands.md does not document the JSON field {field}"
         );
     }
+    // `dedup --help` names every field `dedup --json` printed.
+    let help = stdout(&crawldedup(&["dedup", "--help"]));
+    for line in stdout(&runs[0]).lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        for field in value.as_object().unwrap().keys() {
+            assert!(
+                help.contains(&format!("\"{field}\"")),
+                "dedup --help does not name the JSON field {field}"
+            );
+        }
+    }
 }
 
 #[test]

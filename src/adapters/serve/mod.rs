@@ -97,8 +97,8 @@ pub enum Durability {
     Answered,
     /// At the next checkpoint: faster, and a kill -9 forgets the pages and URLs recorded
     /// since the last checkpoint (they come back `unique` and `new`). `crawldedup serve`
-    /// then opens the stage without the URL journal ([`crate::DedupBuilder::url_journal`]), which only
-    /// durable answers need.
+    /// then opens the stage without the URL journal
+    /// ([`crate::DedupBuilder::url_journal`]), which only durable answers need.
     Checkpoint,
 }
 
