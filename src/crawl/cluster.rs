@@ -101,6 +101,20 @@ pub(crate) fn cluster_error(e: ClusterError) -> CrawlError {
     CrawlError::Cluster(e.to_string())
 }
 
+/// The Redis Cluster of a crawl on several machines, when the configuration names one.
+/// Unreachable at the start is a setup error: nothing was started, as for `stats --cluster`.
+pub(crate) fn connect(config: &Config) -> Result<Option<Cluster>, CrawlError> {
+    if !config.cluster.enabled() {
+        return Ok(None);
+    }
+    Cluster::connect_riding_out(
+        &config.cluster.nodes,
+        Duration::from_millis(config.cluster.failover_wait_ms),
+    )
+    .map(Some)
+    .map_err(|e| CrawlError::Setup(format!("cluster: {e}")))
+}
+
 fn pending_key(name: &str, id: &str) -> String {
     format!("{name}:pending:{{{id}}}")
 }

@@ -16,6 +16,10 @@
 //! record.rs    the checkpoint: sinks' positions, index size, frontier, one record
 //! ```
 
+#[cfg(feature = "cluster")]
+mod cluster;
+#[cfg(not(feature = "cluster"))]
+#[path = "single.rs"]
 mod cluster;
 mod context;
 mod crawler;

@@ -96,17 +96,7 @@ pub(super) async fn run(
         given: sinks,
     };
     sinks.resume(&totals)?;
-    let cluster = match config.cluster.enabled() {
-        true => Some(
-            // Unreachable at the start: nothing was started, as for `stats --cluster`.
-            crate::cluster::filter::Cluster::connect_riding_out(
-                &config.cluster.nodes,
-                Duration::from_millis(config.cluster.failover_wait_ms),
-            )
-            .map_err(|e| CrawlError::Setup(format!("cluster: {e}")))?,
-        ),
-        false => None,
-    };
+    let cluster = super::cluster::connect(config)?;
     let mut worker = match &cluster {
         Some(cluster) => Some(Worker::start(
             cluster,

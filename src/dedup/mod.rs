@@ -422,7 +422,7 @@ impl Dedup {
 
     /// The fingerprint of a prepared page as the index records it (with its lines' profile
     /// for a page with a host); `None` when it has no words (counted as no text).
-    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
+    #[cfg_attr(not(all(feature = "crawler", feature = "cluster")), allow(dead_code))]
     pub(crate) fn record_of(&self, name: &str, prepared: &Prepared) -> Option<DocRecord> {
         bump(&self.counters.pages_checked);
         let page = self.page_record(name, prepared);

@@ -31,11 +31,11 @@ mod cluster;
 mod cluster_crawl;
 #[cfg(feature = "cli")]
 mod crawl;
-#[cfg(feature = "crawler")]
+#[cfg(all(feature = "crawler", feature = "fixture"))]
 mod damage;
 mod dedup;
 mod extract;
-#[cfg(feature = "crawler")]
+#[cfg(all(feature = "crawler", feature = "fixture"))]
 mod fetch;
 mod fingerprint;
 #[cfg(all(feature = "crawler", feature = "fixture"))]
