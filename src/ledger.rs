@@ -42,19 +42,42 @@ pub(crate) const CRAWL_DB: &str = "crawl";
 pub const COMMITTED_FILE: &str = "crawl-committed";
 
 /// The last checkpoint the state directory knows was committed (0 when none).
-pub fn committed_seq(state_dir: &Path) -> Result<u64, String> {
+pub fn committed_seq(state_dir: &Path) -> Result<u64, LedgerError> {
     let path = state_dir.join(COMMITTED_FILE);
     match std::fs::read_to_string(&path) {
-        Ok(text) => text.trim().parse().map_err(|_| {
-            format!(
-                "damaged: {} holds {:?}, not a checkpoint number",
-                path.display(),
-                text.trim()
-            )
+        Ok(text) => text.trim().parse().map_err(|_| LedgerError::Damaged {
+            problem: format!("damaged: holds {:?}, not a checkpoint number", text.trim()),
+            path,
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(source) => Err(LedgerError::Io { path, source }),
     }
+}
+
+/// What went wrong with the ledger, or with the parts it checks.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LedgerError {
+    /// A file could not be read or written (a full disk, a permission).
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file is there but cannot be read as what it should be.
+    #[error("{}: {problem}", path.display())]
+    Damaged {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The parts of the state directory do not match its ledger: each part and its
+    /// problem, in one line ([`refusal`]).
+    #[error("{0}")]
+    Refused(String),
 }
 
 const HEADER: &str = "crawldedup state ledger";
@@ -124,14 +147,14 @@ impl Ledger {
 
     /// Reads the ledger of `state_dir`: `Ok(None)` when there is none, else the ledger or
     /// what is wrong with the file.
-    pub fn read(state_dir: &Path) -> Result<Option<Ledger>, String> {
+    pub fn read(state_dir: &Path) -> Result<Option<Ledger>, LedgerError> {
         let path = state_dir.join(LEDGER_FILE);
         match std::fs::read(&path) {
             Ok(bytes) => Ledger::parse(&bytes)
                 .map(Some)
-                .map_err(|problem| format!("{}: {problem}", path.display())),
+                .map_err(|problem| LedgerError::Damaged { path, problem }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(source) => Err(LedgerError::Io { path, source }),
         }
     }
 
@@ -207,7 +230,8 @@ impl Parts {
                 .map(|m| m.map(|m| (m.documents, m.state)))
                 .transpose(),
             crawl_db: state_dir.join(CRAWL_DB).exists(),
-            committed: committed_path.exists().then(|| committed_seq(state_dir)),
+            committed: (committed_path.exists())
+                .then(|| committed_seq(state_dir).map_err(|e| e.to_string())),
         }
     }
 
@@ -435,24 +459,25 @@ impl Checker<'_> {
 /// Checks `state_dir` against its ledger and returns it, writing a new one when the
 /// directory has none (new, or written before ledgers existed): what every command that
 /// opens a state directory calls first. `Err` is one line naming the part and the problem.
-pub fn open(state_dir: &Path) -> Result<Ledger, String> {
+pub fn open(state_dir: &Path) -> Result<Ledger, LedgerError> {
     match check(state_dir) {
         Ok(Some(ledger)) => Ok(ledger),
         Ok(None) => {
             let ledger = Ledger::new();
-            ledger
-                .write(state_dir)
-                .map_err(|e| format!("{}: {e}", state_dir.join(LEDGER_FILE).display()))?;
+            ledger.write(state_dir).map_err(|source| LedgerError::Io {
+                path: state_dir.join(LEDGER_FILE),
+                source,
+            })?;
             Ok(ledger)
         }
-        Err(mismatches) => Err(refusal(&mismatches)),
+        Err(mismatches) => Err(LedgerError::Refused(refusal(&mismatches))),
     }
 }
 
 /// Writes a ledger for the parts of `state_dir` as they are now, for `crawldedup repair`
 /// once it has mended or accepted what [`check`] found: the id of the ledger there (or of
 /// the parts, or a new one), and the bounds the parts meet today.
-pub fn adopt(state_dir: &Path) -> Result<Ledger, String> {
+pub fn adopt(state_dir: &Path) -> Result<Ledger, LedgerError> {
     let parts = Parts::read(state_dir);
     let id = match Ledger::read(state_dir) {
         Ok(Some(ledger)) => ledger.id,
@@ -478,9 +503,10 @@ pub fn adopt(state_dir: &Path) -> Result<Ledger, String> {
             _ => 0,
         }),
     };
-    ledger
-        .write(state_dir)
-        .map_err(|e| format!("{}: {e}", state_dir.join(LEDGER_FILE).display()))?;
+    ledger.write(state_dir).map_err(|source| LedgerError::Io {
+        path: state_dir.join(LEDGER_FILE),
+        source,
+    })?;
     Ok(ledger)
 }
 

@@ -430,7 +430,7 @@ fn open_state(config: &Config, options: &CrawlOptions) -> Result<Opened, CrawlEr
     // The database must hold the last checkpoint the state directory knows was committed:
     // an emptied, replaced or cut database would otherwise roll the index and the outputs
     // back without a word.
-    let committed = committed_seq(&state_dir).map_err(&state_error)?;
+    let committed = committed_seq(&state_dir).map_err(|e| state_error(e.to_string()))?;
     let found = record.as_ref().map_or(0, |r| r.seq);
     if found < committed {
         return Err(state_error(format!(

@@ -137,7 +137,8 @@ pub enum DedupError {
         /// The parts and what is wrong with each, in one line.
         problem: String,
     },
-    /// The state directory could not be created.
+    /// The state directory, or a file at its root (the ledger), could not be created or
+    /// written.
     #[error("state directory {}: {source}", path.display())]
     StateDir {
         /// The directory.

@@ -23,9 +23,15 @@ impl Dedup {
             path: state_dir.to_path_buf(),
             source,
         })?;
-        let ledger = crate::ledger::open(state_dir).map_err(|problem| DedupError::Damaged {
-            path: state_dir.to_path_buf(),
-            problem,
+        let ledger = crate::ledger::open(state_dir).map_err(|e| match e {
+            // Writing a new ledger failed: an I/O error, not a damaged directory.
+            crate::ledger::LedgerError::Io { path, source } => {
+                DedupError::StateDir { path, source }
+            }
+            other => DedupError::Damaged {
+                path: state_dir.to_path_buf(),
+                problem: other.to_string(),
+            },
         })?;
         if ledger.journal && !journaled {
             // Opened without the journal: its generations are no longer kept up, so the

@@ -135,7 +135,7 @@ fn verify_with_record(
                      committed"
                 ));
             }
-            Err(problem) => db = Err(problem),
+            Err(problem) => db = Err(problem.to_string()),
             _ => {}
         }
         if let (Ok(_), Some(id), Some(r)) = (&db, ledger_id(state_dir), &r) {

@@ -50,7 +50,8 @@ pub fn repair(
         };
         let result = match part.name {
             "ledger" if accept_loss => crate::ledger::adopt(state_dir)
-                .map(|l| format!("written for the parts as they are: {l}")),
+                .map(|l| format!("written for the parts as they are: {l}"))
+                .map_err(|e| e.to_string()),
             "URL filter" if crawl_here(state_dir) || accept_loss => {
                 rebuild_url_filter(state_dir, config)
             }
@@ -101,7 +102,7 @@ pub fn repair(
         if let Err(problem) = crate::ledger::adopt(state_dir) {
             done.push(Part {
                 name: "ledger",
-                result: Err(problem),
+                result: Err(problem.to_string()),
             });
         }
     }
