@@ -150,6 +150,11 @@ impl FetchError {
     }
 }
 
+/// The HTTP client of a [`Fetcher`] could not be built (its TLS roots, its resolver).
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP client: {0}")]
+pub struct ClientError(#[source] pub reqwest::Error);
+
 /// The HTTP client of the crawler.
 #[derive(Debug, Clone)]
 pub struct Fetcher {
@@ -159,7 +164,7 @@ pub struct Fetcher {
 
 impl Fetcher {
     /// A fetcher with its own connection pool.
-    pub fn new(config: FetchConfig) -> Result<Fetcher, String> {
+    pub fn new(config: FetchConfig) -> Result<Fetcher, ClientError> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(config.connect_timeout)
@@ -167,7 +172,7 @@ impl Fetcher {
             .user_agent(config.user_agent.clone())
             .dns_resolver(GuardedResolver::new(config.allow_private_ips))
             .build()
-            .map_err(|e| format!("HTTP client: {e}"))?;
+            .map_err(ClientError)?;
         Ok(Fetcher { client, config })
     }
 

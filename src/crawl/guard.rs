@@ -129,7 +129,7 @@ impl std::fmt::Display for GuardError {
 impl std::error::Error for GuardError {}
 
 /// Checks a URL whose host is an IP literal (the resolver never sees those).
-pub fn check_literal(url: &url::Url, allow_private: bool) -> Result<(), String> {
+pub(crate) fn check_literal(url: &url::Url, allow_private: bool) -> Result<(), String> {
     if allow_private {
         return Ok(());
     }

@@ -40,13 +40,11 @@ mod worker;
 
 pub use crawler::{Crawler, CrawlerBuilder, crawl};
 pub use error::CrawlError;
-pub use fetch::{FetchConfig, FetchError, Fetched, Fetcher, Hop};
+pub use fetch::{ClientError, FetchConfig, FetchError, Fetched, Fetcher, Hop};
 pub use frontier::{Frontier, FrontierCounts, FrontierError, Task};
 pub use options::{CHECKPOINT_EVERY, CrawlOptions, ROBOTS_RETRY};
 pub use outcome::MAX_ATTEMPTS;
 pub(crate) use record::CRAWL_DB;
 pub use record::CrawlSummary;
-pub use record::{
-    COMMITTED_FILE, CheckpointRecord, CrawlParts, check_parts, committed_seq, each_frontier_url,
-    stats,
-};
+pub(crate) use record::each_frontier_url;
+pub use record::{COMMITTED_FILE, CheckpointRecord, CrawlParts, check_parts, committed_seq, stats};

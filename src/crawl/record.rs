@@ -123,7 +123,7 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
 /// Calls `f` with every URL in the frontier of the crawl in `state_dir` as of its last
 /// checkpoint; returns that checkpoint's number. `Err` when there is no crawl or its
 /// database or frontier cannot be read.
-pub fn each_frontier_url(
+pub(crate) fn each_frontier_url(
     state_dir: &Path,
     mut f: impl FnMut(&str) -> Result<(), String>,
 ) -> Result<u64, String> {

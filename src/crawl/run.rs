@@ -117,7 +117,8 @@ pub(super) async fn run(
     )?;
 
     let shared = Arc::new(Context {
-        fetcher: Fetcher::new(FetchConfig::from_crawl(crawl)).map_err(CrawlError::Setup)?,
+        fetcher: Fetcher::new(FetchConfig::from_crawl(crawl))
+            .map_err(|e| CrawlError::Setup(e.to_string()))?,
         canonicalizer: dedup.canonicalizer().clone(),
         scope,
         robots: Arc::new(Mutex::new(HashMap::new())),

@@ -308,7 +308,7 @@ impl HostTemplates {
     }
 
     /// Reads the table saved in `state_dir`: empty when there is none.
-    pub fn open(state_dir: &Path) -> Result<HostTemplates, String> {
+    pub(crate) fn open(state_dir: &Path) -> Result<HostTemplates, String> {
         let path = state_dir.join(TEMPLATES_FILE);
         match std::fs::read(&path) {
             Ok(bytes) => {

@@ -82,7 +82,7 @@ impl Manifest {
 
     /// Reads the manifest of the index in `dir`: `Ok(None)` if there is none, an error
     /// naming the problem if it cannot be read or does not check.
-    pub fn read(dir: &Path) -> Result<Option<Manifest>, String> {
+    pub(crate) fn read(dir: &Path) -> Result<Option<Manifest>, String> {
         let path = Manifest::path(dir);
         let text = match std::fs::read(&path) {
             Ok(bytes) => bytes,

@@ -134,7 +134,8 @@ impl Reader<'_> {
 /// Reads and checks the filter saved in `state_dir` without opening it for use:
 /// `Ok(None)` when there is none, else (checkpoint sequence, URLs recorded), or what is
 /// wrong with it.
-pub fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
+#[cfg_attr(not(feature = "crawler"), allow(dead_code))]
+pub(crate) fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
     let file = state_dir.join(SEEN_FILE);
     match fs::read(&file) {
         Ok(bytes) => {
@@ -154,7 +155,7 @@ pub fn check_saved(state_dir: &Path) -> Result<Option<(u64, u64)>, String> {
 
 /// The checkpoint and directory id of the filter saved in `state_dir`, from its header
 /// alone (the whole file is checked when it is opened): `None` when there is none.
-pub fn read_header(state_dir: &Path) -> Option<Result<(u64, StateId), String>> {
+pub(crate) fn read_header(state_dir: &Path) -> Option<Result<(u64, StateId), String>> {
     use std::io::Read;
     let file = match fs::File::open(state_dir.join(SEEN_FILE)) {
         Ok(file) => file,

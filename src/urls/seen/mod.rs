@@ -73,8 +73,10 @@ use super::journal::{self, Entry, Journal};
 use crate::clock::Clock;
 use file::{decode, encode};
 
+#[cfg(feature = "crawler")]
+pub(crate) use file::check_saved;
+pub(crate) use file::read_header;
 pub(crate) use file::write_atomically;
-pub use file::{check_saved, read_header};
 pub use sizing::{BloomParams, SeenConfig};
 
 /// Seed of the xxh3 hash of canonical URLs. Part of the file format: changing it makes
