@@ -22,14 +22,18 @@ fn open_waiting(config: &sled::Config, wait: Duration) -> sled::Result<sled::Db>
     let started = Instant::now();
     loop {
         match config.open() {
-            Err(sled::Error::Io(e))
-                if e.to_string().contains("could not acquire lock") && started.elapsed() < wait =>
-            {
+            Err(sled::Error::Io(e)) if is_lock_held(&e) && started.elapsed() < wait => {
                 std::thread::sleep(Duration::from_millis(10));
             }
             result => return result,
         }
     }
+}
+
+/// Whether sled's error at open is its file lock, held by another process (the vendored
+/// sled keeps the lock's `WouldBlock` kind: see `vendor/sled/PATCH.md`).
+fn is_lock_held(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::WouldBlock
 }
 
 /// Whether a live process holds the database in `dir` (sled's lock on its `db` file),
@@ -100,7 +104,7 @@ pub(crate) fn create_state_dir(path: &std::path::Path) -> std::io::Result<()> {
 /// debug dump, `Read corrupted data at file offset Some(Inline(195)) backtrace ()`).
 pub(crate) fn describe(e: &sled::Error) -> String {
     match e {
-        sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
+        sled::Error::Io(io) if is_lock_held(io) => {
             "another process holds this state directory (a crawl, `serve` or `dedup` running \
              on it?); stop it first, or use another state directory"
                 .to_string()
@@ -142,7 +146,11 @@ mod tests {
         // Held throughout: the open gives up after the wait, naming the lock.
         let error = open_waiting(&config, Duration::from_millis(200)).unwrap_err();
         assert!(
-            error.to_string().contains("could not acquire lock"),
+            matches!(&error, sled::Error::Io(e) if is_lock_held(e)),
+            "{error}"
+        );
+        assert!(
+            describe(&error).contains("another process holds"),
             "{error}"
         );
         // Released during the wait: the open succeeds.

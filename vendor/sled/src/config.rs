@@ -596,8 +596,13 @@ impl Config {
             };
 
             if let Err(e) = try_lock {
+                // crawldedup: the lock's own kind (WouldBlock when another process holds
+                // it) is kept, so that callers tell a held database without its message.
                 return Err(Error::Io(io::Error::new(
-                    ErrorKind::Other,
+                    match e.kind() {
+                        ErrorKind::WouldBlock => ErrorKind::WouldBlock,
+                        _ => ErrorKind::Other,
+                    },
                     format!(
                         "could not acquire lock on {:?}: {:?}",
                         self.db_path().to_string_lossy(),
