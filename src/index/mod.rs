@@ -740,21 +740,12 @@ impl SimhashIndex {
         pending.first = first + docs.len() as u64;
         self.background
             .send(first, docs)
-            .map_err(|problem| self.write_failed(problem))
+            .map_err(|e| self.store_error(e))
     }
 
     /// Waits until every document handed to the background writer is in sled.
     fn wait_written(&self) -> Result<(), IndexError> {
-        self.background
-            .wait()
-            .map_err(|problem| self.write_failed(problem))
-    }
-
-    fn write_failed(&self, problem: String) -> IndexError {
-        IndexError::Corrupt {
-            path: self.path.clone(),
-            problem: format!("writing documents to the database failed: {problem}"),
-        }
+        self.background.wait().map_err(|e| self.store_error(e))
     }
 
     /// Makes everything inserted so far durable: writes the buffered documents and flushes

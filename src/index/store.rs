@@ -112,6 +112,7 @@ impl Rows {
     }
 }
 
+#[derive(Debug, Clone)]
 pub(crate) enum StoreError {
     Sled(sled::Error),
     Corrupt(String),

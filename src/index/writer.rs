@@ -47,7 +47,7 @@ fn write_in_pieces(store: &Store, first: DocId, docs: &[DocRecord]) -> Result<()
 #[derive(Default)]
 struct State {
     in_flight: VecDeque<(DocId, Arc<Vec<DocRecord>>)>,
-    failed: Option<String>,
+    failed: Option<StoreError>,
 }
 
 #[derive(Default)]
@@ -82,10 +82,7 @@ impl Writer {
                                 state.in_flight.pop_front();
                             }
                             Err(e) => {
-                                state.failed = Some(match e {
-                                    StoreError::Sled(e) => e.to_string(),
-                                    StoreError::Corrupt(problem) => problem,
-                                });
+                                state.failed = Some(e);
                                 shared.changed.notify_all();
                                 return;
                             }
@@ -104,7 +101,7 @@ impl Writer {
     /// Hands the documents from id `first` on to the writer; they are readable through
     /// [`Writer::get`] from now until they are written. Blocks while [`WAITING`] batches
     /// are already waiting. Fails if an earlier write failed.
-    pub(super) fn send(&self, first: DocId, docs: Vec<DocRecord>) -> Result<(), String> {
+    pub(super) fn send(&self, first: DocId, docs: Vec<DocRecord>) -> Result<(), StoreError> {
         let docs = Arc::new(docs);
         {
             let mut state = lock(&self.shared.state);
@@ -121,10 +118,11 @@ impl Writer {
             Ok(())
         } else {
             // The thread ended: it failed, and said why.
-            Err(lock(&self.shared.state)
-                .failed
-                .clone()
-                .unwrap_or_else(|| "the index's writer thread ended".into()))
+            Err(lock(&self.shared.state).failed.clone().unwrap_or_else(|| {
+                StoreError::Sled(sled::Error::Io(std::io::Error::other(
+                    "the index's writer thread ended",
+                )))
+            }))
         }
     }
 
@@ -138,7 +136,7 @@ impl Writer {
     }
 
     /// Waits until every batch handed over is written; fails if a write failed.
-    pub(super) fn wait(&self) -> Result<(), String> {
+    pub(super) fn wait(&self) -> Result<(), StoreError> {
         let mut state = lock(&self.shared.state);
         loop {
             if let Some(failed) = &state.failed {
@@ -198,11 +196,12 @@ mod tests {
         );
         // A batch out of place (ids from 50, while 40 are stored) fails to write.
         writer.send(50, docs(50, 5)).unwrap();
-        let failure = writer.wait().unwrap_err();
+        let failure = format!("{:?}", writer.wait().unwrap_err());
         assert!(failure.contains("expected"), "{failure}");
         // Its documents are still readable, and every later call reports the failure.
         assert_eq!(writer.get(52).map(|d| d.name), Some("doc-52".into()));
-        assert_eq!(writer.send(55, docs(55, 1)), Err(failure.clone()));
-        assert_eq!(writer.wait(), Err(failure));
+        let again = |r: Result<(), StoreError>| format!("{:?}", r.unwrap_err());
+        assert_eq!(again(writer.send(55, docs(55, 1))), failure);
+        assert_eq!(again(writer.wait()), failure);
     }
 }
