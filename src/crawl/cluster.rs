@@ -98,7 +98,7 @@ struct Publish {
 
 /// A cluster error as the crawl's.
 pub(crate) fn cluster_error(e: ClusterError) -> CrawlError {
-    CrawlError::Cluster(e.to_string())
+    CrawlError::Cluster(e)
 }
 
 /// The Redis Cluster of a crawl on several machines, when the configuration names one.
@@ -191,10 +191,13 @@ impl<'c> Worker<'c> {
             .map_err(cluster_error)?;
         let leftover = meta
             .get(PUBLISH_KEY)
-            .map_err(|e| CrawlError::Cluster(format!("crawl database: {e}")))?
+            .map_err(CrawlError::Database)?
             .map(|bytes| serde_json::from_slice::<Publish>(&bytes))
             .transpose()
-            .map_err(|e| CrawlError::Cluster(format!("crawl database: {PUBLISH_KEY:?}: {e}")))?
+            .map_err(|e| CrawlError::State {
+                path: config.crawl.state_dir.clone(),
+                problem: format!("crawl database: {PUBLISH_KEY:?} is unreadable: {e}"),
+            })?
             .filter(|p| p.seq <= committed);
         let membership = Membership::join_waiting(
             cluster,
@@ -728,10 +731,13 @@ impl<'c> Worker<'c> {
                 .map_or(0, |d| d.as_secs()),
         })
         .to_string();
-        let bytes = serde_json::to_vec(&publish)
-            .map_err(|e| CrawlError::Cluster(format!("checkpoint: {e}")))?;
+        let bytes = serde_json::to_vec(&publish).map_err(|e| {
+            CrawlError::Database(sled::Error::Io(std::io::Error::other(format!(
+                "{PUBLISH_KEY:?}: {e}"
+            ))))
+        })?;
         meta.insert(PUBLISH_KEY, bytes)
-            .map_err(|e| CrawlError::Cluster(format!("crawl database: {e}")))?;
+            .map_err(CrawlError::Database)?;
         self.publish = Some(publish);
         Ok(())
     }
@@ -751,8 +757,7 @@ impl<'c> Worker<'c> {
             self.publish = Some(publish);
             return Err(e);
         }
-        meta.remove(PUBLISH_KEY)
-            .map_err(|e| CrawlError::Cluster(format!("crawl database: {e}")))?;
+        meta.remove(PUBLISH_KEY).map_err(CrawlError::Database)?;
         Ok(())
     }
 

@@ -29,8 +29,13 @@ pub enum CrawlError {
     Setup(String),
     /// The Redis Cluster of a crawl on several machines failed or refused this worker; the
     /// crawl stopped with a checkpoint, and what it had to send goes at its next start.
+    #[cfg(feature = "cluster")]
     #[error("cluster: {0}")]
-    Cluster(String),
+    Cluster(#[source] crate::cluster::filter::ClusterError),
+    /// The crawl database (frontier, checkpoint records, what a worker of a cluster must
+    /// send) could not be read or written: a full disk, an I/O error.
+    #[error("crawl database: {}", crate::db::describe(.0))]
+    Database(#[source] sled::Error),
     /// A sink given to the crawler failed ([`crate::store::PageSink`]).
     #[error("page sink: {0}")]
     Sink(crate::store::SinkError),

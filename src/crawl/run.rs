@@ -261,7 +261,7 @@ pub(super) async fn run(
                     worker.as_mut().map(|w| (w, true)),
                 )
             })?;
-            if let Err(e) = sent {
+            if let Saved::SendFailed(e) = sent {
                 fault = Some(cluster_fault(e, fault.take())?);
             }
             frontier.compact()?;
@@ -300,7 +300,7 @@ pub(super) async fn run(
         &mut totals,
         worker.as_mut().map(|w| (w, send)),
     )?;
-    if let Err(e) = sent {
+    if let Saved::SendFailed(e) = sent {
         fault = Some(cluster_fault(e, fault.take())?);
     }
     if let Some(fault) = fault {
@@ -348,9 +348,22 @@ const CLUSTER_TICK: Duration = Duration::from_millis(50);
 /// one wins); any other error ends the crawl at once.
 fn cluster_fault(e: CrawlError, earlier: Option<CrawlError>) -> Result<CrawlError, CrawlError> {
     match e {
+        #[cfg(feature = "cluster")]
         CrawlError::Cluster(_) => Ok(earlier.unwrap_or(e)),
-        other => Err(other),
+        other => {
+            let _ = earlier;
+            Err(other)
+        }
     }
+}
+
+/// What a checkpoint did with what a worker of a cluster had to send.
+enum Saved {
+    /// Sent, or nothing to send.
+    Sent,
+    /// The checkpoint committed, but sending failed: it is sent again at the next
+    /// checkpoint or start.
+    SendFailed(CrawlError),
 }
 
 /// The crawl database and the page stage, for a checkpoint.
@@ -361,30 +374,28 @@ struct State<'a> {
 }
 
 /// A checkpoint; on a cluster, what it must send is written into it first and sent once
-/// it committed (unless `send` is false). `Ok(Err(..))`: the checkpoint committed but
-/// sending failed (it is sent again at the next checkpoint or start).
+/// it committed (unless `send` is false).
 fn save(
     state: &State<'_>,
     frontier: &mut Frontier,
     sinks: &mut Sinks,
     totals: &mut CheckpointRecord,
     worker: Option<(&mut Worker<'_>, bool)>,
-) -> Result<Result<(), CrawlError>, CrawlError> {
+) -> Result<Saved, CrawlError> {
     match worker {
         Some((w, send)) => {
             w.before_checkpoint(frontier, totals, state.meta)?;
             sinks.checkpoint(totals)?;
             checkpoint(state.db, state.meta, state.dedup, frontier, totals)?;
-            Ok(if send {
-                w.after_checkpoint(state.meta)
-            } else {
-                Ok(())
+            Ok(match send.then(|| w.after_checkpoint(state.meta)) {
+                Some(Err(e)) => Saved::SendFailed(e),
+                _ => Saved::Sent,
             })
         }
         None => {
             sinks.checkpoint(totals)?;
             checkpoint(state.db, state.meta, state.dedup, frontier, totals)?;
-            Ok(Ok(()))
+            Ok(Saved::Sent)
         }
     }
 }
