@@ -949,3 +949,112 @@ fn the_sidecar_takes_the_time_windows_from_its_settings_and_reports_them() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("dedup.retention"), "{err}");
 }
+
+/// A server whose files stop growing (the process's file-size limit, which fails every
+/// write past it as a full disk does) answers each check it cannot record with a 500 and
+/// one line naming the file, stays up, and stops with exit code 1; every page it answered
+/// `unique` before is a duplicate after a restart on the same directory.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_a_500_naming_the_file_and_loses_nothing_answered() {
+    use std::os::unix::process::CommandExt;
+    let site = Site::new(11, 200);
+    let state = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let limit: u64 = std::env::var("T_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 20);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawldedup"));
+    command
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--checkpoint-every",
+            "0",
+        ])
+        .arg("--state-dir")
+        .arg(state.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: between fork and exec the closure only calls two async-signal-safe functions.
+    unsafe {
+        command.pre_exec(move || {
+            let cap = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &cap) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let child = KillOnDrop(child);
+    let client = reqwest::Client::new();
+    let mut unique: Vec<String> = Vec::new();
+    let mut failure = None;
+    for article in site.articles() {
+        let path = article.path();
+        let (status, got) =
+            runtime.block_on(answer(client.post(format!("{base}/v1/pages/check")).json(
+                &page_request(&format!("http://full.test{path}"), &page(&site, &path)),
+            )));
+        if status != 200 {
+            failure = Some((status, got));
+            break;
+        }
+        if got["verdict"] == "unique" {
+            unique.push(path);
+        }
+    }
+    let (status, got) = failure.expect("the writes reached the limit");
+    assert_eq!(status, 500, "{got}");
+    let error = got["error"].as_str().unwrap();
+    assert!(
+        error.contains("index") && error.contains("File too large (os error 27)"),
+        "{got}"
+    );
+    assert_eq!(error.lines().count(), 1, "{got}");
+    assert!(!unique.is_empty(), "pages were answered before the limit");
+    // The server is still up.
+    let (status, _) = runtime.block_on(answer(client.get(format!("{base}/healthz"))));
+    assert_eq!(status, 200);
+    // Stopping checkpoints, which cannot write: exit code 1 and one line, no panic.
+    signal(&child, "TERM");
+    let mut child = child;
+    let stopped = child.0.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(stopped.code(), Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Every page answered `unique` is known after a restart without the limit.
+    let (mut again, base) = spawn_binary(state.path(), &[]);
+    for path in &unique {
+        let (_, got) = runtime.block_on(answer(
+            client
+                .post(format!("{base}/v1/pages/check"))
+                .json(&page_request("http://again.test/", &page(&site, path))),
+        ));
+        assert_eq!(got["verdict"], "exact_duplicate", "{path}: {got}");
+    }
+    signal(&again, "TERM");
+    assert!(again.0.wait().unwrap().success());
+}

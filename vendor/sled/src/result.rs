@@ -77,7 +77,8 @@ impl Clone for Error {
         use self::Error::*;
 
         match self {
-            Io(ioe) => Io(io::Error::new(ioe.kind(), format!("{:?}", ioe))),
+            // crawldedup: the message, not its debug dump (`Os { code: 27, kind: .. }`).
+            Io(ioe) => Io(io::Error::new(ioe.kind(), ioe.to_string())),
             CollectionNotFound(name) => CollectionNotFound(name.clone()),
             Unsupported(why) => Unsupported(why.clone()),
             ReportableBug(what) => ReportableBug(what.clone()),
