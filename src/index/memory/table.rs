@@ -1,0 +1,345 @@
+//! A table: entries in cache-line buckets, probed and filled a line at a time, grown by
+//! re-placing every entry, with a tail a snapshot's copy lacks.
+
+use super::capture::Captured;
+use super::column::{Column, Line, prefetch};
+use super::{BUILD_LOAD, GROWTH, Key, MAX_LOAD, SLOTS, fragment, lines_for};
+use crate::fingerprint::fmix32;
+
+pub(crate) type TableShape = (u32, u32, u64);
+
+/// One table: lines of entries (fragment, id), homed by the key's shared prefix.
+#[derive(Debug, Default)]
+pub(crate) struct Bucketed<K: Key = u64> {
+    /// Leading bits that a near-duplicate shares with the key in this table, at most 32.
+    pub(super) leading: u32,
+    pub(super) lines: Column<Line>,
+    /// Entries held, expired ones included until they are dropped.
+    pub(super) entries: u64,
+    /// The id floor of the last re-placement: entries below it were dropped then.
+    pub(super) floor: u32,
+    /// Entries kept apart until they are folded in (see the module doc); shared, so that a
+    /// snapshot can place them into its copy after the lock it copied the lines under.
+    pub(super) tail: Option<std::sync::Arc<Bucketed<K>>>,
+    pub(super) _key: std::marker::PhantomData<K>,
+}
+
+impl<K: Key> Bucketed<K> {
+    /// A table holding `keys[i]` with id `ids[i]`.
+    #[cfg(test)]
+    pub(crate) fn build(leading: u32, keys: Vec<K>, ids: Vec<u32>) -> Bucketed<K> {
+        Bucketed::build_from(leading, keys.len(), |i| (keys[i], ids[i]))
+    }
+
+    /// A table holding the `n` entries `entry(0)`, ..., `entry(n - 1)`, each a (key, id),
+    /// filled to [`BUILD_LOAD`]. The home lines of a block of entries are asked for before
+    /// any of them is written, so that the misses overlap.
+    pub(crate) fn build_from(
+        leading: u32,
+        n: usize,
+        entry: impl Fn(usize) -> (K, u32),
+    ) -> Bucketed<K> {
+        let mut table = Bucketed {
+            leading: leading.min(32),
+            lines: Column::Owned(Vec::new()),
+            entries: 0,
+            floor: 0,
+            tail: None,
+            _key: std::marker::PhantomData,
+        };
+        // Ordinary pages, filled value by value: a table built on open is written once in
+        // order, and on the machine measured, freshly zeroed huge pages for all of them
+        // made reopens alternate between 1.7 and 3.1 s. (A table grown during inserts
+        // takes huge pages: see `Column::zeroed`.)
+        table.lines = Column::Owned(vec![Line::default(); lines_for(n as f64 / BUILD_LOAD)]);
+        table.place_all((0..n).map(|i| {
+            let (key, id) = entry(i);
+            (fragment(key), id)
+        }));
+        table
+    }
+
+    /// Entries held, in the table and its tail (expired ones included until dropped).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        (self.entries + self.tail.as_ref().map_or(0, |t| t.entries)) as usize
+    }
+
+    /// Gives the table a tail holding the `n` entries `entry(0)`, ..., `entry(n - 1)`
+    /// (replacing any tail it had): entries probes find, kept apart from the lines until
+    /// [`Bucketed::fold`].
+    pub(crate) fn set_tail(&mut self, n: usize, entry: impl Fn(usize) -> (K, u32)) {
+        self.tail =
+            (n > 0).then(|| std::sync::Arc::new(Bucketed::build_from(self.leading, n, entry)));
+    }
+
+    /// Whether the table has a tail not yet folded in.
+    pub(crate) fn has_tail(&self) -> bool {
+        self.tail.is_some()
+    }
+
+    /// Folds the tail into the lines. Entries of ids below `floor` may be dropped on the
+    /// way, as a growth drops them.
+    pub(crate) fn fold(&mut self, floor: u32) {
+        if let Some(tail) = self.tail.take() {
+            self.place_tail(&tail, floor);
+        }
+    }
+
+    /// Places every entry of `tail` into the lines: first grown into fresh memory if the
+    /// entries need room, else moved into memory of their own (one copy, cheaper than a
+    /// page copy at the first write to each page: see [`Column::own`]).
+    pub(super) fn place_tail(&mut self, tail: &Bucketed<K>, floor: u32) {
+        if (tail.entries as usize) > self.room() {
+            self.replace_into(
+                lines_for((self.entries + tail.entries) as f64 / BUILD_LOAD),
+                floor,
+                false,
+            );
+        } else {
+            self.lines.own();
+        }
+        let entries = tail
+            .lines
+            .iter()
+            .flat_map(|line| line.fragments.iter().zip(&line.tags))
+            .filter(|&(_, &tag)| tag > floor);
+        self.place_all(entries.map(|(&f, &tag)| (f, tag - 1)));
+    }
+
+    /// Copies the lines into `out` (its earlier contents dropped) and returns the table's
+    /// shape and tail: what a snapshot takes under the index's lock. The copy is a table of
+    /// every entry the table held at that moment once [`Captured::merge`] has placed the
+    /// tail into it, which needs no lock.
+    pub(crate) fn capture(&self, out: &mut Vec<Line>) -> Captured<K> {
+        out.clear();
+        out.extend_from_slice(&self.lines);
+        Captured {
+            shape: (self.leading, self.floor, self.entries),
+            tail: self.tail.clone(),
+        }
+    }
+
+    /// Entries the table takes before it grows.
+    pub(crate) fn room(&self) -> usize {
+        let capacity = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
+        (capacity as usize).saturating_sub(self.entries as usize)
+    }
+
+    /// The home line of a fragment: its top `leading` bits, mixed, spread over the lines.
+    /// The mix matters: the prefixes of real simhashes are not spread evenly (at 1 M
+    /// documents of real sentences, homes taken straight from the prefix made runs of full
+    /// lines over 2,000 long), and linear probing turns a dense stretch of homes into one
+    /// long run; a mixed prefix spreads them as random keys.
+    #[inline(always)]
+    fn home(&self, fragment: u32) -> usize {
+        let prefix = (u64::from(fragment) >> (32 - self.leading)) as u32;
+        ((u64::from(fmix32(prefix)) * self.lines.len() as u64) >> 32) as usize
+    }
+
+    /// The mask of the shared prefix in a fragment.
+    #[inline(always)]
+    fn prefix_mask(&self) -> u32 {
+        if self.leading == 0 {
+            0
+        } else {
+            u32::MAX << (32 - self.leading)
+        }
+    }
+
+    /// Puts an entry in the first line from `home` on with a free slot, or with the slot of
+    /// an expired entry (id below `floor`). The caller keeps the load under 1.
+    #[inline(always)]
+    fn place(&mut self, fragment: u32, home: usize, id: u32, floor: u32) {
+        let count = self.lines.len();
+        let mut at = home;
+        loop {
+            let line = &mut self.lines[at];
+            for slot in 0..SLOTS {
+                let tag = line.tags[slot];
+                if tag == 0 || tag - 1 < floor {
+                    line.fragments[slot] = fragment;
+                    line.tags[slot] = id + 1;
+                    self.entries += u64::from(tag == 0);
+                    return;
+                }
+            }
+            at = if at + 1 == count { 0 } else { at + 1 };
+        }
+    }
+
+    /// Adds an entry; `floor` is the lowest id still live: an expired entry's slot may be
+    /// taken, and a growth drops them all.
+    pub(crate) fn insert(&mut self, key: K, id: u32, floor: u32) {
+        debug_assert!(id < u32::MAX);
+        if self.room() == 0 {
+            self.grow(floor);
+        }
+        let f = fragment(key);
+        let home = self.home(f);
+        self.place(f, home, id, floor);
+    }
+
+    /// Re-places the entries into a table [`GROWTH`] times larger (dropping those of ids
+    /// below `floor`; into one of the same size if they were most of them).
+    pub(crate) fn grow(&mut self, floor: u32) {
+        self.replace(floor, GROWTH);
+    }
+
+    /// Makes room for `entries` entries in all, if the table has less: re-places its
+    /// entries into a table that holds them at [`BUILD_LOAD`] (see `dedup.expected_pages`).
+    /// Entries of ids below `floor` are dropped on the way.
+    pub(crate) fn reserve(&mut self, entries: u64, floor: u32) {
+        let capacity = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
+        if (entries as f64) <= capacity {
+            return;
+        }
+        self.replace_into(lines_for(entries as f64 / BUILD_LOAD), floor, true);
+    }
+
+    /// Re-places every entry of an id from `floor` on into a table of the same size, or
+    /// `growth` times larger if the live entries need it (and at least one line).
+    fn replace(&mut self, floor: u32, growth: f64) {
+        // No id expired since the last re-placement (always, without a retention window):
+        // every entry held is live, and the pass that counts them is saved.
+        let live = if floor <= self.floor {
+            self.entries as usize
+        } else {
+            self.lines
+                .iter()
+                .flat_map(|l| l.tags.iter())
+                .filter(|&&t| t > floor)
+                .count()
+        };
+        let capacity = self.lines.len() * SLOTS;
+        let lines = if (live + 1) as f64 <= capacity as f64 * MAX_LOAD / GROWTH {
+            self.lines.len()
+        } else {
+            lines_for(((live + 1) as f64 * growth / MAX_LOAD).max(capacity as f64 * growth))
+        };
+        self.replace_into(lines, floor, false);
+    }
+
+    /// Re-places every entry of an id from `floor` on into `lines` zeroed lines, first
+    /// faulted in if `populate` (see [`Column::populate`]).
+    fn replace_into(&mut self, lines: usize, floor: u32, populate: bool) {
+        let mut fresh = Column::zeroed(lines);
+        if populate {
+            fresh.populate();
+        }
+        let old = std::mem::replace(&mut self.lines, fresh);
+        self.entries = 0;
+        let floor = floor.max(self.floor);
+        self.floor = floor;
+        let live = old
+            .iter()
+            .flat_map(|line| line.fragments.iter().zip(&line.tags))
+            .filter(|&(_, &tag)| tag > floor);
+        self.place_all(live.map(|(&f, &tag)| (f, tag - 1)));
+    }
+
+    /// Places entries (fragment, id), asking for the home lines of a block of them before
+    /// any is written, so that the misses overlap.
+    fn place_all(&mut self, entries: impl Iterator<Item = (u32, u32)>) {
+        const BLOCK: usize = 32;
+        let mut block = [(0u32, 0usize, 0u32); BLOCK];
+        let mut filled = 0;
+        for (f, id) in entries {
+            let home = self.home(f);
+            prefetch(&self.lines[home]);
+            block[filled] = (f, home, id);
+            filled += 1;
+            if filled == BLOCK {
+                for &(f, home, id) in &block {
+                    self.place(f, home, id, 0);
+                }
+                filled = 0;
+            }
+        }
+        for &(f, home, id) in &block[..filled] {
+            self.place(f, home, id, 0);
+        }
+    }
+
+    /// Drops the entries of ids below `floor` now, keeping the size.
+    #[cfg(test)]
+    pub(crate) fn merge(&mut self, floor: u32) {
+        if floor > self.floor {
+            self.replace(floor, 1.0);
+        }
+    }
+
+    /// Asks for the cache line of `key`'s home, so that the probes of all tables wait for
+    /// memory at the same time rather than one by one.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, key: K) {
+        if !self.lines.is_empty() {
+            prefetch(&self.lines[self.home(fragment(key))]);
+        }
+        if let Some(tail) = &self.tail {
+            tail.prefetch(key);
+        }
+    }
+
+    /// Pushes `(id, distance)` for every entry whose top `leading` bits equal `key`'s and
+    /// whose fragment is within `k` bits of `key`'s (the distance over the fragment's 32
+    /// bits: the whole key's, for a 32-bit key, else a lower bound of it).
+    pub(crate) fn probe(&self, key: K, k: u32, out: &mut Vec<(u32, u32)>) {
+        self.probe_lines(key, k, out);
+        if let Some(tail) = &self.tail {
+            tail.probe_lines(key, k, out);
+        }
+    }
+
+    /// [`Bucketed::probe`] on the lines alone.
+    fn probe_lines(&self, key: K, k: u32, out: &mut Vec<(u32, u32)>) {
+        let count = self.lines.len();
+        if count == 0 {
+            return;
+        }
+        let query = fragment(key);
+        let mask = self.prefix_mask();
+        let mut at = self.home(query);
+        for _ in 0..count {
+            let line = &self.lines[at];
+            for slot in 0..SLOTS {
+                let tag = line.tags[slot];
+                if tag == 0 {
+                    return;
+                }
+                let x = line.fragments[slot] ^ query;
+                if x & mask == 0 && x.count_ones() <= k {
+                    out.push((tag - 1, x.count_ones()));
+                }
+            }
+            at = if at + 1 == count { 0 } else { at + 1 };
+        }
+    }
+
+    /// Bytes of memory the lines use.
+    pub(crate) fn bytes(&self) -> usize {
+        std::mem::size_of_val::<[Line]>(&self.lines) + self.tail.as_ref().map_or(0, |t| t.bytes())
+    }
+
+    /// A table from the parts a snapshot stores (see [`Bucketed::capture`]), checked for
+    /// what can be checked cheaply: the shape fits the lines. (Whether each entry sits where
+    /// a probe looks is not checked here: the snapshot's checksum stands for that.)
+    pub(crate) fn from_parts(
+        (leading, floor, entries): TableShape,
+        lines: Column<Line>,
+    ) -> Option<Bucketed<K>> {
+        let capacity = (lines.len() * SLOTS) as u64;
+        (leading <= 32 && !lines.is_empty() && entries < capacity).then_some(Bucketed {
+            leading,
+            lines,
+            entries,
+            floor,
+            tail: None,
+            _key: std::marker::PhantomData,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,231 @@
+//! The tables' tests.
+
+use super::*;
+
+/// Pages of `values` the kernel backs now (Linux).
+#[cfg(target_os = "linux")]
+fn resident_pages<T>(values: &[T]) -> usize {
+    const PAGE: usize = 4096;
+    let start = values.as_ptr() as usize;
+    assert_eq!(start % PAGE, 0, "a mapping starts on a page");
+    let pages = std::mem::size_of_val(values).div_ceil(PAGE);
+    let mut flags = vec![0u8; pages];
+    // SAFETY: the range is one live mapping, and `flags` holds a byte per page of it.
+    let status = unsafe {
+        libc::mincore(
+            start as *mut libc::c_void,
+            pages * PAGE,
+            flags.as_mut_ptr().cast(),
+        )
+    };
+    assert_eq!(status, 0, "mincore: {}", std::io::Error::last_os_error());
+    flags.iter().filter(|&&f| f & 1 == 1).count()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_populated_column_is_backed_from_the_start_and_keeps_what_it_holds() {
+    let n = (8 << 20) / std::mem::size_of::<Line>();
+    let pages = (8 << 20) / 4096;
+    let mut column = Column::<Line>::zeroed(n);
+    assert!(
+        resident_pages(&column) < pages / 2,
+        "untouched memory is not backed"
+    );
+    column[7].tags[3] = 42;
+    column[n - 1].fragments[0] = 7;
+    column.populate();
+    assert_eq!(resident_pages(&column), pages);
+    assert_eq!((column[7].tags[3], column[n - 1].fragments[0]), (42, 7));
+    assert_eq!(
+        column
+            .iter()
+            .map(|l| l.tags.iter().sum::<u32>())
+            .sum::<u32>(),
+        42
+    );
+}
+
+/// A deterministic stream of 64-bit keys (xorshift64) from `state`.
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// The ids a probe of `key` at distance 0 finds.
+fn found(table: &Bucketed, key: u64) -> Vec<u32> {
+    let mut out = Vec::new();
+    table.probe(key, 0, &mut out);
+    out.into_iter().map(|(id, _)| id).collect()
+}
+
+#[test]
+fn every_entry_is_found_after_the_table_grows() {
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
+    let entries: Vec<(u64, u32)> = (0..60_000).map(|i| (next(), i)).collect();
+    let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..20_000].iter().copied().unzip();
+    let mut table = Bucketed::build(26, keys, ids);
+    let lines = table.lines.len();
+    for &(key, id) in &entries[20_000..] {
+        table.insert(key, id, 0);
+    }
+    assert!(table.lines.len() > lines, "the table grew");
+    assert_eq!(table.len(), 60_000);
+    for &(key, id) in &entries {
+        assert!(found(&table, key).contains(&id), "{key:x}");
+    }
+    let load = table.len() as f64 / (table.lines.len() * SLOTS) as f64;
+    assert!(load <= MAX_LOAD, "{load}");
+}
+
+/// A table of the first `held` entries, with the rest as its tail.
+fn with_tail(entries: &[(u64, u32)], held: usize) -> Bucketed {
+    let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..held].iter().copied().unzip();
+    let mut table = Bucketed::build(24, keys, ids);
+    let rest = &entries[held..];
+    table.set_tail(rest.len(), |i| rest[i]);
+    table
+}
+
+#[test]
+fn a_tail_is_probed_with_the_table_and_folds_in_with_nothing_lost() {
+    let mut next = xorshift(0x2468_ace0_1357_9bdfu64);
+    let entries: Vec<(u64, u32)> = (0..40_000).map(|i| (next(), i)).collect();
+    // A tail bigger than the room the table has left, so the fold must grow it.
+    let mut table = with_tail(&entries, 25_000);
+    assert!(table.has_tail());
+    assert!(table.room() < 15_000, "{}", table.room());
+    assert_eq!(table.len(), 40_000);
+    for &(key, id) in &entries {
+        assert_eq!(found(&table, key), vec![id], "{key:x} before the fold");
+    }
+    // Inserts go to the table itself while the tail is there.
+    table.insert(next(), 40_000, 0);
+    table.fold(0);
+    assert!(!table.has_tail());
+    assert_eq!(table.len(), 40_001);
+    for &(key, id) in &entries {
+        assert_eq!(found(&table, key), vec![id], "{key:x} after the fold");
+    }
+}
+
+#[test]
+fn a_captured_table_with_its_tail_merged_is_the_whole_table() {
+    let mut next = xorshift(0x1111_2222_3333_4444u64);
+    let entries: Vec<(u64, u32)> = (0..30_000).map(|i| (next(), i)).collect();
+    for held in [29_000, 10_000] {
+        let table = with_tail(&entries, held);
+        let mut buffer = Vec::new();
+        let captured = table.capture(&mut buffer);
+        let (shape, lines) = captured.merge(&mut buffer);
+        let lines: Vec<Line> = lines.to_vec();
+        let copy = Bucketed::<u64>::from_parts(shape, Column::Owned(lines)).unwrap();
+        assert!(!copy.has_tail());
+        assert_eq!(copy.len(), 30_000);
+        for &(key, id) in &entries {
+            assert_eq!(found(&copy, key), vec![id], "{key:x}, {held} held");
+        }
+    }
+}
+
+#[test]
+fn a_merge_after_the_floor_rose_drops_the_expired_entries_only() {
+    let mut next = xorshift(0x5151_7a7a_0303_c1c1u64);
+    let entries: Vec<(u64, u32)> = (0..30_000).map(|i| (next(), i)).collect();
+    let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..20_000].iter().copied().unzip();
+    let mut table = Bucketed::build(20, keys, ids);
+    for &(key, id) in &entries[20_000..] {
+        table.insert(key, id, 12_000);
+    }
+    table.merge(12_000);
+    assert_eq!(table.len(), 18_000);
+    for &(key, id) in &entries {
+        assert_eq!(found(&table, key).contains(&id), id >= 12_000, "{id}");
+    }
+    // A later merge at the same floor keeps everything.
+    table.merge(12_000);
+    assert_eq!(table.len(), 18_000);
+}
+
+#[test]
+fn inserts_past_the_floor_keep_a_steady_table_from_growing() {
+    let mut next = xorshift(0x0bad_cafe_f00d_1234u64);
+    let mut table = Bucketed::build(26, Vec::<u64>::new(), Vec::new());
+    // 10,000 live entries at any time, 200,000 inserted: expired slots are taken or
+    // dropped, and the table stays the size that 10,000 entries need.
+    for id in 0..200_000u32 {
+        table.insert(next(), id, id.saturating_sub(10_000));
+    }
+    assert!(
+        table.lines.len() * SLOTS <= 4 * 10_000,
+        "{} lines",
+        table.lines.len()
+    );
+}
+
+#[test]
+fn prefixes_crowded_into_a_narrow_range_make_no_long_runs() {
+    let mut next = xorshift(0x7777_1234_4321_7777u64);
+    // 60,000 keys whose 26-bit prefixes all lie in 1% of the prefix space: homes taken
+    // straight from the prefix would pile them into one run of full lines.
+    let span = (1u64 << 26) / 100;
+    let keys: Vec<u64> = (0..60_000)
+        .map(|_| {
+            let k = next();
+            ((k >> 38) % span) << 38 | (k & ((1 << 38) - 1))
+        })
+        .collect();
+    let table = Bucketed::build(26, keys.clone(), (0..60_000).collect());
+    let mut longest = 0;
+    let mut run = 0;
+    for line in table.lines.iter() {
+        run = if line.tags[SLOTS - 1] != 0 {
+            run + 1
+        } else {
+            0
+        };
+        longest = longest.max(run);
+    }
+    assert!(longest < 40, "a run of {longest} full lines");
+    for (id, &key) in keys.iter().enumerate().step_by(101) {
+        assert!(found(&table, key).contains(&(id as u32)));
+    }
+}
+
+#[test]
+fn probe_finds_exactly_the_entries_sharing_the_prefix_within_k_on_the_fragment() {
+    let mut next = xorshift(0x1234_5678_9abc_def1u64);
+    let leading = 12;
+    // Keys in a few prefixes, so that many share one.
+    let keys: Vec<u64> = (0..20_000)
+        .map(|_| {
+            let k = next();
+            (k & !(u64::MAX << 52)) | ((k >> 60) << 52)
+        })
+        .collect();
+    let mut table = Bucketed::build(leading, keys[..15_000].to_vec(), (0..15_000).collect());
+    for (i, &key) in keys.iter().enumerate().skip(15_000) {
+        table.insert(key, i as u32, 0);
+    }
+    assert_eq!(table.len(), 20_000);
+    for probe in keys.iter().step_by(97).map(|k| k ^ (0b1011 << 32)) {
+        let mut got = Vec::new();
+        table.probe(probe, 3, &mut got);
+        got.sort_unstable();
+        let mask = u32::MAX << (32 - leading);
+        let top = |k: u64| (k >> 32) as u32;
+        let mut want: Vec<(u32, u32)> = keys
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| (top(**k) ^ top(probe)) & mask == 0)
+            .map(|(i, k)| (i as u32, (top(*k) ^ top(probe)).count_ones()))
+            .filter(|&(_, d)| d <= 3)
+            .collect();
+        want.sort_unstable();
+        assert_eq!(got, want);
+    }
+}
