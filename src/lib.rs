@@ -89,6 +89,7 @@
 //! Cluster: the host ring that gives each host to one worker, the URL filter every worker
 //! checks, membership by heartbeat, and the inboxes that carry links to a host's owner.
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 // Without the optional parts (the crawler, the sidecar, the cluster), the docs still name
 // them; their links resolve in the default build.
 #![cfg_attr(
