@@ -15,6 +15,7 @@
 pub mod filter;
 pub mod inbox;
 pub mod index;
+pub(crate) mod keys;
 pub mod members;
 pub mod ring;
 pub mod stats;

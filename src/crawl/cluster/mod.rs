@@ -55,6 +55,9 @@ use super::record::CheckpointRecord;
 use crate::cluster::filter::{Cluster, ClusterError, ClusterFilter};
 use crate::cluster::inbox::{self, Handoff, Inbox};
 use crate::cluster::index::{SharedDecision, SharedIndex};
+use crate::cluster::keys::{
+    idle_key, known_key, parse_recent, pending_key, recent_entry, recent_key, taken_key,
+};
 use crate::cluster::members::Membership;
 use crate::cluster::ring::{Member, Ring};
 use crate::cluster::stats::stats_key;
@@ -113,35 +116,6 @@ pub(crate) fn connect(config: &Config) -> Result<Option<Cluster>, CrawlError> {
     )
     .map(Some)
     .map_err(|e| CrawlError::Setup(format!("cluster: {e}")))
-}
-
-fn pending_key(name: &str, id: &str) -> String {
-    format!("{name}:pending:{{{id}}}")
-}
-
-fn recent_key(name: &str, id: &str) -> String {
-    format!("{name}:recent:{{{id}}}")
-}
-
-/// A line of the recent list: `DEPTH PRIORITY URL`.
-fn parse_recent(line: &str) -> Option<(Url, u32, u32)> {
-    let mut parts = line.splitn(3, ' ');
-    let depth = parts.next()?.parse().ok()?;
-    let priority = parts.next()?.parse().ok()?;
-    let url = Url::parse(parts.next()?).ok()?;
-    Some((url, depth, priority))
-}
-
-fn taken_key(name: &str, id: &str) -> String {
-    format!("{name}:taken:{{{id}}}")
-}
-
-fn idle_key(name: &str, id: &str) -> String {
-    format!("{{{name}}}:idle:{id}")
-}
-
-fn known_key(name: &str) -> String {
-    format!("{{{name}}}:known")
 }
 
 /// This process as a worker of a cluster crawl.
@@ -373,178 +347,6 @@ impl<'c> Worker<'c> {
         Ok(())
     }
 
-    /// Hands the pending URLs of hosts this worker no longer owns to their owners.
-    fn rebalance(&mut self, frontier: &mut Frontier) {
-        let leaving: Vec<String> = frontier
-            .hosts()
-            .filter(|h| !self.owns(h))
-            .map(str::to_string)
-            .collect();
-        let mut moved = 0;
-        for host in leaving {
-            for task in frontier.take_host(&host) {
-                moved += 1;
-                self.outbox.push((
-                    host.clone(),
-                    Handoff {
-                        url: task.url.to_string(),
-                        depth: task.depth,
-                        priority: task.priority,
-                        moved: true,
-                    },
-                ));
-            }
-        }
-        if moved > 0 {
-            tracing::info!(
-                "worker {}: {moved} pending URLs move to other workers",
-                self.id()
-            );
-        }
-    }
-
-    /// Moves the inbox and pending URLs of workers that are gone to the owners in the
-    /// current ring (once, under a lock: another worker may be at it).
-    fn reroute_gone(&mut self) -> Result<(), CrawlError> {
-        let known: Vec<String> = self
-            .cluster
-            .with(|con| redis::cmd("SMEMBERS").arg(known_key(&self.name)).query(con))
-            .map_err(cluster_error)?;
-        let live: HashSet<&str> = self.ring.members().iter().map(|m| m.id.as_str()).collect();
-        for gone in known.iter().filter(|id| !live.contains(id.as_str())) {
-            let (inbox_key, pending, recent) = (
-                inbox::inbox_key(&self.name, gone),
-                pending_key(&self.name, gone),
-                recent_key(&self.name, gone),
-            );
-            let waiting: u32 = self
-                .cluster
-                .with(|con| {
-                    redis::cmd("EXISTS")
-                        .arg(&inbox_key)
-                        .arg(&pending)
-                        .arg(&recent)
-                        .query(con)
-                })
-                .map_err(cluster_error)?;
-            if waiting == 0 {
-                continue;
-            }
-            let host_of = |url: &str| Url::parse(url).ok().map(|u| host_key(&u).to_string());
-            let links = inbox::reroute(self.cluster, &self.name, gone, &self.ring, host_of)
-                .map_err(cluster_error)?;
-            let urls = self.reroute_pending(gone)?;
-            if links + urls > 0 {
-                tracing::info!(
-                    "worker {}: worker {gone} is gone; {links} links from its inbox and {urls} \
-                     of its pending URLs went to their hosts' new owners",
-                    self.id()
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// Moves gone worker `gone`'s pending URLs to their hosts' owners, marks it taken, and
-    /// deletes its hash; returns how many moved.
-    fn reroute_pending(&self, gone: &str) -> Result<usize, CrawlError> {
-        let key = pending_key(&self.name, gone);
-        let lock = format!("{}:repend:{{{gone}}}", self.name);
-        let locked: Option<String> = self
-            .cluster
-            .with(|con| {
-                redis::cmd("SET")
-                    .arg(&lock)
-                    .arg(1)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(60_000)
-                    .query(con)
-            })
-            .map_err(cluster_error)?;
-        if locked.is_none() {
-            return Ok(0);
-        }
-        let mut cursor = 0u64;
-        let mut moved = 0;
-        loop {
-            let (next, fields): (u64, Vec<(String, String)>) = self
-                .cluster
-                .with(|con| {
-                    redis::cmd("HSCAN")
-                        .arg(&key)
-                        .arg(cursor)
-                        .arg("COUNT")
-                        .arg(MOVE_PAGE)
-                        .query(con)
-                })
-                .map_err(cluster_error)?;
-            let mut links = Vec::with_capacity(fields.len());
-            for (url, value) in fields {
-                let Ok(parsed) = Url::parse(&url) else {
-                    continue;
-                };
-                let mut numbers = value.split(' ').map(|n| n.parse::<u32>().unwrap_or(0));
-                let (depth, priority) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-                links.push((
-                    host_key(&parsed).to_string(),
-                    Handoff {
-                        url,
-                        depth,
-                        priority,
-                        moved: true,
-                    },
-                ));
-            }
-            moved += links.len();
-            inbox::send_by_owner(self.cluster, &self.name, &self.ring, links)
-                .map_err(cluster_error)?;
-            cursor = next;
-            if cursor == 0 {
-                break;
-            }
-        }
-        // And the URLs the cluster answered new for it since its last checkpoint.
-        let recent: Vec<String> = self
-            .cluster
-            .with(|con| {
-                redis::cmd("LRANGE")
-                    .arg(recent_key(&self.name, gone))
-                    .arg(0)
-                    .arg(-1)
-                    .query(con)
-            })
-            .map_err(cluster_error)?;
-        let links: Vec<(String, Handoff)> = (recent.iter())
-            .filter_map(|l| parse_recent(l))
-            .map(|(url, depth, priority)| {
-                let handoff = Handoff {
-                    url: url.to_string(),
-                    depth,
-                    priority,
-                    moved: true,
-                };
-                (host_key(&url).to_string(), handoff)
-            })
-            .collect();
-        moved += links.len();
-        inbox::send_by_owner(self.cluster, &self.name, &self.ring, links).map_err(cluster_error)?;
-        self.cluster
-            .with(|con| {
-                redis::cmd("SET")
-                    .arg(taken_key(&self.name, gone))
-                    .arg(1)
-                    .exec(con)?;
-                redis::cmd("DEL").arg(&key).exec(con)?;
-                redis::cmd("DEL")
-                    .arg(recent_key(&self.name, gone))
-                    .exec(con)?;
-                redis::cmd("DEL").arg(&lock).exec(con)
-            })
-            .map_err(cluster_error)?;
-        Ok(moved)
-    }
-
     /// Queues what the inbox delivered: moved URLs as they are, new links unless a filter
     /// has them; a link to a host that is not this worker's (the ring changed since it was
     /// sent) goes on to its owner.
@@ -597,7 +399,7 @@ impl<'c> Worker<'c> {
         let mut note = redis::cmd("RPUSH");
         note.arg(recent_key(&self.name, self.id()));
         for (url, depth, priority) in &candidates {
-            note.arg(format!("{depth} {priority} {url}"));
+            note.arg(recent_entry(url, *depth, *priority));
         }
         self.cluster
             .with(|con| note.exec(con))
@@ -688,148 +490,6 @@ impl<'c> Worker<'c> {
         Ok(verdict)
     }
 
-    /// Before a checkpoint: writes into it what it will send once committed (with what an
-    /// earlier checkpoint could not send). No network.
-    pub(crate) fn before_checkpoint(
-        &mut self,
-        frontier: &Frontier,
-        totals: &CheckpointRecord,
-        meta: &sled::Tree,
-    ) -> Result<(), CrawlError> {
-        let mut publish = self.publish.take().unwrap_or_default();
-        publish.seq = totals.seq + 1;
-        publish.clear_recent = true;
-        publish.handoffs.append(&mut self.outbox);
-        publish.docs.append(&mut self.kept);
-        publish.acks.append(&mut self.received);
-        for (task, state) in frontier.changed() {
-            let url = task.url.to_string();
-            match state {
-                TaskState::Pending | TaskState::InFlight => {
-                    publish
-                        .mirror
-                        .push((url, Some((task.depth, task.priority))));
-                }
-                TaskState::Done | TaskState::Failed | TaskState::Moved => {
-                    publish.mirror.push((url, None));
-                }
-            }
-        }
-        let counts = frontier.counts();
-        publish.stats = serde_json::json!({
-            "worker": self.id(),
-            "share": self.share(),
-            "fetched": totals.fetched,
-            "stored": totals.stored,
-            "duplicates": totals.duplicates,
-            "failures": totals.failures,
-            "pending": counts.pending,
-            "moved": counts.moved,
-            "checkpoint": totals.seq + 1,
-            "at": std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-        })
-        .to_string();
-        let bytes = serde_json::to_vec(&publish).map_err(|e| {
-            CrawlError::Database(sled::Error::Io(std::io::Error::other(format!(
-                "{PUBLISH_KEY:?}: {e}"
-            ))))
-        })?;
-        meta.insert(PUBLISH_KEY, bytes)
-            .map_err(CrawlError::Database)?;
-        self.publish = Some(publish);
-        Ok(())
-    }
-
-    /// After a checkpoint committed: its URLs into the cluster's filter and the pending
-    /// mirror, its documents committed, its inbox entries acknowledged, its figures shown.
-    pub(crate) fn after_checkpoint(&mut self, meta: &sled::Tree) -> Result<(), CrawlError> {
-        let Some(publish) = self.publish.take() else {
-            return Ok(());
-        };
-        if !publish.docs.is_empty() {
-            crate::faults::point("cluster-before-commit-marks");
-        }
-        // Kept until everything went: a failure leaves it for the next checkpoint (or
-        // start) to send again.
-        if let Err(e) = self.send(&publish) {
-            self.publish = Some(publish);
-            return Err(e);
-        }
-        meta.remove(PUBLISH_KEY).map_err(CrawlError::Database)?;
-        Ok(())
-    }
-
-    fn send(&self, publish: &Publish) -> Result<(), CrawlError> {
-        // The commit marks first: until they are in, a worker killed now has its
-        // checkpoint's pages durable in its outputs while the others take them for lost
-        // (see the windows in docs/cluster.md), so that window is kept to one round trip.
-        self.index.commit(&publish.docs).map_err(cluster_error)?;
-        inbox::send_by_owner(
-            self.cluster,
-            &self.name,
-            &self.ring,
-            publish.handoffs.clone(),
-        )
-        .map_err(cluster_error)?;
-        self.mirror(&publish.mirror)?;
-        self.inbox
-            .acknowledge(&publish.acks)
-            .map_err(cluster_error)?;
-        if publish.clear_recent {
-            self.cluster
-                .with(|con| {
-                    redis::cmd("DEL")
-                        .arg(recent_key(&self.name, self.id()))
-                        .exec(con)
-                })
-                .map_err(cluster_error)?;
-        }
-        if !publish.stats.is_empty() {
-            self.cluster
-                .with(|con| {
-                    redis::cmd("HSET")
-                        .arg(stats_key(&self.name))
-                        .arg(self.id())
-                        .arg(&publish.stats)
-                        .exec(con)
-                })
-                .map_err(cluster_error)?;
-        }
-        Ok(())
-    }
-
-    /// Applies `changes` to this worker's mirror of its pending URLs (the last change of a
-    /// URL wins).
-    fn mirror(&self, changes: &[(String, Option<(u32, u32)>)]) -> Result<(), CrawlError> {
-        let key = pending_key(&self.name, self.id());
-        let mut last = std::collections::HashMap::new();
-        for (url, change) in changes {
-            last.insert(url.as_str(), *change);
-        }
-        let (pending, finished): (Vec<_>, Vec<_>) =
-            last.into_iter().partition(|(_, change)| change.is_some());
-        for chunk in pending.chunks(1000) {
-            let mut cmd = redis::cmd("HSET");
-            cmd.arg(&key);
-            for (url, change) in chunk {
-                let (depth, priority) = change.unwrap_or_default();
-                cmd.arg(*url).arg(format!("{depth} {priority}"));
-            }
-            self.cluster
-                .with(|con| cmd.exec(con))
-                .map_err(cluster_error)?;
-        }
-        for chunk in finished.chunks(1000) {
-            let urls: Vec<&str> = chunk.iter().map(|(url, _)| *url).collect();
-            self.cluster
-                .with(|con| redis::cmd("HDEL").arg(&key).arg(&urls).exec(con))
-                .map_err(cluster_error)?;
-        }
-        Ok(())
-    }
-
     /// Whether links, moved URLs or a checkpoint's changes wait to be sent.
     pub(crate) fn unsent(&self) -> bool {
         !self.outbox.is_empty()
@@ -838,75 +498,13 @@ impl<'c> Worker<'c> {
             || self.publish.is_some()
     }
 
-    /// Whether the whole crawl is done: seen so at two heartbeats in a row (see the module
-    /// documentation).
-    pub(crate) fn crawl_done(&self) -> bool {
-        self.done_streak >= 2
-    }
-
-    /// At a heartbeat: says whether this worker is idle, and looks whether every live
-    /// worker is, with an empty inbox.
-    fn look_for_the_end(&mut self, idle: bool) -> Result<(), CrawlError> {
-        let key = idle_key(&self.name, self.id());
-        let ttl = self.heartbeat_every.as_millis() as u64 * 3;
-        self.cluster
-            .with(|con| {
-                if idle {
-                    redis::cmd("SET")
-                        .arg(&key)
-                        .arg(1)
-                        .arg("PX")
-                        .arg(ttl)
-                        .exec(con)
-                } else {
-                    redis::cmd("DEL").arg(&key).exec(con)
-                }
-            })
-            .map_err(cluster_error)?;
-        if !idle {
-            self.done_streak = 0;
-            return Ok(());
-        }
-        let ids: Vec<&str> = self.ring.members().iter().map(|m| m.id.as_str()).collect();
-        let keys: Vec<String> = ids.iter().map(|id| idle_key(&self.name, id)).collect();
-        let flags: Vec<Option<String>> = self
-            .cluster
-            .with(|con| redis::cmd("MGET").arg(&keys).query(con))
-            .map_err(cluster_error)?;
-        let mut pipe = redis::cluster::cluster_pipe();
-        for id in &ids {
-            pipe.cmd("XLEN").arg(inbox::inbox_key(&self.name, id));
-        }
-        let lengths: Vec<u64> = self
-            .cluster
-            .with(|con| pipe.query(con))
-            .map_err(cluster_error)?;
-        if flags.iter().all(Option::is_some) && lengths.iter().all(|&l| l == 0) {
-            self.done_streak += 1;
-        } else {
-            self.done_streak = 0;
-        }
-        Ok(())
-    }
-
-    /// At a clean stop: hands every pending URL to the owners its host has without this
-    /// worker (when there are others), so that nothing waits for it to come back.
-    pub(crate) fn hand_over(&mut self, frontier: &mut Frontier) {
-        let others = Ring::new(
-            (self.ring.members().iter())
-                .filter(|m| m.id != self.id())
-                .cloned(),
-        );
-        if others.is_empty() {
-            return;
-        }
-        self.ring = others;
-        self.rebalance(frontier);
-    }
-
     /// Leaves the live set (a clean stop, after the last checkpoint): the others take this
     /// worker's hosts at their next heartbeat.
     pub(crate) fn leave(self) -> Result<(), CrawlError> {
         self.membership.leave().map_err(cluster_error)
     }
 }
+
+mod outbox;
+mod reroute;
+mod termination;
