@@ -1028,7 +1028,6 @@ fn a_stage_filter_is_rebuilt_from_its_pages_only_when_loss_is_accepted() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_crawl_that_cannot_write_stops_with_exit_code_1_in_one_line() {
-    use std::os::unix::process::CommandExt;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime
         .block_on(crawldedup::fixture::serve(crawldedup::fixture::Site::new(
@@ -1054,21 +1053,7 @@ fn a_crawl_that_cannot_write_stops_with_exit_code_1_in_one_line() {
         "--set",
         "output.warc=true",
     ]);
-    // SAFETY: between fork and exec the closure only calls two async-signal-safe functions.
-    unsafe {
-        command.pre_exec(move || {
-            let cap = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &cap) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // A write past the limit then fails with EFBIG instead of killing the process.
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            Ok(())
-        });
-    }
+    cli::limit_file_size(&mut command, limit);
     let o = command.output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");

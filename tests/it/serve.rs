@@ -957,7 +957,6 @@ fn the_sidecar_takes_the_time_windows_from_its_settings_and_reports_them() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_is_a_500_naming_the_file_and_loses_nothing_answered() {
-    use std::os::unix::process::CommandExt;
     let site = Site::new(11, 200);
     let state = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -978,20 +977,7 @@ fn a_full_disk_is_a_500_naming_the_file_and_loses_nothing_answered() {
         .arg(state.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: between fork and exec the closure only calls two async-signal-safe functions.
-    unsafe {
-        command.pre_exec(move || {
-            let cap = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &cap) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            Ok(())
-        });
-    }
+    crate::run_cli::limit_file_size(&mut command, limit);
     let mut child = command.spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
