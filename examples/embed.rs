@@ -74,10 +74,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         match &verdict {
-            PageVerdict::Unique { fingerprint, .. } => {
+            PageVerdict::Unique { simhash, .. } => {
                 kept += 1;
                 println!(
-                    "keep {url}  {fingerprint}  {:?}",
+                    "keep {url}  {simhash}  {:?}",
                     page.title.unwrap_or_default()
                 );
             }

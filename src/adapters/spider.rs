@@ -405,7 +405,7 @@ fn hand_over<S: PageSink>(
             None => match verdict {
                 PageVerdict::Unique {
                     id,
-                    fingerprint,
+                    simhash,
                     digest,
                     nearest,
                 } => sink.sink.page(&StoredPage {
@@ -421,7 +421,7 @@ fn hand_over<S: PageSink>(
                     language: pending.language,
                     text: Arc::from(pending.text),
                     id,
-                    simhash: fingerprint,
+                    simhash,
                     digest,
                     nearest,
                     previous: None,

@@ -157,8 +157,8 @@ fn report(
         _ => of.name.clone(),
     };
     match verdict {
-        PageVerdict::Unique { fingerprint, .. } => {
-            writeln!(out, "unique           {name}  ({fingerprint})")?
+        PageVerdict::Unique { simhash, .. } => {
+            writeln!(out, "unique           {name}  ({simhash})")?
         }
         PageVerdict::ExactDuplicate { of: original } => {
             writeln!(out, "exact_duplicate  {name}  of {}", of(original))?

@@ -432,7 +432,7 @@ fn record_page(
         earlier.is_some_and(|v| v.doc == of.id)
     } else if let PageVerdict::Unique {
         id,
-        fingerprint,
+        simhash,
         digest,
         nearest,
     } = &verdict
@@ -451,7 +451,7 @@ fn record_page(
             language: extracted.language,
             text: Arc::from(extracted.text),
             id: *id,
-            simhash: *fingerprint,
+            simhash: *simhash,
             digest: *digest,
             nearest: *nearest,
             previous: earlier.map(|v| PreviousVersion {

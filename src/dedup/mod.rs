@@ -395,7 +395,7 @@ impl Dedup {
                 bump(&self.counters.pages_unique);
                 PageVerdict::Unique {
                     id,
-                    fingerprint: simhash,
+                    simhash,
                     digest,
                     nearest,
                 }

@@ -45,8 +45,8 @@ pub enum PageVerdict {
     Unique {
         /// Its id in the index.
         id: DocId,
-        /// Its simhash.
-        fingerprint: Simhash,
+        /// Its simhash (as [`crate::store::StoredPage::simhash`] calls it).
+        simhash: Simhash,
         /// The exact digest of its main text.
         digest: Digest,
         /// The estimates for the most alike stored page that was a candidate but not
@@ -108,12 +108,12 @@ impl PageVerdict {
         match self {
             PageVerdict::Unique {
                 id,
-                fingerprint,
+                simhash,
                 digest,
                 nearest,
             } => {
                 fields.insert("id".into(), (*id).into());
-                fields.insert("simhash".into(), fingerprint.to_string().into());
+                fields.insert("simhash".into(), simhash.to_string().into());
                 fields.insert("digest".into(), digest.to_string().into());
                 if let Some(nearest) = nearest {
                     fields.insert(

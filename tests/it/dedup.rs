@@ -48,15 +48,12 @@ fn verdicts_for_unique_exact_near_and_empty_pages() {
     let first = dedup
         .check_page("https://a.test/pier", &page("a", STORY), Some("text/html"))
         .unwrap();
-    let PageVerdict::Unique {
-        id, fingerprint, ..
-    } = first
-    else {
+    let PageVerdict::Unique { id, simhash, .. } = first else {
         panic!("first page: {first:?}");
     };
     assert_eq!(id, 0);
     assert_eq!(
-        fingerprint,
+        simhash,
         Fingerprint::of(
             &crawldedup::content::extract(std::str::from_utf8(&page("a", STORY)).unwrap(), None)
                 .text

@@ -469,7 +469,7 @@ impl<'c> Worker<'c> {
                 self.kept.push(id);
                 PageVerdict::Unique {
                     id,
-                    fingerprint: record.simhash,
+                    simhash: record.simhash,
                     digest: record.digest,
                     nearest: None,
                 }
