@@ -75,6 +75,7 @@
 //! ```
 
 mod builder;
+mod error;
 mod memory;
 mod open;
 mod stats;
@@ -93,14 +94,15 @@ use crate::config::Config;
 use crate::content::Extracted;
 use crate::fingerprint::Fingerprint;
 use crate::index::{
-    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, IndexError, SimhashIndex, Similarity,
+    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, SimhashIndex, Similarity,
 };
 use crate::ledger::Ledger;
 use crate::page::{self, Prepared};
-use crate::urls::{CanonicalError, Canonicalizer, SeenError, SeenStats, SeenUrls};
+use crate::urls::{CanonicalError, Canonicalizer, SeenStats, SeenUrls};
 use stats::{Counters, bump};
 
 pub use builder::DedupBuilder;
+pub use error::DedupError;
 #[cfg(feature = "crawler")]
 pub(crate) use memory::check as check_memory;
 pub use stats::{DedupStats, WindowStats};
@@ -114,39 +116,6 @@ pub use crate::index::{
 };
 
 pub use crate::ledger::INDEX_DIR;
-
-/// What went wrong in the page stage.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum DedupError {
-    /// The URL filter could not be opened, read or saved.
-    #[error(transparent)]
-    Seen(#[from] SeenError),
-    /// The index could not be opened, read or written.
-    #[error(transparent)]
-    Index(#[from] IndexError),
-    /// A setting is out of range.
-    #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
-    /// A part of the state directory is missing, older than its ledger records, or belongs
-    /// to another state directory ([`crate::ledger`]); nothing was opened or changed.
-    #[error("state directory {}: {problem}", path.display())]
-    Damaged {
-        /// The directory.
-        path: PathBuf,
-        /// The parts and what is wrong with each, in one line.
-        problem: String,
-    },
-    /// The state directory, or a file at its root (the ledger), could not be created or
-    /// written.
-    #[error("state directory {}: {source}", path.display())]
-    StateDir {
-        /// The directory.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-}
 
 /// What one step of [`Dedup::sweep`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

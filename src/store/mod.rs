@@ -44,6 +44,7 @@
 //! // crawldedup::Crawler::builder(&config).sink(sink).run(stop).await?;
 //! ```
 
+mod error;
 pub mod files;
 mod lines;
 pub mod warc;
