@@ -80,7 +80,9 @@
 //! batch is mended from the document tree if a crash cut it short).
 
 mod decision;
+mod durable;
 mod error;
+mod lookup;
 // Internal: public for the crate's own tests and benchmarks, not part of the API.
 #[doc(hidden)]
 pub mod manifest;
@@ -88,6 +90,7 @@ mod memory;
 mod open;
 pub mod plan;
 mod record;
+mod retention;
 // Internal: public for the crate's own tests and benchmarks, not part of the API.
 #[doc(hidden)]
 pub mod snapshot;
@@ -122,6 +125,7 @@ pub use error::IndexError;
 pub use plan::Plan;
 pub use record::DocRecord;
 pub(crate) use record::Stored;
+pub use retention::{RetentionStats, Sweep};
 pub use upkeep::SnapshotStats;
 
 /// What to do about a damaged index, the end of every message that reports one.
@@ -207,28 +211,6 @@ pub struct CloseReport {
 struct Pending {
     first: DocId,
     docs: Vec<DocRecord>,
-}
-
-/// What one step of [`SimhashIndex::sweep`] did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Sweep {
-    /// Documents that fell out of the window and were removed from memory.
-    pub expired: usize,
-    /// Chunks of expired documents deleted from sled.
-    pub chunks_deleted: usize,
-}
-
-/// The figures of a retention window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RetentionStats {
-    /// The window in seconds, if any.
-    pub window_secs: Option<u64>,
-    /// When the oldest document still held was stored (seconds since the epoch).
-    pub oldest_live: Option<u64>,
-    /// Documents expired since the index was created.
-    pub expired: u64,
-    /// Documents expired since it was opened.
-    pub expired_since_open: u64,
 }
 
 /// Unique documents buffered before they are written to sled.
@@ -325,113 +307,6 @@ impl SimhashIndex {
         self.upkeep.wait_folded(timeout)
     }
 
-    /// Writes the snapshot of the index as it is, if it holds enough documents and exactly
-    /// what the last checkpoint's manifest records; returns whether it wrote one.
-    /// [`Drop`] calls it, so a caller need not, unless it wants to know.
-    pub fn write_snapshot(&mut self) -> Result<bool, IndexError> {
-        let corrupt = |problem: String| IndexError::Corrupt {
-            path: self.path.clone(),
-            problem,
-        };
-        self.wait_written()?;
-        let (live, extent) = {
-            let memory = self.read();
-            (
-                memory.docs.len() as u64,
-                (memory.count(), memory.base, memory.checksum),
-            )
-        };
-        let pending = self
-            .pending
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .docs
-            .len();
-        if live < self.upkeep.snapshot_min() || live == 0 || pending > 0 {
-            return Ok(false);
-        }
-        if self.upkeep.installed() == Some(extent) {
-            return Ok(false);
-        }
-        let manifest = Manifest::read(&self.path).map_err(&corrupt)?;
-        if manifest.map(|m| (m.documents, m.floor, m.rows_checksum)) != Some(extent) {
-            return Ok(false);
-        }
-        let started = std::time::Instant::now();
-        let closing = snapshot::closing_path(&self.path);
-        let written = snapshot::write(&closing, &self.plan, &self.memory, &|| false)
-            .and_then(|w| w.ok_or_else(|| std::io::Error::other("stopped")))
-            .and_then(|w| self.upkeep.install(&closing, &self.path, w.extent));
-        if !matches!(written, Ok(true)) {
-            let _ = std::fs::remove_file(&closing);
-        }
-        let written = written.map_err(|e| corrupt(format!("writing the snapshot: {e}")))?;
-        tracing::debug!(
-            "{}: snapshot of {live} documents written in {:.2} s",
-            self.path.display(),
-            started.elapsed().as_secs_f64()
-        );
-        Ok(written)
-    }
-
-    /// The retention window, if any.
-    pub fn retention(&self) -> Option<std::time::Duration> {
-        self.retention.map(std::time::Duration::from_secs)
-    }
-
-    /// The figures of retention: window, oldest live document, expired documents.
-    pub fn retention_stats(&self) -> RetentionStats {
-        let memory = self.read();
-        RetentionStats {
-            window_secs: self.retention,
-            oldest_live: memory.docs.front().map(|d| u64::from(d.at)),
-            expired: memory.base,
-            expired_since_open: self.expired.load(Ordering::Relaxed),
-        }
-    }
-
-    /// The time (seconds) before which stored documents no longer match: 0 without
-    /// retention. A document stored at `t` matches while `now < t + window`.
-    fn cutoff(&self) -> u32 {
-        match self.retention {
-            Some(window) => self
-                .clock
-                .now()
-                .checked_sub(window)
-                .map_or(0, |c| u32::try_from(c + 1).unwrap_or(u32::MAX)),
-            None => 0,
-        }
-    }
-
-    /// One bounded step of the retention sweep: removes from memory at most `most`
-    /// documents that fell out of the window, then deletes from sled at most
-    /// `most / DOC_CHUNK` chunks of each tree that the last checkpoint recorded as expired. Both steps run
-    /// under short locks, so a crawl calling this in the background between pages is never
-    /// held up for longer than one step. A document past the window stops matching at once,
-    /// swept or not; a sweep only frees its memory and disk. Without retention it does
-    /// nothing.
-    pub fn sweep(&self, most: usize) -> Result<Sweep, IndexError> {
-        let Some(_) = self.retention else {
-            return Ok(Sweep::default());
-        };
-        let cutoff = self.cutoff();
-        let expired = self
-            .memory
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .expire(cutoff, most);
-        self.expired.fetch_add(expired as u64, Ordering::Relaxed);
-        let floor = self.durable_floor.load(Ordering::Relaxed);
-        let chunks = self
-            .store
-            .delete_below(floor, (most / store::DOC_CHUNK as usize).max(1))
-            .map_err(|e| self.store_error(e))?;
-        Ok(Sweep {
-            expired,
-            chunks_deleted: chunks,
-        })
-    }
-
     /// Candidates that the sketch confirmation refused since opening.
     pub fn candidates_refused(&self) -> u64 {
         self.refused.load(std::sync::atomic::Ordering::Relaxed)
@@ -468,150 +343,6 @@ impl SimhashIndex {
             .into_iter()
             .map(|(id, d)| (u64::from(id), d))
             .collect()
-    }
-
-    /// What [`SimhashIndex::check_and_insert`] would decide for `record`, without storing
-    /// it: `None` for a unique document.
-    pub fn find(&self, record: &DocRecord) -> Result<Option<Decision>, IndexError> {
-        self.find_probed(record, &Probe::default())
-    }
-
-    /// As [`SimhashIndex::find`], for a page with what its host adds ([`Probe`]).
-    pub fn find_probed(
-        &self,
-        record: &DocRecord,
-        probe: &Probe<'_>,
-    ) -> Result<Option<Decision>, IndexError> {
-        let keys = self.probe_keys(record, probe);
-        let cutoff = self.cutoff();
-        Ok(self
-            .decide(
-                &self.read(),
-                &keys,
-                &Stored::of(record),
-                record,
-                probe.template,
-                cutoff,
-            )?
-            .decision)
-    }
-
-    /// The keys a record is looked up by: its own, and its whole text's (see [`Probe`]).
-    fn probe_keys(&self, record: &DocRecord, probe: &Probe<'_>) -> Vec<Keys> {
-        let mut keys = vec![self.keys(record.simhash, &record.sketch)];
-        if let Some((simhash, sketch)) = probe.whole {
-            keys.push(self.keys(simhash, sketch));
-        }
-        keys
-    }
-
-    /// The probe keys of a fingerprint, computed once per page.
-    fn keys(&self, simhash: Simhash, sketch: &Sketch) -> Keys {
-        tables::keys_of(&self.plan, simhash.0, sketch)
-    }
-
-    /// The decision for a document with these keys: an exact duplicate (same digest and
-    /// simhash, lowest id), else the confirmed candidate of highest resemblance (lowest id
-    /// on a tie), else none; with what the confirmation refused. Documents stored before
-    /// `cutoff` (seconds) are not candidates. A candidate that is a page of the same host
-    /// as `record` (both with their lines' profiles) is confirmed on its lines
-    /// ([`ConfirmPolicy::judge_pages`], `template` left out), any other on its sketch.
-    fn decide(
-        &self,
-        memory: &Memory,
-        keys: &[Keys],
-        new: &Stored,
-        record: &DocRecord,
-        template: &[u32],
-        cutoff: u32,
-    ) -> Result<Judgement, IndexError> {
-        for keys in keys {
-            memory.prefetch(keys);
-        }
-        let mut judgement = Judgement::default();
-        let mut candidates = Vec::new();
-        for keys in keys {
-            candidates.extend(memory.candidates(keys, self.plan.k));
-        }
-        if keys.len() > 1 {
-            candidates.sort_unstable();
-            candidates.dedup();
-        }
-        let tiny_set = &record.tiny_set;
-        let mut best: Option<(DocId, u32, Similarity)> = None;
-        for &id in &candidates {
-            let Some(stored) = memory.doc(u64::from(id)).filter(|d| d.at >= cutoff) else {
-                continue;
-            };
-            let distance = (stored.simhash ^ new.simhash).count_ones();
-            let exact = distance == 0 && stored.digest == new.digest;
-            // Two tiny texts are compared on their whole shingle sets, kept in the record.
-            let both_tiny = new.sketch.shingles < self.confirm.tiny_shingles
-                && stored.sketch.shingles < self.confirm.tiny_shingles;
-            let tiny_sets = both_tiny && !tiny_set.is_empty();
-            let (mut similarity, mut confirmed) = self.confirm.judge(
-                (&new.sketch, new.chars),
-                (&stored.sketch, stored.chars),
-                None,
-            );
-            // A page is compared with a page of its host on their lines, kept in the
-            // record: when its text is (or holds) the other's on the sketches, so that what
-            // the site repeats is left out of the answer.
-            let by_lines = record.blocks.is_some()
-                && (exact
-                    || confirmed
-                    || similarity.resemblance >= LINES_FROM_RESEMBLANCE
-                    || similarity.containment >= LINES_FROM_CONTAINMENT);
-            let full = if by_lines || tiny_sets {
-                self.get(u64::from(id))?
-            } else {
-                None
-            };
-            let judged_by_lines = full
-                .as_ref()
-                .filter(|_| by_lines)
-                .and_then(|full| self.confirm.judge_pages(record, full, template));
-            if exact && judged_by_lines.is_none_or(|(_, confirmed)| confirmed) {
-                // Candidates come in id order: the first exact one is the lowest. (Two
-                // pages of one host with the same main text are not the same page when
-                // the rest of their text has a story of its own each: the main text was
-                // then taken from what the site repeats.)
-                judgement.decision = Some(Decision::Exact(u64::from(id)));
-                return Ok(judgement);
-            }
-            if let Some(judged) = judged_by_lines {
-                (similarity, confirmed) = judged;
-            } else if tiny_sets {
-                let exact_sets = full
-                    .as_ref()
-                    .filter(|r| !r.tiny_set.is_empty())
-                    .map(|r| exact_similarity(tiny_set, &r.tiny_set));
-                if exact_sets.is_some() {
-                    (similarity, confirmed) = self.confirm.judge(
-                        (&new.sketch, new.chars),
-                        (&stored.sketch, stored.chars),
-                        exact_sets,
-                    );
-                }
-            }
-            if !confirmed {
-                judgement.refused += 1;
-                if judgement
-                    .nearest
-                    .is_none_or(|n| similarity.resemblance > n.resemblance)
-                {
-                    judgement.nearest = Some(similarity);
-                }
-            } else if best.is_none_or(|(_, _, b)| similarity.resemblance > b.resemblance) {
-                best = Some((u64::from(id), distance, similarity));
-            }
-        }
-        judgement.decision = best.map(|(of, distance, similarity)| Decision::Near {
-            of,
-            distance,
-            similarity,
-        });
-        Ok(judgement)
     }
 
     /// The stored document with this id.
@@ -726,132 +457,8 @@ impl SimhashIndex {
         Ok(id)
     }
 
-    /// Hands the buffered documents to the background writer, which writes them to sled
-    /// (see [`store`] for the order of writes, [`writer`] for when they are written).
-    fn write_pending(&self) -> Result<(), IndexError> {
-        // Hold the pending lock while the batch moves, so that `get` never misses a
-        // document that has left the buffer.
-        let mut pending = lock(&self.pending);
-        if pending.docs.is_empty() {
-            return Ok(());
-        }
-        let first = pending.first;
-        let docs = std::mem::replace(&mut pending.docs, Vec::with_capacity(WRITE_BATCH));
-        pending.first = first + docs.len() as u64;
-        self.background
-            .send(first, docs)
-            .map_err(|e| self.store_error(e))
-    }
-
-    /// Waits until every document handed to the background writer is in sled.
-    fn wait_written(&self) -> Result<(), IndexError> {
-        self.background.wait().map_err(|e| self.store_error(e))
-    }
-
-    /// Makes everything inserted so far durable: writes the buffered documents and flushes
-    /// sled.
-    pub fn checkpoint(&self) -> Result<(), IndexError> {
-        let mut durable = lock(&self.durable);
-        *durable = self.checkpoint_locked()?;
-        Ok(())
-    }
-
-    /// Makes every document inserted before the call durable, as a checkpoint does, unless
-    /// a checkpoint that started after the insert has already done so: a group commit.
-    /// Callers that answer a client (the sidecar) call it before the answer goes out; of
-    /// many concurrent callers, one runs the checkpoint and the others, queued behind it,
-    /// find their documents covered or share the next one.
-    pub fn sync(&self) -> Result<(), IndexError> {
-        let wanted = self.len();
-        let mut durable = lock(&self.durable);
-        if *durable >= wanted {
-            return Ok(());
-        }
-        *durable = self.checkpoint_locked()?;
-        Ok(())
-    }
-
-    /// The checkpoint itself (the caller holds `durable`); returns the documents it made
-    /// durable.
-    fn checkpoint_locked(&self) -> Result<u64, IndexError> {
-        // What the manifest will promise, taken first: every document counted here is
-        // already in the buffer or in sled (it enters the buffer before memory), so the
-        // write and the flush below make all of it durable before the manifest says so.
-        let (documents, floor, rows_checksum) = {
-            let memory = self.read();
-            (memory.count(), memory.base, memory.checksum)
-        };
-        self.write_pending()?;
-        self.wait_written()?;
-        self.db.flush().map_err(|source| IndexError::Store {
-            path: self.path.clone(),
-            source,
-        })?;
-        Manifest {
-            format: INDEX_FORMAT_VERSION,
-            fingerprint: FINGERPRINT_VERSION,
-            documents,
-            floor,
-            rows_checksum,
-            state: self.state,
-        }
-        .write(&self.path)
-        .map_err(|e| IndexError::Corrupt {
-            path: self.path.clone(),
-            problem: format!("writing the manifest: {e}"),
-        })?;
-        self.durable_floor.store(floor, Ordering::Relaxed);
-        self.upkeep.checkpointed(documents);
-        Ok(documents)
-    }
-
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Memory> {
         self.memory.read().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl SimhashIndex {
-    /// Closes the index: a checkpoint (every document durable), then the upkeep thread
-    /// stopped and the [`snapshot`] written for the next open (see
-    /// [`SimhashIndex::write_snapshot`]). An error says what failed; what the checkpoint
-    /// made durable stays, and a failed snapshot only makes the next open rebuild the tables.
-    pub fn close(mut self) -> Result<CloseReport, IndexError> {
-        let started = std::time::Instant::now();
-        self.closed = true;
-        self.checkpoint()?;
-        self.upkeep.stop();
-        let snapshot_written = self.write_snapshot()?;
-        Ok(CloseReport {
-            documents: self.len(),
-            snapshot_written,
-            seconds: started.elapsed().as_secs_f64(),
-        })
-    }
-}
-
-impl Drop for SimhashIndex {
-    /// The fallback of an index that was not closed ([`SimhashIndex::close`]): writes the
-    /// snapshot of what the last checkpoint recorded, says in the log that the index was not
-    /// closed, and logs a failure (the next open then rebuilds, as after a crash).
-    fn drop(&mut self) {
-        if self.closed {
-            return;
-        }
-        self.upkeep.stop();
-        match self.write_snapshot() {
-            // The snapshot a close would have written: worth a line, since `close` says
-            // whether it could be written and `Drop` cannot.
-            Ok(true) => tracing::info!(
-                "{}: the index was not closed; its snapshot was written when it was dropped",
-                self.path.display()
-            ),
-            // Nothing a close would have written (an error path drops an index it opened).
-            Ok(false) => tracing::debug!("{}: dropped without close", self.path.display()),
-            Err(e) => tracing::warn!(
-                "{}: the index was not closed, and when dropped {e}; the next open rebuilds the tables",
-                self.path.display()
-            ),
-        }
     }
 }
 
