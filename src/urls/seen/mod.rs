@@ -57,7 +57,9 @@
 //! one. The checkpoint sequence number lets a resumed crawl re-insert exactly the URLs it
 //! recorded after the save.
 
+mod expiry;
 mod file;
+mod open;
 mod sizing;
 
 use std::fs;
@@ -262,179 +264,6 @@ impl SeenUrls {
         self
     }
 
-    /// As [`SeenUrls::open`], and every URL recorded as new is also appended to the URL
-    /// journal ([`crate::urls::journal`]), so that [`SeenUrls::sync`] can make answers
-    /// durable between saves. For callers that answer to someone else (the sidecar); a
-    /// crawl that rolls its frontier back to a checkpoint must not use it, since the
-    /// filter would then remember URLs that the frontier forgot.
-    pub fn open_journaled(state_dir: &Path, config: SeenConfig) -> Result<SeenUrls, SeenError> {
-        SeenUrls::open_in(state_dir, config, true, 0)
-    }
-
-    /// Opens the filter saved in `state_dir`, or starts an empty one there. A saved filter
-    /// keeps the layout it was created with; a different `config` sizing only applies to
-    /// new state directories. A saved filter whose expiry (recrawl interval and
-    /// generations) differs from `config`'s is refused: its generations cover other slices.
-    ///
-    /// Journal generations left by a journaled run ([`SeenUrls::open_journaled`]) are
-    /// replayed either way: their URLs were answered as new.
-    pub fn open(state_dir: &Path, config: SeenConfig) -> Result<SeenUrls, SeenError> {
-        SeenUrls::open_in(state_dir, config, false, 0)
-    }
-
-    /// [`SeenUrls::open`] or [`SeenUrls::open_journaled`] in a state directory whose
-    /// ledger names it `state_id` (the id goes into every file written).
-    pub(crate) fn open_in(
-        state_dir: &Path,
-        config: SeenConfig,
-        journaled: bool,
-        state_id: crate::state_id::StateId,
-    ) -> Result<SeenUrls, SeenError> {
-        config.first_layer()?;
-        let confirm = if config.confirm_on_disk {
-            let path = state_dir.join(CONFIRM_DIR);
-            let db = crate::db::open(&sled::Config::new().path(&path).cache_capacity(64 << 20))
-                .map_err(|source| SeenError::Store {
-                    path: path.clone(),
-                    source,
-                })?;
-            Some(ConfirmStore { path, db })
-        } else {
-            None
-        };
-        let file = state_dir.join(SEEN_FILE);
-        let seen = match fs::read(&file) {
-            Ok(bytes) => {
-                let saved = decode(&bytes).map_err(|problem| SeenError::Corrupt {
-                    path: file.clone(),
-                    problem,
-                })?;
-                let wanted = match config.expire_after {
-                    Some(_) => (
-                        config.slice_ms().unwrap_or(0),
-                        config.generations,
-                        config.interval_ms(),
-                    ),
-                    None => (0, 0, None),
-                };
-                // A version-2 file knows its slices, not the interval they were cut from.
-                let saved_interval = saved.interval_ms.filter(|&ms| ms > 0).or(wanted.2);
-                if (saved.slice_ms, saved.generations, saved_interval) != wanted {
-                    let interval = saved
-                        .interval_ms
-                        .filter(|&ms| ms > 0)
-                        .unwrap_or(saved.slice_ms * u64::from(saved.generations));
-                    return Err(SeenError::Params(format!(
-                        "{}: saved with {}, the configuration asks for {}: set \
-                         url_filter.recrawl_after and recrawl_generations back, or start a \
-                         new state directory",
-                        file.display(),
-                        describe_expiry(interval, saved.generations),
-                        describe_expiry(wanted.2.unwrap_or(0), wanted.1)
-                    )));
-                }
-                let mut seen =
-                    SeenUrls::assemble(config, saved.generations_list, confirm, saved.seq);
-                seen.expired.store(saved.expired, Ordering::Relaxed);
-                seen.state_id = state_id;
-                seen
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => SeenUrls {
-                state_id,
-                ..SeenUrls::assemble(config, Vec::new(), confirm, 0)
-            },
-            Err(source) => return Err(SeenError::Io { path: file, source }),
-        };
-        seen.replay(state_dir, journaled)
-    }
-
-    /// Re-records the URLs of the journal generations at or after the saved filter's
-    /// sequence, deletes older ones, and starts the journal when `journaled`.
-    fn replay(mut self, state_dir: &Path, journaled: bool) -> Result<SeenUrls, SeenError> {
-        let saved = self.checkpoint_seq();
-        let generations = journal::read_all(state_dir)
-            .map_err(|(path, problem)| SeenError::Corrupt { path, problem })?;
-        let live: Vec<_> = generations.into_iter().filter(|g| g.seq >= saved).collect();
-        for generation in &live {
-            for entry in &generation.entries {
-                // Into the generation of its slice: if that slice has expired meanwhile,
-                // the URL is forgotten as it would have been without the crash.
-                self.record_new(entry.hash, entry.slice)?;
-                self.confirm_insert(entry.hash128, entry.slice)?;
-            }
-        }
-        let seq = live.last().map_or(saved, |g| g.seq.max(saved));
-        self.checkpoint_seq.store(seq, Ordering::Relaxed);
-        let io_error = |source| SeenError::Io {
-            path: state_dir.to_path_buf(),
-            source,
-        };
-        journal::remove_before(state_dir, saved).map_err(io_error)?;
-        if journaled {
-            let journal = match live.last() {
-                Some(last) => Journal::resume(state_dir, last, self.state_id),
-                None => Journal::create(state_dir, seq, self.state_id),
-            };
-            self.journal = Some(journal.map_err(io_error)?);
-        }
-        Ok(self)
-    }
-
-    fn assemble(
-        config: SeenConfig,
-        generations: Vec<Generation>,
-        confirm: Option<ConfirmStore>,
-        seq: u64,
-    ) -> SeenUrls {
-        SeenUrls {
-            config,
-            generations: RwLock::new(generations),
-            stripes: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
-            confirm,
-            journal: None,
-            checkpoint_seq: AtomicU64::new(seq),
-            clock: crate::clock::system(),
-            expired: AtomicU64::new(0),
-            state_id: 0,
-        }
-    }
-
-    /// The time on the filter's clock (seconds since the Unix epoch).
-    pub fn now(&self) -> u64 {
-        self.clock.now()
-    }
-
-    /// The time slice that new URLs go into now (0 for a filter that never forgets).
-    fn current_slice(&self) -> u64 {
-        match self.config.slice_ms() {
-            Some(ms) => self.clock.now_ms() / ms,
-            None => 0,
-        }
-    }
-
-    /// The oldest slice still live when `now` is the current one.
-    fn live_from(&self, now: u64) -> u64 {
-        match self.config.expire_after {
-            Some(_) => now.saturating_sub(u64::from(self.config.generations)),
-            None => 0,
-        }
-    }
-
-    /// When a URL recorded at `recorded_at` (seconds since the epoch) comes due again, in
-    /// seconds, rounded up: see [`SeenUrls::due_at_ms`]. `None` if it never does.
-    pub fn due_at(&self, recorded_at: u64) -> Option<u64> {
-        self.due_at_ms(recorded_at.saturating_mul(1000))
-            .map(|ms| ms.div_ceil(1000))
-    }
-
-    /// When a URL recorded at `recorded_at_ms` (milliseconds since the epoch) comes due
-    /// again: the start of the first slice in which its generation is no longer live,
-    /// between the interval and one slice after it. `None` if it never does.
-    pub fn due_at_ms(&self, recorded_at_ms: u64) -> Option<u64> {
-        let ms = self.config.slice_ms()?;
-        Some((recorded_at_ms / ms + u64::from(self.config.generations) + 1) * ms)
-    }
-
     /// Checks a canonical URL and records it, as [`std::collections::HashSet::insert`]
     /// answers: `Ok(true)` if it is new (and is now recorded), `Ok(false)` if it was seen
     /// before (and, for a filter that forgets, not yet forgotten). Of several tasks
@@ -623,46 +452,6 @@ impl SeenUrls {
         log(entry)
     }
 
-    /// Drops the generations that are no longer live at slice `now`, counting their URLs
-    /// as expired.
-    fn drop_expired(&self, generations: &mut Vec<Generation>, now: u64) {
-        let from = self.live_from(now);
-        let dead = generations.iter().take_while(|g| g.slice < from).count();
-        for generation in generations.drain(..dead) {
-            self.expired
-                .fetch_add(generation.count(), Ordering::Relaxed);
-        }
-    }
-
-    /// One bounded step of forgetting: drops the generations that are no longer live from
-    /// memory, and deletes at most `most` of their URLs from the confirmation store.
-    /// Returns the URLs deleted from the store. URLs of an expired generation are new again
-    /// at once, swept or not; the sweep only frees memory and disk. A filter that never
-    /// forgets does nothing.
-    pub fn sweep(&self, most: usize) -> Result<usize, SeenError> {
-        if self.config.expire_after.is_none() {
-            return Ok(0);
-        }
-        let now = self.current_slice();
-        self.drop_expired(&mut write(&self.generations), now);
-        let Some(store) = &self.confirm else {
-            return Ok(0);
-        };
-        let end = self.live_from(now).to_be_bytes();
-        let error = |source| SeenError::Store {
-            path: store.path.clone(),
-            source,
-        };
-        let mut batch = sled::Batch::default();
-        let mut deleted = 0;
-        for item in store.db.range(..end.as_slice()).keys().take(most) {
-            batch.remove(item.map_err(error)?);
-            deleted += 1;
-        }
-        store.db.apply_batch(batch).map_err(error)?;
-        Ok(deleted)
-    }
-
     /// Current figures.
     pub fn stats(&self) -> SeenStats {
         let now = self.current_slice();
@@ -709,69 +498,6 @@ impl SeenUrls {
     /// The sizing this filter was opened with.
     pub fn config(&self) -> &SeenConfig {
         &self.config
-    }
-
-    /// Saves the filter into `state_dir` atomically (temporary file, fsync, rename, fsync of
-    /// the folder), tagged with checkpoint sequence number `seq`. URLs inserted while the
-    /// save runs may or may not be in the saved copy; a caller that needs "exactly the URLs
-    /// after the checkpoint" records them with sequence numbers above `seq` and re-inserts
-    /// those on open. Generations that expired are not saved.
-    pub fn save(&self, state_dir: &Path, seq: u64) -> Result<(), SeenError> {
-        if let Some(store) = &self.confirm {
-            store.db.flush().map_err(|source| SeenError::Store {
-                path: store.path.clone(),
-                source,
-            })?;
-        }
-        let bytes = {
-            // The write lock stops inserts for the copy, so the counts match the bits, and
-            // the journal switches generation at the same point.
-            let mut generations = write(&self.generations);
-            self.drop_expired(&mut generations, self.current_slice());
-            if let Some(journal) = &self.journal {
-                journal.rotate(seq).map_err(|source| SeenError::Io {
-                    path: journal::path_of(state_dir, seq),
-                    source,
-                })?;
-            }
-            let (slices, g) = match self.config.expire_after {
-                Some(_) => (
-                    (
-                        self.config.slice_ms().unwrap_or(0),
-                        self.config.interval_ms().unwrap_or(0),
-                    ),
-                    self.config.generations,
-                ),
-                None => ((0, 0), 0),
-            };
-            encode(
-                self.state_id,
-                seq,
-                slices,
-                g,
-                self.expired.load(Ordering::Relaxed),
-                &generations,
-            )
-        };
-        let path = state_dir.join(SEEN_FILE);
-        write_atomically(&path, &bytes).map_err(|source| SeenError::Io { path, source })?;
-        self.checkpoint_seq.store(seq, Ordering::Relaxed);
-        journal::remove_before(state_dir, seq).map_err(|source| SeenError::Io {
-            path: state_dir.to_path_buf(),
-            source,
-        })?;
-        Ok(())
-    }
-}
-
-fn describe_expiry(interval_ms: u64, generations: u32) -> String {
-    if generations == 0 {
-        "no recrawl interval".to_string()
-    } else {
-        format!(
-            "a recrawl interval of {} in {generations} generations",
-            humantime::format_duration(std::time::Duration::from_millis(interval_ms))
-        )
     }
 }
 
