@@ -496,7 +496,17 @@ async fn identical_pages_posted_at_once_yield_exactly_one_unique() {
 
 /// Runs `crawldedup serve` on a free port and returns the process and its base URL.
 fn spawn_binary(state: &std::path::Path, extra: &[&str]) -> (KillOnDrop, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+    spawn_binary_with(state, extra, |_| {})
+}
+
+/// As [`spawn_binary`], with `prepare` applied to the command before it starts.
+fn spawn_binary_with(
+    state: &std::path::Path,
+    extra: &[&str],
+    prepare: impl FnOnce(&mut Command),
+) -> (KillOnDrop, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawldedup"));
+    command
         .args([
             "serve",
             "--listen",
@@ -508,9 +518,9 @@ fn spawn_binary(state: &std::path::Path, extra: &[&str]) -> (KillOnDrop, String)
         .arg(state)
         .args(extra)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    prepare(&mut command);
+    let mut child = command.spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -960,35 +970,10 @@ fn a_full_disk_is_a_500_naming_the_file_and_loses_nothing_answered() {
     let site = Site::new(11, 200);
     let state = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let limit: u64 = std::env::var("T_LIMIT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1 << 20);
-    let mut command = Command::new(env!("CARGO_BIN_EXE_crawldedup"));
-    command
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--checkpoint-every",
-            "0",
-        ])
-        .arg("--state-dir")
-        .arg(state.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    crate::run_cli::limit_file_size(&mut command, limit);
-    let mut child = command.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    let child = KillOnDrop(child);
+    // Past the state directory's first files, within the index's first megabyte.
+    let (child, base) = spawn_binary_with(state.path(), &[], |command| {
+        crate::run_cli::limit_file_size(command, 1 << 20);
+    });
     let client = reqwest::Client::new();
     let mut unique: Vec<String> = Vec::new();
     let mut failure = None;
