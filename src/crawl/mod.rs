@@ -4,8 +4,9 @@
 //!
 //! ```text
 //! crawler.rs   Crawler::builder(config).sink(..).run(stop): options, summary, errors
-//! run.rs       the loop: one task owns the state; opens it, queues the seeds, waits for
-//!              workers, checkpoints
+//! start.rs     the state directory opened and rolled back; the seeds queued
+//! run.rs       the loop (`Crawl`): one task owns the state; dispatch, drain results,
+//!              cluster ticks, checkpoints, finish
 //! schedule.rs  politeness and dispatch: per-host delay and concurrency, retries waiting
 //! frontier/    every URL queued and its state; the order of what is left
 //! scope.rs     where the crawl may go, and which link first (focus keywords)
@@ -36,6 +37,7 @@ mod robots;
 mod run;
 mod schedule;
 mod scope;
+mod start;
 mod worker;
 
 pub use crawler::{Crawler, CrawlerBuilder, crawl};

@@ -52,7 +52,8 @@ use url::Url;
 use super::error::CrawlError;
 use super::frontier::{Frontier, TaskState, host_key};
 use super::record::CheckpointRecord;
-use crate::cluster::filter::{Cluster, ClusterError, ClusterFilter};
+pub(super) use crate::cluster::filter::Cluster;
+use crate::cluster::filter::{ClusterError, ClusterFilter};
 use crate::cluster::inbox::{self, Handoff, Inbox};
 use crate::cluster::index::{SharedDecision, SharedIndex};
 use crate::cluster::keys::{
