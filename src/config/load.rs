@@ -48,48 +48,73 @@ impl Config {
 
     /// Checks values that the types alone do not pin down.
     pub fn validate(&self, name: &str) -> Result<(), ConfigError> {
-        let err = |key: &str, problem: String| ConfigError {
-            source_name: name.to_string(),
-            key: key.to_string(),
-            problem,
-        };
+        self.check_crawl()
+            .and_then(|()| self.check_scope())
+            .and_then(|()| self.check_seed_files())
+            .and_then(|()| self.check_url_filter())
+            .and_then(|()| self.check_dedup())
+            .and_then(|()| self.check_cluster())
+            .and_then(|()| self.check_output())
+            .map_err(|Invalid { key, problem }| ConfigError {
+                source_name: name.to_string(),
+                key,
+                problem,
+            })
+    }
+
+    /// The crawler's limits, timeouts, user agent and seeds.
+    fn check_crawl(&self) -> Result<(), Invalid> {
         let c = &self.crawl;
         if c.concurrency == 0 {
-            return Err(err("crawl.concurrency", "must be at least 1".into()));
+            return Err(invalid("crawl.concurrency", "must be at least 1".into()));
         }
         if c.per_host_concurrency == 0 {
-            return Err(err(
+            return Err(invalid(
                 "crawl.per_host_concurrency",
                 "must be at least 1".into(),
             ));
         }
         if c.connect_timeout_ms == 0 {
-            return Err(err("crawl.connect_timeout_ms", "must be at least 1".into()));
+            return Err(invalid(
+                "crawl.connect_timeout_ms",
+                "must be at least 1".into(),
+            ));
         }
         if c.request_timeout_ms == 0 {
-            return Err(err("crawl.request_timeout_ms", "must be at least 1".into()));
+            return Err(invalid(
+                "crawl.request_timeout_ms",
+                "must be at least 1".into(),
+            ));
         }
         if c.max_body_bytes == 0 {
-            return Err(err("crawl.max_body_bytes", "must be at least 1".into()));
+            return Err(invalid("crawl.max_body_bytes", "must be at least 1".into()));
         }
         if c.user_agent.trim().is_empty() {
-            return Err(err("crawl.user_agent", "must not be empty".into()));
+            return Err(invalid("crawl.user_agent", "must not be empty".into()));
         }
         for (i, seed) in c.seeds.iter().enumerate() {
             if let Err(e) = crate::urls::Canonicalizer::default().canonicalize(seed) {
-                return Err(err(&format!("crawl.seeds[{i}]"), format!("`{seed}`: {e}")));
+                return Err(invalid(
+                    &format!("crawl.seeds[{i}]"),
+                    format!("`{seed}`: {e}"),
+                ));
             }
         }
+        Ok(())
+    }
+
+    /// The scope's patterns: each a regular expression.
+    fn check_scope(&self) -> Result<(), Invalid> {
         for (key, patterns) in [
             ("scope.include", &self.scope.include),
             ("scope.exclude", &self.scope.exclude),
         ] {
             for (i, p) in patterns.iter().enumerate() {
                 if p.is_empty() {
-                    return Err(err(&format!("{key}[{i}]"), "empty pattern".into()));
+                    return Err(invalid(&format!("{key}[{i}]"), "empty pattern".into()));
                 }
                 if let Err(e) = regex::Regex::new(p) {
-                    return Err(err(
+                    return Err(invalid(
                         &format!("{key}[{i}]"),
                         format!(
                             "`{p}` is not a regular expression: {}",
@@ -99,29 +124,43 @@ impl Config {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The seed files: each one there, and a file.
+    fn check_seed_files(&self) -> Result<(), Invalid> {
+        let c = &self.crawl;
         for (i, file) in c.seed_files.iter().enumerate() {
             match std::fs::metadata(file) {
                 Ok(meta) if meta.is_file() => {}
                 Ok(_) => {
-                    return Err(err(
+                    return Err(invalid(
                         &format!("crawl.seed_files[{i}]"),
                         format!("{}: not a file", file.display()),
                     ));
                 }
                 Err(e) => {
-                    return Err(err(
+                    return Err(invalid(
                         &format!("crawl.seed_files[{i}]"),
                         format!("{}: {e}", file.display()),
                     ));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The URL filter's sizing, generations and stripped parameters.
+    fn check_url_filter(&self) -> Result<(), Invalid> {
         let u = &self.url_filter;
         if u.expected_urls == 0 {
-            return Err(err("url_filter.expected_urls", "must be at least 1".into()));
+            return Err(invalid(
+                "url_filter.expected_urls",
+                "must be at least 1".into(),
+            ));
         }
         if !(u.false_positive_rate > 0.0 && u.false_positive_rate < 1.0) {
-            return Err(err(
+            return Err(invalid(
                 "url_filter.false_positive_rate",
                 format!(
                     "must lie strictly between 0 and 1 (got {})",
@@ -131,24 +170,29 @@ impl Config {
         }
         if let Err(e) = crate::urls::BloomParams::new(u.expected_urls, u.false_positive_rate / 2.0)
         {
-            return Err(err("url_filter.expected_urls", e.to_string()));
+            return Err(invalid("url_filter.expected_urls", e.to_string()));
         }
         if !(2..=64).contains(&u.recrawl_generations) {
-            return Err(err(
+            return Err(invalid(
                 "url_filter.recrawl_generations",
                 format!("must lie between 2 and 64 (got {})", u.recrawl_generations),
             ));
         }
         for (i, p) in u.strip_params.iter().enumerate() {
             if p.trim().is_empty() || p.trim() == "*" {
-                return Err(err(
+                return Err(invalid(
                     &format!("url_filter.strip_params[{i}]"),
                     format!("`{p}` would strip every parameter"),
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The page stage's distance and size.
+    fn check_dedup(&self) -> Result<(), Invalid> {
         if self.dedup.max_distance > MAX_DISTANCE_LIMIT {
-            return Err(err(
+            return Err(invalid(
                 "dedup.max_distance",
                 format!(
                     "must be at most {MAX_DISTANCE_LIMIT} (got {})",
@@ -159,7 +203,7 @@ impl Config {
         // Document ids are 32 bits wide, one of them kept free.
         let most_pages = u64::from(u32::MAX - 1);
         if self.dedup.expected_pages > most_pages {
-            return Err(err(
+            return Err(invalid(
                 "dedup.expected_pages",
                 format!(
                     "must be at most {most_pages}, the most pages one index holds (got {})",
@@ -167,15 +211,23 @@ impl Config {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// A cluster's worker, name, timings and nodes, and what a cluster cannot do.
+    fn check_cluster(&self) -> Result<(), Invalid> {
         let k = &self.cluster;
         if k.enabled() {
             // The shared filter and index in Redis keep everything for now.
             for (key, on) in [
                 ("dedup.retention", self.dedup.retention.is_some()),
-                ("url_filter.recrawl_after", u.recrawl_after.is_some()),
+                (
+                    "url_filter.recrawl_after",
+                    self.url_filter.recrawl_after.is_some(),
+                ),
             ] {
                 if on {
-                    return Err(err(
+                    return Err(invalid(
                         key,
                         "is not available on a cluster crawl (cluster.nodes is set): the shared \
                          filter and index keep every entry; leave it unset"
@@ -184,7 +236,7 @@ impl Config {
                 }
             }
             if k.worker_id.is_empty() || k.worker_id.contains(['{', '}', ' ']) {
-                return Err(err(
+                return Err(invalid(
                     "cluster.worker_id",
                     format!(
                         "`{}`: every worker of a cluster needs its own id, with no braces or \
@@ -194,40 +246,45 @@ impl Config {
                 ));
             }
             if !(1..=1000).contains(&k.weight) {
-                return Err(err(
+                return Err(invalid(
                     "cluster.weight",
                     format!("must lie between 1 and 1000 (got {})", k.weight),
                 ));
             }
             if k.name.is_empty() || k.name.contains(['{', '}', ' ']) {
-                return Err(err(
+                return Err(invalid(
                     "cluster.name",
                     format!("`{}`: must be non-empty, no braces or spaces", k.name),
                 ));
             }
             if k.heartbeat_ttl_ms < 300 {
-                return Err(err(
+                return Err(invalid(
                     "cluster.heartbeat_ttl_ms",
                     format!("must be at least 300 (got {})", k.heartbeat_ttl_ms),
                 ));
             }
             if !(1..=10_000).contains(&k.wait_for_workers) {
-                return Err(err(
+                return Err(invalid(
                     "cluster.wait_for_workers",
                     format!("must lie between 1 and 10000 (got {})", k.wait_for_workers),
                 ));
             }
             for (i, node) in k.nodes.iter().enumerate() {
                 if !node.starts_with("redis://") && !node.starts_with("rediss://") {
-                    return Err(err(
+                    return Err(invalid(
                         &format!("cluster.nodes[{i}]"),
                         format!("`{node}`: not a redis:// address"),
                     ));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The outputs.
+    fn check_output(&self) -> Result<(), Invalid> {
         if self.output.warc_rotate_bytes < 1024 * 1024 {
-            return Err(err(
+            return Err(invalid(
                 "output.warc_rotate_bytes",
                 "must be at least 1 MiB (1048576)".into(),
             ));
@@ -331,4 +388,17 @@ fn toml_error_with_line(text: &str, e: &toml::de::Error) -> String {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A value the types let through and the configuration must not: the key and the problem.
+struct Invalid {
+    key: String,
+    problem: String,
+}
+
+fn invalid(key: &str, problem: String) -> Invalid {
+    Invalid {
+        key: key.to_string(),
+        problem,
+    }
 }

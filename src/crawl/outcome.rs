@@ -2,7 +2,7 @@
 //! a failure, links queued; every decision handed to the sinks in order.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use url::Url;
@@ -15,9 +15,12 @@ use super::record::CheckpointRecord;
 use super::schedule::Schedule;
 use super::scope::{priority, relevance};
 use super::worker::{Failure, FetchedPage, Work, backoff};
+use crate::content::Extracted;
 use crate::content::RawLinks;
-use crate::dedup::{Dedup, PageVerdict, UrlVerdict};
-use crate::fingerprint::Digest;
+use crate::dedup::{Dedup, Duplicate, PageVerdict, UrlVerdict};
+use crate::fingerprint::{Digest, Simhash};
+use crate::index::{DocId, Similarity};
+use crate::page::Prepared;
 use crate::store::files::FileSink;
 use crate::store::{DuplicatePage, FailedPage, PageSink, PreviousVersion, SinkError, StoredPage};
 
@@ -363,13 +366,12 @@ fn record_page(
         status,
         final_url,
         content_type,
-        mut body,
+        body,
         redirects,
         prepared,
         fetched_at,
         ..
     } = page;
-    let (keywords, max_depth) = (shared.keywords.as_slice(), shared.max_depth);
     if !(200..300).contains(&status) {
         let reason = format!("HTTP {status}");
         return Ok(Some((
@@ -377,16 +379,7 @@ fn record_page(
             Failure::new("http_status", reason, Some(status)),
         )));
     }
-    // The redirect target is the page: remember it, and take it off the queue if a
-    // link put it there, so that it is not fetched again. Every hop was
-    // canonicalized before it was followed, so the final URL is canonical.
-    if final_url != task.url {
-        if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
-            dedup.check_canonical(final_url.clone())?
-        {
-            frontier.settle(target, task.depth)?;
-        }
-    }
+    settle_redirect(dedup, frontier, &task, &final_url)?;
     let Some(mut prepared) = prepared else {
         let reason = format!(
             "not HTML ({})",
@@ -396,76 +389,40 @@ fn record_page(
     };
     // What the host repeats on its pages is compared on no path, and stored on none.
     dedup.drop_template(final_url.as_str(), &mut prepared);
-    // A recrawl compares the page with the version stored for its URL last time.
     let earlier = task.last;
-    let verdict = match (worker.as_deref_mut(), earlier) {
-        (Some(worker), _) => worker.decide(dedup, final_url.as_str(), &prepared)?,
-        (None, Some(v)) => {
-            dedup.decide_revisit(final_url.as_str(), &prepared, v.doc, Digest(v.digest))?
-        }
-        (None, None) => dedup.decide(final_url.as_str(), &prepared)?,
-    };
-    let earlier_fetched = earlier.map(|v| UNIX_EPOCH + Duration::from_secs(v.fetched_at));
+    let verdict = decide(dedup, worker.as_deref_mut(), &final_url, &prepared, earlier)?;
     let (extracted, links) = prepared.into_parts();
-    let body = Bytes::from(std::mem::take(&mut body));
-    let parent_relevance = relevance(keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
+    let parent_relevance = relevance(&shared.keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
+    let response = Response {
+        final_url,
+        redirects,
+        status,
+        fetched_at,
+        content_type,
+        body: Bytes::from(body),
+    };
     // A stored page's links are followed. Duplicates' links are not (their originals'
     // were), except an unchanged page fetched again by a recrawl: it is the original, and
     // its links lead to pages that may have come due too.
     let follow_links = if let Some(duplicate) = verdict.duplicate() {
-        let of = duplicate.of;
         totals.duplicates += 1;
-        sinks.duplicate(&DuplicatePage {
-            url: task.url.clone(),
-            final_url: final_url.clone(),
-            status,
-            fetched_at,
-            depth: task.depth,
-            content_type,
-            body,
-            of: of.name.clone(),
-            distance: duplicate.distance,
-            similarity: duplicate.similarity,
-            // An unchanged recrawl repeats the earlier copy of its own URL.
-            of_fetched_at: earlier.filter(|v| v.doc == of.id).and(earlier_fetched),
-        })?;
-        earlier.is_some_and(|v| v.doc == of.id)
+        keep_duplicate(sinks, &task, response, &duplicate, earlier)?;
+        earlier.is_some_and(|v| v.doc == duplicate.of.id)
     } else if let PageVerdict::Unique {
         id,
         simhash,
         digest,
         nearest,
-    } = &verdict
+    } = verdict
     {
         totals.stored += 1;
-        sinks.page(&StoredPage {
-            url: task.url.clone(),
-            final_url: final_url.clone(),
-            redirects: redirects.iter().map(|(u, _)| u.clone()).collect(),
-            status,
-            fetched_at,
-            depth: task.depth,
-            content_type,
-            body,
-            title: extracted.title,
-            language: extracted.language,
-            text: Arc::from(extracted.text),
-            id: *id,
-            simhash: *simhash,
-            digest: *digest,
-            nearest: *nearest,
-            previous: earlier.map(|v| PreviousVersion {
-                id: v.doc,
-                digest: Digest(v.digest),
-                fetched_at: earlier_fetched.unwrap_or(UNIX_EPOCH),
-            }),
-        })?;
-        // Timed on the stage's clock, which also decides when the URL is due.
-        task.last = Some(Version {
-            doc: *id,
-            digest: digest.0,
-            fetched_at: dedup.now(),
-        });
+        let stored = Stored {
+            id,
+            simhash,
+            digest,
+            nearest,
+        };
+        keep_unique(sinks, dedup, &mut task, response, extracted, stored)?;
         true
     } else {
         // Neither stored nor a duplicate: no main text.
@@ -474,7 +431,7 @@ fn record_page(
             Failure::new("no_text", "no main text".into(), Some(status)),
         )));
     };
-    if follow_links && task.depth < max_depth {
+    if follow_links && task.depth < shared.max_depth {
         follow(
             dedup,
             frontier,
@@ -487,4 +444,137 @@ fn record_page(
     }
     frontier.finish(&task, false);
     Ok(None)
+}
+
+/// The redirect target is the page: it is remembered, and taken off the queue if a link
+/// put it there, so that it is not fetched again. Every hop was canonicalized before it
+/// was followed, so the final URL is canonical.
+fn settle_redirect(
+    dedup: &Dedup,
+    frontier: &mut Frontier,
+    task: &Task,
+    final_url: &Url,
+) -> Result<(), CrawlError> {
+    if *final_url != task.url {
+        if let UrlVerdict::New(target) | UrlVerdict::Seen(target) =
+            dedup.check_canonical(final_url.clone())?
+        {
+            frontier.settle(target, task.depth)?;
+        }
+    }
+    Ok(())
+}
+
+/// The page's verdict: from the shared index on a cluster; on one machine from the local
+/// one, where a recrawl compares the page with the version stored for its URL last time.
+fn decide(
+    dedup: &Dedup,
+    worker: Option<&mut Worker<'_>>,
+    final_url: &Url,
+    prepared: &Prepared,
+    earlier: Option<Version>,
+) -> Result<PageVerdict, CrawlError> {
+    Ok(match (worker, earlier) {
+        (Some(worker), _) => worker.decide(dedup, final_url.as_str(), prepared)?,
+        (None, Some(v)) => {
+            dedup.decide_revisit(final_url.as_str(), prepared, v.doc, Digest(v.digest))?
+        }
+        (None, None) => dedup.decide(final_url.as_str(), prepared)?,
+    })
+}
+
+/// What the sinks get of a response besides its verdict and text.
+struct Response {
+    final_url: Url,
+    redirects: Vec<(Url, u16)>,
+    status: u16,
+    fetched_at: SystemTime,
+    content_type: Option<String>,
+    body: Bytes,
+}
+
+/// What the index gave a unique page.
+struct Stored {
+    id: DocId,
+    simhash: Simhash,
+    digest: Digest,
+    nearest: Option<Similarity>,
+}
+
+/// The time of the version of a URL stored by an earlier fetch.
+fn fetched_time(version: &Version) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(version.fetched_at)
+}
+
+/// A duplicate handed to the sinks.
+fn keep_duplicate(
+    sinks: &mut Sinks,
+    task: &Task,
+    response: Response,
+    duplicate: &Duplicate<'_>,
+    earlier: Option<Version>,
+) -> Result<(), CrawlError> {
+    let of = duplicate.of;
+    sinks.duplicate(&DuplicatePage {
+        url: task.url.clone(),
+        final_url: response.final_url,
+        status: response.status,
+        fetched_at: response.fetched_at,
+        depth: task.depth,
+        content_type: response.content_type,
+        body: response.body,
+        of: of.name.clone(),
+        distance: duplicate.distance,
+        similarity: duplicate.similarity,
+        // An unchanged recrawl repeats the earlier copy of its own URL.
+        of_fetched_at: earlier.filter(|v| v.doc == of.id).map(|v| fetched_time(&v)),
+    })?;
+    Ok(())
+}
+
+/// A unique page handed to the sinks, and remembered as its URL's version.
+fn keep_unique(
+    sinks: &mut Sinks,
+    dedup: &Dedup,
+    task: &mut Task,
+    response: Response,
+    extracted: Extracted,
+    stored: Stored,
+) -> Result<(), CrawlError> {
+    let Stored {
+        id,
+        simhash,
+        digest,
+        nearest,
+    } = stored;
+    let earlier = task.last;
+    sinks.page(&StoredPage {
+        url: task.url.clone(),
+        final_url: response.final_url,
+        redirects: response.redirects.into_iter().map(|(u, _)| u).collect(),
+        status: response.status,
+        fetched_at: response.fetched_at,
+        depth: task.depth,
+        content_type: response.content_type,
+        body: response.body,
+        title: extracted.title,
+        language: extracted.language,
+        text: Arc::from(extracted.text),
+        id,
+        simhash,
+        digest,
+        nearest,
+        previous: earlier.map(|v| PreviousVersion {
+            id: v.doc,
+            digest: Digest(v.digest),
+            fetched_at: fetched_time(&v),
+        }),
+    })?;
+    // Timed on the stage's clock, which also decides when the URL is due.
+    task.last = Some(Version {
+        doc: id,
+        digest: digest.0,
+        fetched_at: dedup.now(),
+    });
+    Ok(())
 }

@@ -177,7 +177,6 @@ fn write_sections(
     memory: &RwLock<Memory>,
     stop: &dyn Fn() -> bool,
 ) -> std::io::Result<Option<Written>> {
-    let read = || memory.read().unwrap_or_else(|p| p.into_inner());
     // Read too: the rows' checksum is taken from what was written.
     let mut file = std::fs::OpenOptions::new()
         .read(true)
@@ -185,74 +184,21 @@ fn write_sections(
         .create(true)
         .truncate(true)
         .open(target)?;
-    // The rows, newest first: documents below the floor may expire while they are copied,
-    // and copying down to wherever the floor is then keeps the rows one unbroken run.
-    let (first_floor, rows_documents) = {
-        let memory = read();
-        (memory.base, memory.count())
-    };
-    let mut buffer: Vec<u8> = Vec::new();
-    let (mut floor, mut rows_checksum) = (rows_documents, 0u64);
-    loop {
-        let memory = read();
-        let low = floor.saturating_sub(ROWS_STEP).max(memory.base);
-        if low >= floor {
-            break;
-        }
-        buffer.clear();
-        for id in low..floor {
-            let row = memory.doc(id).map(|doc| encode_row(*doc)).ok_or_else(|| {
-                std::io::Error::other(format!("document {id} left memory while copied"))
-            })?;
-            rows_checksum = rows_checksum.wrapping_add(row_checksum(id, &row));
-            buffer.extend_from_slice(&row);
-        }
-        drop(memory);
-        file.seek(SeekFrom::Start(
-            FIRST_SECTION + (low - first_floor) * ROW_BYTES as u64,
-        ))?;
-        file.write_all(&buffer)?;
-        floor = low;
-        if stop() {
-            return Ok(None);
-        }
-    }
-    let rows_offset = FIRST_SECTION + (floor - first_floor) * ROW_BYTES as u64;
-    let rows_len = (rows_documents - floor) * ROW_BYTES as u64;
-    let rows = Section {
-        offset: rows_offset,
-        len: rows_len,
-        xxh3: hash_back(&mut file, rows_offset, rows_len)?,
+    let Some(Rows {
+        section: rows,
+        floor,
+        documents: rows_documents,
+        checksum: rows_checksum,
+    }) = write_rows(&mut file, memory, stop)?
+    else {
+        return Ok(None);
     };
     crate::faults::point("snapshot-rows-written");
     // The tables, each copied under the lock into one buffer, written after it.
-    let mut at = (rows_offset + rows_len).next_multiple_of(SECTION_ALIGN);
-    let mut lines: Vec<Line> = Vec::new();
-    let mut tables = Vec::with_capacity(plan.tables.len());
-    let mut bands = Vec::with_capacity(BANDS);
-    for t in 0..plan.tables.len() + BANDS {
-        if stop() {
-            return Ok(None);
-        }
-        let section = {
-            let memory = read();
-            let documents = memory.count();
-            if t < plan.tables.len() {
-                let captured = memory.tables[t].capture(&mut lines);
-                drop(memory);
-                write_table(&mut file, &mut at, captured, documents, &mut lines)?
-            } else {
-                let captured = memory.bands[t - plan.tables.len()].capture(&mut lines);
-                drop(memory);
-                write_table(&mut file, &mut at, captured, documents, &mut lines)?
-            }
-        };
-        if t < plan.tables.len() {
-            tables.push(section);
-        } else {
-            bands.push(section);
-        }
-    }
+    let mut at = (rows.offset + rows.len).next_multiple_of(SECTION_ALIGN);
+    let Some((tables, bands)) = write_tables(&mut file, &mut at, plan, memory, stop)? else {
+        return Ok(None);
+    };
     let documents = tables
         .iter()
         .chain(&bands)
@@ -288,6 +234,109 @@ fn write_sections(
         documents,
         bytes: at,
     }))
+}
+
+/// The rows written in a snapshot, from `floor` to `documents`, and their checksum.
+struct Rows {
+    section: Section,
+    floor: u64,
+    documents: u64,
+    checksum: u64,
+}
+
+/// Writes the rows after the header's room; none if `stop` said so on the way.
+fn write_rows(
+    file: &mut std::fs::File,
+    memory: &RwLock<Memory>,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<Option<Rows>> {
+    let read = || memory.read().unwrap_or_else(|p| p.into_inner());
+    // The rows, newest first: documents below the floor may expire while they are copied,
+    // and copying down to wherever the floor is then keeps the rows one unbroken run.
+    let (first_floor, rows_documents) = {
+        let memory = read();
+        (memory.base, memory.count())
+    };
+    let mut buffer: Vec<u8> = Vec::new();
+    let (mut floor, mut rows_checksum) = (rows_documents, 0u64);
+    loop {
+        let memory = read();
+        let low = floor.saturating_sub(ROWS_STEP).max(memory.base);
+        if low >= floor {
+            break;
+        }
+        buffer.clear();
+        for id in low..floor {
+            let row = memory.doc(id).map(|doc| encode_row(*doc)).ok_or_else(|| {
+                std::io::Error::other(format!("document {id} left memory while copied"))
+            })?;
+            rows_checksum = rows_checksum.wrapping_add(row_checksum(id, &row));
+            buffer.extend_from_slice(&row);
+        }
+        drop(memory);
+        file.seek(SeekFrom::Start(
+            FIRST_SECTION + (low - first_floor) * ROW_BYTES as u64,
+        ))?;
+        file.write_all(&buffer)?;
+        floor = low;
+        if stop() {
+            return Ok(None);
+        }
+    }
+    let rows_offset = FIRST_SECTION + (floor - first_floor) * ROW_BYTES as u64;
+    let rows_len = (rows_documents - floor) * ROW_BYTES as u64;
+    Ok(Some(Rows {
+        section: Section {
+            offset: rows_offset,
+            len: rows_len,
+            xxh3: hash_back(file, rows_offset, rows_len)?,
+        },
+        floor,
+        documents: rows_documents,
+        checksum: rows_checksum,
+    }))
+}
+
+/// The tables' sections, simhash tables then bands.
+type TableList = (Vec<TableSections>, Vec<TableSections>);
+
+/// Writes the tables from `*at` on, each copied under the lock into one buffer and
+/// written after it; none if `stop` said so on the way.
+fn write_tables(
+    file: &mut std::fs::File,
+    at: &mut u64,
+    plan: &Plan,
+    memory: &RwLock<Memory>,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<Option<TableList>> {
+    let read = || memory.read().unwrap_or_else(|p| p.into_inner());
+    let mut lines: Vec<Line> = Vec::new();
+    let mut tables = Vec::with_capacity(plan.tables.len());
+    let mut bands = Vec::with_capacity(BANDS);
+    for t in 0..plan.tables.len() + BANDS {
+        if stop() {
+            return Ok(None);
+        }
+        let section = {
+            let memory = read();
+            let documents = memory.count();
+            if t < plan.tables.len() {
+                let captured = memory.tables[t].capture(&mut lines);
+                drop(memory);
+                write_table(file, at, captured, documents, &mut lines)?
+            } else {
+                let captured = memory.bands[t - plan.tables.len()].capture(&mut lines);
+                drop(memory);
+                write_table(file, at, captured, documents, &mut lines)?
+            }
+        };
+        if t < plan.tables.len() {
+            tables.push(section);
+        } else {
+            bands.push(section);
+        }
+    }
+    Ok(Some((tables, bands)))
 }
 
 /// Writes a captured table at `*at` (moved on past it, to the next page boundary) and
@@ -367,6 +416,41 @@ pub(super) fn open(
         .map_err(|e| Refused::Damaged(format!("cannot be mapped: {e}")))?;
     let map = Arc::new(map);
     let header = read_header(&map)?;
+    check_header(&header, plan, manifest)?;
+    let (docs, checksum) = check_and_decode(&map, &header, manifest.floor, capacity)?;
+    let tables = header
+        .tables
+        .iter()
+        .map(|t| table::<u64>(&file, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bands = header
+        .bands
+        .iter()
+        .map(|t| table::<u32>(&file, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let held = header
+        .tables
+        .iter()
+        .chain(&header.bands)
+        .map(|t| t.documents)
+        .collect();
+    let extent = (header.rows_documents, header.floor, header.rows_checksum);
+    Ok((
+        Memory {
+            checksum,
+            tables,
+            bands,
+            base: manifest.floor,
+            docs: docs.into(),
+        },
+        held,
+        extent,
+    ))
+}
+
+/// Refuses a snapshot of another version or layout, one that holds what the manifest
+/// does not, and one whose counts disagree.
+fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(), Refused> {
     let stale = |what: String| Err(Refused::Stale(what));
     if header.snapshot != SNAPSHOT_VERSION
         || header.format != super::INDEX_FORMAT_VERSION
@@ -396,10 +480,8 @@ pub(super) fn open(
             header.documents, header.floor, manifest.documents, manifest.floor
         ));
     }
-    let sections_in_order = header.tables.iter().chain(&header.bands);
-    if sections_in_order
-        .clone()
-        .any(|t| t.documents > header.documents)
+    let mut sections_in_order = header.tables.iter().chain(&header.bands);
+    if sections_in_order.any(|t| t.documents > header.documents)
         || header.rows_documents > header.documents
         || header.rows_documents < header.floor
     {
@@ -411,6 +493,18 @@ pub(super) fn open(
             "its rows section has the wrong length".into(),
         ));
     }
+    Ok(())
+}
+
+/// Checks the sections on every core: the rows (decoded into room for `capacity` rows
+/// from `floor` on, and summed on the way) on this thread, the table sections on the
+/// others, taken in turn. Returns the rows and their checksum.
+fn check_and_decode(
+    map: &[u8],
+    header: &Header,
+    floor: u64,
+    capacity: u64,
+) -> Result<(Vec<super::Stored>, u64), Refused> {
     let bytes = |s: &Section| -> Result<&[u8], Refused> {
         usize::try_from(s.offset)
             .ok()
@@ -419,9 +513,12 @@ pub(super) fn open(
             .ok_or_else(|| Refused::Damaged("a section lies past the end of the file".into()))
     };
     let rows_bytes = bytes(&header.rows)?;
-    // The sections are checked on every core: the rows (decoded and summed on the way) on
-    // this thread, the table sections on the others, taken in turn.
-    let sections: Vec<&Section> = sections_in_order.clone().map(|t| &t.lines).collect();
+    let sections: Vec<&Section> = header
+        .tables
+        .iter()
+        .chain(&header.bands)
+        .map(|t| &t.lines)
+        .collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let helpers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -446,7 +543,7 @@ pub(super) fn open(
                 })
             })
             .collect();
-        let rows = decode_rows(rows_bytes, &header, manifest.floor, capacity);
+        let rows = decode_rows(rows_bytes, header, floor, capacity);
         let checked = handles
             .into_iter()
             .map(|h| {
@@ -457,41 +554,20 @@ pub(super) fn open(
         (rows, checked)
     });
     checked?;
-    let (docs, checksum) = rows?;
-    fn table<K: Key>(file: &std::fs::File, t: &TableSections) -> Result<Bucketed<K>, Refused> {
-        let width = std::mem::size_of::<Line>() as u64;
-        if t.lines.len % width != 0 || t.lines.offset % SECTION_ALIGN != 0 {
-            return Err(Refused::Damaged("a table section is misplaced".into()));
-        }
-        let len = usize::try_from(t.lines.len / width).unwrap_or(usize::MAX);
-        let lines = Column::mapped(file, t.lines.offset, len)
-            .map_err(|e| Refused::Damaged(format!("a table section cannot be mapped: {e}")))?;
-        Bucketed::from_parts((t.leading, t.floor, t.entries), lines)
-            .ok_or_else(|| Refused::Damaged("a table's shape does not fit its lines".into()))
+    rows
+}
+
+/// A table of the snapshot, its lines mapped from the file.
+fn table<K: Key>(file: &std::fs::File, t: &TableSections) -> Result<Bucketed<K>, Refused> {
+    let width = std::mem::size_of::<Line>() as u64;
+    if t.lines.len % width != 0 || t.lines.offset % SECTION_ALIGN != 0 {
+        return Err(Refused::Damaged("a table section is misplaced".into()));
     }
-    let tables = header
-        .tables
-        .iter()
-        .map(|t| table::<u64>(&file, t))
-        .collect::<Result<Vec<_>, _>>()?;
-    let bands = header
-        .bands
-        .iter()
-        .map(|t| table::<u32>(&file, t))
-        .collect::<Result<Vec<_>, _>>()?;
-    let held = sections_in_order.map(|t| t.documents).collect();
-    let extent = (header.rows_documents, header.floor, header.rows_checksum);
-    Ok((
-        Memory {
-            checksum,
-            tables,
-            bands,
-            base: manifest.floor,
-            docs: docs.into(),
-        },
-        held,
-        extent,
-    ))
+    let len = usize::try_from(t.lines.len / width).unwrap_or(usize::MAX);
+    let lines = Column::mapped(file, t.lines.offset, len)
+        .map_err(|e| Refused::Damaged(format!("a table section cannot be mapped: {e}")))?;
+    Bucketed::from_parts((t.leading, t.floor, t.entries), lines)
+        .ok_or_else(|| Refused::Damaged("a table's shape does not fit its lines".into()))
 }
 
 fn read_header(map: &[u8]) -> Result<Header, Refused> {

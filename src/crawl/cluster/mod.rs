@@ -143,6 +143,25 @@ pub(crate) struct Worker<'c> {
     done_streak: u32,
 }
 
+/// What the last checkpoint had to send and may not have sent (none if it was written
+/// after the checkpoint that committed: it is redone).
+fn read_publish(
+    config: &Config,
+    meta: &sled::Tree,
+    committed: u64,
+) -> Result<Option<Publish>, CrawlError> {
+    Ok(meta
+        .get(PUBLISH_KEY)
+        .map_err(CrawlError::Database)?
+        .map(|bytes| serde_json::from_slice::<Publish>(&bytes))
+        .transpose()
+        .map_err(|e| CrawlError::State {
+            path: config.crawl.state_dir.clone(),
+            problem: format!("crawl database: {PUBLISH_KEY:?} is unreadable: {e}"),
+        })?
+        .filter(|p| p.seq <= committed))
+}
+
 impl<'c> Worker<'c> {
     /// Joins the crawl: sends what the last checkpoint had not sent, joins the live set
     /// (waiting out this id's previous process, killed before its heartbeat expired),
@@ -164,16 +183,7 @@ impl<'c> Worker<'c> {
             .map_err(cluster_error)?;
         let index = SharedIndex::open(cluster, &name, crate::dedup::index_config(config))
             .map_err(cluster_error)?;
-        let leftover = meta
-            .get(PUBLISH_KEY)
-            .map_err(CrawlError::Database)?
-            .map(|bytes| serde_json::from_slice::<Publish>(&bytes))
-            .transpose()
-            .map_err(|e| CrawlError::State {
-                path: config.crawl.state_dir.clone(),
-                problem: format!("crawl database: {PUBLISH_KEY:?} is unreadable: {e}"),
-            })?
-            .filter(|p| p.seq <= committed);
+        let leftover = read_publish(config, meta, committed)?;
         let membership = Membership::join_waiting(
             cluster,
             &name,
@@ -221,6 +231,28 @@ impl<'c> Worker<'c> {
             publish: leftover,
             done_streak: 0,
         };
+        worker.catch_up(meta, dedup, frontier)?;
+        tracing::info!(
+            "worker {} joined crawl `{}` with {} live workers; its share of hosts: {:.1}%",
+            worker.id(),
+            worker.name,
+            worker.ring.members().len(),
+            worker.share() * 100.0
+        );
+        Ok(worker)
+    }
+
+    /// What a worker does once it joined: queues again what the cluster answered new for
+    /// it since its last checkpoint, sends what that checkpoint had to send, mirrors its
+    /// pending URLs afresh if its hash went to the others, hands on what is no longer its
+    /// own, and queues what its inbox delivered and it did not acknowledge.
+    fn catch_up(
+        &mut self,
+        meta: &sled::Tree,
+        dedup: &Dedup,
+        frontier: &mut Frontier,
+    ) -> Result<(), CrawlError> {
+        let (cluster, worker) = (self.cluster, self);
         // URLs the cluster answered new for this worker since its last checkpoint: its
         // frontier lost them if it was killed, so they are queued or handed on again (a
         // frontier ignores what it holds); the list is cleared at the next checkpoint.
@@ -272,14 +304,7 @@ impl<'c> Worker<'c> {
             .unacknowledged(usize::MAX >> 1)
             .map_err(cluster_error)?;
         worker.queue_received(unacknowledged, dedup, frontier)?;
-        tracing::info!(
-            "worker {} joined crawl `{}` with {} live workers; its share of hosts: {:.1}%",
-            worker.id(),
-            worker.name,
-            worker.ring.members().len(),
-            worker.share() * 100.0
-        );
-        Ok(worker)
+        Ok(())
     }
 
     /// This worker's id.
