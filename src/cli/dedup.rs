@@ -29,60 +29,103 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
     // with what the command was given: one line, exit code 2.
     let stage =
         crawldedup::Dedup::open(&state_dir, &config).map_err(|e| Failure::Setup(e.to_string()))?;
-    let mut out = BufWriter::new(io::stdout().lock());
-    let mut unreadable = false;
-    // The names stored in this run, and where they came from, for a duplicate's `of`.
-    let mut stored: HashMap<String, Origin> = HashMap::new();
+    let mut run = Inputs {
+        stage: &stage,
+        out: BufWriter::new(io::stdout().lock()),
+        json: args.json,
+        stored: HashMap::new(),
+        unreadable: false,
+    };
     for path in &args.files {
-        let file = path.display().to_string();
         if warc_input::is_warc(path) {
-            let read = warc_input::each_response(path, |record| {
-                let where_ = format!("{file}@{}", record.offset);
-                match record.body {
-                    Ok(body) => {
-                        // A record is named by its URL: its host's template applies.
-                        let name = if record.uri.is_empty() {
-                            where_.clone()
-                        } else {
-                            record.uri.clone()
-                        };
-                        let verdict =
-                            stage.check_page(&name, &body, record.content_type.as_deref())?;
-                        let origin = (file.clone(), Some(record.offset));
-                        let mut fields = serde_json::Map::new();
-                        fields.insert("file".into(), file.clone().into());
-                        fields.insert("offset".into(), record.offset.into());
-                        fields.insert("url".into(), record.uri.clone().into());
-                        report(&mut out, args.json, &where_, fields, &verdict, &stored)?;
-                        if matches!(verdict, PageVerdict::Unique { .. }) {
-                            stored.insert(name, origin);
-                        }
-                    }
-                    Err(problem) => {
-                        out.flush()?;
-                        eprintln!("error: {where_} ({}): {problem}", record.uri);
-                        unreadable = true;
+            run.warc(path)?;
+        } else {
+            run.file(path)?;
+        }
+    }
+    run.out.flush()?;
+    let unreadable = run.unreadable;
+    drop(run);
+    stage.close()?;
+    Ok(if unreadable {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The inputs decided one by one, each line written as its verdict comes.
+struct Inputs<'a, W: Write> {
+    stage: &'a crawldedup::Dedup,
+    out: W,
+    json: bool,
+    /// The names stored in this run, and where they came from, for a duplicate's `of`.
+    stored: HashMap<String, Origin>,
+    /// An input, or a record of one, could not be read.
+    unreadable: bool,
+}
+
+impl<W: Write> Inputs<'_, W> {
+    /// An input that cannot be read is named on stderr, after the lines before it, and the
+    /// others are still decided.
+    fn unreadable(&mut self, problem: &str) -> io::Result<()> {
+        self.out.flush()?;
+        eprintln!("error: {problem}");
+        self.unreadable = true;
+        Ok(())
+    }
+
+    /// Every response record of a WARC file.
+    fn warc(&mut self, path: &std::path::Path) -> Result<(), Failure> {
+        let file = path.display().to_string();
+        let read = warc_input::each_response(path, |record| {
+            let where_ = format!("{file}@{}", record.offset);
+            match record.body {
+                Ok(body) => {
+                    // A record is named by its URL: its host's template applies.
+                    let name = if record.uri.is_empty() {
+                        where_.clone()
+                    } else {
+                        record.uri.clone()
+                    };
+                    let verdict =
+                        self.stage
+                            .check_page(&name, &body, record.content_type.as_deref())?;
+                    let origin = (file.clone(), Some(record.offset));
+                    let mut fields = serde_json::Map::new();
+                    fields.insert("file".into(), file.clone().into());
+                    fields.insert("offset".into(), record.offset.into());
+                    fields.insert("url".into(), record.uri.clone().into());
+                    report(
+                        &mut self.out,
+                        self.json,
+                        &where_,
+                        fields,
+                        &verdict,
+                        &self.stored,
+                    )?;
+                    if matches!(verdict, PageVerdict::Unique { .. }) {
+                        self.stored.insert(name, origin);
                     }
                 }
-                Ok(())
-            })?;
-            if let Err(problem) = read {
-                out.flush()?;
-                eprintln!("error: {problem}");
-                unreadable = true;
+                Err(problem) => {
+                    self.unreadable(&format!("{where_} ({}): {problem}", record.uri))?;
+                }
             }
-            continue;
+            Ok(())
+        })?;
+        if let Err(problem) = read {
+            self.unreadable(&problem)?;
         }
-        // An input that cannot be read is named on stderr, after the lines before it, and
-        // the others are still decided.
+        Ok(())
+    }
+
+    /// An HTML file (or any other file, decided on its bytes).
+    fn file(&mut self, path: &std::path::Path) -> Result<(), Failure> {
+        let file = path.display().to_string();
         let bytes = match read_input(path) {
             Ok(input) => input.bytes,
-            Err(problem) => {
-                out.flush()?;
-                eprintln!("error: {problem}");
-                unreadable = true;
-                continue;
-            }
+            Err(problem) => return Ok(self.unreadable(&problem.to_string())?),
         };
         // An HTML file is named by the address it gives itself (`<link rel=canonical>`,
         // else `og:url`), so that its host's template applies; else by its path.
@@ -93,28 +136,29 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         let name = url.clone().unwrap_or_else(|| file.clone());
         let verdict = match prepared {
             Some(mut prepared) => {
-                stage.drop_template(&name, &mut prepared);
-                stage.decide(&name, &prepared)?
+                self.stage.drop_template(&name, &mut prepared);
+                self.stage.decide(&name, &prepared)?
             }
-            None => stage.check_page(&name, &bytes, None)?,
+            None => self.stage.check_page(&name, &bytes, None)?,
         };
         let mut fields = serde_json::Map::new();
         fields.insert("file".into(), file.clone().into());
         if let Some(url) = &url {
             fields.insert("url".into(), url.clone().into());
         }
-        report(&mut out, args.json, &file, fields, &verdict, &stored)?;
+        report(
+            &mut self.out,
+            self.json,
+            &file,
+            fields,
+            &verdict,
+            &self.stored,
+        )?;
         if matches!(verdict, PageVerdict::Unique { .. }) {
-            stored.insert(name, (file.clone(), None));
+            self.stored.insert(name, (file, None));
         }
+        Ok(())
     }
-    out.flush()?;
-    stage.close()?;
-    Ok(if unreadable {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 /// One input's line: `fields` (what names it) and the verdict's, in JSON; or the verdict, the

@@ -42,35 +42,15 @@ impl SimhashIndex {
         let store = Store::open(&db).map_err(store_error)?;
         let manifest = Manifest::read(dir).map_err(&corrupt)?;
         let (plan, manifest) = layout(dir, config, &db, &store, manifest)?;
-        let (memory, snapshot_extent) = match from_snapshot(
-            dir, &db, &store, &plan, &manifest, limit,
-        )? {
-            Some((memory, extent)) => {
-                tracing::debug!(
-                    "{}: opened with {} documents from the snapshot: sled {:.2} s, snapshot {:.2} s",
-                    path.display(),
-                    memory.count(),
-                    sled_opened.as_secs_f64(),
-                    (started.elapsed() - sled_opened).as_secs_f64(),
-                );
-                (memory, Some(extent))
-            }
-            None => {
-                let rows = checked_rows(dir, &db, &store, &manifest, limit, None)?;
-                let rows_read = started.elapsed();
-                let memory = build_memory(&plan, rows);
-                tracing::debug!(
-                    "{}: opened with {} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
-                    path.display(),
-                    memory.count(),
-                    sled_opened.as_secs_f64(),
-                    (rows_read - sled_opened).as_secs_f64(),
-                    (started.elapsed() - rows_read).as_secs_f64()
-                );
-                (memory, None)
-            }
-        };
-        let mut memory = memory;
+        let (mut memory, snapshot_extent) = load_memory(
+            dir,
+            &db,
+            &store,
+            &plan,
+            &manifest,
+            limit,
+            (started, sled_opened),
+        )?;
         if config.reserve > 0 {
             let started = std::time::Instant::now();
             memory.reserve(config.reserve);
@@ -412,4 +392,47 @@ fn checked_rows(
         )));
     }
     Ok(rows)
+}
+
+/// The in-memory index: from the snapshot when it can be used, else rebuilt from the rows
+/// in sled; with the snapshot's extent when it came from one. `started` is when opening
+/// began, and `sled_opened` how long sled took (for the log's timings).
+fn load_memory(
+    dir: &Path,
+    db: &sled::Db,
+    store: &Store,
+    plan: &Plan,
+    manifest: &Manifest,
+    limit: Option<u64>,
+    (started, sled_opened): (std::time::Instant, std::time::Duration),
+) -> Result<(super::Memory, Option<super::snapshot::Extent>), IndexError> {
+    let path = dir;
+    Ok(
+        match from_snapshot(dir, db, store, plan, manifest, limit)? {
+            Some((memory, extent)) => {
+                tracing::debug!(
+                    "{}: opened with {} documents from the snapshot: sled {:.2} s, snapshot {:.2} s",
+                    path.display(),
+                    memory.count(),
+                    sled_opened.as_secs_f64(),
+                    (started.elapsed() - sled_opened).as_secs_f64(),
+                );
+                (memory, Some(extent))
+            }
+            None => {
+                let rows = checked_rows(dir, db, store, manifest, limit, None)?;
+                let rows_read = started.elapsed();
+                let memory = build_memory(plan, rows);
+                tracing::debug!(
+                    "{}: opened with {} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
+                    path.display(),
+                    memory.count(),
+                    sled_opened.as_secs_f64(),
+                    (rows_read - sled_opened).as_secs_f64(),
+                    (started.elapsed() - rows_read).as_secs_f64()
+                );
+                (memory, None)
+            }
+        },
+    )
 }
