@@ -272,84 +272,14 @@ impl Page {
                     }
                     DomNode::Element(element) => {
                         let name = element.name();
-                        match name {
-                            "html" => {
-                                page.language = element
-                                    .attr("lang")
-                                    .or_else(|| element.attr("xml:lang"))
-                                    .map(str::trim)
-                                    .filter(|l| !l.is_empty())
-                                    .map(str::to_string);
-                            }
-                            "title" if page.title_tag.is_none() => in_title = true,
-                            "meta" => page.read_meta(element),
-                            "base" if page.base_href.is_none() => {
-                                page.base_href = element.attr("href").map(str::to_string);
-                            }
-                            "link" => {
-                                let canonical = element.attr("rel").is_some_and(|rel| {
-                                    rel.split_ascii_whitespace()
-                                        .any(|r| r.eq_ignore_ascii_case("canonical"))
-                                });
-                                if canonical {
-                                    if let Some(href) = element.attr("href") {
-                                        page.canonical = Some(href.trim().to_string());
-                                    }
-                                }
-                            }
-                            _ => {}
-                        }
+                        in_title |= page.read_head(name, element);
                         let tag = if skipping > 0 { None } else { Tag::of(name) };
                         let Some(tag) = tag else {
                             skipping += 1;
                             open.push(None);
                             continue;
                         };
-                        let attrs = Attrs::of(element);
-                        let cat = classify(tag, &attrs, &mut lower);
-                        // `lower` holds the class and id words whenever they decided `cat`.
-                        let comment_words = cat == Cat::Comments
-                            && (lower.contains("comment") || lower.contains("disqus"));
-                        let sidebar = cat == Cat::Aside
-                            && tag != Tag::Aside
-                            && (attrs.role.trim().eq_ignore_ascii_case("complementary")
-                                || lower.contains("sidebar"));
-                        if let Some(kind) = element.attr("itemtype") {
-                            page.discussion |= ["DiscussionForumPosting", "QAPage", "/Question"]
-                                .iter()
-                                .any(|t| kind.contains(t));
-                        }
-                        let index = page.nodes.len() as u32;
-                        if tag == Tag::Body && page.body == NO_PARENT {
-                            page.body = index;
-                        }
-                        if tag == Tag::A {
-                            if let Some(href) = attrs.href {
-                                let nofollow = attrs
-                                    .rel
-                                    .split_ascii_whitespace()
-                                    .any(|r| r.eq_ignore_ascii_case("nofollow"));
-                                page.anchor_hrefs.push_str(href);
-                                let end = page.anchor_hrefs.len() as u32;
-                                page.anchors.push((index, end, nofollow));
-                            }
-                        }
-                        let main_role =
-                            tag == Tag::Main || attrs.role.trim().eq_ignore_ascii_case("main");
-                        page.nodes.push(Node {
-                            tag,
-                            cat,
-                            main_role,
-                            parent: parent_of(&open),
-                            end: 0,
-                            text_start: 0,
-                            text_end: 0,
-                            len: 0,
-                            link_len: 0,
-                            landmarks: 0,
-                            comment_words,
-                            sidebar,
-                        });
+                        let index = page.push_element(tag, element, &open, &mut lower);
                         open.push(Some(index));
                     }
                     _ => {}
@@ -372,6 +302,95 @@ impl Page {
         }
         page.measure();
         page
+    }
+
+    /// Reads what an element of the head says of the page (its language, title, meta
+    /// tags, base and canonical address); true when it opens the title.
+    fn read_head(&mut self, name: &str, element: &scraper::node::Element) -> bool {
+        match name {
+            "html" => {
+                self.language = element
+                    .attr("lang")
+                    .or_else(|| element.attr("xml:lang"))
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string);
+            }
+            "title" if self.title_tag.is_none() => return true,
+            "meta" => self.read_meta(element),
+            "base" if self.base_href.is_none() => {
+                self.base_href = element.attr("href").map(str::to_string);
+            }
+            "link" => {
+                let canonical = element.attr("rel").is_some_and(|rel| {
+                    rel.split_ascii_whitespace()
+                        .any(|r| r.eq_ignore_ascii_case("canonical"))
+                });
+                if canonical {
+                    if let Some(href) = element.attr("href") {
+                        self.canonical = Some(href.trim().to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// Adds a node for an element that is kept, under the innermost open one; returns its
+    /// index. `lower` is room for the class and id words.
+    fn push_element(
+        &mut self,
+        tag: Tag,
+        element: &scraper::node::Element,
+        open: &[Option<u32>],
+        lower: &mut String,
+    ) -> u32 {
+        let attrs = Attrs::of(element);
+        let cat = classify(tag, &attrs, lower);
+        // `lower` holds the class and id words whenever they decided `cat`.
+        let comment_words =
+            cat == Cat::Comments && (lower.contains("comment") || lower.contains("disqus"));
+        let sidebar = cat == Cat::Aside
+            && tag != Tag::Aside
+            && (attrs.role.trim().eq_ignore_ascii_case("complementary")
+                || lower.contains("sidebar"));
+        if let Some(kind) = element.attr("itemtype") {
+            self.discussion |= ["DiscussionForumPosting", "QAPage", "/Question"]
+                .iter()
+                .any(|t| kind.contains(t));
+        }
+        let index = self.nodes.len() as u32;
+        if tag == Tag::Body && self.body == NO_PARENT {
+            self.body = index;
+        }
+        if tag == Tag::A {
+            if let Some(href) = attrs.href {
+                let nofollow = attrs
+                    .rel
+                    .split_ascii_whitespace()
+                    .any(|r| r.eq_ignore_ascii_case("nofollow"));
+                self.anchor_hrefs.push_str(href);
+                let end = self.anchor_hrefs.len() as u32;
+                self.anchors.push((index, end, nofollow));
+            }
+        }
+        let main_role = tag == Tag::Main || attrs.role.trim().eq_ignore_ascii_case("main");
+        self.nodes.push(Node {
+            tag,
+            cat,
+            main_role,
+            parent: parent_of(open),
+            end: 0,
+            text_start: 0,
+            text_end: 0,
+            len: 0,
+            link_len: 0,
+            landmarks: 0,
+            comment_words,
+            sidebar,
+        });
+        index
     }
 
     pub(super) fn push_text(&mut self, text: &str, open: &[Option<u32>]) {

@@ -3,7 +3,7 @@
 use super::headings::{COMMENT_HEADINGS, RECOMMENDATION_HEADINGS};
 use super::render::Writer;
 use super::story::STORY_PROSE_CHARS;
-use super::tree::{CATEGORIES, Cat, NO_PARENT, Page, Tag};
+use super::tree::{CATEGORIES, Cat, NO_PARENT, Node, Page, Tag};
 use crate::content::extract::BlockKind;
 
 mod around;
@@ -105,17 +105,33 @@ impl<'p> Analysis<'p> {
     }
 
     pub(super) fn mark_boilerplate(&mut self) {
-        let nodes = &self.page.nodes;
-        if nodes.is_empty() {
+        if self.page.nodes.is_empty() {
             return;
         }
-        let total = nodes[self.root() as usize].len.max(1) as f64;
-        // Each element's category, after the per-element safeguards.
+        let total = self.page.nodes[self.root() as usize].len.max(1) as f64;
+        let (cats, removed_outright) = self.categorize(total);
+        let remove_cat = removed_categories(&self.page.nodes, &cats, total);
+        // Remove whole categories. Inside a kept category (the posts of a forum thread),
+        // elements of other categories (the posters' details) are still removed, as their
+        // category is removed elsewhere or never reached a share of its own.
+        let nodes = &self.page.nodes;
+        for (i, node) in nodes.iter().enumerate() {
+            let parent_removed = node.parent != NO_PARENT && self.removed[node.parent as usize];
+            let own = removed_outright[i] || (cats[i] != Cat::None && remove_cat[cats[i] as usize]);
+            let short_button = node.tag == Tag::Button && node.len < 40;
+            self.removed[i] = parent_removed || own || short_button;
+        }
+    }
+
+    /// Each element's category, after the per-element safeguards (none for an element too
+    /// large a share of the page to vote); and which elements are removed outright:
+    /// page-level footers and headers (whatever their share of the text), menus made of
+    /// links, and blocks headed as recommendations or comments (short of nearly all of it),
+    /// removed without a category vote.
+    fn categorize(&self, total: f64) -> (Vec<Cat>, Vec<bool>) {
+        let nodes = &self.page.nodes;
         let mut cats = vec![Cat::None; nodes.len()];
         let mut inside_article = vec![false; nodes.len()];
-        // Page-level footers and headers (whatever their share of the text), menus made of
-        // links, and blocks headed as recommendations or comments (short of nearly all of
-        // it): removed without a category vote.
         let mut removed_outright = vec![false; nodes.len()];
         let after_story = self.after_story();
         let headed = self.headed_blocks(&after_story);
@@ -123,31 +139,8 @@ impl<'p> Analysis<'p> {
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
-            let mut cat = node.cat;
-            // A header inside an article or main is the article's own header.
-            if cat == Cat::Header && node.tag == Tag::Header && parent_article {
-                cat = Cat::None;
-            }
-            // Named a header by its class but made of text, not links: the header of a
-            // section, a card or an accordion pane, not the site's.
-            if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
-                cat = Cat::None;
-            }
-            // Named as metadata but written inside a paragraph's sentence (a dateline, an
-            // author's name): part of the text.
-            if cat == Cat::Meta
-                && matches!(node.tag, Tag::Inline | Tag::Strong)
-                && node.parent != NO_PARENT
-                && nodes[node.parent as usize].tag == Tag::P
-                && nodes[node.parent as usize].len >= 3 * node.len
-            {
-                cat = Cat::None;
-            }
-            if around[i] {
-                removed_outright[i] = true;
-                continue;
-            }
-            if self.sidebar_beside_story(i, &after_story) {
+            let cat = own_category(nodes, node, parent_article);
+            if around[i] || self.sidebar_beside_story(i, &after_story) {
                 removed_outright[i] = true;
                 continue;
             }
@@ -190,37 +183,7 @@ impl<'p> Analysis<'p> {
                 cats[i] = cat;
             }
         }
-        // The text of each category, counted at its outermost categorized elements.
-        let mut inside = vec![false; nodes.len()];
-        let mut by_cat = [0u64; CATEGORIES];
-        for (i, node) in nodes.iter().enumerate() {
-            let parent_inside = node.parent != NO_PARENT && inside[node.parent as usize];
-            inside[i] = parent_inside || cats[i] != Cat::None;
-            if !parent_inside && cats[i] != Cat::None {
-                by_cat[cats[i] as usize] += node.len as u64;
-            }
-        }
-        let categorized: u64 = by_cat.iter().sum();
-        let mut remove_cat = [false; CATEGORIES];
-        for cat in 1..CATEGORIES {
-            let left = total - (categorized - by_cat[cat]) as f64;
-            let share = by_cat[cat] as f64 / left.max(1.0);
-            let keep_share = if cat == Cat::Comments as usize {
-                KEEP_COMMENTS_SHARE
-            } else {
-                KEEP_CATEGORY_SHARE
-            };
-            remove_cat[cat] = share < keep_share;
-        }
-        // Remove whole categories. Inside a kept category (the posts of a forum thread),
-        // elements of other categories (the posters' details) are still removed, as their
-        // category is removed elsewhere or never reached a share of its own.
-        for (i, node) in nodes.iter().enumerate() {
-            let parent_removed = node.parent != NO_PARENT && self.removed[node.parent as usize];
-            let own = removed_outright[i] || (cats[i] != Cat::None && remove_cat[cats[i] as usize]);
-            let short_button = node.tag == Tag::Button && node.len < 40;
-            self.removed[i] = parent_removed || own || short_button;
-        }
+        (cats, removed_outright)
     }
 
     pub(super) fn measure_kept(&mut self) {
@@ -287,8 +250,7 @@ impl<'p> Analysis<'p> {
         } else {
             0
         };
-        // Open elements: (end, tag, ordinal of the next list item or -1, kind of its text).
-        let mut open: Vec<(u32, Tag, i32, BlockKind)> = Vec::new();
+        let mut open: Vec<OpenElement> = Vec::new();
         // Where each block's text starts in the output, and its kind.
         let mut marks: Vec<(usize, BlockKind)> = Vec::new();
         let mut i = start;
@@ -335,35 +297,15 @@ impl<'p> Analysis<'p> {
                     continue;
                 }
             }
-            let mut ordinal = -1;
-            if node.tag == Tag::Li {
-                if let Some(list) = open
-                    .iter_mut()
-                    .rev()
-                    .find(|o| matches!(o.1, Tag::Ul | Tag::Ol))
-                {
-                    if list.1 == Tag::Ol {
-                        list.2 += 1;
-                        ordinal = list.2;
-                    }
-                }
-            }
+            let ordinal = if node.tag == Tag::Li {
+                next_ordinal(&mut open)
+            } else {
+                -1
+            };
             writer.open(node.tag, ordinal);
             let counter = if node.tag == Tag::Ol { 0 } else { -1 };
             let inherited = open.last().map_or(BlockKind::Story, |o| o.3);
-            let kind =
-                if i < listing_until || matches!(node.tag, Tag::Ul | Tag::Ol | Tag::Dl | Tag::Li) {
-                    BlockKind::List
-                } else if node.tag == Tag::Aside
-                    || matches!(
-                        node.cat,
-                        Cat::Aside | Cat::Meta | Cat::Share | Cat::Comments
-                    )
-                {
-                    BlockKind::Aside
-                } else {
-                    inherited
-                };
+            let kind = block_kind(node, i < listing_until, inherited);
             open.push((node.end, node.tag, counter, kind));
             i += 1;
         }
@@ -385,4 +327,95 @@ pub(super) const THIN_WORDS: usize = 60;
 pub(super) fn is_thin(text: &str, fallback: &str, thin: usize) -> bool {
     let visible = text.split_whitespace().count();
     visible < thin && fallback.split_whitespace().count() > 2 * visible.max(10)
+}
+
+/// An element's category after the safeguards that a category named by class words must
+/// pass.
+fn own_category(nodes: &[Node], node: &Node, parent_article: bool) -> Cat {
+    let mut cat = node.cat;
+    // A header inside an article or main is the article's own header.
+    if cat == Cat::Header && node.tag == Tag::Header && parent_article {
+        cat = Cat::None;
+    }
+    // Named a header by its class but made of text, not links: the header of a section, a
+    // card or an accordion pane, not the site's.
+    if cat == Cat::Header && node.tag != Tag::Header && 2 * node.link_len < node.len {
+        cat = Cat::None;
+    }
+    // Named as metadata but written inside a paragraph's sentence (a dateline, an author's
+    // name): part of the text.
+    if cat == Cat::Meta
+        && matches!(node.tag, Tag::Inline | Tag::Strong)
+        && node.parent != NO_PARENT
+        && nodes[node.parent as usize].tag == Tag::P
+        && nodes[node.parent as usize].len >= 3 * node.len
+    {
+        cat = Cat::None;
+    }
+    cat
+}
+
+/// The categories removed from the page: each whose text, counted at its outermost
+/// categorized elements, is too small a share of what the other categories leave.
+fn removed_categories(nodes: &[Node], cats: &[Cat], total: f64) -> [bool; CATEGORIES] {
+    // The text of each category, counted at its outermost categorized elements.
+    let mut inside = vec![false; nodes.len()];
+    let mut by_cat = [0u64; CATEGORIES];
+    for (i, node) in nodes.iter().enumerate() {
+        let parent_inside = node.parent != NO_PARENT && inside[node.parent as usize];
+        inside[i] = parent_inside || cats[i] != Cat::None;
+        if !parent_inside && cats[i] != Cat::None {
+            by_cat[cats[i] as usize] += node.len as u64;
+        }
+    }
+    let categorized: u64 = by_cat.iter().sum();
+    let mut remove_cat = [false; CATEGORIES];
+    for cat in 1..CATEGORIES {
+        let left = total - (categorized - by_cat[cat]) as f64;
+        let share = by_cat[cat] as f64 / left.max(1.0);
+        let keep_share = if cat == Cat::Comments as usize {
+            KEEP_COMMENTS_SHARE
+        } else {
+            KEEP_CATEGORY_SHARE
+        };
+        remove_cat[cat] = share < keep_share;
+    }
+    remove_cat
+}
+
+/// An element open in the rendering: (end, tag, ordinal of the next list item or -1, kind
+/// of its text).
+type OpenElement = (u32, Tag, i32, BlockKind);
+
+/// The number of a list item: the next of its list's when the innermost list is ordered,
+/// else -1.
+fn next_ordinal(open: &mut [OpenElement]) -> i32 {
+    match open
+        .iter_mut()
+        .rev()
+        .find(|o| matches!(o.1, Tag::Ul | Tag::Ol))
+    {
+        Some(list) if list.1 == Tag::Ol => {
+            list.2 += 1;
+            list.2
+        }
+        _ => -1,
+    }
+}
+
+/// What an element's text is: a list inside a listing or a list element, an aside inside
+/// an element named an aside (or metadata, sharing, comments), else what its parent's is.
+fn block_kind(node: &Node, in_listing: bool, inherited: BlockKind) -> BlockKind {
+    if in_listing || matches!(node.tag, Tag::Ul | Tag::Ol | Tag::Dl | Tag::Li) {
+        BlockKind::List
+    } else if node.tag == Tag::Aside
+        || matches!(
+            node.cat,
+            Cat::Aside | Cat::Meta | Cat::Share | Cat::Comments
+        )
+    {
+        BlockKind::Aside
+    } else {
+        inherited
+    }
 }
