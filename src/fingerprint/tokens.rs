@@ -187,6 +187,42 @@ pub(super) fn ascii_digit(c: char) -> Option<char> {
         .and_then(|&zero| char::from_digit(code - zero, 10))
 }
 
+/// The end of the run of ASCII letters and digits that starts at `i`, and whether it holds
+/// an upper-case letter: eight bytes at a time while the run lasts, then byte by byte.
+#[inline(always)]
+fn ascii_run(bytes: &[u8], mut i: usize) -> (usize, bool) {
+    let mut class = 0u8;
+    let mut ended = false;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let (alnum, upper) = ascii_alnum_upper(x);
+        let stop = !alnum & HIGH_BITS;
+        let len = (stop.trailing_zeros() / 8) as usize;
+        let in_run = if len == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (len * 8)) - 1
+        };
+        if upper & in_run != 0 {
+            class |= UPPER;
+        }
+        i += len;
+        if len < 8 {
+            ended = true;
+            break;
+        }
+    }
+    while let Some(&byte) = bytes.get(i).filter(|_| !ended) {
+        let c = ASCII_CLASS[byte as usize];
+        if c & ALNUM == 0 {
+            break;
+        }
+        class |= c;
+        i += 1;
+    }
+    (i, class & UPPER != 0)
+}
+
 /// [`for_each_token`] on text already in NFKC form.
 pub(super) fn tokenize(text: &str, mut emit: impl FnMut(&[u8])) {
     let bytes = text.as_bytes();
@@ -202,37 +238,8 @@ pub(super) fn tokenize(text: &str, mut emit: impl FnMut(&[u8])) {
                 // in place when it needs no lower-casing and does not continue a word.
                 flush_unspaced(&mut prev_unspaced, &mut unspaced_run, &mut emit);
                 let start = i;
-                let mut class = 0u8;
-                let mut ended = false;
-                // Eight bytes at a time while the run lasts, then byte by byte.
-                while let Some(chunk) = bytes.get(i..i + 8) {
-                    let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-                    let (alnum, upper) = ascii_alnum_upper(x);
-                    let stop = !alnum & HIGH_BITS;
-                    let len = (stop.trailing_zeros() / 8) as usize;
-                    let in_run = if len == 8 {
-                        u64::MAX
-                    } else {
-                        (1u64 << (len * 8)) - 1
-                    };
-                    if upper & in_run != 0 {
-                        class |= UPPER;
-                    }
-                    i += len;
-                    if len < 8 {
-                        ended = true;
-                        break;
-                    }
-                }
-                while let Some(&byte) = bytes.get(i).filter(|_| !ended) {
-                    let c = ASCII_CLASS[byte as usize];
-                    if c & ALNUM == 0 {
-                        break;
-                    }
-                    class |= c;
-                    i += 1;
-                }
-                let upper = class & UPPER != 0;
+                let upper;
+                (i, upper) = ascii_run(bytes, i);
                 let run = &bytes[start..i];
                 let continues = i < bytes.len() && (bytes[i] >= 0x80 || bytes[i] == b'\'');
                 if word.is_empty() && !continues && (!upper || run.len() <= 64) {

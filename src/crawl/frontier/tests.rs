@@ -142,6 +142,34 @@ fn a_corrupt_log_part_is_an_error_naming_it() {
     );
 }
 
+/// The states a reopen gives: the saved ones, with what was in flight pending again.
+fn after_reopen(saved: &HashMap<String, TaskState>) -> HashMap<String, TaskState> {
+    saved
+        .iter()
+        .map(|(u, s)| {
+            let s = if *s == TaskState::InFlight {
+                TaskState::Pending
+            } else {
+                *s
+            };
+            (u.clone(), s)
+        })
+        .collect()
+}
+
+/// Checks that the frontier holds exactly the states of the model, counts and URLs.
+fn assert_holds(f: &Frontier, live: &HashMap<String, TaskState>) {
+    let c = f.counts();
+    assert_eq!((c.pending, c.in_flight, c.done, c.failed), counts_of(live));
+    for (u, state) in live {
+        assert_eq!(
+            f.lookup(&url(u)).unwrap().map(|(_, s)| s),
+            Some(*state),
+            "{u}"
+        );
+    }
+}
+
 /// Random work, checkpoints, compactions and crashes (a reopen at the last committed
 /// checkpoint, with or without a checkpoint that wrote its log but never committed),
 /// checked against a model: after each reopen the frontier holds exactly the states of
@@ -220,26 +248,8 @@ fn reopening_gives_the_last_committed_checkpoint_through_compactions_and_crashes
                 drop(f);
                 f = reopen(committed);
                 in_flight.clear();
-                live = saved
-                    .iter()
-                    .map(|(u, s)| {
-                        let s = if *s == TaskState::InFlight {
-                            TaskState::Pending
-                        } else {
-                            *s
-                        };
-                        (u.clone(), s)
-                    })
-                    .collect();
-                let c = f.counts();
-                assert_eq!((c.pending, c.in_flight, c.done, c.failed), counts_of(&live));
-                for (u, state) in &live {
-                    assert_eq!(
-                        f.lookup(&url(u)).unwrap().map(|(_, s)| s),
-                        Some(*state),
-                        "{u}"
-                    );
-                }
+                live = after_reopen(&saved);
+                assert_holds(&f, &live);
             }
         }
     }

@@ -136,6 +136,44 @@ impl Analysis<'_> {
         marked
     }
 
+    /// What the heading at `i` names its block: `Some(false)` recommendations, `Some(true)`
+    /// comments, none either. `heading` is room for its text.
+    fn heading_says(&self, i: usize, heading: &mut String) -> Option<bool> {
+        let nodes = &self.page.nodes;
+        let node = &nodes[i];
+        heading.clear();
+        for text in &nodes[i + 1..node.end as usize] {
+            if text.tag == Tag::Text {
+                heading.push_str(&self.page.text[text.text_start as usize..text.text_end as usize]);
+                heading.push(' ');
+            }
+        }
+        let words: Vec<String> = heading
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        // A count first ("59 Comments", "12 thoughts on"): read the words after it.
+        let counted = words
+            .first()
+            .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()));
+        let words = &words[usize::from(counted)..];
+        let opens_with = |phrase: &&[&str]| {
+            words
+                .iter()
+                .map(String::as_str)
+                .take(phrase.len())
+                .eq(phrase.iter().copied())
+        };
+        let recommendations =
+            node.len <= HEADING_CHARS && RECOMMENDATION_HEADINGS.iter().any(opens_with);
+        let comments = !recommendations
+            && !self.discussion
+            && COMMENT_HEADINGS.iter().any(opens_with)
+            && (node.len <= HEADING_CHARS || counted);
+        (recommendations || comments).then_some(comments)
+    }
+
     pub(in crate::content::extract) fn headed_blocks(&self, after_story: &[bool]) -> Vec<Headed> {
         let nodes = &self.page.nodes;
         let mut marked = vec![Headed::No; nodes.len()];
@@ -161,41 +199,10 @@ impl Analysis<'_> {
             if node.len == 0 || node.len > COMMENT_HEADING_CHARS {
                 continue;
             }
-            heading.clear();
-            for text in &nodes[i + 1..node.end as usize] {
-                if text.tag == Tag::Text {
-                    heading.push_str(
-                        &self.page.text[text.text_start as usize..text.text_end as usize],
-                    );
-                    heading.push(' ');
-                }
-            }
-            let words: Vec<String> = heading
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
-                .collect();
-            // A count first ("59 Comments", "12 thoughts on"): read the words after it.
-            let counted = words
-                .first()
-                .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()));
-            let words = &words[usize::from(counted)..];
-            let opens_with = |phrase: &&[&str]| {
-                words
-                    .iter()
-                    .map(String::as_str)
-                    .take(phrase.len())
-                    .eq(phrase.iter().copied())
-            };
-            let recommendations =
-                node.len <= HEADING_CHARS && RECOMMENDATION_HEADINGS.iter().any(opens_with);
-            let comments = !recommendations
-                && !self.discussion
-                && COMMENT_HEADINGS.iter().any(opens_with)
-                && (node.len <= HEADING_CHARS || counted);
-            if !recommendations && !comments {
+            let Some(comments) = self.heading_says(i, &mut heading) else {
                 continue;
-            }
+            };
+            let recommendations = !comments;
             let mut block = node.parent;
             while block != NO_PARENT
                 && block != self.root()
