@@ -118,7 +118,7 @@ pub mod fingerprint;
 #[doc(hidden)]
 pub mod fixture;
 pub mod index;
-pub mod ledger;
+pub(crate) mod ledger;
 pub mod page;
 mod sealed;
 #[cfg(feature = "crawler")]

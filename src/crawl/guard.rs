@@ -160,7 +160,8 @@ pub fn private_address(url: &url::Url) -> Option<String> {
 }
 
 /// Whether `ip` may be reached under the guard.
-pub fn is_allowed(ip: IpAddr) -> bool {
+#[cfg(test)]
+fn is_allowed(ip: IpAddr) -> bool {
     refused_reason(ip).is_none()
 }
 

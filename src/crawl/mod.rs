@@ -25,11 +25,11 @@ mod cluster;
 mod context;
 mod crawler;
 mod error;
-pub mod fetch;
+mod fetch;
 // Internal: public for the crate's own tests and benchmarks, not part of the API.
 #[doc(hidden)]
 pub mod frontier;
-pub mod guard;
+pub(crate) mod guard;
 mod options;
 mod outcome;
 mod record;
@@ -43,10 +43,13 @@ mod worker;
 pub use crawler::{Crawler, CrawlerBuilder, crawl};
 pub use error::CrawlError;
 pub use fetch::{ClientError, FetchConfig, FetchError, Fetched, Fetcher, Hop};
-pub use frontier::{Frontier, FrontierCounts, FrontierError, Task};
+#[doc(hidden)]
+pub use frontier::{Frontier, Task};
+pub use frontier::{FrontierCounts, FrontierError};
 pub use options::{CHECKPOINT_EVERY, CrawlOptions, ROBOTS_RETRY};
 pub use outcome::MAX_ATTEMPTS;
 pub(crate) use record::CRAWL_DB;
 pub use record::CrawlSummary;
+pub(crate) use record::check_parts;
 pub(crate) use record::each_frontier_url;
-pub use record::{COMMITTED_FILE, CheckpointRecord, CrawlParts, check_parts, committed_seq, stats};
+pub use record::{CheckpointRecord, stats};

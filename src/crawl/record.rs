@@ -199,7 +199,7 @@ pub struct CheckpointRecord {
     /// The time windows as of the checkpoint (absent when neither is on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<crate::dedup::WindowStats>,
-    /// The id of the state directory the crawl belongs to ([`crate::ledger`]), 32 hex
+    /// The id of the state directory the crawl belongs to (written in its ledger), 32 hex
     /// digits; absent in records written before ledgers existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,

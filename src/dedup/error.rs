@@ -19,7 +19,7 @@ pub enum DedupError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     /// A part of the state directory is missing, older than its ledger records, or belongs
-    /// to another state directory ([`crate::ledger`]); nothing was opened or changed.
+    /// to another state directory (as its ledger records); nothing was opened or changed.
     #[error("state directory {}: {problem}", path.display())]
     Damaged {
         /// The directory.

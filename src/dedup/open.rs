@@ -119,7 +119,7 @@ impl Dedup {
         Ok(())
     }
 
-    /// The state directory's id ([`crate::ledger`]).
+    /// The state directory's id, written in its ledger and into every part.
     pub fn state_id(&self) -> crate::ledger::StateId {
         self.ledger
             .lock()

@@ -39,7 +39,7 @@ pub struct Manifest {
     pub floor: u64,
     /// Sum (wrapping) of [`row_checksum`] over the documents from `floor` to `documents`.
     pub rows_checksum: u64,
-    /// The id of the state directory the index belongs to ([`crate::ledger`]; 0 when
+    /// The id of the state directory the index belongs to (written in its ledger; 0 when
     /// written outside one, or before ledgers existed).
     pub state: crate::state_id::StateId,
 }

@@ -128,7 +128,7 @@ fn verify_with_record(
         // An older checkpoint than the one the state directory knows was committed: the
         // database was emptied, replaced or cut (a crawl refuses to resume from it).
         let found = r.as_ref().map_or(0, |r| r.seq);
-        match crate::crawl::committed_seq(state_dir) {
+        match crate::ledger::committed_seq(state_dir) {
             Ok(committed) if db.is_ok() && found < committed => {
                 db = Err(format!(
                     "damaged: it holds checkpoint {found}, while checkpoint {committed} was \
