@@ -477,6 +477,7 @@ pub fn open(state_dir: &Path) -> Result<Ledger, LedgerError> {
 /// Writes a ledger for the parts of `state_dir` as they are now, for `crawldedup repair`
 /// once it has mended or accepted what [`check`] found: the id of the ledger there (or of
 /// the parts, or a new one), and the bounds the parts meet today.
+#[cfg_attr(not(feature = "crawler"), allow(dead_code))]
 pub fn adopt(state_dir: &Path) -> Result<Ledger, LedgerError> {
     let parts = Parts::read(state_dir);
     let id = match Ledger::read(state_dir) {

@@ -61,6 +61,22 @@ pub(super) enum Command {
     /// the other (possible only when a Redis node that failed over lost a write), and
     /// prints each later copy as a JSON line, recorded as a duplicate of the earlier.
     Reconcile(ReconcileArgs),
+    /// Serves the generated test site on loopback (for the Python package's tests).
+    #[command(hide = true)]
+    FixtureSite(FixtureSiteArgs),
+}
+
+#[derive(Args)]
+pub(super) struct FixtureSiteArgs {
+    /// The site's seed.
+    #[arg(long, default_value_t = 21)]
+    pub(super) seed: u64,
+    /// Articles per topic.
+    #[arg(long, default_value_t = 6)]
+    pub(super) per_topic: usize,
+    /// Append the path and query of every request to this file, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub(super) log: Option<std::path::PathBuf>,
 }
 
 #[derive(Args)]

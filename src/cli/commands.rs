@@ -397,3 +397,50 @@ pub(super) fn reconcile(args: &ReconcileArgs) -> Result<ExitCode, Failure> {
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// Serves the generated test site (without its traps) on 127.0.0.1 until SIGINT or SIGTERM,
+/// printing `listening on URL` first; with `--log`, every request's path and query goes to
+/// the file as it arrives.
+pub(super) fn fixture_site(args: &super::args::FixtureSiteArgs) -> Result<ExitCode, Failure> {
+    use std::io::Write as _;
+    let runtime =
+        tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
+    runtime.block_on(async {
+        let site = crawldedup::fixture::Site::without_traps(args.seed, args.per_topic);
+        let server = crawldedup::fixture::serve(site)
+            .await
+            .map_err(|e| anyhow::anyhow!("fixture site: {e}"))?;
+        let mut log = match &args.log {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| anyhow::anyhow!("--log {}: {e}", path.display()))?,
+            ),
+            None => None,
+        };
+        println!("listening on {}", server.url(""));
+        std::io::stdout().flush()?;
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(|e| anyhow::anyhow!("SIGTERM handler: {e}"))?;
+        loop {
+            let stop = tokio::select! {
+                _ = tokio::signal::ctrl_c() => true,
+                _ = terminate.recv() => true,
+                _ = tokio::time::sleep(std::time::Duration::from_millis(20)) => false,
+            };
+            let requests = server.take_requests();
+            if let Some(log) = &mut log {
+                for request in requests {
+                    writeln!(log, "{request}")?;
+                }
+            }
+            if stop {
+                break;
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}

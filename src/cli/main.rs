@@ -14,8 +14,8 @@ use clap::Parser;
 
 use args::{Cli, Command, EXIT_CONFIG};
 use commands::{
-    bloom_params, canonicalize, cluster_stats, crawl, extract, index_plan, reconcile, serve,
-    simhash, state_command,
+    bloom_params, canonicalize, cluster_stats, crawl, extract, fixture_site, index_plan, reconcile,
+    serve, simhash, state_command,
 };
 use dedup::dedup;
 use print::{print_summary, run_demo};
@@ -119,6 +119,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Verify(args) => state_command(&args, None),
         Command::Repair(args) => state_command(&args.state, Some((args.accept_loss, &args.config))),
         Command::Reconcile(args) => reconcile(&args),
+        Command::FixtureSite(args) => fixture_site(&args),
         Command::Stats(args) if !args.cluster.is_empty() => cluster_stats(&args),
         Command::Stats(args) => {
             let state_dir = args.state_dir.clone().unwrap_or_default();
