@@ -72,7 +72,8 @@ def content_key(url):
     """What a URL of the site holds: an article's copies share their article's key."""
     path = urlsplit(url).path.split(";")[0]
     parts = path.strip("/").split("/")
-    if len(parts) == 3 and parts[0] in ("topic", "mirror", "print", "discuss"):
+    if (len(parts) == 3 and parts[0] in ("topic", "mirror", "print", "discuss")
+            and parts[2] != "index.html"):
         return f"article {parts[1]} {parts[2].removesuffix('.html')}"
     return path.removesuffix("index.html")
 

@@ -34,6 +34,12 @@ class SiteSpider(scrapy.Spider):
         crawler.signals.connect(spider.response_received, signal=signals.response_received)
         return spider
 
+    async def start(self):
+        # Not `dont_filter` (Scrapy's default for start URLs): the start page is recorded
+        # like any other, so that a link back to it is not fetched again.
+        for url in self.start_urls:
+            yield scrapy.Request(url)
+
     def response_received(self, response, request):
         if self.responses:
             with open(self.responses, "a") as f:

@@ -109,7 +109,9 @@ def test_of_threads_checking_one_page_at_once_exactly_one_gets_unique():
             pages = [a[1] for a in answers[r]]
             assert urls.count("new") == 1 and urls.count("seen") == threads - 1, urls
             assert pages.count("unique") == 1, pages
-            assert pages.count("exact_duplicate") == threads - 1, pages
+            # The copies are duplicates of it: exact, or near once the host's template (what
+            # its pages repeat) is dropped from the later ones.
+            assert all(p in ("unique", "exact_duplicate", "near_duplicate") for p in pages), pages
 
 
 def test_an_answer_is_durable_before_it_is_returned(tmp_path):
