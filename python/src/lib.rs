@@ -177,88 +177,27 @@ impl PageVerdict {
         let d = PyDict::new(py);
         d.set_item("url", &self.url)?;
         d.set_item("verdict", self.verdict)?;
-        let optional: [(&str, Option<Bound<'py, PyAny>>); 10] = [
-            (
-                "of",
-                self.of
-                    .as_ref()
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "distance",
-                self.distance
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "similarity",
-                self.similarity
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "containment",
-                self.containment
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "id",
-                self.id
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "simhash",
-                self.simhash
-                    .as_ref()
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "digest",
-                self.digest
-                    .as_ref()
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "nearest_similarity",
-                self.nearest_similarity
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "title",
-                self.title
-                    .as_ref()
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-            (
-                "text",
-                self.text
-                    .as_ref()
-                    .map(|v| v.into_pyobject(py))
-                    .transpose()?
-                    .map(Bound::into_any),
-            ),
-        ];
-        for (key, value) in optional {
-            if let Some(value) = value {
-                d.set_item(key, value)?;
+        // `set_item` takes any value Python can hold; a field that is `None` is left out.
+        fn put<'py, T: IntoPyObject<'py>>(
+            d: &Bound<'py, PyDict>,
+            key: &str,
+            value: Option<T>,
+        ) -> PyResult<()> {
+            match value {
+                Some(value) => d.set_item(key, value),
+                None => Ok(()),
             }
         }
+        put(&d, "of", self.of.as_deref())?;
+        put(&d, "distance", self.distance)?;
+        put(&d, "similarity", self.similarity)?;
+        put(&d, "containment", self.containment)?;
+        put(&d, "id", self.id)?;
+        put(&d, "simhash", self.simhash.as_deref())?;
+        put(&d, "digest", self.digest.as_deref())?;
+        put(&d, "nearest_similarity", self.nearest_similarity)?;
+        put(&d, "title", self.title.as_deref())?;
+        put(&d, "text", self.text.as_deref())?;
         Ok(d)
     }
 
