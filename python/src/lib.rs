@@ -75,6 +75,16 @@ enum Durability {
     Checkpoint,
 }
 
+/// Makes the URLs answered new so far durable: one sync of the URL journal, or, on a stage
+/// opened without it (`durability="checkpoint"`), a checkpoint.
+fn sync_urls(stage: &crawldedup::Dedup, journaled: bool) -> Result<(), DedupError> {
+    if journaled {
+        stage.sync_urls()
+    } else {
+        stage.checkpoint()
+    }
+}
+
 /// The verdict on one URL.
 #[pyclass(frozen, get_all, module = "crawldedup")]
 struct UrlVerdict {
@@ -472,8 +482,14 @@ impl Dedup {
                 (dir.path().to_path_buf(), Some(dir))
             }
         };
+        // Durable answers need the URL journal; without it a checkpoint saves the filter.
         let stage = py
-            .detach(|| crawldedup::Dedup::open(&state_dir, &config))
+            .detach(|| {
+                crawldedup::Dedup::builder()
+                    .config(&config)
+                    .url_journal(durability == Durability::Answered)
+                    .open(&state_dir)
+            })
             .map_err(py_error)?;
         Ok(Dedup {
             inner: RwLock::new(Some(Arc::new(stage))),
@@ -499,7 +515,8 @@ impl Dedup {
     }
 
     /// Canonicalizes `url` and checks it against the URL filter, recording it when new.
-    /// `durable` overrides the stage's durability for this call.
+    /// `durable` overrides the stage's durability for this call (`True` on a stage opened
+    /// with `durability="checkpoint"` costs a checkpoint).
     #[pyo3(signature = (url, *, durable=None))]
     fn check_url(
         &self,
@@ -509,11 +526,12 @@ impl Dedup {
     ) -> PyResult<UrlVerdict> {
         let stage = self.stage()?;
         let durability = self.durability_of(durable);
+        let journaled = self.durability == Durability::Answered;
         let answer = py
             .detach(|| -> Result<UrlAnswer, DedupError> {
                 let answer = stage.check_url(&url)?;
                 if durability == Durability::Answered && matches!(answer, UrlAnswer::New(_)) {
-                    stage.sync_urls()?;
+                    sync_urls(&stage, journaled)?;
                 }
                 Ok(answer)
             })
@@ -531,6 +549,7 @@ impl Dedup {
     ) -> PyResult<Vec<UrlVerdict>> {
         let stage = self.stage()?;
         let durability = self.durability_of(durable);
+        let journaled = self.durability == Durability::Answered;
         let answers = py
             .detach(|| -> Result<Vec<UrlAnswer>, DedupError> {
                 let answers = urls
@@ -540,7 +559,7 @@ impl Dedup {
                 if durability == Durability::Answered
                     && answers.iter().any(|a| matches!(a, UrlAnswer::New(_)))
                 {
-                    stage.sync_urls()?;
+                    sync_urls(&stage, journaled)?;
                 }
                 Ok(answers)
             })

@@ -124,6 +124,9 @@ def test_an_answer_is_durable_before_it_is_returned(tmp_path):
             dedup = crawldedup.Dedup({str(state)!r})
             assert dedup.check_url("https://kill.test/a").verdict == "new"
             assert dedup.check_page("https://kill.test/a", body=article(7)).verdict == "unique"
+            fast = crawldedup.Dedup({str(tmp_path / "fast")!r}, durability="checkpoint")
+            assert fast.check_url("https://kill.test/durable", durable=True).verdict == "new"
+            assert fast.check_page("https://kill.test/d", body=article(6), durable=True).is_unique
             print("answered", flush=True)
             time.sleep(600)
         """)],
@@ -137,6 +140,10 @@ def test_an_answer_is_durable_before_it_is_returned(tmp_path):
         assert dedup.check_url("https://kill.test/a").verdict == "seen"
         again = dedup.check_page("https://kill.test/copy", body=article(7))
         assert again.verdict == "exact_duplicate" and again.of == "https://kill.test/a"
+    # durable=True on a stage that otherwise waits for checkpoints.
+    with crawldedup.Dedup(tmp_path / "fast") as fast:
+        assert fast.check_url("https://kill.test/durable").verdict == "seen"
+        assert fast.check_page("https://kill.test/copy", body=article(6)).is_duplicate
 
 
 def test_a_state_directory_resumes_after_close(tmp_path):
