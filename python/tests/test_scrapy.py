@@ -121,3 +121,20 @@ def test_a_bad_setting_stops_the_component_in_one_line(tmp_path):
         assert "false_positive_rate" in str(e) and "\n" not in str(e)
     else:
         raise AssertionError("a false-positive rate of 2 was taken")
+
+
+def test_the_dupefilter_builds_as_scrapy_redis_builds_it(tmp_path):
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    crawler = get_crawler(Spider, {"CRAWLDEDUP_STATE_DIR": str(tmp_path / "state")})
+    crawler.spider = crawler._create_spider("redis")
+    crawler.stats.open_spider()
+    df = DupeFilter.from_spider(crawler.spider)
+    assert not df.request_seen(Request("https://a.test/?utm_campaign=x"))
+    assert df.request_seen(Request("https://a.test/"))
+    df.log(Request("https://a.test/"), crawler.spider)
+    assert crawler.stats.get_value("dupefilter/filtered") == 1
+    assert crawler.stats.get_value("crawldedup/url/seen") == 1
+    df.clear()
+    assert not (tmp_path / "state").exists()
