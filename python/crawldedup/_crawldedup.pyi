@@ -1,8 +1,24 @@
 """Types of the extension module (built from python/src/lib.rs)."""
 
 import os
+import pathlib
 from types import TracebackType
-from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Type, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Type, Union, final
+
+__all__ = [
+    "ClosedError",
+    "ConfigError",
+    "Dedup",
+    "Error",
+    "Extracted",
+    "PageVerdict",
+    "StateError",
+    "UrlVerdict",
+    "canonicalize",
+    "extract",
+    "simhash",
+    "__version__",
+]
 
 __version__: str
 
@@ -18,6 +34,7 @@ class StateError(Error):
 class ClosedError(Error):
     """The Dedup was closed."""
 
+@final
 class UrlVerdict:
     verdict: Literal["new", "seen", "invalid"]
     url: str
@@ -26,6 +43,7 @@ class UrlVerdict:
     @property
     def is_new(self) -> bool: ...
 
+@final
 class PageVerdict:
     verdict: Literal["unique", "exact_duplicate", "near_duplicate", "no_text"]
     url: str
@@ -45,6 +63,7 @@ class PageVerdict:
     def is_unique(self) -> bool: ...
     def to_dict(self) -> Dict[str, Any]: ...
 
+@final
 class Extracted:
     title: Optional[str]
     text: str
@@ -53,22 +72,23 @@ class Extracted:
     canonical: Optional[str]
     links: List[str]
 
-Body = Union[bytes, bytearray, memoryview, str]
-SettingValue = Union[bool, int, float, str, Sequence[Union[bool, int, float, str]]]
+_Body = Union[bytes, bytearray, memoryview, str]
+_SettingValue = Union[bool, int, float, str, Sequence[Union[bool, int, float, str]]]
 
+@final
 class Dedup:
     """The page stage on a state directory; see the package documentation."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         state_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
         *,
         config: Optional[Union[str, "os.PathLike[str]"]] = None,
-        settings: Optional[Mapping[str, SettingValue]] = None,
+        settings: Optional[Mapping[str, _SettingValue]] = None,
         durability: Literal["answered", "checkpoint"] = "answered",
-    ) -> None: ...
+    ) -> "Dedup": ...
     @property
-    def state_dir(self) -> str: ...
+    def state_dir(self) -> pathlib.Path: ...
     @property
     def closed(self) -> bool: ...
     def check_url(self, url: str, *, durable: Optional[bool] = None) -> UrlVerdict: ...
@@ -79,14 +99,14 @@ class Dedup:
         self,
         url: str,
         *,
-        body: Optional[Body] = None,
+        body: Optional[_Body] = None,
         content_type: Optional[str] = None,
         text: Optional[str] = None,
         include_text: bool = False,
         durable: Optional[bool] = None,
     ) -> PageVerdict: ...
     def extract(
-        self, html: Body, url: Optional[str] = None, content_type: Optional[str] = None
+        self, html: _Body, url: Optional[str] = None, content_type: Optional[str] = None
     ) -> Extracted: ...
     def simhash(self, text: str) -> int: ...
     def checkpoint(self) -> None: ...
@@ -100,6 +120,6 @@ class Dedup:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
-def extract(html: Body, url: Optional[str] = None, content_type: Optional[str] = None) -> Extracted: ...
+def extract(html: _Body, url: Optional[str] = None, content_type: Optional[str] = None) -> Extracted: ...
 def simhash(text: str) -> int: ...
 def canonicalize(url: str) -> str: ...
