@@ -50,6 +50,8 @@ fn child(args: &[String]) {
     let start = Instant::now();
     let pages = match args[0].as_str() {
         "ours" => {
+            // As the `crawldedup` binary starts.
+            crawldedup::crawl::limit_malloc_arenas();
             let dir = support::scratch_dir().unwrap();
             let mut config = crawldedup::Config::default();
             config.crawl.seeds = vec![url.clone()];

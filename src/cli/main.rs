@@ -21,6 +21,7 @@ use dedup::dedup;
 use print::{print_summary, run_demo};
 
 fn main() -> ExitCode {
+    crawldedup::crawl::limit_malloc_arenas();
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet);
     match run(cli.command) {

@@ -17,6 +17,7 @@
 //! record.rs    the checkpoint: sinks' positions, index size, frontier, one record
 //! ```
 
+mod arenas;
 #[cfg(feature = "cluster")]
 mod cluster;
 #[cfg(not(feature = "cluster"))]
@@ -40,6 +41,7 @@ mod scope;
 mod start;
 mod worker;
 
+pub use arenas::limit_malloc_arenas;
 pub use crawler::{Crawler, CrawlerBuilder, crawl};
 pub use error::CrawlError;
 pub use fetch::{ClientError, FetchConfig, FetchError, Fetched, Fetcher, Hop};
