@@ -47,20 +47,38 @@ pub struct Histogram {
 impl Default for Histogram {
     #[allow(unsafe_code)]
     fn default() -> Histogram {
-        // Zeroed memory from the allocator (calloc): the pages of the buckets are not
-        // touched until a value is recorded, so the histograms of the metrics, which are
-        // built at the first open whether metrics are recorded or not, take no resident
-        // memory (they took 512 KiB each, about 21 MB in all, by writing every bucket).
-        let mut vals = std::mem::ManuallyDrop::new(vec![0_usize; BUCKETS]);
-        let ptr: *mut usize = vals.as_mut_ptr();
-        let len = vals.len();
-        let capacity = vals.capacity();
+        #[cfg(not(feature = "miri_optimizations"))]
+        {
+            let mut vals = Vec::with_capacity(BUCKETS);
+            vals.resize_with(BUCKETS, Default::default);
 
-        // `AtomicUsize` has the size and alignment of `usize`.
-        let vals: Vec<AtomicUsize> =
-            unsafe { Vec::from_raw_parts(ptr as *mut AtomicUsize, len, capacity) };
+            Histogram {
+                vals,
+                sum: AtomicUsize::new(0),
+                count: AtomicUsize::new(0),
+            }
+        }
 
-        Histogram { vals, sum: AtomicUsize::new(0), count: AtomicUsize::new(0) }
+        #[cfg(feature = "miri_optimizations")]
+        {
+            // Avoid calling Vec::resize_with with a large length because its
+            // internals cause stacked borrows tracking information to add an
+            // item for each element of the vector.
+            let mut vals = std::mem::ManuallyDrop::new(vec![0_usize; BUCKETS]);
+            let ptr: *mut usize = vals.as_mut_ptr();
+            let len = vals.len();
+            let capacity = vals.capacity();
+
+            let vals: Vec<AtomicUsize> = unsafe {
+                Vec::from_raw_parts(ptr as *mut AtomicUsize, len, capacity)
+            };
+
+            Histogram {
+                vals,
+                sum: AtomicUsize::new(0),
+                count: AtomicUsize::new(0),
+            }
+        }
     }
 }
 
