@@ -114,8 +114,10 @@ def stage_options(settings: BaseSettings) -> Dict[str, Any]:
     overrides: Dict[str, Any] = dict(settings.getdict("CRAWLDEDUP_SETTINGS"))
     for name, key in SETTINGS.items():
         value = settings.get(name)
-        if value is not None:
-            overrides[key] = value
+        if value is None:
+            continue
+        # A list setting may come as "a,b" (from the command line's -s, say).
+        overrides[key] = settings.getlist(name) if name == "CRAWLDEDUP_STRIP_PARAMS" else value
     durability = settings.get("CRAWLDEDUP_DURABILITY", "checkpoint")
     return {
         "config": settings.get("CRAWLDEDUP_CONFIG") or None,

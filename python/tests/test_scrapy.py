@@ -110,6 +110,18 @@ def test_the_dupefilter_alone(tmp_path):
     again.close("finished")
 
 
+def test_settings_reach_the_stage(tmp_path):
+    settings = Settings({"CRAWLDEDUP_STATE_DIR": str(tmp_path / "s"),
+                         "CRAWLDEDUP_STRIP_PARAMS": "ref,src",
+                         "CRAWLDEDUP_SETTINGS": {"url_filter.fold_index": True}})
+    df = DupeFilter.from_settings(settings)
+    assert not df.request_seen(Request("https://a.test/x/index.html?ref=feed&src=mail&k=1"))
+    assert df.request_seen(Request("https://a.test/x/?k=1"))
+    # utm_* is no longer stripped: the list replaces the default one.
+    assert not df.request_seen(Request("https://a.test/x/?k=1&utm_source=y"))
+    df.close("finished")
+
+
 def test_a_bad_setting_stops_the_component_in_one_line(tmp_path):
     from scrapy.exceptions import NotConfigured
 
