@@ -1,0 +1,465 @@
+//! A pass over the raw markup before the tree is built: it removes what can never be main
+//! content and costs parse time (script, style, template, svg, math, iframe and object
+//! bodies, and comments), keeping JSON-LD script bodies aside for structured data. The
+//! `noscript` tags go too, but their bodies stay and are parsed as markup, as a browser
+//! without script would show them, unless the body is short: then it is a notice such as
+//! "enable JavaScript to run this app" and goes with its tags.
+//!
+//! It works on the text in one forward scan (time linear in the input) and never needs the
+//! tags to be well formed: a raw-text element (script, style, iframe) or template that is
+//! never closed is cut to the end of the input, as the HTML parser would have read it as
+//! raw text or inert content anyway. SVG and MathML are parsed as markup, so an unclosed one
+//! ends where the parser would leave it: at an HTML tag such as `<div>` or `</a>`.
+
+mod attributes;
+
+/// Elements whose whole body is dropped before parsing.
+const DROPPED: &[&[u8]] = &[
+    b"script",
+    b"style",
+    b"template",
+    b"svg",
+    b"math",
+    b"iframe",
+    b"object",
+];
+
+/// Dropped elements whose bodies are foreign content (SVG, MathML): the parser reads them as
+/// markup, not raw text, and leaves them early when HTML shows up (see
+/// [`find_foreign_close`]).
+const FOREIGN: &[&[u8]] = &[b"svg", b"math"];
+
+/// HTML start tags that end foreign content wherever they appear in it (the HTML standard's
+/// list for "in foreign content"; `font` is left out, as it breaks out only with some
+/// attributes).
+const BREAKOUT_START: &[&[u8]] = &[
+    b"b",
+    b"big",
+    b"blockquote",
+    b"body",
+    b"br",
+    b"center",
+    b"code",
+    b"dd",
+    b"div",
+    b"dl",
+    b"dt",
+    b"em",
+    b"embed",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"head",
+    b"hr",
+    b"i",
+    b"img",
+    b"li",
+    b"listing",
+    b"menu",
+    b"meta",
+    b"nobr",
+    b"ol",
+    b"p",
+    b"pre",
+    b"ruby",
+    b"s",
+    b"small",
+    b"span",
+    b"strong",
+    b"strike",
+    b"sub",
+    b"sup",
+    b"table",
+    b"tt",
+    b"u",
+    b"ul",
+    b"var",
+];
+
+/// End tags of HTML elements that have no SVG or MathML namesake: inside foreign content,
+/// such an end tag closes an element opened outside it, and the foreign content with it.
+const BREAKOUT_END: &[&[u8]] = &[
+    b"article", b"aside", b"body", b"br", b"button", b"dd", b"details", b"div", b"dl", b"dt",
+    b"em", b"figure", b"footer", b"form", b"h1", b"h2", b"h3", b"h4", b"h5", b"h6", b"header",
+    b"html", b"label", b"li", b"main", b"nav", b"ol", b"p", b"picture", b"section", b"span",
+    b"strong", b"summary", b"table", b"td", b"th", b"tr", b"ul",
+];
+
+/// Foreign elements in which HTML is allowed (the integration points).
+const INTEGRATION_POINTS: &[&[u8]] = &[b"foreignobject", b"desc", b"title", b"annotation-xml"];
+
+/// Elements whose tags are dropped but whose body is parsed as ordinary markup: a crawler
+/// runs no script, so what a page shows without script is what it has to offer (some
+/// forum software serves its posts this way). Bodies shorter than
+/// [`NOSCRIPT_MESSAGE_BYTES`] are dropped with their tags.
+const UNWRAPPED: &[&[u8]] = &[b"noscript"];
+
+/// Below this many bytes a `noscript` body is a notice or a tracking pixel, not content.
+const NOSCRIPT_MESSAGE_BYTES: usize = 400;
+
+/// Elements nested deeper than this have their tags dropped before parsing (their text is
+/// kept), as browsers cap the depth of the tree they build: the HTML tree builder scans its
+/// stack of open elements for many tags, so unbounded depth would cost quadratic time.
+pub const MAX_DEPTH: usize = 512;
+
+/// The lower-case ASCII tag name at the start of `rest` (the bytes after `<` or `</`).
+fn tag_name(rest: &[u8]) -> &[u8] {
+    let end = rest
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))
+        .unwrap_or(rest.len());
+    if rest.first().is_some_and(u8::is_ascii_alphabetic) {
+        &rest[..end]
+    } else {
+        &[]
+    }
+}
+
+/// True for elements that stay open until their end tag: not void elements, and not those
+/// the parser closes by itself (`p`, `li`, table parts, ...), whose counting would overstate
+/// the depth of ordinary pages.
+fn nests(name: &[u8]) -> bool {
+    const NOT_NESTING: &[&[u8]] = &[
+        b"p",
+        b"li",
+        b"dt",
+        b"dd",
+        b"tr",
+        b"td",
+        b"th",
+        b"tbody",
+        b"thead",
+        b"tfoot",
+        b"option",
+        b"optgroup",
+        b"br",
+        b"img",
+        b"input",
+        b"meta",
+        b"link",
+        b"hr",
+        b"wbr",
+        b"source",
+        b"area",
+        b"base",
+        b"col",
+        b"colgroup",
+        b"embed",
+        b"param",
+        b"track",
+        b"html",
+        b"head",
+        b"body",
+        b"rb",
+        b"rt",
+        b"rp",
+        b"caption",
+    ];
+    !named_in(NOT_NESTING, name)
+}
+
+/// The markup with dropped elements removed, and the JSON-LD blocks found on the way.
+#[derive(Debug, Default)]
+pub struct Stripped {
+    /// Markup left for the parser.
+    pub html: String,
+    /// Bodies of `<script type="application/ld+json">` elements, in document order.
+    pub json_ld: Vec<String>,
+}
+
+/// Removes dropped elements, comments and the attributes nobody reads from `html`.
+pub fn strip(html: &str) -> Stripped {
+    let mut stripped = strip_elements(html);
+    stripped.html = attributes::drop_attributes(&stripped.html);
+    stripped
+}
+
+/// Removes dropped elements and comments from `html`.
+fn strip_elements(html: &str) -> Stripped {
+    let bytes = html.as_bytes();
+    let mut out = Stripped {
+        html: String::with_capacity(html.len() / 2),
+        json_ld: Vec::new(),
+    };
+    let mut copied = 0; // bytes of `html` already handled
+    let mut at = 0;
+    let mut depth = 0usize; // open elements that nest (see `nests`)
+    let mut flattened = 0usize; // open tags dropped beyond MAX_DEPTH
+    while let Some(offset) = memchr(b'<', &bytes[at..]) {
+        let start = at + offset;
+        let rest = &bytes[start + 1..];
+        if rest.starts_with(b"!--") {
+            out.html.push_str(&html[copied..start]);
+            let end = find(&rest[3..], b"-->").map_or(bytes.len(), |e| start + 4 + e + 3);
+            copied = end;
+            at = end;
+            continue;
+        }
+        let closing = rest.first() == Some(&b'/');
+        let name_at = if closing { &rest[1..] } else { rest };
+        if let Some(name) = UNWRAPPED.iter().find(|name| tag_named(name_at, name)) {
+            out.html.push_str(&html[copied..start]);
+            let mut end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            if !closing {
+                // A short body is a message to browsers without script ("enable
+                // JavaScript"), not content: the element goes whole.
+                // The close is looked for in a window just past the limit, so that many
+                // unclosed `noscript` tags cost linear time.
+                let window = bytes.len().min(end + NOSCRIPT_MESSAGE_BYTES + 64);
+                let (body_end, close_end) = find_close(&bytes[..window], end, name);
+                if body_end - end < NOSCRIPT_MESSAGE_BYTES {
+                    end = close_end;
+                }
+            }
+            copied = end;
+            at = end;
+            continue;
+        }
+        let Some(name) = DROPPED.iter().find(|name| tag_named(rest, name)) else {
+            let name = tag_name(name_at);
+            if name.is_empty() || !nests(name) {
+                at = start + 1;
+                continue;
+            }
+            // Nesting beyond MAX_DEPTH: drop the tag (its text stays), as browsers do.
+            let drop = if closing {
+                if flattened > 0 {
+                    flattened -= 1;
+                    true
+                } else {
+                    depth = depth.saturating_sub(1);
+                    false
+                }
+            } else if depth >= MAX_DEPTH {
+                flattened += 1;
+                true
+            } else {
+                let self_closing = memchr(b'>', rest).is_some_and(|e| e > 0 && rest[e - 1] == b'/');
+                depth += usize::from(!self_closing);
+                false
+            };
+            let tag_end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            if drop {
+                out.html.push_str(&html[copied..start]);
+                copied = tag_end;
+            }
+            at = tag_end;
+            continue;
+        };
+        out.html.push_str(&html[copied..start]);
+        let open_end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+        let self_closing = open_end >= 2 && bytes[open_end - 2] == b'/' && *name == b"svg";
+        let (body_end, close_end) = if self_closing {
+            (open_end, open_end)
+        } else if FOREIGN.contains(name) {
+            find_foreign_close(bytes, open_end, name)
+        } else {
+            find_close(bytes, open_end, name)
+        };
+        if *name == b"script" && is_json_ld(&bytes[start..open_end.min(bytes.len())]) {
+            out.json_ld
+                .push(html[open_end.min(body_end)..body_end].to_string());
+        }
+        copied = close_end;
+        at = close_end;
+    }
+    out.html.push_str(&html[copied.min(html.len())..]);
+    out
+}
+
+/// True when the tag name `name` is one of `list` (ASCII case ignored).
+fn named_in(list: &[&[u8]], name: &[u8]) -> bool {
+    list.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
+
+/// True when `rest` (the bytes after `<`) opens the element `name`.
+fn tag_named(rest: &[u8], name: &[u8]) -> bool {
+    rest.len() >= name.len()
+        && rest[..name.len()].eq_ignore_ascii_case(name)
+        && rest
+            .get(name.len())
+            .is_none_or(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'>' | b'/'))
+}
+
+/// Where the body of `name` opened at `from` ends, and where its end tag ends.
+fn find_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
+    let mut at = from;
+    while at < bytes.len() {
+        let Some(offset) = find(&bytes[at..], b"</") else {
+            break;
+        };
+        let start = at + offset;
+        let rest = &bytes[start + 2..];
+        if tag_named(rest, name) {
+            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 2 + e + 1);
+            return (start, end);
+        }
+        at = start + 2;
+    }
+    (bytes.len(), bytes.len())
+}
+
+/// Where the body of the foreign element `name` (`svg` or `math`) opened at `from` ends, and
+/// where its end tag ends. As the HTML parser does, the body also ends, with nothing
+/// consumed, at an HTML start tag from [`BREAKOUT_START`] or an end tag from
+/// [`BREAKOUT_END`] (or an `</a>` with no `<a>` opened inside), unless they sit in an
+/// integration point such as `foreignObject`: so an icon whose `</svg>` is missing ends
+/// where the page's markup resumes instead of swallowing the rest of the page.
+fn find_foreign_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
+    let mut at = from;
+    let mut integration = 0usize; // open integration points
+    let mut anchors = 0usize; // SVG `<a>` elements open inside
+    while let Some(offset) = memchr(b'<', &bytes[at..]) {
+        let start = at + offset;
+        let rest = &bytes[start + 1..];
+        let closing = rest.first() == Some(&b'/');
+        let tag = tag_name(if closing { &rest[1..] } else { rest });
+        at = start + 1;
+        if tag.is_empty() {
+            continue;
+        }
+        if closing && tag.eq_ignore_ascii_case(name) {
+            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            return (start, end);
+        }
+        if named_in(INTEGRATION_POINTS, tag) {
+            if closing {
+                integration = integration.saturating_sub(1);
+            } else {
+                integration += 1;
+            }
+            continue;
+        }
+        if integration > 0 {
+            continue;
+        }
+        let breaks_out = if tag.eq_ignore_ascii_case(b"a") {
+            if closing && anchors == 0 {
+                true
+            } else {
+                if closing {
+                    anchors -= 1;
+                } else {
+                    anchors += 1;
+                }
+                false
+            }
+        } else if closing {
+            named_in(BREAKOUT_END, tag)
+        } else {
+            named_in(BREAKOUT_START, tag)
+        };
+        if breaks_out {
+            return (start, start);
+        }
+    }
+    (bytes.len(), bytes.len())
+}
+
+fn is_json_ld(open_tag: &[u8]) -> bool {
+    find_ignore_case(open_tag, b"application/ld+json")
+}
+
+fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    memchr::memchr(needle, haystack)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(haystack, needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drops_bodies_and_keeps_json_ld() {
+        let page = "<p>a</p><script>if (a<b) x('</p>')</script><p>b</p>\
+            <STYLE type=x>p{}</style><!-- c --><script type=\"application/ld+json\">{\"a\":1}</script>\
+            <svg><path d=1/></svg><svg/><p>c";
+        let out = strip(page);
+        assert_eq!(out.html, "<p>a</p><p>b</p><p>c");
+        assert_eq!(out.json_ld, vec!["{\"a\":1}".to_string()]);
+    }
+
+    #[test]
+    fn noscript_notices_go_and_noscript_content_stays() {
+        let notice =
+            "<p>a</p><noscript>You need to enable JavaScript to run this app.</noscript><p>b</p>";
+        assert_eq!(strip(notice).html, "<p>a</p><p>b</p>");
+        let post = format!(
+            "<noscript><div class=post>{}</div></noscript>",
+            "words ".repeat(100)
+        );
+        assert_eq!(
+            strip(&post).html,
+            format!("<div class=post>{}</div>", "words ".repeat(100))
+        );
+        // Unclosed: a short rest of the page goes, a long one is parsed.
+        assert_eq!(strip("<p>a</p><noscript>enable it").html, "<p>a</p>");
+        let long = format!("<noscript><p>{}", "text ".repeat(200));
+        assert_eq!(strip(&long).html, format!("<p>{}", "text ".repeat(200)));
+        // Many unclosed tags: each looks only a short way ahead.
+        let many = "<noscript>".repeat(100_000) + &"x".repeat(1000);
+        assert!(strip(&many).html.ends_with('x'));
+    }
+
+    #[test]
+    fn unclosed_elements_run_to_the_end() {
+        assert_eq!(strip("<p>a<script>never closed").html, "<p>a");
+        assert_eq!(strip("<p>a<!-- never closed").html, "<p>a");
+        assert_eq!(strip("<p>a<script").html, "<p>a");
+    }
+
+    #[test]
+    fn unclosed_svg_and_math_end_where_html_resumes() {
+        // An icon without `</svg>` inside a link: the link's end tag ends it.
+        assert_eq!(
+            strip("<a href=/><svg class=i></a><ul><li>menu</ul><p>text</p>").html,
+            "<a href=/></a><ul><li>menu</ul><p>text</p>"
+        );
+        // An HTML start tag ends it too.
+        assert_eq!(
+            strip("<svg><path d=1><div>text</div>").html,
+            "<div>text</div>"
+        );
+        assert_eq!(strip("<math><mi>x</mi><p>text").html, "<p>text");
+        // SVG's own `a`, and HTML inside `foreignObject`, stay inside.
+        assert_eq!(
+            strip("<svg><a href=x><text>t</text></a><foreignObject><div>d</div></foreignObject></svg><p>after").html,
+            "<p>after"
+        );
+        // With nothing to end it, it runs to the end as before.
+        assert_eq!(strip("<p>a<svg><path d=1>").html, "<p>a");
+    }
+
+    #[test]
+    fn nesting_beyond_the_cap_is_flattened() {
+        let deep = "<div>".repeat(MAX_DEPTH + 100) + "text" + &"</div>".repeat(MAX_DEPTH + 100);
+        let out = strip(&deep).html;
+        assert_eq!(out.matches("<div>").count(), MAX_DEPTH);
+        assert_eq!(out.matches("</div>").count(), MAX_DEPTH);
+        assert!(out.contains("text"));
+        // Self-closing and auto-closed tags do not count.
+        let flat = "<p>a<br/><span/>".repeat(2 * MAX_DEPTH);
+        assert_eq!(strip(&flat).html, flat);
+    }
+
+    #[test]
+    fn custom_elements_with_similar_names_are_kept() {
+        assert_eq!(
+            strip("<styled-box>x</styled-box>").html,
+            "<styled-box>x</styled-box>"
+        );
+        assert_eq!(strip("<scripts>x</scripts>").html, "<scripts>x</scripts>");
+    }
+}
