@@ -199,6 +199,8 @@ pub(super) struct Attrs<'a> {
 }
 
 impl<'a> Attrs<'a> {
+    /// (An attribute read here or elsewhere in this file must be in the list of those the
+    /// pass before parsing keeps, `content/strip/attributes.rs`; a test checks it.)
     pub(super) fn of(element: &'a scraper::node::Element) -> Attrs<'a> {
         let mut attrs = Attrs::default();
         for (name, value) in element.attrs() {

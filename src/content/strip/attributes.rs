@@ -385,6 +385,30 @@ mod tests {
         assert_eq!(tree(&full), tree(&lean), "{html:?}\n -> {lean:?}");
     }
 
+    /// Every attribute the extraction reads (`.attr("x")`, and the names `Attrs::of` matches)
+    /// is kept: one read without a place in [`KEPT`] would find nothing.
+    #[test]
+    fn every_attribute_the_extraction_reads_is_kept() {
+        let source = include_str!("../extract/tree.rs");
+        let mut read: Vec<&str> = source
+            .split(".attr(\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        read.extend(source.lines().filter_map(|line| {
+            let line = line.trim_start().strip_prefix('"')?;
+            let (name, rest) = line.split_once('"')?;
+            rest.trim_start().starts_with("=> attrs.").then_some(name)
+        }));
+        assert!(read.len() >= 15, "{read:?}");
+        for name in read {
+            assert!(
+                super::super::named_in(KEPT, name.as_bytes()),
+                "{name} is read but dropped"
+            );
+        }
+    }
+
     #[test]
     fn the_parser_builds_the_same_tree() {
         // A quoted value running past the first `>`: what follows is still the value.
