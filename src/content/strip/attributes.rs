@@ -281,15 +281,8 @@ mod tests {
         if !lean.rewrite {
             return None;
         }
-        let mut out = tag[..lean.name_end].to_string();
-        for &(a, b) in &lean.kept {
-            out.push(' ');
-            out.push_str(&tag[a..b]);
-        }
-        if lean.self_closing {
-            out.push_str(" /");
-        }
-        out.push('>');
+        let mut out = String::new();
+        push_tag(&mut out, tag, &lean);
         Some(out)
     }
 
