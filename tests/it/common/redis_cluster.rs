@@ -28,17 +28,30 @@ fn found(binary: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// A port free on loopback whose cluster bus port (port + 10000) is free too.
+/// A port free on loopback whose cluster bus port (port + 10000) is free too, and that no
+/// other cluster of this test process was given: tests run clusters side by side, and a
+/// port handed out here is free only until its node binds it, so two clusters starting at
+/// once could otherwise get one port (the second node then fails to start, its PING is
+/// answered by the other cluster's node, and `--cluster create` fails).
 fn free_port(taken: &[u16]) -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
     for _ in 0..1000 {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("a free port");
-        if port >= 55_000 || taken.contains(&port) {
+        let clashes = |p: u16| {
+            given
+                .iter()
+                .chain(taken)
+                .any(|&q| q == p || q + 10_000 == p || q == p + 10_000)
+        };
+        if port >= 55_000 || clashes(port) {
             continue;
         }
         if TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            given.push(port);
             return port;
         }
     }
