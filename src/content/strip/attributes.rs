@@ -71,9 +71,10 @@ const LAST: &[&[u8]] = &[b"script", b"plaintext", b"svg", b"math"];
 
 /// `html` with the attributes nobody reads dropped from its start tags (see the module
 /// doc).
-pub(super) fn drop_attributes(html: &str) -> String {
+pub(super) fn drop_attributes(markup: String) -> String {
+    let html = markup.as_str();
     let bytes = html.as_bytes();
-    let mut out = String::with_capacity(html.len());
+    let mut out = String::new();
     let mut lean = Lean::default();
     let mut copied = 0;
     let mut at = 0;
@@ -94,6 +95,9 @@ pub(super) fn drop_attributes(html: &str) -> String {
                 let Some(end) = lean.end else { break };
                 let end = start + end + 1;
                 if lean.rewrite {
+                    if out.capacity() == 0 {
+                        out.reserve(html.len());
+                    }
                     out.push_str(&html[copied..start]);
                     push_tag(&mut out, &html[start..end], &lean);
                     copied = end;
@@ -110,6 +114,10 @@ pub(super) fn drop_attributes(html: &str) -> String {
             }
             _ => start + 1,
         };
+    }
+    if copied == 0 {
+        // Nothing rewritten: the markup as it came, not a copy.
+        return markup;
     }
     out.push_str(&html[copied..]);
     out

@@ -10,6 +10,8 @@
 //! never closed is cut to the end of the input, as the HTML parser would have read it as
 //! raw text or inert content anyway. SVG and MathML are parsed as markup, so an unclosed one
 //! ends where the parser would leave it: at an HTML tag such as `<div>` or `</a>`.
+//!
+//! A second pass then drops the attributes the extraction never reads (see `attributes.rs`).
 
 mod attributes;
 
@@ -173,7 +175,7 @@ pub struct Stripped {
 /// Removes dropped elements, comments and the attributes nobody reads from `html`.
 pub fn strip(html: &str) -> Stripped {
     let mut stripped = strip_elements(html);
-    stripped.html = attributes::drop_attributes(&stripped.html);
+    stripped.html = attributes::drop_attributes(std::mem::take(&mut stripped.html));
     stripped
 }
 
