@@ -30,6 +30,27 @@ pub(super) fn plain_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(
     (controls == 0 && spaces & after == 0).then_some((x, spaces))
 }
 
+/// [`plain_chunk`] for the digest, which copies bytes as they are: the eight bytes at `i`
+/// may also hold bytes beyond ASCII, as long as none of them is the lead byte of a
+/// whitespace character beyond ASCII (0xC2, 0xE1, 0xE2 and 0xE3 lead all of them:
+/// U+0085, U+00A0, U+1680, U+2000 to U+205F, U+3000). A chunk may start inside a
+/// character: the character's lead byte, before `i`, was then read as no whitespace.
+#[inline(always)]
+fn plain_utf8_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(u64, u64)> {
+    let chunk = bytes.get(i..i + 8)?;
+    let x = u64::from_le_bytes(chunk.try_into().ok()?);
+    let high = x & HIGH_BITS;
+    let y = x & !HIGH_BITS;
+    if high != 0 && (in_range(y, 0x42, 0x43) | in_range(y, 0x61, 0x64)) & high != 0 {
+        return None;
+    }
+    let ascii = !high & HIGH_BITS;
+    let (spaces, controls) = ascii_spaces(y);
+    let (spaces, controls) = (spaces & ascii, controls & ascii);
+    let after = (spaces << 8) | (u64::from(after_space) << 7);
+    (controls == 0 && spaces & after == 0).then_some((x, spaces))
+}
+
 /// Digest of the whitespace-normalised text, and its length in characters.
 pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
     let bytes = text.as_bytes();
@@ -45,10 +66,10 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
     let mut after_space = true;
     let mut i = 0;
     while i < bytes.len() {
-        // Eight ASCII bytes whose only whitespace is single spaces, none of them after a
-        // space, are their own normalised form: copied as one word. Prose is mostly such
+        // Eight bytes whose only whitespace is single spaces, none of them after a space,
+        // are their own normalised form: copied as one word. Prose is mostly such
         // runs; anything else takes the byte loop below for one byte.
-        if let Some((x, spaces)) = plain_chunk(bytes, i, after_space) {
+        if let Some((x, spaces)) = plain_utf8_chunk(bytes, i, after_space) {
             out[len..len + 8].copy_from_slice(&x.to_le_bytes());
             len += 8;
             after_space = spaces >> 63 != 0;

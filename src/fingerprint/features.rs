@@ -114,24 +114,26 @@ pub(super) fn weighted_simhash_avx2(features: &mut [u64]) -> (Simhash, usize) {
 pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize) {
     // Every occurrence adds the unit weight (tf^TF_EXPONENT at tf = 1) per set bit: counted per
     // bit position with carry-save adders, a few logic operations each and no branch. A
-    // feature seen tf >= 2 times then adds the rest of its weight, tf^TF_EXPONENT - tf units, found
-    // through an open-addressing table (linear probing, at most half full) that lists each
-    // feature when its count reaches 2. The sums are the same integers as adding tf^TF_EXPONENT per
-    // distinct feature, so the order and the split do not change the bits.
+    // feature seen tf >= 2 times then adds the rest of its weight, tf^TF_EXPONENT - tf units,
+    // found through an open-addressing table (linear probing, at most half full) that lists
+    // each feature when it is seen a second time. The sums are the same integers as adding
+    // tf^TF_EXPONENT per distinct feature, so the order and the split do not change the bits.
     let unit = tf_weight(1);
     // Twice the features, so that it is at most half full; but a long text repeats its
     // features, so past [`FIRST_TABLE_SLOTS`] the table starts there and doubles when half
-    // full, instead of taking 16 bytes for every feature (a 50 MB text) and missing the
-    // cache on every probe.
+    // full, instead of taking room for every feature (a 50 MB text) and missing the cache
+    // on every probe.
     let mut slots = (features.len() * 2)
         .next_power_of_two()
         .clamp(16, FIRST_TABLE_SLOTS);
     let mut mask = slots - 1;
-    // (feature, count) side by side: a probe reads one cache line.
-    let mut table = vec![(0u64, 0u32); slots];
-    // Slots of the features whose count reached 2, written over the features already read
-    // (the list never outgrows the features read so far): written unconditionally, kept
-    // by moving the end only when the count is 2 (the branch would go either way at random).
+    // The features alone are probed (8 bytes a slot: the table of a page's text stays in
+    // the first-level cache); beside them, how many more times than once each was seen,
+    // read and written only for a repeat.
+    let mut keys = vec![0u64; slots];
+    let mut more = vec![0u32; slots];
+    // Slots of the features seen twice, written over the features already read (the list
+    // never outgrows the features read so far).
     let mut repeats = 0usize;
     let mut distinct = 0usize;
     let mut all = PositionalCount::default();
@@ -145,29 +147,35 @@ pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize
         }
         let mut slot = (hash >> 7) as usize & mask;
         // The slot is either this feature's or the empty one it takes: one path for both.
-        while table[slot].0 != hash && table[slot].0 != 0 {
+        while keys[slot] != hash && keys[slot] != 0 {
             slot = (slot + 1) & mask;
         }
-        let entry = &mut table[slot];
-        entry.0 = hash;
-        distinct += usize::from(entry.1 == 0);
-        entry.1 += 1;
-        features[repeats] = slot as u64;
-        repeats += usize::from(entry.1 == 2);
+        if keys[slot] == hash {
+            more[slot] += 1;
+            if more[slot] == 1 {
+                features[repeats] = slot as u64;
+                repeats += 1;
+            }
+            continue;
+        }
+        keys[slot] = hash;
+        distinct += 1;
         if distinct * 2 > slots {
             // Twice the room: every entry moves, and so do the slots of the repeated ones,
             // listed again (at most half of the features read so far: they fit).
             slots *= 2;
             mask = slots - 1;
-            let old = std::mem::replace(&mut table, vec![(0u64, 0u32); slots]);
+            let old_keys = std::mem::replace(&mut keys, vec![0u64; slots]);
+            let old_more = std::mem::replace(&mut more, vec![0u32; slots]);
             repeats = 0;
-            for (hash, count) in old.into_iter().filter(|e| e.1 > 0) {
+            for (hash, extra) in old_keys.into_iter().zip(old_more).filter(|e| e.0 != 0) {
                 let mut slot = (hash >> 7) as usize & mask;
-                while table[slot].0 != 0 {
+                while keys[slot] != 0 {
                     slot = (slot + 1) & mask;
                 }
-                table[slot] = (hash, count);
-                if count >= 2 {
+                keys[slot] = hash;
+                more[slot] = extra;
+                if extra > 0 {
                     features[repeats] = slot as u64;
                     repeats += 1;
                 }
@@ -185,8 +193,8 @@ pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize
         }
     };
     for &slot in &features[..repeats] {
-        let (hash, tf) = table[slot as usize];
-        rest(hash, tf as usize);
+        let slot = slot as usize;
+        rest(keys[slot], more[slot] as usize + 1);
     }
     if zero_count > 1 {
         rest(0, zero_count);

@@ -191,7 +191,6 @@ impl<T: Plain> std::fmt::Debug for Column<T> {
     }
 }
 
-/// What a table's lines need beside them: (leading bits, id floor, entries held).
 /// A hint to load the cache line holding `value`; no effect on other targets.
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {
