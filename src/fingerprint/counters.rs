@@ -72,12 +72,19 @@ impl PositionalCount {
         if total == 0 {
             return;
         }
+        // Levels past the last one a carry reached are all zero: a page's text reaches a
+        // few of the 32.
+        let used = self
+            .sixteens
+            .iter()
+            .rposition(|&slice| slice != 0)
+            .map_or(0, |last| last + 1);
         let mut lanes = [0u64; 64];
         for (bit, lane) in lanes.iter_mut().enumerate() {
             let at = |v: u64| (v >> bit) & 1;
             let mut count =
                 at(self.ones) + 2 * at(self.twos) + 4 * at(self.fours) + 8 * at(self.eights);
-            for (level, &slice) in self.sixteens.iter().enumerate() {
+            for (level, &slice) in self.sixteens[..used].iter().enumerate() {
                 count += at(slice) << (4 + level);
             }
             for &word in &self.block[..self.in_block] {

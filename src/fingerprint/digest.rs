@@ -102,6 +102,21 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
         len -= 1;
     }
     let normalized = &out[..len];
-    let chars = normalized.iter().filter(|&&b| (b as i8) >= -0x40).count();
+    let chars = normalized.len() - continuation_bytes(normalized);
     (Digest(xxh3_128(normalized)), chars)
+}
+
+/// How many bytes of `bytes` continue a UTF-8 character (0x80 to 0xBF: the high bit set and
+/// the next one clear), eight at a time: in a word, `x << 1` puts each byte's bit 6 where
+/// its bit 7 is.
+fn continuation_bytes(bytes: &[u8]) -> usize {
+    let chunks = bytes.chunks_exact(8);
+    let tail = chunks.remainder();
+    let words: usize = chunks
+        .map(|chunk| {
+            let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            (x & !(x << 1) & HIGH_BITS).count_ones() as usize
+        })
+        .sum();
+    words + tail.iter().filter(|&&b| b & 0xC0 == 0x80).count()
 }
