@@ -190,9 +190,43 @@ fn is_space(b: u8) -> bool {
 /// tag that can be rewritten without the attributes nobody reads (see the module doc).
 fn read_tag(input: &[u8], lean: &mut Lean) {
     lean.kept.clear();
-    lean.self_closing = false;
-    lean.end = None;
     lean.rewrite = false;
+    let closing = input.get(1) == Some(&b'/');
+    let mut dropped = false;
+    let kept = &mut lean.kept;
+    let tag = walk_tag(input, |start, name_end, end| {
+        if super::named_in(KEPT, &input[start..name_end]) {
+            kept.push((start, end));
+        } else {
+            dropped = true;
+        }
+    });
+    lean.end = tag.end;
+    lean.name_end = tag.name_end;
+    lean.self_closing = tag.self_closing;
+    let Some(end) = tag.end else { return };
+    lean.rewrite =
+        dropped && !tag.odd && !closing && memchr::memchr(b'<', &input[1..end]).is_none();
+}
+
+/// A tag as [`walk_tag`] read it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Tag {
+    /// The tag's `>`, if it has one (at the end of the input the tokenizer drops the tag).
+    pub(super) end: Option<usize>,
+    /// Where the name ends.
+    pub(super) name_end: usize,
+    /// A `/` right before the `>` (`<br/>`).
+    pub(super) self_closing: bool,
+    /// Something read the standard's way but not worth rewriting (see [`attribute`]), or a
+    /// formatting element, or a NUL in the name.
+    odd: bool,
+}
+
+/// Reads the tag at the start of `input` (its `<`, then `/` for an end tag, then an ASCII
+/// letter) by the tokenizer's states, calling `each` with every attribute (where it starts,
+/// where its name ends, where it ends): a `>` inside a quoted value does not end the tag.
+pub(super) fn walk_tag(input: &[u8], mut each: impl FnMut(usize, usize, usize)) -> Tag {
     let closing = input.get(1) == Some(&b'/');
     let name_start = if closing { 2 } else { 1 };
     let name_end = input[name_start.min(input.len())..]
@@ -200,9 +234,12 @@ fn read_tag(input: &[u8], lean: &mut Lean) {
         .position(|&b| is_space(b) || b == b'/' || b == b'>')
         .map_or(input.len(), |n| n + name_start);
     let name = &input[name_start.min(name_end)..name_end];
-    lean.name_end = name_end;
-    let mut odd = name.contains(&0) || super::named_in(FORMATTING, name);
-    let mut dropped = false;
+    let mut tag = Tag {
+        end: None,
+        name_end,
+        self_closing: false,
+        odd: name.contains(&0) || super::named_in(FORMATTING, name),
+    };
     let mut i = name_end;
     loop {
         // Before an attribute's name.
@@ -210,29 +247,25 @@ fn read_tag(input: &[u8], lean: &mut Lean) {
             i += 1;
         }
         match input.get(i) {
-            None => return,
+            None => return tag,
             Some(b'>') => break,
             Some(b'/') => {
                 // The self-closing slash counts only right before the `>`.
                 i += 1;
-                lean.self_closing = input.get(i) == Some(&b'>');
+                tag.self_closing = input.get(i) == Some(&b'>');
                 continue;
             }
             Some(_) => {}
         }
         let start = i;
-        let Some((name_end, end)) = attribute(input, i, &mut odd) else {
-            return;
+        let Some((name_end, end)) = attribute(input, i, &mut tag.odd) else {
+            return tag;
         };
-        if super::named_in(KEPT, &input[start..name_end]) {
-            lean.kept.push((start, end));
-        } else {
-            dropped = true;
-        }
+        each(start, name_end, end);
         i = end;
     }
-    lean.end = Some(i);
-    lean.rewrite = dropped && !odd && !closing && memchr::memchr(b'<', &input[1..i]).is_none();
+    tag.end = Some(i);
+    tag
 }
 
 /// The attribute whose name starts at `start`: where its name ends, and where it ends (after

@@ -204,7 +204,7 @@ fn strip_elements(html: &str) -> Stripped {
         let name_at = if closing { &rest[1..] } else { rest };
         if let Some(name) = UNWRAPPED.iter().find(|name| tag_named(name_at, name)) {
             out.html.push_str(&html[copied..start]);
-            let mut end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
+            let mut end = tag_end(bytes, start).0;
             if !closing {
                 // A short body is a message to browsers without script ("enable
                 // JavaScript"), not content: the element goes whole.
@@ -222,8 +222,14 @@ fn strip_elements(html: &str) -> Stripped {
         }
         let Some(name) = DROPPED.iter().find(|name| tag_named(rest, name)) else {
             let name = tag_name(name_at);
-            if name.is_empty() || !nests(name) {
+            if name.is_empty() {
                 at = start + 1;
+                continue;
+            }
+            // The whole tag is skipped: a `<` in a quoted value starts nothing.
+            let (tag_end, self_closing) = tag_end(bytes, start);
+            if !nests(name) {
+                at = tag_end;
                 continue;
             }
             // Nesting beyond MAX_DEPTH: drop the tag (its text stays), as browsers do.
@@ -239,11 +245,9 @@ fn strip_elements(html: &str) -> Stripped {
                 flattened += 1;
                 true
             } else {
-                let self_closing = memchr(b'>', rest).is_some_and(|e| e > 0 && rest[e - 1] == b'/');
                 depth += usize::from(!self_closing);
                 false
             };
-            let tag_end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
             if drop {
                 out.html.push_str(&html[copied..start]);
                 copied = tag_end;
@@ -252,8 +256,8 @@ fn strip_elements(html: &str) -> Stripped {
             continue;
         };
         out.html.push_str(&html[copied..start]);
-        let open_end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
-        let self_closing = open_end >= 2 && bytes[open_end - 2] == b'/' && *name == b"svg";
+        let (open_end, self_closing) = tag_end(bytes, start);
+        let self_closing = self_closing && *name == b"svg";
         let (body_end, close_end) = if self_closing {
             (open_end, open_end)
         } else if FOREIGN.contains(name) {
@@ -270,6 +274,17 @@ fn strip_elements(html: &str) -> Stripped {
     }
     out.html.push_str(&html[copied.min(html.len())..]);
     out
+}
+
+/// Just past the `>` of the tag at `start` (`<` or `</`, then a letter) as the tokenizer
+/// reads it, where a `>` or `<` inside a quoted value is part of the value (or the end of
+/// the input, where the tag never ends); and whether it closes itself (`<svg/>`).
+fn tag_end(bytes: &[u8], start: usize) -> (usize, bool) {
+    let tag = attributes::walk_tag(&bytes[start..], |_, _, _| {});
+    (
+        tag.end.map_or(bytes.len(), |end| start + end + 1),
+        tag.self_closing,
+    )
 }
 
 /// True when the tag name `name` is one of `list` (ASCII case ignored).
@@ -454,6 +469,33 @@ mod tests {
         // Self-closing and auto-closed tags do not count.
         let flat = "<p>a<br/><span/>".repeat(2 * MAX_DEPTH);
         assert_eq!(strip(&flat).html, flat);
+    }
+
+    #[test]
+    fn a_quoted_value_starts_nothing() {
+        // Markup inside attribute values is text to the parser: no script, comment or iframe
+        // starts there, and the content after the tag stays.
+        let cases = [
+            (
+                "<p><img alt=\"<script>\">Kept</p><p>More</p><script>x</script><p>End</p>",
+                "<p><img alt=\"<script>\">Kept</p><p>More</p><p>End</p>",
+            ),
+            (
+                "<div title=\"a>b<!--\">One</div><p>Two</p><!-- c --><p>Three",
+                "<div title=\"a>b<!--\">One</div><p>Two</p><p>Three",
+            ),
+            (
+                "<a href=\"/x\" data-embed='<iframe src=y>'>Link</a><p>After</p>",
+                "<a href=\"/x\" data-embed='<iframe src=y>'>Link</a><p>After</p>",
+            ),
+        ];
+        for (page, want) in cases {
+            assert_eq!(strip_elements(page).html, want, "{page}");
+        }
+        // A noscript body long enough to be content starts after the whole tag.
+        let body = "<p>Shown to readers without script.</p>".repeat(12);
+        let page = format!("<noscript data-x=\"a>b\">{body}</noscript>");
+        assert_eq!(strip_elements(&page).html, body);
     }
 
     #[test]
