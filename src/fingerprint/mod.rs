@@ -458,7 +458,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn digest_normalises_whitespace_as_split_whitespace_does(
-            text in "([a-zé東 \t\n\r\x0b\x0c\u{85}\u{a0}\u{1680}\u{2000}\u{200a}\u{200b}\u{2028}\u{202f}\u{205f}\u{3000}\u{c0}\u{e100}\u{436}\u{3042}\u{2014}]|\u{feff}){0,60}"
+            text in "([a-z]{1,24} |[a-zé東 \t\n\r\x0b\x0c\u{85}\u{a0}\u{1680}\u{2000}\u{200a}\u{200b}\u{2028}\u{202f}\u{205f}\u{3000}\u{c0}\u{e100}\u{436}\u{3042}\u{2014}]|\u{feff}){0,100}"
         ) {
             let plain = text.split_whitespace().collect::<Vec<_>>().join(" ");
             let (digest, chars) = normalized_digest(&text);
