@@ -9,7 +9,9 @@
 //! tags to be well formed: a raw-text element (script, style, iframe) or template that is
 //! never closed is cut to the end of the input, as the HTML parser would have read it as
 //! raw text or inert content anyway. SVG and MathML are parsed as markup, so an unclosed one
-//! ends where the parser would leave it: at an HTML tag such as `<div>` or `</a>`.
+//! ends where the parser would leave it: at an HTML tag such as `<div>` or `</a>`. A tag
+//! ends where the parser's tokenizer ends it: a `<` or `>` inside a quoted attribute value
+//! belongs to the value, so `<img alt="<script>">` starts no script.
 //!
 //! A second pass then drops the attributes the extraction never reads (see `attributes.rs`).
 
