@@ -373,6 +373,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_fast_tokenizer_classes_every_character_as_the_plain_one_does() {
+        // Each character alone, doubled, after a word and before one: its class, its
+        // lower-case form and its digit, through the cache and written out.
+        let chars: Vec<char> = ('\u{80}'..=char::MAX).collect();
+        for group in chars.chunks(4096) {
+            let text: String = group
+                .iter()
+                .map(|c| format!("{c} {c}{c} a{c}b\n"))
+                .collect();
+            let (fast, plain) = both_tokenizers(&text);
+            assert_eq!(fast, plain, "from U+{:04X}", group[0] as u32);
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn the_fast_tokenizer_gives_the_tokens_of_the_plain_one(

@@ -375,13 +375,14 @@ enum CharKind {
 }
 
 /// One character's class, and its form in a word: digits of other scripts as ASCII
-/// digits, then lower case (at most three characters, of three bytes in all).
+/// digits, then lower case (at most three characters, as `char::to_lowercase` promises, so
+/// at most twelve bytes).
 #[derive(Clone, Copy, Default)]
 struct CharClass {
     c: u32,
     kind: CharKind,
     len: u8,
-    lower: [u8; 10],
+    lower: [u8; 12],
 }
 
 impl CharClass {
