@@ -131,7 +131,7 @@ fn gather_high_bits(high: u64) -> u64 {
 }
 
 /// The tokens of `bytes[start..end]`, all ASCII and at most [`BLOCK`] long, as the byte loop
-/// of [`tokenize_with`] finds them: `word` holds the word in progress on entry (continued
+/// of [`super::tokenize_with`] finds them: `word` holds the word in progress on entry (continued
 /// by a letter or digit at `start`) and on return (a word that reaches `end` with more text
 /// after it).
 ///
