@@ -20,14 +20,7 @@ fn ascii_spaces(x: u64) -> (u64, u64) {
 /// normalisation leaves as it is.
 #[inline(always)]
 pub(super) fn plain_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(u64, u64)> {
-    let chunk = bytes.get(i..i + 8)?;
-    let x = u64::from_le_bytes(chunk.try_into().ok()?);
-    if x & HIGH_BITS != 0 {
-        return None;
-    }
-    let (spaces, controls) = ascii_spaces(x);
-    let after = (spaces << 8) | (u64::from(after_space) << 7);
-    (controls == 0 && spaces & after == 0).then_some((x, spaces))
+    plain_utf8_chunk(bytes, i, after_space).filter(|&(x, _)| x & HIGH_BITS == 0)
 }
 
 /// [`plain_chunk`] for the digest, which copies bytes as they are: the eight bytes at `i`
