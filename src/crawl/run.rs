@@ -5,7 +5,7 @@
 //! a page indexed, a line written) happens in the owning task, so a checkpoint is a
 //! consistent cut: outputs flushed and their lengths noted, the index flushed and its size
 //! noted, the frontier's changes written, then one record naming all of it (its number also
-//! goes to a file beside the database, [`COMMITTED_FILE`](super::COMMITTED_FILE), so that a database that loses
+//! goes to a file beside the database, [`COMMITTED_FILE`](crate::ledger::COMMITTED_FILE), so that a database that loses
 //! the record is refused, not taken for a new crawl). After a crash the
 //! next run truncates the outputs and rolls the index back to that record, queues again
 //! what was pending or in flight, and redoes the work since: no page is stored twice, no

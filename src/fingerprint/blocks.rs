@@ -246,7 +246,8 @@ const SPREAD: [u64; 256] = {
 /// The 128-bit simhash of a line's features, each occurrence weighing one: the low half of
 /// the feature hashes, the high half of them mixed again. The counters are bytes, eight to
 /// a word ([`SPREAD`]), added 16 words a feature and emptied into `u32`s every 255
-/// features; the bits are those of [`line_sig_reference`].
+/// features; the bits are those of the one-bit-at-a-time definition the tests hold it to
+/// (`line_sig_reference`, built for tests only).
 fn line_sig(features: &[u64]) -> u128 {
     let mut counts = [0u32; 128];
     // lanes[j] byte i counts bit 8j + i of the low half; lanes[8 + j] of the high half.

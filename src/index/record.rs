@@ -138,7 +138,7 @@ impl Stored {
     }
 }
 
-/// What [`SimhashIndex`]'s lookup found for one document.
+/// What [`SimhashIndex`](super::SimhashIndex)'s lookup found for one document.
 #[derive(Default)]
 pub(super) struct Judgement {
     /// An exact or confirmed near-duplicate; none for a unique document.

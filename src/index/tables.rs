@@ -17,7 +17,7 @@ pub(super) struct Keys {
 }
 
 pub(super) struct Memory {
-    /// Sum of the row checksums of `docs` (see [`manifest`]).
+    /// Sum of the row checksums of `docs` (see [`manifest`](super::manifest)).
     pub(super) checksum: u64,
     /// The permuted simhash tables.
     pub(super) tables: Vec<Bucketed>,

@@ -6,7 +6,7 @@
 //! changes nothing a crawl would not change on resume (opening the index can mend a batch
 //! of rows that a crash cut short, from the document records).
 //!
-//! [`repair`] does what can be done from what is intact, and says what it could not:
+//! [`repair()`] does what can be done from what is intact, and says what it could not:
 //! - outputs longer than the last checkpoint are cut back to it (what a resumed crawl does;
 //!   the lines past it are redone by the crawl);
 //! - a crawl's damaged or missing URL filter is rebuilt from its frontier, which holds
@@ -335,7 +335,7 @@ fn verify_outputs(out: &Path, record: &CheckpointRecord) -> Result<String, Strin
     }
 }
 
-/// Where [`repair`] puts a damaged URL filter.
+/// Where [`repair()`] puts a damaged URL filter.
 fn set_aside_path(state_dir: &Path) -> PathBuf {
     state_dir.join(format!("{}.damaged", crate::urls::seen::SEEN_FILE))
 }

@@ -65,7 +65,7 @@ pub(super) struct Analysis<'p> {
     /// The page declares itself a discussion (structured data): replies headed as
     /// comments are its content.
     pub(super) discussion: bool,
-    /// The page is a story (see [`Analysis::story_page`]): lists in its main container
+    /// The page is a story (see [`Page::story`](super::tree::Page::story)): lists in its main container
     /// are other pages' teasers, not its content, when it has prose of its own.
     pub(super) story: bool,
     /// On a story page, the `article` element around its headline (else `usize::MAX`).
