@@ -42,15 +42,15 @@ impl SimhashIndex {
         let store = Store::open(&db).map_err(store_error)?;
         let manifest = Manifest::read(dir).map_err(&corrupt)?;
         let (plan, manifest) = layout(dir, config, &db, &store, manifest)?;
-        let (mut memory, snapshot_extent) = load_memory(
+        let source = Source {
             dir,
-            &db,
-            &store,
-            &plan,
-            &manifest,
+            db: &db,
+            store: &store,
+            plan: &plan,
+            manifest: &manifest,
             limit,
-            (started, sled_opened),
-        )?;
+        };
+        let (mut memory, snapshot_extent) = load_memory(&source, (started, sled_opened))?;
         if config.reserve > 0 {
             let started = std::time::Instant::now();
             memory.reserve(config.reserve);
@@ -244,14 +244,17 @@ const MAX_TIMES_AFTER: u64 = 2;
 /// and the caller rebuilds from sled. Snapshots that a crash left unfinished, or written
 /// and not yet put in place, are deleted.
 fn from_snapshot(
-    dir: &Path,
-    db: &sled::Db,
-    store: &Store,
-    plan: &Plan,
-    manifest: &Manifest,
-    limit: Option<u64>,
+    source: &Source<'_>,
 ) -> Result<Option<(super::tables::Memory, super::snapshot::Extent)>, IndexError> {
     use super::snapshot::{self, Refused};
+    let Source {
+        dir,
+        store,
+        plan,
+        manifest,
+        limit,
+        ..
+    } = *source;
     let leftovers = [
         snapshot::partial_path(dir),
         snapshot::ready_path(dir),
@@ -302,14 +305,7 @@ fn from_snapshot(
         dir.display(),
         mapped.as_secs_f64()
     );
-    let rows = match checked_rows(
-        dir,
-        db,
-        store,
-        manifest,
-        limit,
-        Some((memory.count(), memory.checksum)),
-    ) {
+    let rows = match checked_rows(source, Some((memory.count(), memory.checksum))) {
         Ok(rows) => rows,
         // Either the snapshot is not of these rows, or the rows are damaged: a rebuild
         // tells which, and reports the damage.
@@ -336,14 +332,15 @@ fn from_snapshot(
 /// back to the first `limit` when given (the manifest follows). `held` is what a snapshot
 /// already holds, (documents, their row checksum): only the rows after it are read, and
 /// the check covers both.
-fn checked_rows(
-    dir: &Path,
-    db: &sled::Db,
-    store: &Store,
-    manifest: &Manifest,
-    limit: Option<u64>,
-    held: Option<(u64, u64)>,
-) -> Result<Rows, IndexError> {
+fn checked_rows(source: &Source<'_>, held: Option<(u64, u64)>) -> Result<Rows, IndexError> {
+    let Source {
+        dir,
+        db,
+        store,
+        manifest,
+        limit,
+        ..
+    } = *source;
     let (store_error, corrupt) = IndexError::makers(dir);
     let store_failure = |e| store_failure(dir, e);
     let marks: Vec<u64> = std::iter::once(manifest.documents).chain(limit).collect();
@@ -394,45 +391,50 @@ fn checked_rows(
     Ok(rows)
 }
 
+/// What an open builds the in-memory index from: the database and its manifest, the
+/// tables' plan, and the checkpoint to roll back to, if any.
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    dir: &'a Path,
+    db: &'a sled::Db,
+    store: &'a Store,
+    plan: &'a Plan,
+    manifest: &'a Manifest,
+    limit: Option<u64>,
+}
+
 /// The in-memory index: from the snapshot when it can be used, else rebuilt from the rows
 /// in sled; with the snapshot's extent when it came from one. `started` is when opening
 /// began, and `sled_opened` how long sled took (for the log's timings).
 fn load_memory(
-    dir: &Path,
-    db: &sled::Db,
-    store: &Store,
-    plan: &Plan,
-    manifest: &Manifest,
-    limit: Option<u64>,
+    source: &Source<'_>,
     (started, sled_opened): (std::time::Instant, std::time::Duration),
 ) -> Result<(super::Memory, Option<super::snapshot::Extent>), IndexError> {
-    let path = dir;
-    Ok(
-        match from_snapshot(dir, db, store, plan, manifest, limit)? {
-            Some((memory, extent)) => {
-                tracing::debug!(
-                    "{}: opened with {} documents from the snapshot: sled {:.2} s, snapshot {:.2} s",
-                    path.display(),
-                    memory.count(),
-                    sled_opened.as_secs_f64(),
-                    (started.elapsed() - sled_opened).as_secs_f64(),
-                );
-                (memory, Some(extent))
-            }
-            None => {
-                let rows = checked_rows(dir, db, store, manifest, limit, None)?;
-                let rows_read = started.elapsed();
-                let memory = build_memory(plan, rows);
-                tracing::debug!(
-                    "{}: opened with {} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
-                    path.display(),
-                    memory.count(),
-                    sled_opened.as_secs_f64(),
-                    (rows_read - sled_opened).as_secs_f64(),
-                    (started.elapsed() - rows_read).as_secs_f64()
-                );
-                (memory, None)
-            }
-        },
-    )
+    let path = source.dir;
+    Ok(match from_snapshot(source)? {
+        Some((memory, extent)) => {
+            tracing::debug!(
+                "{}: opened with {} documents from the snapshot: sled {:.2} s, snapshot {:.2} s",
+                path.display(),
+                memory.count(),
+                sled_opened.as_secs_f64(),
+                (started.elapsed() - sled_opened).as_secs_f64(),
+            );
+            (memory, Some(extent))
+        }
+        None => {
+            let rows = checked_rows(source, None)?;
+            let rows_read = started.elapsed();
+            let memory = build_memory(source.plan, rows);
+            tracing::debug!(
+                "{}: opened with {} documents: sled {:.2} s, rows {:.2} s, tables {:.2} s",
+                path.display(),
+                memory.count(),
+                sled_opened.as_secs_f64(),
+                (rows_read - sled_opened).as_secs_f64(),
+                (started.elapsed() - rows_read).as_secs_f64()
+            );
+            (memory, None)
+        }
+    })
 }
