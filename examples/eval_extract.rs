@@ -10,7 +10,8 @@
 //!
 //! Options: `--peer PYTHON` (a Python with trafilatura installed), `--worst N` (list the N
 //! lowest-scoring pages), `--type TYPE` (only that page type), `--dump DIR` (write each
-//! extraction to DIR/NNNN.txt), `--limit N`.
+//! extraction to DIR/NNNN.txt), `--limit N`, `--rounds N` (N rounds of each tool in turn,
+//! which goes first alternating; each page is then also timed by its best round).
 
 use anyhow::{Context, Result, bail};
 use crawldedup::content::extract_bytes;
@@ -44,6 +45,7 @@ fn main() -> Result<()> {
     let mut only_type: Option<String> = None;
     let mut dump: Option<PathBuf> = None;
     let mut limit = usize::MAX;
+    let mut rounds = 1usize;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--peer" => peer = Some(args.next().context("--peer needs a python")?),
@@ -51,22 +53,45 @@ fn main() -> Result<()> {
             "--type" => only_type = Some(args.next().context("--type needs a type")?),
             "--dump" => dump = Some(args.next().context("--dump needs a dir")?.into()),
             "--limit" => limit = args.next().context("--limit needs N")?.parse()?,
+            "--rounds" => rounds = args.next().context("--rounds needs N")?.parse()?,
             other if !other.starts_with('-') => dataset = PathBuf::from(other),
             other => bail!("unknown option {other}"),
         }
     }
+    if rounds == 0 {
+        bail!("--rounds must be 1 or more");
+    }
     let cases = load(&dataset, only_type.as_deref(), limit)?;
     eprintln!("{} pages loaded from {}", cases.len(), dataset.display());
 
-    // Ours, on this thread.
+    // The rounds of both tools in turn, which goes first alternating: a drift of the
+    // machine's speed (a shared machine's neighbours) weighs on both alike.
+    let mut peer_process = match &peer {
+        Some(python) => Some(Peer::start(python, &dataset, &cases)?),
+        None => None,
+    };
     let mut ours = Vec::with_capacity(cases.len());
-    let mut elapsed = Duration::ZERO;
-    for case in &cases {
-        let url = url::Url::parse(&case.url).ok();
-        let start = Instant::now();
-        let extracted = extract_bytes(&case.html, None, url.as_ref());
-        elapsed += start.elapsed();
-        ours.push(extracted.text);
+    let mut our_best = vec![f64::MAX; cases.len()];
+    let mut peer_best = vec![f64::MAX; cases.len()];
+    let mut round_rates: Vec<(f64, Option<f64>)> = Vec::new();
+    for round in 0..rounds {
+        let peer_first = round % 2 == 1;
+        let mut peer_rate = None;
+        if peer_first {
+            peer_rate = peer_process
+                .as_mut()
+                .map(|p| p.round(&mut peer_best))
+                .transpose()?;
+        }
+        let texts = (round == 0).then_some(&mut ours);
+        let our_rate = our_round(&cases, &mut our_best, texts);
+        if !peer_first {
+            peer_rate = peer_process
+                .as_mut()
+                .map(|p| p.round(&mut peer_best))
+                .transpose()?;
+        }
+        round_rates.push((our_rate, peer_rate));
     }
     if let Some(dir) = &dump {
         std::fs::create_dir_all(dir)?;
@@ -79,10 +104,8 @@ fn main() -> Result<()> {
         .zip(&ours)
         .map(|(c, t)| score(t, &c.reference))
         .collect();
-    let our_rate = cases.len() as f64 / elapsed.as_secs_f64();
-
-    let peer_result = match &peer {
-        Some(python) => Some(run_peer(python, &dataset, &cases)?),
+    let peer_result = match peer_process {
+        Some(process) => Some(process.finish(&cases)?),
         None => None,
     };
 
@@ -112,7 +135,7 @@ fn main() -> Result<()> {
         let mean = mean_score(&our_scores, &indices);
         let peer_column = peer_result
             .as_ref()
-            .map(|(scores, _)| format!("   {:>14.4}", mean_score(scores, &indices).f1))
+            .map(|scores| format!("   {:>14.4}", mean_score(scores, &indices).f1))
             .unwrap_or_default();
         println!(
             "{:<14} {:>6} {:>8.4} {:>8.4} {:>8.4}{}",
@@ -124,18 +147,7 @@ fn main() -> Result<()> {
             peer_column
         );
     }
-    println!(
-        "crawldedup: {:.1} pages/s on one core ({:.2} ms/page, decode + extract)",
-        our_rate,
-        1000.0 / our_rate
-    );
-    if let Some((_, peer_rate)) = &peer_result {
-        println!(
-            "trafilatura: {:.1} pages/s on one core; crawldedup is {:.1}x faster",
-            peer_rate,
-            our_rate / peer_rate
-        );
-    }
+    report_speed(&round_rates, &our_best, &peer_best);
     if worst > 0 {
         let mut order: Vec<usize> = (0..cases.len()).collect();
         order.sort_by(|&a, &b| our_scores[a].f1.total_cmp(&our_scores[b].f1));
@@ -246,40 +258,155 @@ fn load(dataset: &Path, only_type: Option<&str>, limit: usize) -> Result<Vec<Cas
     Ok(cases)
 }
 
-/// Runs trafilatura on the same pages (one process, one core) and scores its output here.
-fn run_peer(python: &str, dataset: &Path, cases: &[Case]) -> Result<(Vec<Score>, f64)> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/eval_extract_trafilatura.py");
-    let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
-    let out_file =
-        std::env::temp_dir().join(format!("crawldedup-peer-{}.jsonl", std::process::id()));
-    let status = std::process::Command::new(python)
-        .arg(&script)
-        .arg(dataset)
-        .arg(&out_file)
-        .arg(ids.join(","))
-        .status()
-        .with_context(|| format!("cannot run {python}"))?;
-    if !status.success() {
-        bail!("{} failed: {status}", script.display());
-    }
-    let output = std::fs::read_to_string(&out_file)?;
-    let _ = std::fs::remove_file(&out_file);
-    let mut texts: HashMap<String, String> = HashMap::new();
-    let mut seconds = 0.0;
-    for line in output.lines() {
-        let v: serde_json::Value = serde_json::from_str(line)?;
-        if let Some(total) = v["total_seconds"].as_f64() {
-            seconds = total;
-            continue;
+/// One round of ours over every page, on this thread: pages per second. Each page's time
+/// lowers its best in `best` (seconds); `texts`, when given, gets the extracted texts.
+fn our_round(cases: &[Case], best: &mut [f64], mut texts: Option<&mut Vec<String>>) -> f64 {
+    let mut elapsed = Duration::ZERO;
+    for (case, best) in cases.iter().zip(best.iter_mut()) {
+        let url = url::Url::parse(&case.url).ok();
+        let start = Instant::now();
+        let extracted = extract_bytes(&case.html, None, url.as_ref());
+        let took = start.elapsed();
+        elapsed += took;
+        *best = best.min(took.as_secs_f64());
+        if let Some(texts) = texts.as_mut() {
+            texts.push(extracted.text);
         }
-        texts.insert(
-            v["id"].as_str().unwrap_or("").to_string(),
-            v["text"].as_str().unwrap_or("").to_string(),
+    }
+    cases.len() as f64 / elapsed.as_secs_f64().max(1e-9)
+}
+
+/// Prints the pages per second of each round, and with more than one round the rate of
+/// each tool over its best time of each page (the round a neighbour slowed least), with
+/// the ratio of the two and the median of the rounds' ratios.
+fn report_speed(rounds: &[(f64, Option<f64>)], our_best: &[f64], peer_best: &[f64]) {
+    let mut ratios = Vec::new();
+    for (round, &(ours, peer)) in rounds.iter().enumerate() {
+        let label = if rounds.len() > 1 {
+            format!("round {}: ", round + 1)
+        } else {
+            String::new()
+        };
+        println!(
+            "{label}crawldedup: {ours:.1} pages/s on one core ({:.2} ms/page, decode + extract)",
+            1000.0 / ours
+        );
+        if let Some(peer) = peer {
+            println!(
+                "{label}trafilatura: {peer:.1} pages/s on one core; crawldedup is {:.1}x faster",
+                ours / peer
+            );
+            ratios.push(ours / peer);
+        }
+    }
+    if rounds.len() < 2 {
+        return;
+    }
+    let rate = |best: &[f64]| best.len() as f64 / best.iter().sum::<f64>().max(1e-9);
+    let ours = rate(our_best);
+    println!(
+        "best of {} rounds a page: crawldedup {ours:.1} pages/s ({:.2} ms/page)",
+        rounds.len(),
+        1000.0 / ours
+    );
+    if !ratios.is_empty() {
+        let peer = rate(peer_best);
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "best of {} rounds a page: trafilatura {peer:.1} pages/s; crawldedup is {:.1}x \
+             faster (the rounds' median {:.1}x)",
+            rounds.len(),
+            ours / peer,
+            ratios[ratios.len() / 2]
         );
     }
-    let scores = cases
-        .iter()
-        .map(|c| score(texts.get(&c.id).map_or("", String::as_str), &c.reference))
-        .collect();
-    Ok((scores, cases.len() as f64 / seconds.max(1e-9)))
+}
+
+/// trafilatura in a Python process of its own (one core), which runs a round over the same
+/// pages whenever asked; its first round's texts are scored here by the same code.
+struct Peer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    out_file: PathBuf,
+}
+
+impl Peer {
+    fn start(python: &str, dataset: &Path, cases: &[Case]) -> Result<Peer> {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/eval_extract_trafilatura.py");
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        let out_file =
+            std::env::temp_dir().join(format!("crawldedup-peer-{}.jsonl", std::process::id()));
+        let mut child = std::process::Command::new(python)
+            .arg(&script)
+            .arg(dataset)
+            .arg(&out_file)
+            .arg(ids.join(","))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot run {python}"))?;
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().context("no peer stdout")?);
+        Ok(Peer {
+            child,
+            stdin,
+            stdout,
+            out_file,
+        })
+    }
+
+    /// Runs one round; each page's time lowers its best in `best`. Pages per second.
+    fn round(&mut self, best: &mut [f64]) -> Result<f64> {
+        use std::io::{BufRead, Write};
+        let stdin = self.stdin.as_mut().context("peer closed")?;
+        stdin.write_all(b"run\n")?;
+        stdin.flush()?;
+        let mut line = String::new();
+        if self.stdout.read_line(&mut line)? == 0 {
+            bail!("the trafilatura script stopped: {}", self.child.wait()?);
+        }
+        let v: serde_json::Value = serde_json::from_str(&line)?;
+        let seconds: Vec<f64> = v["seconds"]
+            .as_array()
+            .context("the trafilatura script printed no seconds")?
+            .iter()
+            .map(|s| s.as_f64().unwrap_or(0.0))
+            .collect();
+        if seconds.len() != best.len() {
+            bail!(
+                "the trafilatura script timed {} pages of {}",
+                seconds.len(),
+                best.len()
+            );
+        }
+        for (best, took) in best.iter_mut().zip(&seconds) {
+            *best = best.min(*took);
+        }
+        Ok(best.len() as f64 / seconds.iter().sum::<f64>().max(1e-9))
+    }
+
+    /// Ends the process and scores its first round's texts.
+    fn finish(mut self, cases: &[Case]) -> Result<Vec<Score>> {
+        drop(self.stdin.take());
+        let status = self.child.wait()?;
+        if !status.success() {
+            bail!("the trafilatura script failed: {status}");
+        }
+        let output = std::fs::read_to_string(&self.out_file)?;
+        let _ = std::fs::remove_file(&self.out_file);
+        let mut texts: HashMap<String, String> = HashMap::new();
+        for line in output.lines() {
+            let v: serde_json::Value = serde_json::from_str(line)?;
+            texts.insert(
+                v["id"].as_str().unwrap_or("").to_string(),
+                v["text"].as_str().unwrap_or("").to_string(),
+            );
+        }
+        Ok(cases
+            .iter()
+            .map(|c| score(texts.get(&c.id).map_or("", String::as_str), &c.reference))
+            .collect())
+    }
 }
