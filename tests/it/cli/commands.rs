@@ -1,0 +1,288 @@
+//! The small commands (canonicalize, bloom-params, index-plan), configuration errors, help,
+//! and the documentation of every command and JSON field.
+
+use super::*;
+
+#[test]
+fn canonicalize_prints_one_line_per_input_in_order() {
+    let o = crawldedup(&[
+        "canonicalize",
+        "HTTP://Example.com:80/a?b=1&a=2#x",
+        "mailto:someone@example.com",
+        "http://h.com/?utm_source=x",
+        "::not a url::",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "any bad input gives exit code 1");
+    let lines: Vec<_> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0], "http://example.com/a?a=2&b=1");
+    assert!(
+        lines[1].starts_with("error: unsupported scheme `mailto:`"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2], "http://h.com/");
+    assert!(lines[3].starts_with("error: not a URL"), "{}", lines[3]);
+}
+
+#[test]
+fn canonicalize_succeeds_when_all_inputs_are_good() {
+    let o = crawldedup(&[
+        "canonicalize",
+        "--base",
+        "http://h.com/a/b",
+        "../c",
+        "d?x=1#f",
+    ]);
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), "http://h.com/c\nhttp://h.com/a/d?x=1\n");
+}
+
+#[test]
+fn canonicalize_honours_config_overrides() {
+    let o = crawldedup(&[
+        "canonicalize",
+        "--set",
+        "url_filter.fold_www=true",
+        "http://www.h.com/",
+    ]);
+    assert_eq!(stdout(&o), "http://h.com/\n");
+}
+
+#[test]
+fn bloom_params_prints_the_formula() {
+    let o = crawldedup(&["bloom-params", "--n", "1000000", "--p", "0.01"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.contains("m (bits)          9585059"), "{out}");
+    assert!(out.contains("k (hashes)        7"), "{out}");
+    assert!(out.contains("bytes             1198136"), "{out}");
+}
+
+#[test]
+fn bloom_params_refuses_a_rate_out_of_range() {
+    let o = crawldedup(&["bloom-params", "--n", "10", "--p", "1.5"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("strictly between 0 and 1"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(o.status.code(), Some(2), "a bad argument, nothing started");
+}
+
+#[test]
+fn index_plan_refuses_what_it_cannot_plan_with_exit_2() {
+    for (args, says) in [
+        (["--n", "0", "--k", "3"], "--n: must be at least 1"),
+        (["--n", "1000", "--k", "99"], "--k 99: no layout"),
+    ] {
+        let o = crawldedup(&[&["index-plan"][..], &args[..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn config_errors_are_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "[url_filter]\nexpected_urls = 100\nfalse_positiv_rate = 0.1\n",
+    )
+    .unwrap();
+    let o = crawldedup(&["config", "--config", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.toml"), "{err}");
+    assert!(err.contains("false_positiv_rate"), "{err}");
+    assert!(!err.contains("panicked"));
+
+    std::fs::write(&path, "[url_filter]\nfalse_positive_rate = 0\n").unwrap();
+    let o = crawldedup(&["config", "--config", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("url_filter.false_positive_rate"));
+
+    std::fs::write(
+        &path,
+        "[cluster]\nnodes = [\"redis://127.0.0.1:7000\"]\nworker_id = \"a\"\nwait_for_workers = 0\n",
+    )
+    .unwrap();
+    let o = crawldedup(&["config", "--config", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cluster.wait_for_workers"), "{err}");
+
+    std::fs::write(&path, "[crawl\nseeds = 1").unwrap();
+    let o = crawldedup(&["config", "--config", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+
+    let o = crawldedup(&["config", "--config", "/no/such/file.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/no/such/file.toml"));
+}
+
+#[test]
+fn the_shipped_crawler_toml_is_the_defaults() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/crawler.toml");
+    let from_file = crawldedup::Config::load(std::path::Path::new(path), &[]).unwrap();
+    assert_eq!(from_file, crawldedup::Config::default());
+}
+
+#[test]
+fn shipped_seed_lists_parse() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let seeds = crawldedup::config::read_seed_file(&path).unwrap();
+        assert!(!seeds.is_empty(), "{}", path.display());
+    }
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for sub in [
+        "demo",
+        "canonicalize",
+        "bloom-params",
+        "config",
+        "index-plan",
+        "extract",
+        "simhash",
+        "dedup",
+        "crawl",
+        "stats",
+    ] {
+        let o = crawldedup(&[sub, "--help"]);
+        assert!(o.status.success(), "{sub}");
+        assert!(stdout(&o).contains("Usage"), "{sub}");
+    }
+}
+
+/// The subcommands `crawldedup --help` lists (without `help`).
+fn subcommands() -> Vec<String> {
+    let o = crawldedup(&["--help"]);
+    let help = stdout(&o);
+    let listed = help
+        .split("Commands:")
+        .nth(1)
+        .expect("a Commands section")
+        .split("\n\n")
+        .next()
+        .unwrap();
+    listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+fn repository_file(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn the_readme_and_the_commands_page_list_every_subcommand() {
+    let subs = subcommands();
+    assert!(subs.len() >= 14, "{subs:?}");
+    let readme = repository_file("README.md");
+    let commands = repository_file("docs/commands.md");
+    for sub in &subs {
+        let o = crawldedup(&[sub, "--help"]);
+        assert!(o.status.success() && stdout(&o).contains("Usage"), "{sub}");
+        assert!(
+            readme.contains(&format!("| `{sub}` |")),
+            "README.md: no row for `{sub}` in the commands table"
+        );
+        assert!(
+            commands.contains(&format!("| `crawldedup {sub}")),
+            "docs/commands.md: no row for `crawldedup {sub}`"
+        );
+    }
+}
+
+#[test]
+fn every_json_field_of_dedup_and_extract_is_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fixture("article");
+    let page = std::fs::read_to_string(&original).unwrap();
+    let same = dir.path().join("same.html");
+    let edited = dir.path().join("edited.html");
+    std::fs::write(&same, page.replace("Most read", "Popular today")).unwrap();
+    std::fs::write(
+        &edited,
+        page.replace("northern estuary", "southern estuary"),
+    )
+    .unwrap();
+    let (same, edited) = (same.to_str().unwrap(), edited.to_str().unwrap());
+    let forum = fixture("forum");
+    let runs = [
+        crawldedup(&["dedup", "--json", &original, same, edited, &forum]),
+        crawldedup(&["extract", "--json", &original, &forum]),
+    ];
+    let commands = repository_file("docs/commands.md");
+    let mut fields = std::collections::BTreeSet::new();
+    for o in &runs {
+        assert!(o.status.success(), "{}", stderr(o));
+        for line in stdout(o).lines() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            fields.extend(value.as_object().unwrap().keys().cloned());
+        }
+    }
+    // The three verdicts were all met, so their fields were all printed.
+    for expected in [
+        "verdict",
+        "of",
+        "distance",
+        "similarity",
+        "containment",
+        "simhash",
+    ] {
+        assert!(
+            fields.contains(expected),
+            "{expected} not printed: {fields:?}"
+        );
+    }
+    for field in &fields {
+        assert!(
+            commands.contains(&format!("`{field}`")) || commands.contains(&format!("\"{field}\"")),
+            "docs/commands.md does not document the JSON field {field}"
+        );
+    }
+    // `dedup --help` names every field `dedup --json` printed.
+    let help = stdout(&crawldedup(&["dedup", "--help"]));
+    for line in stdout(&runs[0]).lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        for field in value.as_object().unwrap().keys() {
+            assert!(
+                help.contains(&format!("\"{field}\"")),
+                "dedup --help does not name the JSON field {field}"
+            );
+        }
+    }
+}
+
+#[test]
+fn demo_runs_offline() {
+    let o = crawldedup(&["demo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("24 links: 7 to fetch, 13 dropped"), "{out}");
+    // The offline crawl: the numbers follow from the generated site and the seed.
+    for line in [
+        "stored       68",
+        "duplicates   156",
+        "exact_duplicate  106",
+        "near_duplicate   50",
+        "redirect_loop    1",
+        "robots           2",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in:\n{out}");
+    }
+}

@@ -1,0 +1,216 @@
+//! Crawls of the fixture site on loopback, with exact expectations.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crawldedup::Config;
+use crawldedup::fixture::{Site, TOPICS, serve};
+
+fn config(state: &Path, out: &Path, seed: String) -> Config {
+    let mut config = Config::default();
+    config.crawl.seeds = vec![seed];
+    config.crawl.state_dir = state.to_path_buf();
+    config.crawl.out_dir = out.to_path_buf();
+    config.crawl.allow_private_ips = true;
+    config.crawl.per_host_delay_ms = 0;
+    config.crawl.per_host_concurrency = 1;
+    config.crawl.concurrency = 4;
+    config.crawl.request_timeout_ms = 800;
+    config.crawl.max_depth = 4;
+    config
+}
+
+use crate::child;
+use crate::warc;
+use warc::lines;
+
+mod embedded;
+mod hosts;
+mod resume;
+mod site;
+
+/// WARC records as (type, target URI); a response that archives a duplicate's own bytes
+/// (it carries crawldedup's verdict) has the type `duplicate`.
+fn warc_records(out: &Path) -> Vec<(String, String)> {
+    let text = warc::warc_text(out);
+    text.split("WARC/1.1\r\n")
+        .skip(1)
+        .map(|record| {
+            let field = |name: &str| {
+                record
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            };
+            let kind = match field("WARC-Type:") {
+                kind if kind == "response" && !field("WARC-Crawldedup-Verdict:").is_empty() => {
+                    "duplicate".to_string()
+                }
+                kind => kind,
+            };
+            (kind, field("WARC-Target-URI:"))
+        })
+        .collect()
+}
+
+/// What `tests/warcio_check.py` reports of the WARC files in `out`, when CI names a Python
+/// that has warcio (`None` otherwise); it fails on a record warcio cannot read.
+fn warcio_report(out: &Path) -> Option<serde_json::Value> {
+    let python = std::env::var("CRAWLDEDUP_WARCIO_PYTHON").ok()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_check.py");
+    let o = std::process::Command::new(python)
+        .arg(script)
+        .arg(out.join("warc"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "warcio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(serde_json::from_slice(&o.stdout).unwrap())
+}
+
+/// Runs warcio over the WARC files when CI names a Python that has it.
+fn check_with_warcio(out: &Path, stored: usize) {
+    let Some(report) = warcio_report(out) else {
+        return;
+    };
+    assert_eq!(
+        report["responses"].as_array().unwrap().len(),
+        stored,
+        "{report}"
+    );
+}
+
+/// Every URL of the WARC files, as warcio reads them, is served (by its own response, or
+/// by the response an identical-payload revisit refers to) exactly the bytes the site sent
+/// for it, and every duplicate URL is there.
+fn check_warc_bytes_are_each_urls_own(
+    out: &Path,
+    site: &Site,
+    server: &crawldedup::fixture::FixtureServer,
+    duplicates: usize,
+) {
+    let Some(report) = warcio_report(out) else {
+        return;
+    };
+    let served = report["served"].as_object().unwrap();
+    let revisits = report["counts"]["revisit"].as_u64().unwrap_or(0) as usize;
+    assert_eq!(
+        report["duplicate_responses"].as_array().unwrap().len() + revisits,
+        duplicates,
+        "{report}"
+    );
+    let mut checked = 0;
+    for (url, digest) in served {
+        let path = &url[server.url("/").len() - 1..];
+        let crawldedup::fixture::Reply::Full { headers, body, .. } = site.respond(path) else {
+            continue;
+        };
+        if headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("content-encoding"))
+        {
+            continue;
+        }
+        assert_eq!(
+            digest.as_str().unwrap(),
+            crawldedup::store::warc::sha1_digest(&body),
+            "{url}: the WARC serves other bytes than its own"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked * 10 >= served.len() * 9,
+        "{checked} of {}",
+        served.len()
+    );
+}
+
+/// The stored pages (final URLs), sorted, after checking that no line is torn and no page
+/// is stored twice.
+/// How many times each URL was stored, and each duplicate's record by its URL.
+type Outcome<'a> = (
+    HashMap<&'a str, usize>,
+    HashMap<&'a str, &'a serde_json::Value>,
+);
+
+fn outcome<'a>(pages: &'a [serde_json::Value], duplicates: &'a [serde_json::Value]) -> Outcome<'a> {
+    let stored = pages.iter().fold(HashMap::new(), |mut m, p| {
+        *m.entry(p["final_url"].as_str().unwrap()).or_default() += 1;
+        m
+    });
+    let by_url = duplicates
+        .iter()
+        .map(|d| (d["url"].as_str().unwrap(), d))
+        .collect();
+    (stored, by_url)
+}
+
+/// A small site of its own for robots.txt cases: `/` links to `/a` and `/go`; `/go`
+/// redirects to `redirect_to`; robots.txt answers with `robots(n)` for its n-th request.
+async fn tiny_site(
+    robots: fn(usize) -> (u16, &'static str),
+    redirect_to: Option<String>,
+) -> (String, Arc<Mutex<Vec<String>>>) {
+    use axum::http::StatusCode;
+    use axum::response::{Html, IntoResponse, Redirect};
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let robots_count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let text = "A page of plain text about tides, moorings and the harbour wall, long enough to be \
+                a page of its own for the crawler's extractor and its index.";
+    let app = axum::Router::new().fallback({
+        let log = log.clone();
+        move |uri: axum::http::Uri| {
+            let log = log.clone();
+            let robots_count = robots_count.clone();
+            let redirect_to = redirect_to.clone();
+            async move {
+                let path = uri.path().to_string();
+                log.lock().unwrap().push(path.clone());
+                match path.as_str() {
+                    "/robots.txt" => {
+                        let n = robots_count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let (status, body) = robots(n);
+                        (StatusCode::from_u16(status).unwrap(), body).into_response()
+                    }
+                    "/" => Html(format!(
+                        "<html><body><p>{text} Home.</p><a href=/a>a</a> <a href=/go>go</a></body></html>"
+                    ))
+                    .into_response(),
+                    "/a" => Html(format!("<html><body><p>{text} Page a.</p></body></html>"))
+                        .into_response(),
+                    "/go" => match &redirect_to {
+                        Some(to) => Redirect::temporary(to).into_response(),
+                        None => StatusCode::NOT_FOUND.into_response(),
+                    },
+                    _ => StatusCode::NOT_FOUND.into_response(),
+                }
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, log)
+}
+
+async fn crawl_tiny(seed: String, dir: &Path) -> crawldedup::crawl::CrawlSummary {
+    let mut config = config(&dir.join("state"), &dir.join("out"), seed);
+    config.crawl.respect_robots = true;
+    let options = crawldedup::crawl::CrawlOptions {
+        robots_retry: std::time::Duration::from_millis(300),
+        ..Default::default()
+    };
+    crawldedup::Crawler::builder(&config)
+        .options(&options)
+        .run(std::future::pending())
+        .await
+        .unwrap()
+}
