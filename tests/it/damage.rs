@@ -251,35 +251,12 @@ fn every_part_of_a_stage_directory_damaged_is_refused_or_forgets_nothing() {
     }
 }
 
+/// The crawl tests' settings, on two connections and to depth 3.
 fn crawl_config(state: &Path, out: &Path, seed: String) -> Config {
-    let mut config = Config::default();
-    config.crawl.seeds = vec![seed];
-    config.crawl.state_dir = state.to_path_buf();
-    config.crawl.out_dir = out.to_path_buf();
-    config.crawl.allow_private_ips = true;
-    config.crawl.per_host_delay_ms = 0;
-    config.crawl.per_host_concurrency = 1;
+    let mut config = crate::common::crawl_config(state, out, seed);
     config.crawl.concurrency = 2;
-    config.crawl.request_timeout_ms = 800;
     config.crawl.max_depth = 3;
     config
-}
-
-/// The final URLs of pages.jsonl, sorted, after checking that none is stored twice.
-fn stored(out: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(out.join("pages.jsonl")).unwrap_or_default();
-    let mut urls: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["final_url"].as_str().unwrap().to_string()
-        })
-        .collect();
-    let n = urls.len();
-    urls.sort();
-    urls.dedup();
-    assert_eq!(urls.len(), n, "a page stored twice");
-    urls
 }
 
 #[test]
@@ -296,7 +273,7 @@ fn every_part_of_a_crawl_directory_damaged_is_refused_or_the_resumed_crawl_loses
     let root = scratch.path();
     // The whole crawl, uninterrupted: what every resumed crawl must end with.
     crawl(&root.join("whole/state"), &root.join("whole/out"), 0).unwrap();
-    let whole = stored(&root.join("whole/out"));
+    let whole = crate::common::stored_urls(&root.join("whole/out"));
     assert!(whole.len() > 10, "{whole:?}");
     // Two crawls stopped half way, the second of the same site in another directory.
     for name in ["a", "b"] {
@@ -316,7 +293,7 @@ fn every_part_of_a_crawl_directory_damaged_is_refused_or_the_resumed_crawl_loses
             match crawl(state, &out, 0) {
                 Ok(_) => {
                     assert_eq!(
-                        stored(&out),
+                        crate::common::stored_urls(&out),
                         whole,
                         "{what}: resumed, and stored another set"
                     );

@@ -52,6 +52,41 @@ pub async fn own_crawl(seed: &str, dir: &Path) -> Vec<String> {
     keys
 }
 
+/// The settings of the crawl tests: `seed` crawled on loopback from `state` into `out`, with
+/// no delay, one request a host at a time and four in all, to depth 4.
+pub fn crawl_config(state: &Path, out: &Path, seed: String) -> Config {
+    let mut config = Config::default();
+    config.crawl.seeds = vec![seed];
+    config.crawl.state_dir = state.to_path_buf();
+    config.crawl.out_dir = out.to_path_buf();
+    config.crawl.allow_private_ips = true;
+    config.crawl.per_host_delay_ms = 0;
+    config.crawl.per_host_concurrency = 1;
+    config.crawl.concurrency = 4;
+    config.crawl.request_timeout_ms = 800;
+    config.crawl.max_depth = 4;
+    config
+}
+
+/// The final URLs of `out/pages.jsonl`, sorted, after checking that its last line is whole
+/// and that no page is stored twice.
+pub fn stored_urls(out: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(out.join("pages.jsonl")).unwrap();
+    assert!(text.is_empty() || text.ends_with('\n'), "a torn last line");
+    let mut urls: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a whole JSON line");
+            v["final_url"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let n = urls.len();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), n, "a page stored twice");
+    urls
+}
+
 /// Kills a child process (a sidecar) if the test ends early, so that no process outlives a failed test.
 pub struct KillOnDrop(pub std::process::Child);
 

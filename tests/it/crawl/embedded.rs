@@ -84,7 +84,7 @@ fn an_embedded_crawler_hands_its_sinks_exactly_what_its_files_get_across_an_abor
     let server = runtime.block_on(serve(Site::new(9, 2))).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-    let mut config = config(&state, &out, server.url("/"));
+    let mut config = crawl_config(&state, &out, server.url("/"));
     config.crawl.per_host_delay_ms = 20;
     let pages = Arc::new(Mutex::new(Vec::new()));
     let duplicates = Arc::new(Mutex::new(Vec::new()));

@@ -15,7 +15,7 @@ async fn a_host_gets_exactly_its_share_of_the_concurrency() {
         .await
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let mut config = config(
+        let mut config = crawl_config(
             &dir.path().join("state"),
             &dir.path().join("out"),
             server.url("/"),
@@ -92,7 +92,7 @@ async fn a_redirect_to_another_host_waits_for_that_hosts_robots_txt() {
     for (target, fetched) in [("/private/staff.html", false), ("/topic/baking/", true)] {
         let (base, _log) = tiny_site(|_| (404, ""), Some(other.url(target))).await;
         let dir = tempfile::tempdir().unwrap();
-        let mut config = config(
+        let mut config = crawl_config(
             &dir.path().join("state"),
             &dir.path().join("out"),
             format!("{base}/"),
@@ -143,7 +143,7 @@ async fn stored_pages_reach_pages_jsonl_soon_without_waiting_for_a_checkpoint() 
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut config = config(&dir.path().join("state"), &out, server.url("/"));
+    let mut config = crawl_config(&dir.path().join("state"), &out, server.url("/"));
     config.crawl.concurrency = 1;
     let options = crawldedup::crawl::CrawlOptions {
         checkpoint_every: std::time::Duration::from_secs(3600),

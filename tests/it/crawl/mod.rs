@@ -7,21 +7,8 @@ use std::sync::{Arc, Mutex};
 use crawldedup::Config;
 use crawldedup::fixture::{Site, TOPICS, serve};
 
-fn config(state: &Path, out: &Path, seed: String) -> Config {
-    let mut config = Config::default();
-    config.crawl.seeds = vec![seed];
-    config.crawl.state_dir = state.to_path_buf();
-    config.crawl.out_dir = out.to_path_buf();
-    config.crawl.allow_private_ips = true;
-    config.crawl.per_host_delay_ms = 0;
-    config.crawl.per_host_concurrency = 1;
-    config.crawl.concurrency = 4;
-    config.crawl.request_timeout_ms = 800;
-    config.crawl.max_depth = 4;
-    config
-}
-
 use crate::child;
+use crate::common::{crawl_config, stored_urls};
 use crate::warc;
 use warc::lines;
 
@@ -202,7 +189,7 @@ async fn tiny_site(
 }
 
 async fn crawl_tiny(seed: String, dir: &Path) -> crawldedup::crawl::CrawlSummary {
-    let mut config = config(&dir.join("state"), &dir.join("out"), seed);
+    let mut config = crawl_config(&dir.join("state"), &dir.join("out"), seed);
     config.crawl.respect_robots = true;
     let options = crawldedup::crawl::CrawlOptions {
         robots_retry: std::time::Duration::from_millis(300),

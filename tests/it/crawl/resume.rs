@@ -6,23 +6,6 @@ use super::*;
 
 const CHILD_ENV: &str = "CRAWLDEDUP_CRAWL_CHILD";
 
-fn stored_set(out: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(out.join("pages.jsonl")).unwrap();
-    assert!(text.is_empty() || text.ends_with('\n'), "a torn last line");
-    let mut urls: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("a whole JSON line");
-            v["final_url"].as_str().unwrap().to_string()
-        })
-        .collect();
-    let n = urls.len();
-    urls.sort();
-    urls.dedup();
-    assert_eq!(urls.len(), n, "a page stored twice");
-    urls
-}
-
 /// Runs a crawl with `options` until it ends by itself.
 fn crawl_to_the_end(
     runtime: &tokio::runtime::Runtime,
@@ -46,7 +29,7 @@ fn uninterrupted_crawl(
 ) -> (tempfile::TempDir, Vec<String>) {
     let reference = tempfile::tempdir().unwrap();
     let out = reference.path().join("out");
-    let mut uninterrupted = config(&reference.path().join("state"), &out, seed.to_string());
+    let mut uninterrupted = crawl_config(&reference.path().join("state"), &out, seed.to_string());
     uninterrupted.crawl.per_host_delay_ms = 20;
     runtime
         .block_on(crawldedup::crawl::crawl(
@@ -54,7 +37,7 @@ fn uninterrupted_crawl(
             std::future::pending(),
         ))
         .unwrap();
-    let stored = stored_set(&out);
+    let stored = stored_urls(&out);
     (reference, stored)
 }
 
@@ -63,7 +46,7 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
     if let Ok(spec) = std::env::var(CHILD_ENV) {
         // The child: crawl until done (or killed), checkpointing often.
         let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
-        let config = config(
+        let config = crawl_config(
             Path::new(spec["state"].as_str().unwrap()),
             Path::new(spec["out"].as_str().unwrap()),
             spec["seed"].as_str().unwrap().to_string(),
@@ -171,7 +154,7 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
     for point in ["checkpoint-before-record", "compaction-batch"] {
         assert!(held.contains(&point), "no kill at {point}: {held:?}");
     }
-    assert_eq!(stored_set(&out), expected);
+    assert_eq!(stored_urls(&out), expected);
     // The WARC files hold each stored page once too.
     let mut responses: Vec<String> = warc_records(&out)
         .into_iter()
@@ -290,7 +273,7 @@ fn ctrl_c_stops_with_a_checkpoint_and_the_next_run_finishes_the_crawl() {
     assert_eq!(summary["stopped_early"], false, "{summary}");
     assert_eq!(summary["frontier"]["pending"], 0, "{summary}");
     assert!(summary["totals"]["stored"].as_u64().unwrap() > stored_before);
-    let stored = stored_set(&out);
+    let stored = stored_urls(&out);
     assert_eq!(
         stored.len() as u64,
         summary["totals"]["stored"].as_u64().unwrap()
@@ -307,7 +290,7 @@ fn dropping_the_crawl_future_stops_the_crawl_and_the_next_run_resumes() {
 
     let dir = tempfile::tempdir().unwrap();
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-    let mut config = config(&state, &out, seed);
+    let mut config = crawl_config(&state, &out, seed);
     config.crawl.per_host_delay_ms = 20;
     let options = crawldedup::crawl::CrawlOptions {
         checkpoint_every: std::time::Duration::from_millis(100),
@@ -341,7 +324,7 @@ fn dropping_the_crawl_future_stops_the_crawl_and_the_next_run_resumes() {
     // The same runtime runs the crawl again on the same state: it resumes and ends with
     // every page stored once.
     crawl_to_the_end(&runtime, &config, &options);
-    assert_eq!(stored_set(&out), expected);
+    assert_eq!(stored_urls(&out), expected);
 }
 
 /// The outputs of a finished crawl of the tiny site, damaged by `damage`, then the same
@@ -360,7 +343,7 @@ async fn resume_after(
         dir.path().join("out")
     };
     damage(&dir.path().join("out"));
-    let mut again = config(&dir.path().join("state"), &out, format!("{base}/"));
+    let mut again = crawl_config(&dir.path().join("state"), &out, format!("{base}/"));
     again.crawl.respect_robots = true;
     let err = crawldedup::crawl::crawl(&again, std::future::pending())
         .await
@@ -437,7 +420,7 @@ async fn a_deleted_warc_file_is_refused_on_resume() {
 async fn max_pages_counts_every_run_and_a_crawl_at_its_limit_says_so() {
     let server = serve(Site::new(4, 2)).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut config = config(
+    let mut config = crawl_config(
         &dir.path().join("state"),
         &dir.path().join("out"),
         server.url("/"),

@@ -21,7 +21,7 @@ async fn a_crawl_of_1100_articles_with_real_word_statistics_stores_every_article
     let dir = tempfile::tempdir().unwrap();
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
     // One request at a time to the one host: each article is decided before its copies.
-    let config = config(&state, &out, server.url("/"));
+    let config = crawl_config(&state, &out, server.url("/"));
     let summary = crawldedup::crawl::crawl(&config, std::future::pending())
         .await
         .unwrap();
@@ -70,7 +70,7 @@ async fn a_crawl_of_the_fixture_site_stores_each_page_once_and_records_the_rest(
     let server = serve(site.clone()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-    let config = config(&state, &out, server.url("/"));
+    let config = crawl_config(&state, &out, server.url("/"));
     let summary = crawldedup::crawl::crawl(&config, std::future::pending())
         .await
         .unwrap();
@@ -209,7 +209,7 @@ async fn a_focused_crawl_stores_more_on_topic_pages_than_breadth_first() {
     for keywords in [vec![], vec!["sailing harbour".to_string()]] {
         let dir = tempfile::tempdir().unwrap();
         let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-        let mut config = config(&state, &out, server.url("/"));
+        let mut config = crawl_config(&state, &out, server.url("/"));
         config.crawl.max_pages = 25;
         config.focus.keywords = keywords;
         let summary = crawldedup::crawl::crawl(&config, std::future::pending())
@@ -236,7 +236,7 @@ async fn crawl_news(
 ) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
     let dir = tempfile::tempdir().unwrap();
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-    let mut config = config(&state, &out, server.url("/news/"));
+    let mut config = crawl_config(&state, &out, server.url("/news/"));
     config.dedup.host_templates = templates;
     let summary = crawldedup::crawl::crawl(&config, std::future::pending())
         .await
