@@ -10,8 +10,9 @@
 //!
 //! Options: `--peer PYTHON` (a Python with trafilatura installed), `--worst N` (list the N
 //! lowest-scoring pages), `--type TYPE` (only that page type), `--dump DIR` (write each
-//! extraction to DIR/NNNN.txt), `--limit N`, `--rounds N` (N rounds of each tool in turn,
-//! which goes first alternating; each page is then also timed by its best round).
+//! extraction to DIR/NNNN.txt), `--limit N`, `--rounds N` (N rounds of each tool; each page
+//! is then also timed by its best round), `--chunk N` (the tools take turns every N pages,
+//! which goes first alternating; by default every round).
 
 use anyhow::{Context, Result, bail};
 use crawldedup::content::extract_bytes;
@@ -46,6 +47,7 @@ fn main() -> Result<()> {
     let mut dump: Option<PathBuf> = None;
     let mut limit = usize::MAX;
     let mut rounds = 1usize;
+    let mut chunk = 0usize;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--peer" => peer = Some(args.next().context("--peer needs a python")?),
@@ -54,6 +56,7 @@ fn main() -> Result<()> {
             "--dump" => dump = Some(args.next().context("--dump needs a dir")?.into()),
             "--limit" => limit = args.next().context("--limit needs N")?.parse()?,
             "--rounds" => rounds = args.next().context("--rounds needs N")?.parse()?,
+            "--chunk" => chunk = args.next().context("--chunk needs N")?.parse()?,
             other if !other.starts_with('-') => dataset = PathBuf::from(other),
             other => bail!("unknown option {other}"),
         }
@@ -64,34 +67,47 @@ fn main() -> Result<()> {
     let cases = load(&dataset, only_type.as_deref(), limit)?;
     eprintln!("{} pages loaded from {}", cases.len(), dataset.display());
 
-    // The rounds of both tools in turn, which goes first alternating: a drift of the
-    // machine's speed (a shared machine's neighbours) weighs on both alike.
+    // The rounds of both tools in turn, a chunk of pages at a time, which tool goes first
+    // alternating: a drift of the machine's speed (a shared machine's neighbours) weighs on
+    // both alike.
     let mut peer_process = match &peer {
         Some(python) => Some(Peer::start(python, &dataset, &cases)?),
         None => None,
     };
-    let mut ours = Vec::with_capacity(cases.len());
+    let chunk = if chunk == 0 {
+        cases.len().max(1)
+    } else {
+        chunk
+    };
+    let mut ours: Vec<String> = Vec::with_capacity(cases.len());
     let mut our_best = vec![f64::MAX; cases.len()];
     let mut peer_best = vec![f64::MAX; cases.len()];
     let mut round_rates: Vec<(f64, Option<f64>)> = Vec::new();
     for round in 0..rounds {
-        let peer_first = round % 2 == 1;
-        let mut peer_rate = None;
-        if peer_first {
-            peer_rate = peer_process
-                .as_mut()
-                .map(|p| p.round(&mut peer_best))
-                .transpose()?;
+        let (mut our_seconds, mut peer_seconds) = (0.0, 0.0);
+        for (turn, first) in (0..cases.len()).step_by(chunk).enumerate() {
+            let pages = first..(first + chunk).min(cases.len());
+            let peer_first = (round + turn) % 2 == 1;
+            let mut peer_turn = |peer_seconds: &mut f64| -> Result<()> {
+                if let Some(process) = peer_process.as_mut() {
+                    *peer_seconds += process.run(pages.clone(), &mut peer_best[pages.clone()])?;
+                }
+                Ok(())
+            };
+            if peer_first {
+                peer_turn(&mut peer_seconds)?;
+            }
+            let texts = (round == 0).then_some(&mut ours);
+            our_seconds += our_turn(&cases[pages.clone()], &mut our_best[pages.clone()], texts);
+            if !peer_first {
+                peer_turn(&mut peer_seconds)?;
+            }
         }
-        let texts = (round == 0).then_some(&mut ours);
-        let our_rate = our_round(&cases, &mut our_best, texts);
-        if !peer_first {
-            peer_rate = peer_process
-                .as_mut()
-                .map(|p| p.round(&mut peer_best))
-                .transpose()?;
-        }
-        round_rates.push((our_rate, peer_rate));
+        let rate = |seconds: f64| cases.len() as f64 / seconds.max(1e-9);
+        round_rates.push((
+            rate(our_seconds),
+            peer_process.is_some().then(|| rate(peer_seconds)),
+        ));
     }
     if let Some(dir) = &dump {
         std::fs::create_dir_all(dir)?;
@@ -258,9 +274,9 @@ fn load(dataset: &Path, only_type: Option<&str>, limit: usize) -> Result<Vec<Cas
     Ok(cases)
 }
 
-/// One round of ours over every page, on this thread: pages per second. Each page's time
+/// One turn of ours over `cases`, on this thread: the seconds it took. Each page's time
 /// lowers its best in `best` (seconds); `texts`, when given, gets the extracted texts.
-fn our_round(cases: &[Case], best: &mut [f64], mut texts: Option<&mut Vec<String>>) -> f64 {
+fn our_turn(cases: &[Case], best: &mut [f64], mut texts: Option<&mut Vec<String>>) -> f64 {
     let mut elapsed = Duration::ZERO;
     for (case, best) in cases.iter().zip(best.iter_mut()) {
         let url = url::Url::parse(&case.url).ok();
@@ -273,7 +289,7 @@ fn our_round(cases: &[Case], best: &mut [f64], mut texts: Option<&mut Vec<String
             texts.push(extracted.text);
         }
     }
-    cases.len() as f64 / elapsed.as_secs_f64().max(1e-9)
+    elapsed.as_secs_f64()
 }
 
 /// Prints the pages per second of each round, and with more than one round the rate of
@@ -322,8 +338,8 @@ fn report_speed(rounds: &[(f64, Option<f64>)], our_best: &[f64], peer_best: &[f6
     }
 }
 
-/// trafilatura in a Python process of its own (one core), which runs a round over the same
-/// pages whenever asked; its first round's texts are scored here by the same code.
+/// trafilatura in a Python process of its own (one core), which runs a range of the same
+/// pages whenever asked; the text of each page's first run is scored here by the same code.
 struct Peer {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
@@ -357,11 +373,12 @@ impl Peer {
         })
     }
 
-    /// Runs one round; each page's time lowers its best in `best`. Pages per second.
-    fn round(&mut self, best: &mut [f64]) -> Result<f64> {
+    /// Runs the pages `pages` (indices into the cases); each page's time lowers its best in
+    /// `best`. The seconds they took inside trafilatura.
+    fn run(&mut self, pages: std::ops::Range<usize>, best: &mut [f64]) -> Result<f64> {
         use std::io::{BufRead, Write};
         let stdin = self.stdin.as_mut().context("peer closed")?;
-        stdin.write_all(b"run\n")?;
+        writeln!(stdin, "run {} {}", pages.start, pages.end)?;
         stdin.flush()?;
         let mut line = String::new();
         if self.stdout.read_line(&mut line)? == 0 {
@@ -384,7 +401,7 @@ impl Peer {
         for (best, took) in best.iter_mut().zip(&seconds) {
             *best = best.min(*took);
         }
-        Ok(best.len() as f64 / seconds.iter().sum::<f64>().max(1e-9))
+        Ok(seconds.iter().sum())
     }
 
     /// Ends the process and scores its first round's texts.
