@@ -67,48 +67,16 @@ fn main() -> Result<()> {
     let cases = load(&dataset, only_type.as_deref(), limit)?;
     eprintln!("{} pages loaded from {}", cases.len(), dataset.display());
 
-    // The rounds of both tools in turn, a chunk of pages at a time, which tool goes first
-    // alternating: a drift of the machine's speed (a shared machine's neighbours) weighs on
-    // both alike.
     let mut peer_process = match &peer {
         Some(python) => Some(Peer::start(python, &dataset, &cases)?),
         None => None,
     };
-    let chunk = if chunk == 0 {
-        cases.len().max(1)
-    } else {
-        chunk
-    };
-    let mut ours: Vec<String> = Vec::with_capacity(cases.len());
-    let mut our_best = vec![f64::MAX; cases.len()];
-    let mut peer_best = vec![f64::MAX; cases.len()];
-    let mut round_rates: Vec<(f64, Option<f64>)> = Vec::new();
-    for round in 0..rounds {
-        let (mut our_seconds, mut peer_seconds) = (0.0, 0.0);
-        for (turn, first) in (0..cases.len()).step_by(chunk).enumerate() {
-            let pages = first..(first + chunk).min(cases.len());
-            let peer_first = (round + turn) % 2 == 1;
-            let mut peer_turn = |peer_seconds: &mut f64| -> Result<()> {
-                if let Some(process) = peer_process.as_mut() {
-                    *peer_seconds += process.run(pages.clone(), &mut peer_best[pages.clone()])?;
-                }
-                Ok(())
-            };
-            if peer_first {
-                peer_turn(&mut peer_seconds)?;
-            }
-            let texts = (round == 0).then_some(&mut ours);
-            our_seconds += our_turn(&cases[pages.clone()], &mut our_best[pages.clone()], texts);
-            if !peer_first {
-                peer_turn(&mut peer_seconds)?;
-            }
-        }
-        let rate = |seconds: f64| cases.len() as f64 / seconds.max(1e-9);
-        round_rates.push((
-            rate(our_seconds),
-            peer_process.is_some().then(|| rate(peer_seconds)),
-        ));
-    }
+    let Turns {
+        texts: ours,
+        our_best,
+        peer_best,
+        rates: round_rates,
+    } = take_turns(&cases, rounds, chunk, peer_process.as_mut())?;
     if let Some(dir) = &dump {
         std::fs::create_dir_all(dir)?;
         for (case, text) in cases.iter().zip(&ours) {
@@ -125,6 +93,25 @@ fn main() -> Result<()> {
         None => None,
     };
 
+    print_scores(&cases, &our_scores, peer_result.as_deref());
+    report_speed(&round_rates, &our_best, &peer_best);
+    if worst > 0 {
+        let mut order: Vec<usize> = (0..cases.len()).collect();
+        order.sort_by(|&a, &b| our_scores[a].f1.total_cmp(&our_scores[b].f1));
+        for &i in order.iter().take(worst) {
+            let s = our_scores[i];
+            println!(
+                "{} {:<13} F1 {:.3} P {:.3} R {:.3} {}",
+                cases[i].id, cases[i].page_type, s.f1, s.precision, s.recall, cases[i].url
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Prints the mean scores by page type and over all pages, with the peer's F1 beside them
+/// when it ran.
+fn print_scores(cases: &[Case], our_scores: &[Score], peer_scores: Option<&[Score]>) {
     println!(
         "{:<14} {:>6} {:>8} {:>8} {:>8}{}",
         "page type",
@@ -132,7 +119,7 @@ fn main() -> Result<()> {
         "F1",
         "P",
         "R",
-        if peer_result.is_some() {
+        if peer_scores.is_some() {
             "   trafilatura F1"
         } else {
             ""
@@ -149,8 +136,7 @@ fn main() -> Result<()> {
         .chain(std::iter::once(("all".to_string(), all)));
     for (name, indices) in rows {
         let mean = mean_score(&our_scores, &indices);
-        let peer_column = peer_result
-            .as_ref()
+        let peer_column = peer_scores
             .map(|scores| format!("   {:>14.4}", mean_score(scores, &indices).f1))
             .unwrap_or_default();
         println!(
@@ -163,19 +149,6 @@ fn main() -> Result<()> {
             peer_column
         );
     }
-    report_speed(&round_rates, &our_best, &peer_best);
-    if worst > 0 {
-        let mut order: Vec<usize> = (0..cases.len()).collect();
-        order.sort_by(|&a, &b| our_scores[a].f1.total_cmp(&our_scores[b].f1));
-        for &i in order.iter().take(worst) {
-            let s = our_scores[i];
-            println!(
-                "{} {:<13} F1 {:.3} P {:.3} R {:.3} {}",
-                cases[i].id, cases[i].page_type, s.f1, s.precision, s.recall, cases[i].url
-            );
-        }
-    }
-    Ok(())
 }
 
 fn mean_score(scores: &[Score], indices: &[usize]) -> Score {
@@ -272,6 +245,66 @@ fn load(dataset: &Path, only_type: Option<&str>, limit: usize) -> Result<Vec<Cas
     }
     cases.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(cases)
+}
+
+/// What the rounds of [`take_turns`] measured: our texts (of the first round), each page's
+/// best time for each tool (seconds), and each round's pages per second for each tool.
+struct Turns {
+    texts: Vec<String>,
+    our_best: Vec<f64>,
+    peer_best: Vec<f64>,
+    rates: Vec<(f64, Option<f64>)>,
+}
+
+/// Runs `rounds` rounds of ours and, when given, of the peer: the two take turns every
+/// `chunk` pages (0: every round), which goes first alternating, so that a drift of the
+/// machine's speed (a shared machine's neighbours) weighs on both alike.
+fn take_turns(
+    cases: &[Case],
+    rounds: usize,
+    chunk: usize,
+    mut peer: Option<&mut Peer>,
+) -> Result<Turns> {
+    let chunk = if chunk == 0 {
+        cases.len().max(1)
+    } else {
+        chunk
+    };
+    let mut turns = Turns {
+        texts: Vec::with_capacity(cases.len()),
+        our_best: vec![f64::MAX; cases.len()],
+        peer_best: vec![f64::MAX; cases.len()],
+        rates: Vec::new(),
+    };
+    for round in 0..rounds {
+        let (mut our_seconds, mut peer_seconds) = (0.0, 0.0);
+        for (turn, first) in (0..cases.len()).step_by(chunk).enumerate() {
+            let pages = first..(first + chunk).min(cases.len());
+            let peer_first = (round + turn) % 2 == 1;
+            let mut peer_turn = |peer_seconds: &mut f64| -> Result<()> {
+                if let Some(process) = peer.as_mut() {
+                    let best = &mut turns.peer_best[pages.clone()];
+                    *peer_seconds += process.run(pages.clone(), best)?;
+                }
+                Ok(())
+            };
+            if peer_first {
+                peer_turn(&mut peer_seconds)?;
+            }
+            let texts = (round == 0).then_some(&mut turns.texts);
+            let best = &mut turns.our_best[pages.clone()];
+            our_seconds += our_turn(&cases[pages.clone()], best, texts);
+            if !peer_first {
+                peer_turn(&mut peer_seconds)?;
+            }
+        }
+        let rate = |seconds: f64| cases.len() as f64 / seconds.max(1e-9);
+        turns.rates.push((
+            rate(our_seconds),
+            peer.is_some().then(|| rate(peer_seconds)),
+        ));
+    }
+    Ok(turns)
 }
 
 /// One turn of ours over `cases`, on this thread: the seconds it took. Each page's time
