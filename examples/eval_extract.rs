@@ -135,7 +135,7 @@ fn print_scores(cases: &[Case], our_scores: &[Score], peer_scores: Option<&[Scor
         .map(|(t, v)| (t.to_string(), v.clone()))
         .chain(std::iter::once(("all".to_string(), all)));
     for (name, indices) in rows {
-        let mean = mean_score(&our_scores, &indices);
+        let mean = mean_score(our_scores, &indices);
         let peer_column = peer_scores
             .map(|scores| format!("   {:>14.4}", mean_score(scores, &indices).f1))
             .unwrap_or_default();
