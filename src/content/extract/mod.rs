@@ -335,17 +335,7 @@ mod tests {
             ("masthead-ad", Cat::Header),
             ("download", Cat::None),
         ] {
-            let lower = class.to_string();
-            let whole = lower
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .map(word_category)
-                .find(|c| *c != Cat::None)
-                .unwrap_or(Cat::None);
-            let got = if whole == Cat::None {
-                joined_word_category(&lower)
-            } else {
-                whole
-            };
+            let got = words_category(class);
             assert_eq!(got, cat, "{class}");
         }
         // On a page: an opinion column marked `commentary` is the article.

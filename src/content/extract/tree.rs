@@ -194,6 +194,8 @@ pub(super) struct Attrs<'a> {
     pub(super) rel: &'a str,
     /// Microdata `itemprop`.
     pub(super) itemprop: &'a str,
+    /// Microdata `itemtype`.
+    pub(super) itemtype: &'a str,
     pub(super) hidden: bool,
     pub(super) aria_hidden: bool,
 }
@@ -212,6 +214,7 @@ impl<'a> Attrs<'a> {
                 "href" => attrs.href = Some(value),
                 "rel" => attrs.rel = value,
                 "itemprop" => attrs.itemprop = value,
+                "itemtype" => attrs.itemtype = value,
                 "hidden" => attrs.hidden = true,
                 "aria-hidden" => attrs.aria_hidden = value.trim().eq_ignore_ascii_case("true"),
                 _ => {}
@@ -357,10 +360,10 @@ impl Page {
             && tag != Tag::Aside
             && (attrs.role.trim().eq_ignore_ascii_case("complementary")
                 || lower.contains("sidebar"));
-        if let Some(kind) = element.attr("itemtype") {
+        if !attrs.itemtype.is_empty() {
             self.discussion |= ["DiscussionForumPosting", "QAPage", "/Question"]
                 .iter()
-                .any(|t| kind.contains(t));
+                .any(|t| attrs.itemtype.contains(t));
         }
         let index = self.nodes.len() as u32;
         if tag == Tag::Body && self.body == NO_PARENT {
