@@ -282,7 +282,7 @@ fn strip_elements(html: &str) -> Stripped {
 /// reads it, where a `>` or `<` inside a quoted value is part of the value (or the end of
 /// the input, where the tag never ends); and whether it closes itself (`<svg/>`).
 fn tag_end(bytes: &[u8], start: usize) -> (usize, bool) {
-    let tag = attributes::walk_tag(&bytes[start..], |_, _, _| {});
+    let tag = attributes::walk_tag(&bytes[start..], |_, _, _, _| {});
     (
         tag.end.map_or(bytes.len(), |end| start + end + 1),
         tag.self_closing,
