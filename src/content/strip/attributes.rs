@@ -132,7 +132,9 @@ pub(super) fn drop_attributes(markup: String) -> String {
     let mut at = 0;
     while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
         let start = at + offset;
-        in_head &= bytes[at..start].iter().all(|&b| is_space(b));
+        if in_head {
+            in_head = bytes[at..start].iter().all(|&b| is_space(b));
+        }
         at = match &bytes[start + 1..] {
             [b'!', b'-', b'-', ..] => comment_end(bytes, start + 4),
             [b'!' | b'?', ..] => past_next_gt(bytes, start),
@@ -256,8 +258,31 @@ struct Lean {
 
 /// The tokenizer's whitespace (a carriage return is read as a line feed).
 fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+    BYTES[usize::from(b)] & SPACE != 0
 }
+
+/// What a byte is to a tag's attributes, looked up in [`BYTES`]: whitespace; the end of an
+/// attribute's name (`/`, `>`, `=`); a byte that makes the name odd (a quote, `<`, NUL).
+const SPACE: u8 = 1;
+const NAME_END: u8 = 2;
+const ODD: u8 = 4;
+
+const BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b' ' as usize] = SPACE;
+    table[b'\t' as usize] = SPACE;
+    table[b'\n' as usize] = SPACE;
+    table[b'\r' as usize] = SPACE;
+    table[0x0c] = SPACE;
+    table[b'/' as usize] = NAME_END;
+    table[b'>' as usize] = NAME_END;
+    table[b'=' as usize] = NAME_END;
+    table[b'"' as usize] = ODD;
+    table[b'\'' as usize] = ODD;
+    table[b'<' as usize] = ODD;
+    table[0] = ODD;
+    table
+};
 
 /// Reads the tag at the start of `input` (its `<`, then `/` for an end tag, then an ASCII
 /// letter) by the tokenizer's states into `lean`: where it ends, and whether it is a start
@@ -362,8 +387,12 @@ fn attribute(input: &[u8], start: usize, odd: &mut bool) -> Option<(usize, usize
         *odd = true;
         i += 1;
     }
-    while i < input.len() && !is_space(input[i]) && !matches!(input[i], b'/' | b'>' | b'=') {
-        *odd |= matches!(input[i], b'"' | b'\'' | b'<' | 0);
+    while let Some(&b) = input.get(i) {
+        let class = BYTES[usize::from(b)];
+        if class & (SPACE | NAME_END) != 0 {
+            break;
+        }
+        *odd |= class & ODD != 0;
         i += 1;
     }
     let name_end = i;
