@@ -218,15 +218,9 @@ fn tokens(text: &str) -> HashMap<String, usize> {
 }
 
 fn load(dataset: &Path, only_type: Option<&str>, limit: usize) -> Result<Vec<Case>> {
-    let metadata: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dataset.join("metadata.json"))
-            .with_context(|| format!("{}: cannot read metadata.json", dataset.display()))?,
-    )?;
-    let files = metadata["files"]
-        .as_object()
-        .context("metadata.json: no files")?;
+    let files = wcxb::files(dataset)?;
     let mut cases = Vec::new();
-    for (id, info) in files {
+    for (id, info) in &files {
         let page_type = info["page_type"].as_str().unwrap_or("unknown").to_string();
         if only_type.is_some_and(|t| t != page_type) {
             continue;

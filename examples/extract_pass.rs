@@ -32,13 +32,7 @@ fn main() -> Result<()> {
             other => bail!("unknown option {other}"),
         }
     }
-    let metadata: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dataset.join("metadata.json"))
-            .with_context(|| format!("{}: cannot read metadata.json", dataset.display()))?,
-    )?;
-    let files = metadata["files"]
-        .as_object()
-        .context("metadata.json: no files")?;
+    let files = wcxb::files(&dataset)?;
     let mut ids: Vec<&String> = files.keys().collect();
     ids.sort();
     let mut loaded = Vec::new();

@@ -45,9 +45,7 @@ pub fn load(
     limit: usize,
     hosts: &mut HashSet<String>,
 ) -> Result<(Vec<Template>, Vec<String>)> {
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dataset.join("metadata.json"))?)?;
-    let files = metadata["files"].as_object().context("no files")?;
+    let files = super::wcxb::files(dataset)?;
     // Blocks of text: paragraphs, list items, headings under the title, quotes, captions.
     let blocks = [
         Regex::new(r"(?is)<p\b[^>]*>(.*?)</p>")?,

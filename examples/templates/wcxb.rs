@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 /// Page `id`'s bytes, as served, and its ground-truth main content.
 pub fn page(dataset: &Path, id: &str) -> Result<(Vec<u8>, String)> {
@@ -19,4 +19,20 @@ pub fn page(dataset: &Path, id: &str) -> Result<(Vec<u8>, String)> {
         .unwrap_or("")
         .to_string();
     Ok((bytes, reference))
+}
+
+/// The dataset's pages, by id, with what `metadata.json` says of each (`url`, `page_type`,
+/// ...).
+pub fn files(dataset: &Path) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let metadata: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dataset.join("metadata.json"))
+            .with_context(|| format!("{}: cannot read metadata.json", dataset.display()))?,
+    )?;
+    match metadata {
+        serde_json::Value::Object(mut fields) => match fields.remove("files") {
+            Some(serde_json::Value::Object(files)) => Ok(files),
+            _ => anyhow::bail!("{}: metadata.json: no files", dataset.display()),
+        },
+        _ => anyhow::bail!("{}: metadata.json is not an object", dataset.display()),
+    }
 }
