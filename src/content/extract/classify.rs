@@ -498,9 +498,14 @@ mod tests {
         })
     }
 
+    /// Strings made of up to `most - 1` of `parts`, in any order.
+    fn joined(parts: Vec<&'static str>, most: usize) -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(parts), 0..most).prop_map(|parts| parts.concat())
+    }
+
     fn style() -> impl Strategy<Value = String> {
-        prop::collection::vec(
-            prop::sample::select(vec![
+        joined(
+            vec![
                 "display",
                 "DISPLAY",
                 ":",
@@ -518,15 +523,14 @@ mod tests {
                 "block",
                 "é",
                 "x",
-            ]),
-            0..12,
+            ],
+            12,
         )
-        .prop_map(|parts| parts.concat())
     }
 
     fn class() -> impl Strategy<Value = String> {
-        prop::collection::vec(
-            prop::sample::select(vec![
+        joined(
+            vec![
                 "hidden",
                 "Hidden",
                 "d-none",
@@ -553,10 +557,9 @@ mod tests {
                 "  ",
                 "\t",
                 "x",
-            ]),
-            0..10,
+            ],
+            10,
         )
-        .prop_map(|parts| parts.concat())
     }
 
     proptest! {
