@@ -1,5 +1,7 @@
 //! Whitespace as `char::is_whitespace` has it, found on UTF-8 bytes: the extractor's text
 //! writer and the fingerprint's digest both scan text byte by byte and share this test.
+//! Also the search for an ASCII word ignoring case that the markup passes and the
+//! classification share.
 
 /// An ASCII whitespace byte: tab, line feed, vertical tab, form feed, carriage return, space.
 pub(crate) const fn is_ascii_space(b: u8) -> bool {
@@ -39,6 +41,18 @@ pub(crate) fn non_space_chars(text: &str) -> u32 {
     }
 }
 
+/// Whether `haystack` holds `needle`, ASCII case ignored. `needle` is non-empty and in
+/// lower case; the candidates are found by `memchr` on its first letter in either case.
+pub(crate) fn contains_ignore_ascii_case(haystack: &[u8], needle: &[u8]) -> bool {
+    debug_assert!(!needle.is_empty() && !needle.iter().any(u8::is_ascii_uppercase));
+    let first = needle[0];
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), haystack).any(|at| {
+        haystack
+            .get(at..at + needle.len())
+            .is_some_and(|window| window.eq_ignore_ascii_case(needle))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +65,16 @@ mod tests {
         ) {
             let plain = text.chars().filter(|c| !c.is_whitespace()).count() as u32;
             prop_assert_eq!(non_space_chars(&text), plain);
+        }
+
+        #[test]
+        fn contains_ignore_ascii_case_is_a_lower_cased_search(
+            haystack in "[oOgG:dDé ]{0,12}",
+            needle in "[og:d]{1,3}"
+        ) {
+            let lower = haystack.to_ascii_lowercase();
+            let plain = lower.as_bytes().windows(needle.len()).any(|w| w == needle.as_bytes());
+            prop_assert_eq!(contains_ignore_ascii_case(haystack.as_bytes(), needle.as_bytes()), plain);
         }
     }
 }

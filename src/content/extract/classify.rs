@@ -23,7 +23,7 @@ const LAYOUT_WORDS: [&str; 9] = [
 
 fn is_layout_helper(name: &str) -> bool {
     // Most class names do not mention a sidebar: they are settled without splitting.
-    if !contains_ignore_ascii_case(name.as_bytes(), b"sidebar") {
+    if !crate::text::contains_ignore_ascii_case(name.as_bytes(), b"sidebar") {
         return false;
     }
     let words = || ascii_words(name);
@@ -101,16 +101,6 @@ pub(super) fn classify(tag: Tag, attrs: &Attrs<'_>, lower: &mut String) -> Cat {
         category = Cat::Forms;
     }
     category
-}
-
-/// Whether `haystack` holds `needle` (lower case), ASCII case ignored.
-fn contains_ignore_ascii_case(haystack: &[u8], needle: &[u8]) -> bool {
-    let first = needle[0];
-    memchr::memchr2_iter(first, first.to_ascii_uppercase(), haystack).any(|at| {
-        haystack
-            .get(at..at + needle.len())
-            .is_some_and(|window| window.eq_ignore_ascii_case(needle))
-    })
 }
 
 /// The runs of ASCII letters and digits in `text`, in order: its words as class and id

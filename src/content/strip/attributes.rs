@@ -22,9 +22,10 @@
 //! Most attributes are kept on every element ([`KEPT`]); a few only on the element the
 //! extraction reads them of ([`KEPT_ON`]: `lang` of `html`, `content` of `meta`, ...). The
 //! head's `link` and `meta` tags that the extraction never reads (style sheets, preloads,
-//! icons, the viewport: 5% of the tags on the WCXB dev pages) go whole, as long as the
-//! parser is still in the head, where the text on either side of a tag is only
-//! whitespace, and after the document's first start tag.
+//! icons, the viewport: 5% of the tags on the WCXB dev pages) go whole, once the head
+//! element is open and as long as the parser is still in it. There the text on either side
+//! of such a tag is only whitespace, which the extraction never reads in the head, and a
+//! `<head>` tag that comes later is ignored with its attributes, as it would have been.
 
 /// Attributes kept on every element: what the classification of an element reads.
 const KEPT: &[&[u8]] = &[
@@ -52,33 +53,68 @@ const KEPT_ON: &[(&[u8], &[&[u8]])] = &[
     (b"meta", &[b"content", b"http-equiv", b"name", b"property"]),
 ];
 
-/// Whether the attribute `name` of the element `element` is kept (ASCII case ignored).
-fn kept(element: &[u8], name: &[u8]) -> bool {
-    super::named_in(KEPT, name)
-        || KEPT_ON
-            .iter()
-            .any(|(e, names)| e.eq_ignore_ascii_case(element) && super::named_in(names, name))
+/// What the pass needs to know of an element, found once a tag: the attributes kept on it
+/// beside [`KEPT`], and whether it is a `link` or `meta` tag that can go whole.
+#[derive(Clone, Copy)]
+pub(super) struct Element {
+    kept_on: &'static [&'static [u8]],
+    head: HeadTag,
 }
 
-/// Whether a `link` or `meta` start tag is one the extraction reads, given one of its
-/// attributes (the attribute's name, then the rest of it: `=` and its value): a link to the
-/// canonical address; meta data that Open Graph names (`og:...`), a description, or an
-/// `http-equiv`. A value with a character reference in it counts as read, as the parser
-/// would decode it. The other `link` and `meta` tags (style sheets, preloads, icons,
-/// viewport, verification codes, ...) are dropped whole.
-fn read_in_head(element: &[u8], name: &[u8], rest: &[u8]) -> bool {
-    let holds = |needle: &[u8]| {
-        rest.windows(needle.len())
-            .any(|window| window.eq_ignore_ascii_case(needle))
-    };
-    if element.eq_ignore_ascii_case(b"link") {
-        name.eq_ignore_ascii_case(b"rel") && (holds(b"canonical") || rest.contains(&b'&'))
-    } else if element.eq_ignore_ascii_case(b"meta") {
-        name.eq_ignore_ascii_case(b"http-equiv")
-            || ((name.eq_ignore_ascii_case(b"name") || name.eq_ignore_ascii_case(b"property"))
-                && (holds(b"og:") || holds(b"description") || rest.contains(&b'&')))
-    } else {
-        false
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HeadTag {
+    Other,
+    Link,
+    Meta,
+}
+
+impl Element {
+    /// The element named `name` (ASCII case ignored).
+    pub(super) fn of(name: &[u8]) -> Element {
+        let kept_on = KEPT_ON
+            .iter()
+            .find(|(element, _)| element.eq_ignore_ascii_case(name))
+            .map_or(&[][..], |(_, names)| names);
+        let head = if name.eq_ignore_ascii_case(b"link") {
+            HeadTag::Link
+        } else if name.eq_ignore_ascii_case(b"meta") {
+            HeadTag::Meta
+        } else {
+            HeadTag::Other
+        };
+        Element { kept_on, head }
+    }
+
+    /// Whether its attribute `name` is kept (ASCII case ignored).
+    pub(super) fn keeps(self, name: &[u8]) -> bool {
+        super::named_in(KEPT, name) || super::named_in(self.kept_on, name)
+    }
+
+    /// Whether it is a `link` or `meta` tag.
+    fn in_head_only(self) -> bool {
+        self.head != HeadTag::Other
+    }
+
+    /// Whether it is a `link` or `meta` tag the extraction reads, given one of its
+    /// attributes (the attribute's name, then the rest of it: `=` and its value): a link to
+    /// the canonical address; meta data that Open Graph names (`og:...`), a description, or
+    /// an `http-equiv`. A value with a character reference in it counts as read, as the
+    /// parser would decode it. The other `link` and `meta` tags (style sheets, preloads,
+    /// icons, viewport, verification codes, ...) are dropped whole.
+    pub(super) fn reads(self, name: &[u8], rest: &[u8]) -> bool {
+        let holds = |needle: &[u8]| crate::text::contains_ignore_ascii_case(rest, needle);
+        match self.head {
+            HeadTag::Link => {
+                name.eq_ignore_ascii_case(b"rel") && (holds(b"canonical") || rest.contains(&b'&'))
+            }
+            HeadTag::Meta => {
+                name.eq_ignore_ascii_case(b"http-equiv")
+                    || ((name.eq_ignore_ascii_case(b"name")
+                        || name.eq_ignore_ascii_case(b"property"))
+                        && (holds(b"og:") || holds(b"description") || rest.contains(&b'&')))
+            }
+            HeadTag::Other => false,
+        }
     }
 }
 
@@ -125,8 +161,9 @@ pub(super) fn drop_attributes(markup: String) -> String {
     let bytes = html.as_bytes();
     let mut out = String::new();
     let mut lean = Lean::default();
-    // Some start tag has been read; no text nor tag of the body has been.
-    let mut started = false;
+    // The head element is open (a start tag of the head's, `html` aside, has been kept);
+    // no text nor tag of the body has been read.
+    let mut head_open = false;
     let mut in_head = true;
     let mut copied = 0;
     let mut at = 0;
@@ -150,9 +187,11 @@ pub(super) fn drop_attributes(markup: String) -> String {
                 let Some(end) = lean.end else { break };
                 let end = start + end + 1;
                 // Only in the head, where the parser makes no text of what is on either side
-                // of it, and never the first start tag: before the document's first tag or
-                // doctype, a `meta` puts the parser in quirks mode.
-                if lean.unread && started && in_head {
+                // of it, and only once the head element is open. A `meta` or `link` before it
+                // opens it, so that a `<head>` tag after it is ignored, attributes and all;
+                // and before the document's first tag or doctype, a `meta` puts the parser
+                // in quirks mode.
+                if lean.unread && head_open && in_head {
                     if out.capacity() == 0 {
                         out.reserve(html.len());
                     }
@@ -161,8 +200,9 @@ pub(super) fn drop_attributes(markup: String) -> String {
                     at = end;
                     continue;
                 }
-                started = true;
-                in_head &= super::named_in(HEAD, &bytes[start + 1..start + lean.name_end]);
+                let name = &bytes[start + 1..start + lean.name_end];
+                in_head &= super::named_in(HEAD, name);
+                head_open |= in_head && !name.eq_ignore_ascii_case(b"html");
                 if lean.rewrite {
                     if out.capacity() == 0 {
                         out.reserve(html.len());
@@ -171,7 +211,6 @@ pub(super) fn drop_attributes(markup: String) -> String {
                     push_tag(&mut out, &html[start..end], &lean);
                     copied = end;
                 }
-                let name = &bytes[start + 1..start + lean.name_end];
                 if super::named_in(LAST, name) {
                     break;
                 }
@@ -252,7 +291,7 @@ struct Lean {
     kept: Vec<(usize, usize)>,
     self_closing: bool,
     /// A `link` or `meta` start tag that the extraction does not read (see
-    /// [`read_in_head`]), read exactly: it can go whole.
+    /// [`Element::reads`]), read exactly: it can go whole.
     unread: bool,
 }
 
@@ -295,11 +334,13 @@ fn read_tag(input: &[u8], lean: &mut Lean) {
     let mut dropped = false;
     let mut read = false;
     let kept_ranges = &mut lean.kept;
+    let mut rules: Option<Element> = None;
     let tag = walk_tag(input, |element, start, name_end, end| {
+        let rules = *rules.get_or_insert_with(|| Element::of(element));
         let name = &input[start..name_end];
-        if kept(element, name) {
+        if rules.keeps(name) {
             kept_ranges.push((start, end));
-            read = read || read_in_head(element, name, &input[name_end..end]);
+            read = read || rules.reads(name, &input[name_end..end]);
         } else {
             dropped = true;
         }
@@ -310,10 +351,11 @@ fn read_tag(input: &[u8], lean: &mut Lean) {
     let Some(end) = tag.end else { return };
     let exact = !tag.odd && !closing && memchr::memchr(b'<', &input[1..end]).is_none();
     lean.rewrite = dropped && exact;
-    let element = &input[1..tag.name_end];
     lean.unread = exact
         && !read
-        && (element.eq_ignore_ascii_case(b"link") || element.eq_ignore_ascii_case(b"meta"));
+        && rules
+            .unwrap_or_else(|| Element::of(&input[1..tag.name_end]))
+            .in_head_only();
 }
 
 /// A tag as [`walk_tag`] read it.
