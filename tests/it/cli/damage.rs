@@ -252,6 +252,95 @@ fn line<'a>(lines: &'a [String], part: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no `{part}` line in {lines:?}"))
 }
 
+/// Output lines past the checkpoint are fine for verify and cut back by repair; a truncated
+/// output is named by verify and not rebuilt by repair.
+fn damaged_outputs(dir: &std::path::Path) {
+    let pages_path = dir.join("out/pages.jsonl");
+    let pages = std::fs::read(&pages_path).unwrap();
+
+    // Lines past the checkpoint: fine for verify, cut back by repair.
+    let mut longer = pages.clone();
+    longer.extend_from_slice(b"{\"torn\": tr");
+    std::fs::write(&pages_path, &longer).unwrap();
+    let (code, lines) = state_command("verify", dir, &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(line(&lines, "outputs").contains("past the checkpoint"));
+    let (code, lines) = state_command("repair", dir, &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(
+        line(&lines, "outputs").contains("cut back by 11 bytes"),
+        "{lines:?}"
+    );
+    assert_eq!(std::fs::read(&pages_path).unwrap(), pages);
+
+    // A truncated output: named by verify, not rebuilt by repair.
+    std::fs::write(&pages_path, &pages[..pages.len() / 2]).unwrap();
+    let (code, lines) = state_command("verify", dir, &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "outputs").contains("pages.jsonl"), "{lines:?}");
+    let (code, lines) = state_command("repair", dir, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "outputs").contains("could not recover"),
+        "{lines:?}"
+    );
+    std::fs::write(&pages_path, &pages).unwrap();
+}
+
+/// A damaged URL filter: a crawl's is rebuilt from its frontier, exactly, and the damaged
+/// file set aside, never deleted.
+fn damaged_url_filter(dir: &std::path::Path) {
+    let (code, lines) = state_command("verify", dir, &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    let filter_line = line(&lines, "URL filter").to_string();
+    let bloom = dir.join("state/seen-urls.bloom");
+    let mut bytes = std::fs::read(&bloom).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&bloom, &bytes).unwrap();
+    let (code, lines) = state_command("verify", dir, &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "URL filter").contains("damaged"), "{lines:?}");
+    let (code, lines) = state_command("repair", dir, &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(
+        line(&lines, "URL filter").contains("rebuilt from the")
+            && line(&lines, "URL filter").contains("crawl's frontier"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("state/seen-urls.bloom.damaged")).unwrap(),
+        bytes
+    );
+    let (code, lines) = state_command("verify", dir, &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert_eq!(
+        line(&lines, "URL filter"),
+        filter_line,
+        "the same URLs, at the same checkpoint"
+    );
+}
+
+/// The index's manifest lost: named by verify; repair --accept-loss writes one for what the
+/// database holds, and the crawl resumes.
+fn lost_index_manifest(dir: &std::path::Path, seed: &str) {
+    let manifest = dir.join("state/index/crawldedup-manifest");
+    std::fs::remove_file(&manifest).unwrap();
+    let (code, lines) = state_command("verify", dir, &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "index").contains("damaged"), "{lines:?}");
+    let (code, lines) = state_command("repair", dir, &["--accept-loss"]);
+    assert_eq!(code, 0, "{lines:?}");
+    assert!(
+        line(&lines, "index").contains("manifest rewritten"),
+        "{lines:?}"
+    );
+    let (code, lines) = state_command("verify", dir, &[]);
+    assert_eq!(code, 0, "{lines:?}");
+    let o = crawl_once(dir, seed);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn verify_names_each_damaged_part_and_repair_mends_what_it_can() {
     let (dir, _runtime, seed) = crawled();
@@ -266,86 +355,9 @@ fn verify_names_each_damaged_part_and_repair_mends_what_it_can() {
     ] {
         assert!(line(&lines, part).contains(": fine: "), "{lines:?}");
     }
-    let pages_path = dir.path().join("out/pages.jsonl");
-    let pages = std::fs::read(&pages_path).unwrap();
-
-    // Lines past the checkpoint: fine for verify, cut back by repair.
-    let mut longer = pages.clone();
-    longer.extend_from_slice(b"{\"torn\": tr");
-    std::fs::write(&pages_path, &longer).unwrap();
-    let (code, lines) = state_command("verify", dir.path(), &[]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert!(line(&lines, "outputs").contains("past the checkpoint"));
-    let (code, lines) = state_command("repair", dir.path(), &[]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert!(
-        line(&lines, "outputs").contains("cut back by 11 bytes"),
-        "{lines:?}"
-    );
-    assert_eq!(std::fs::read(&pages_path).unwrap(), pages);
-
-    // A truncated output: named by verify, not rebuilt by repair.
-    std::fs::write(&pages_path, &pages[..pages.len() / 2]).unwrap();
-    let (code, lines) = state_command("verify", dir.path(), &[]);
-    assert_eq!(code, 1);
-    assert!(line(&lines, "outputs").contains("pages.jsonl"), "{lines:?}");
-    let (code, lines) = state_command("repair", dir.path(), &[]);
-    assert_eq!(code, 1);
-    assert!(
-        line(&lines, "outputs").contains("could not recover"),
-        "{lines:?}"
-    );
-    std::fs::write(&pages_path, &pages).unwrap();
-
-    // A damaged URL filter: a crawl's is rebuilt from its frontier, exactly, and the
-    // damaged file set aside, never deleted.
-    let (code, lines) = state_command("verify", dir.path(), &[]);
-    assert_eq!(code, 0, "{lines:?}");
-    let filter_line = line(&lines, "URL filter").to_string();
-    let bloom = dir.path().join("state/seen-urls.bloom");
-    let mut bytes = std::fs::read(&bloom).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0xff;
-    std::fs::write(&bloom, &bytes).unwrap();
-    let (code, lines) = state_command("verify", dir.path(), &[]);
-    assert_eq!(code, 1);
-    assert!(line(&lines, "URL filter").contains("damaged"), "{lines:?}");
-    let (code, lines) = state_command("repair", dir.path(), &[]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert!(
-        line(&lines, "URL filter").contains("rebuilt from the")
-            && line(&lines, "URL filter").contains("crawl's frontier"),
-        "{lines:?}"
-    );
-    assert_eq!(
-        std::fs::read(dir.path().join("state/seen-urls.bloom.damaged")).unwrap(),
-        bytes
-    );
-    let (code, lines) = state_command("verify", dir.path(), &[]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert_eq!(
-        line(&lines, "URL filter"),
-        filter_line,
-        "the same URLs, at the same checkpoint"
-    );
-
-    // The index's manifest lost: named by verify; repair --accept-loss writes one for what
-    // the database holds, and the crawl resumes.
-    let manifest = dir.path().join("state/index/crawldedup-manifest");
-    std::fs::remove_file(&manifest).unwrap();
-    let (code, lines) = state_command("verify", dir.path(), &[]);
-    assert_eq!(code, 1);
-    assert!(line(&lines, "index").contains("damaged"), "{lines:?}");
-    let (code, lines) = state_command("repair", dir.path(), &["--accept-loss"]);
-    assert_eq!(code, 0, "{lines:?}");
-    assert!(
-        line(&lines, "index").contains("manifest rewritten"),
-        "{lines:?}"
-    );
-    let (code, lines) = state_command("verify", dir.path(), &[]);
-    assert_eq!(code, 0, "{lines:?}");
-    let o = crawl_once(dir.path(), &seed);
-    assert!(o.status.success(), "{}", stderr(&o));
+    damaged_outputs(dir.path());
+    damaged_url_filter(dir.path());
+    lost_index_manifest(dir.path(), &seed);
 
     // An emptied crawl database: named by verify, not rebuilt by repair.
     std::fs::write(dir.path().join("state/crawl/db"), b"").unwrap();

@@ -41,68 +41,39 @@ fn uninterrupted_crawl(
     (reference, stored)
 }
 
-#[test]
-fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
-    if let Ok(spec) = std::env::var(CHILD_ENV) {
-        // The child: crawl until done (or killed), checkpointing often.
-        let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
-        let config = crawl_config(
-            Path::new(spec["state"].as_str().unwrap()),
-            Path::new(spec["out"].as_str().unwrap()),
-            spec["seed"].as_str().unwrap().to_string(),
-        );
-        let mut config = config;
-        config.crawl.per_host_delay_ms = 20;
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let options = crawldedup::crawl::CrawlOptions {
-            checkpoint_every: std::time::Duration::from_millis(150),
-            // Compactions all the time, so that kills land in them too.
-            compact_after: Some(16),
-            ..Default::default()
-        };
-        crawl_to_the_end(&runtime, &config, &options);
-        return;
-    }
+/// The child of [`kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result`]: crawls
+/// until done (or killed), checkpointing often.
+fn kill_9_child(spec: &str) {
+    let spec: serde_json::Value = serde_json::from_str(spec).unwrap();
+    let mut config = crawl_config(
+        Path::new(spec["state"].as_str().unwrap()),
+        Path::new(spec["out"].as_str().unwrap()),
+        spec["seed"].as_str().unwrap().to_string(),
+    );
+    config.crawl.per_host_delay_ms = 20;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime.block_on(serve(Site::new(9, 2))).unwrap();
-    let seed = server.url("/");
+    let options = crawldedup::crawl::CrawlOptions {
+        checkpoint_every: std::time::Duration::from_millis(150),
+        // Compactions all the time, so that kills land in them too.
+        compact_after: Some(16),
+        ..Default::default()
+    };
+    crawl_to_the_end(&runtime, &config, &options);
+}
 
-    let (reference, expected) = uninterrupted_crawl(&runtime, &seed);
-    assert!(expected.len() > 20);
+/// When a child crawl is killed.
+enum Kill {
+    /// Held at a fault point of `crawldedup::faults`, then killed there.
+    At(&'static str),
+    /// Killed after so many milliseconds.
+    After(u64),
+    /// Left to finish.
+    Never,
+}
 
-    // Killed three times at different moments, then left to finish.
-    let dir = tempfile::tempdir().unwrap();
-    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-    let spec = serde_json::json!({
-        "state": state.to_str().unwrap(),
-        "out": out.to_str().unwrap(),
-        "seed": seed,
-    })
-    .to_string();
-    // Killed (SIGKILL) twelve times, then left to finish: first inside a checkpoint (its
-    // outputs, index and frontier log written, its record not) and inside a frontier
-    // compaction (some entries folded, the log not yet removed), held there by the fault
-    // points of `crawldedup::faults`, then at moments spread over the crawl.
-    enum Kill {
-        At(&'static str),
-        After(u64),
-        Never,
-    }
-    let rounds = [
-        Kill::At("checkpoint-before-record"),
-        Kill::At("compaction-batch"),
-        Kill::After(230),
-        Kill::At("checkpoint-before-record"),
-        Kill::After(410),
-        Kill::At("compaction-batch"),
-        Kill::After(170),
-        Kill::After(530),
-        Kill::After(90),
-        Kill::At("checkpoint-before-record"),
-        Kill::After(350),
-        Kill::After(610),
-        Kill::Never,
-    ];
+/// Runs one child crawl per round of `rounds`, killed (SIGKILL) as the round says: how many
+/// kills landed, and the fault points a kill was held at.
+fn kill_rounds(spec: &str, rounds: impl IntoIterator<Item = Kill>) -> (usize, Vec<&'static str>) {
     let mut kills = 0;
     let mut held = Vec::new();
     for round in rounds {
@@ -113,7 +84,7 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
         let mut child = child::spawn(
             "crawl::resume::kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
             CHILD_ENV,
-            &spec,
+            spec,
             pause_at,
         );
         let stderr = child.stderr.take().unwrap();
@@ -147,6 +118,72 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
             }
         }
     }
+    (kills, held)
+}
+
+/// The records of `file` in `dir`, each as the given fields joined, sorted; no record may be
+/// written twice.
+fn records(dir: &Path, file: &str, fields: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = lines(&dir.join(file))
+        .iter()
+        .map(|r| {
+            fields
+                .iter()
+                .map(|f| r[*f].to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let n = v.len();
+    v.sort();
+    v.dedup();
+    assert_eq!(v.len(), n, "{file}: a record written twice");
+    v
+}
+
+#[test]
+fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        kill_9_child(&spec);
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::new(9, 2))).unwrap();
+    let seed = server.url("/");
+
+    let (reference, expected) = uninterrupted_crawl(&runtime, &seed);
+    assert!(expected.len() > 20);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+    let spec = serde_json::json!({
+        "state": state.to_str().unwrap(),
+        "out": out.to_str().unwrap(),
+        "seed": seed,
+    })
+    .to_string();
+    // Killed (SIGKILL) twelve times, then left to finish: first inside a checkpoint (its
+    // outputs, index and frontier log written, its record not) and inside a frontier
+    // compaction (some entries folded, the log not yet removed), held there by the fault
+    // points of `crawldedup::faults`, then at moments spread over the crawl.
+    let (kills, held) = kill_rounds(
+        &spec,
+        [
+            Kill::At("checkpoint-before-record"),
+            Kill::At("compaction-batch"),
+            Kill::After(230),
+            Kill::At("checkpoint-before-record"),
+            Kill::After(410),
+            Kill::At("compaction-batch"),
+            Kill::After(170),
+            Kill::After(530),
+            Kill::After(90),
+            Kill::At("checkpoint-before-record"),
+            Kill::After(350),
+            Kill::After(610),
+            Kill::Never,
+        ],
+    );
     assert!(
         kills >= 10,
         "only {kills} kills landed before the crawl ended"
@@ -168,36 +205,17 @@ fn kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result() {
     );
     check_with_warcio(&out, expected.len());
     // Duplicates and failures too: each recorded once, the same as without the kills.
-    let records = |dir: &Path, file: &str, fields: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = lines(&dir.join(file))
-            .iter()
-            .map(|r| {
-                fields
-                    .iter()
-                    .map(|f| r[*f].to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect();
-        let n = v.len();
-        v.sort();
-        v.dedup();
-        assert_eq!(v.len(), n, "{file}: a record written twice");
-        v
-    };
     let reference_out = reference.path().join("out");
-    assert_eq!(
-        records(&out, "duplicates.jsonl", &["url", "verdict", "of"]),
-        records(
-            &reference_out,
-            "duplicates.jsonl",
-            &["url", "verdict", "of"]
-        )
-    );
-    assert_eq!(
-        records(&out, "failures.jsonl", &["url", "kind"]),
-        records(&reference_out, "failures.jsonl", &["url", "kind"])
-    );
+    for (file, fields) in [
+        ("duplicates.jsonl", &["url", "verdict", "of"][..]),
+        ("failures.jsonl", &["url", "kind"][..]),
+    ] {
+        assert_eq!(
+            records(&out, file, fields),
+            records(&reference_out, file, fields),
+            "{file}"
+        );
+    }
     drop(server);
 }
 
