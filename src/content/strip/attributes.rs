@@ -250,7 +250,7 @@ fn push_tag(out: &mut String, tag: &str, lean: &Lean) {
 
 /// Where a comment whose text starts at `from` ends, as the tokenizer reads it: right away
 /// at `>` or `->`, else after the first `-->` or `--!>`, else at the end of the input.
-fn comment_end(bytes: &[u8], from: usize) -> usize {
+pub(super) fn comment_end(bytes: &[u8], from: usize) -> usize {
     let rest = &bytes[from.min(bytes.len())..];
     if rest.starts_with(b">") {
         return from + 1;

@@ -197,7 +197,9 @@ fn strip_elements(html: &str) -> Stripped {
         let rest = &bytes[start + 1..];
         if rest.starts_with(b"!--") {
             out.html.push_str(&html[copied..start]);
-            let end = find(&rest[3..], b"-->").map_or(bytes.len(), |e| start + 4 + e + 3);
+            // Where the tokenizer ends it: `<!-->` and `<!--->` are whole comments, and
+            // `--!>` ends one as `-->` does.
+            let end = attributes::comment_end(bytes, start + 4);
             copied = end;
             at = end;
             continue;
@@ -430,6 +432,20 @@ mod tests {
         // Many unclosed tags: each looks only a short way ahead.
         let many = "<noscript>".repeat(100_000) + &"x".repeat(1000);
         assert!(strip(&many).html.ends_with('x'));
+    }
+
+    #[test]
+    fn comments_end_where_the_tokenizer_ends_them() {
+        for (page, want) in [
+            ("<p>a</p><!--><p>b</p>", "<p>a</p><p>b</p>"),
+            ("<p>a</p><!---><p>b</p>", "<p>a</p><p>b</p>"),
+            ("<p>a</p><!-- x --!><p>b</p>", "<p>a</p><p>b</p>"),
+            ("<p>a</p><!-- x -- y --><p>b</p>", "<p>a</p><p>b</p>"),
+            ("<p>a</p><!-- <!-- x --><p>b</p>", "<p>a</p><p>b</p>"),
+        ] {
+            assert_eq!(strip_elements(page).html, want, "{page}");
+            assert_eq!(crate::content::extract(page, None).text, "a\n\nb", "{page}");
+        }
     }
 
     #[test]
