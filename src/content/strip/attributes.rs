@@ -274,7 +274,7 @@ pub(super) fn comment_end(bytes: &[u8], from: usize) -> usize {
 }
 
 /// Just past the first `>` after `start` (where a bogus comment ends), or the end.
-fn past_next_gt(bytes: &[u8], start: usize) -> usize {
+pub(super) fn past_next_gt(bytes: &[u8], start: usize) -> usize {
     memchr::memchr(b'>', &bytes[start..]).map_or(bytes.len(), |e| start + e + 1)
 }
 

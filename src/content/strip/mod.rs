@@ -204,6 +204,17 @@ fn strip_elements(html: &str) -> Stripped {
             at = end;
             continue;
         }
+        // A bogus comment (`<!x`, `<?x`, `</ x`) runs to the first `>`: nothing inside it
+        // starts a tag, so nothing inside it is dropped either.
+        let bogus = match rest {
+            [b'!' | b'?', ..] => true,
+            [b'/', next, ..] => !next.is_ascii_alphabetic(),
+            _ => false,
+        };
+        if bogus {
+            at = attributes::past_next_gt(bytes, start);
+            continue;
+        }
         let closing = rest.first() == Some(&b'/');
         let name_at = if closing { &rest[1..] } else { rest };
         if let Some(name) = UNWRAPPED.iter().find(|name| tag_named(name_at, name)) {
@@ -445,6 +456,21 @@ mod tests {
         ] {
             assert_eq!(strip_elements(page).html, want, "{page}");
             assert_eq!(crate::content::extract(page, None).text, "a\n\nb", "{page}");
+        }
+    }
+
+    #[test]
+    fn nothing_is_dropped_inside_a_bogus_comment() {
+        // `<!x ...>` is a comment up to the first `>`: the script tag inside it is text of
+        // the comment, so the text after the script's end tag stays text.
+        for page in [
+            "<!x <script>s</script>Important text<p>more</p>",
+            "<? <style>s</style>Important text<p>more</p>",
+            "</ <iframe>s</iframe>Important text<p>more</p>",
+        ] {
+            assert_eq!(strip_elements(page).html, page);
+            let text = crate::content::extract(page, None).text;
+            assert!(text.contains("Important text"), "{page}: {text:?}");
         }
     }
 
