@@ -196,7 +196,7 @@ fn strip_elements(html: &str) -> Stripped {
         let start = at + offset;
         let rest = &bytes[start + 1..];
         if rest.starts_with(b"!--") {
-            out.html.push_str(&html[copied..start]);
+            keep_before_removal(&mut out.html, &html[copied..start]);
             // Where the tokenizer ends it: `<!-->` and `<!--->` are whole comments, and
             // `--!>` ends one as `-->` does.
             let end = attributes::comment_end(bytes, start + 4);
@@ -218,7 +218,7 @@ fn strip_elements(html: &str) -> Stripped {
         let closing = rest.first() == Some(&b'/');
         let name_at = if closing { &rest[1..] } else { rest };
         if let Some(name) = UNWRAPPED.iter().find(|name| tag_named(name_at, name)) {
-            out.html.push_str(&html[copied..start]);
+            keep_before_removal(&mut out.html, &html[copied..start]);
             let mut end = tag_end(bytes, start).0;
             if !closing {
                 // A short body is a message to browsers without script ("enable
@@ -264,13 +264,13 @@ fn strip_elements(html: &str) -> Stripped {
                 false
             };
             if drop {
-                out.html.push_str(&html[copied..start]);
+                keep_before_removal(&mut out.html, &html[copied..start]);
                 copied = tag_end;
             }
             at = tag_end;
             continue;
         };
-        out.html.push_str(&html[copied..start]);
+        keep_before_removal(&mut out.html, &html[copied..start]);
         let (open_end, self_closing) = tag_end(bytes, start);
         let self_closing = self_closing && *name == b"svg";
         let (body_end, close_end) = if self_closing {
@@ -278,7 +278,11 @@ fn strip_elements(html: &str) -> Stripped {
         } else if FOREIGN.contains(name) {
             find_foreign_close(bytes, open_end, name)
         } else {
-            find_close(bytes, open_end, name)
+            if *name == b"script" {
+                find_script_close(bytes, open_end)
+            } else {
+                find_close(bytes, open_end, name)
+            }
         };
         if *name == b"script" && is_json_ld(&bytes[start..open_end.min(bytes.len())]) {
             out.json_ld
@@ -289,6 +293,18 @@ fn strip_elements(html: &str) -> Stripped {
     }
     out.html.push_str(&html[copied.min(html.len())..]);
     out
+}
+
+/// Appends `kept`, the markup before something the pass removes. A `<` right before the
+/// removal is text (it was followed by the removed `<`), but it would start a tag with what
+/// follows the removal (`<<!-- c -->a b` is the text `<a b`, and `<a b` a tag): it is
+/// written as `&lt;`, which the parser reads as the same text.
+fn keep_before_removal(out: &mut String, kept: &str) {
+    out.push_str(kept);
+    if out.ends_with('<') {
+        out.pop();
+        out.push_str("&lt;");
+    }
 }
 
 /// Just past the `>` of the tag at `start` (`<` or `</`, then a letter) as the tokenizer
@@ -330,6 +346,52 @@ fn find_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
             return (start, end);
         }
         at = start + 2;
+    }
+    (bytes.len(), bytes.len())
+}
+
+/// Where the body of a `script` opened at `from` ends, and where its end tag ends, by the
+/// tokenizer's script states: after `<!--` (escaped) a `<script` tag starts a part (double
+/// escaped) where `</script>` only ends that part, and `-->` ends both. So the
+/// `document.write("<script src=x></script>")` of an old page inside `<!-- ... //-->` does
+/// not end its script early, which would leave the rest of the code as text.
+fn find_script_close(bytes: &[u8], from: usize) -> (usize, usize) {
+    #[derive(PartialEq)]
+    enum State {
+        Data,
+        Escaped,
+        DoubleEscaped,
+    }
+    let mut state = State::Data;
+    let mut at = from;
+    while let Some(offset) = memchr::memchr2(b'<', b'-', &bytes[at.min(bytes.len())..]) {
+        let i = at + offset;
+        let rest = &bytes[i..];
+        at = i + 1;
+        if rest.starts_with(b"-->") {
+            if state != State::Data {
+                state = State::Data;
+                at = i + 3;
+            }
+        } else if rest.starts_with(b"</") && tag_named(&rest[2..], b"script") {
+            if state == State::DoubleEscaped {
+                state = State::Escaped;
+                at = i + 8;
+            } else {
+                let end = memchr(b'>', &rest[2..]).map_or(bytes.len(), |e| i + 2 + e + 1);
+                return (i, end);
+            }
+        } else if state == State::Data && rest.starts_with(b"<!--") {
+            // The dashes of `<!--` can end it at once: `<!-->`.
+            state = State::Escaped;
+            at = i + 2;
+        } else if state == State::Escaped
+            && rest.starts_with(b"<")
+            && tag_named(&rest[1..], b"script")
+        {
+            state = State::DoubleEscaped;
+            at = i + 7;
+        }
     }
     (bytes.len(), bytes.len())
 }
@@ -410,6 +472,9 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 #[cfg(test)]
+mod elements_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -457,6 +522,26 @@ mod tests {
             assert_eq!(strip_elements(page).html, want, "{page}");
             assert_eq!(crate::content::extract(page, None).text, "a\n\nb", "{page}");
         }
+    }
+
+    #[test]
+    fn a_script_ends_where_the_tokenizer_ends_it() {
+        // An old page's `document.write` inside `<!-- ... //-->`: the first `</script>`
+        // ends only the inner part.
+        let page = "<p>a</p><script><!--\ndocument.write(\"<script src=x></script>\");\n//--></script><p>b</p>";
+        assert_eq!(strip_elements(page).html, "<p>a</p><p>b</p>");
+        // `<!-->` escapes nothing; an unclosed inner part runs to the end, as the parser reads it.
+        assert_eq!(strip_elements("<script><!--></script>b").html, "b");
+        assert_eq!(strip_elements("<script><!--<script></script>b").html, "");
+    }
+
+    #[test]
+    fn a_text_lt_before_a_removal_stays_text() {
+        assert_eq!(strip_elements("x <<!-- c -->a b").html, "x &lt;a b");
+        assert_eq!(
+            crate::content::extract("<p>x <<!-- c -->a b</p>", None).text,
+            "x <a b"
+        );
     }
 
     #[test]
