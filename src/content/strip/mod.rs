@@ -11,7 +11,11 @@
 //! raw text or inert content anyway. SVG and MathML are parsed as markup, so an unclosed one
 //! ends where the parser would leave it: at an HTML tag such as `<div>` or `</a>`. A tag
 //! ends where the parser's tokenizer ends it: a `<` or `>` inside a quoted attribute value
-//! belongs to the value, so `<img alt="<script>">` starts no script.
+//! belongs to the value, so `<img alt="<script>">` starts no script. So do comments (`<!-->`
+//! and `--!>` end one), bogus comments (`<!x ...>`, inside which nothing starts), and script
+//! bodies (a `</script>` inside `<!-- <script> ... -->` does not end one). A `<` that is text
+//! right before a removal is written `&lt;`, so that it cannot start a tag with what follows.
+//! A property test compares the tree built from what the pass leaves with the page's own.
 //!
 //! A second pass then drops the attributes the extraction never reads (see `attributes.rs`).
 
