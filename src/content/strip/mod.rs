@@ -368,7 +368,15 @@ fn find_script_close(bytes: &[u8], from: usize) -> (usize, usize) {
     }
     let mut state = State::Data;
     let mut at = from;
-    while let Some(offset) = memchr::memchr2(b'<', b'-', &bytes[at.min(bytes.len())..]) {
+    loop {
+        // Outside `<!--` only a `<` can change anything.
+        let rest = &bytes[at.min(bytes.len())..];
+        let hit = if state == State::Data {
+            memchr(b'<', rest)
+        } else {
+            memchr::memchr2(b'<', b'-', rest)
+        };
+        let Some(offset) = hit else { break };
         let i = at + offset;
         let rest = &bytes[i..];
         at = i + 1;
