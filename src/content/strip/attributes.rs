@@ -4,20 +4,21 @@
 //! WCXB dev pages). The HTML tokenizer reads attribute values a character at a time, so
 //! they cost parse time for nothing.
 //!
-//! This is a second pass, over the markup as the parser will read it (after the first pass
-//! has cut out scripts, styles and comments, which can join what was on either side). It
-//! follows the HTML standard's tokenizer where that decides what is a tag: comments, bogus
-//! comments (`<!x>`, `<?x>`, `</ x>`), and the bodies the tokenizer reads as text (`title`,
-//! `textarea`, ...), where nothing changes. A start tag's attributes are read by the
-//! tokenizer's states (before and after a name, before a value, quoted and unquoted values,
-//! the self-closing slash), and each kept one is copied byte for byte, so its name and value
-//! (character references included) come out of the parser unchanged and in the same order
-//! (of two with one name, the first still wins). A tag is left as it is when anything in it
-//! is unusual: a `<` inside it, a quote or `=` where a name starts, a NUL in a name; so are
-//! the tags whose attributes the tree builder compares (the formatting elements: three of
-//! one name with equal attributes make it forget the earliest). After a `script`, `svg`,
-//! `math` or `plaintext` start tag (the first pass leaves none but unusual ones) nothing
-//! more is changed: their bodies have tokenizer rules of their own.
+//! This runs inside the pass that cuts out scripts, styles and comments (`mod.rs`), on the
+//! tags that pass keeps: it sees the markup as the parser will read it, where a removal can
+//! join the texts on either side. That pass follows the HTML standard's tokenizer where it
+//! decides what is a tag: comments, bogus comments (`<!x>`, `<?x>`, `</ x>`), and the
+//! bodies the tokenizer reads as text (`title`, `textarea`, ...), where nothing changes.
+//! A start tag's attributes are read by the tokenizer's states (before and after a name,
+//! before a value, quoted and unquoted values, the self-closing slash), and each kept one is
+//! copied byte for byte, so its name and value (character references included) come out of
+//! the parser unchanged and in the same order (of two with one name, the first still wins).
+//! A tag is left as it is when anything in it is unusual: a `<` inside it, a quote or `=`
+//! where a name starts, a NUL in a name; so are the tags whose attributes the tree builder
+//! compares (the formatting elements: three of one name with equal attributes make it
+//! forget the earliest). After a `script`, `svg`, `math` or `plaintext` start tag (the
+//! removals leave none but unusual ones) nothing more is changed: their bodies have
+//! tokenizer rules of their own.
 //!
 //! Most attributes are kept on every element ([`KEPT`]); a few only on the element the
 //! extraction reads them of ([`KEPT_ON`]: `lang` of `html`, `content` of `meta`, ...). The
@@ -126,19 +127,6 @@ const FORMATTING: &[&[u8]] = &[
     b"tt", b"u",
 ];
 
-/// Elements whose body the tokenizer reads as text up to their end tag: a tag inside is
-/// text, and stays as it is.
-const TEXT_BODIES: &[&[u8]] = &[
-    b"title",
-    b"textarea",
-    b"xmp",
-    b"noembed",
-    b"noframes",
-    b"noscript",
-    b"style",
-    b"iframe",
-];
-
 /// Start tags that leave the parser in the document's head (or before it).
 const HEAD: &[&[u8]] = &[
     b"html",
@@ -154,85 +142,102 @@ const HEAD: &[&[u8]] = &[
 /// Elements after whose start tag nothing more is changed (see the module doc).
 const LAST: &[&[u8]] = &[b"script", b"plaintext", b"svg", b"math"];
 
-/// `html` with the attributes nobody reads dropped from its start tags (see the module
-/// doc).
-pub(super) fn drop_attributes(markup: String) -> String {
-    let html = markup.as_str();
-    let bytes = html.as_bytes();
-    let mut out = String::new();
-    let mut lean = Lean::default();
-    // The head element is open (a start tag of the head's, `html` aside, has been kept);
-    // no text nor tag of the body has been read.
-    let mut head_open = false;
-    let mut in_head = true;
-    let mut copied = 0;
-    let mut at = 0;
-    while let Some(offset) = memchr::memchr(b'<', &bytes[at..]) {
-        let start = at + offset;
-        if in_head {
-            in_head = bytes[at..start].iter().all(|&b| is_space(b));
+/// What becomes of a tag the first pass keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Edit {
+    /// It stays as it is.
+    Keep,
+    /// It goes whole (an unread `link` or `meta` in the head).
+    Drop,
+    /// It is written without the attributes nobody reads ([`Attributes::push_tag`]).
+    Rewrite,
+}
+
+/// The attribute pass, carried through the first pass's scan of the markup: the first pass
+/// reads every tag it keeps through [`Attributes::read`], then asks [`Attributes::edit`]
+/// what becomes of it, and tells it of the text between tags, as the parser would read the
+/// markup the first pass leaves.
+#[derive(Debug)]
+pub(super) struct Attributes {
+    lean: Lean,
+    /// The head element is open (a start tag of the head's, `html` aside, has been kept).
+    head_open: bool,
+    /// No text nor tag of the body has been read.
+    in_head: bool,
+    /// Nothing more is changed: after a start tag from [`LAST`] or a tag the input ends in,
+    /// or from the start when the pass is off.
+    done: bool,
+}
+
+impl Attributes {
+    /// The pass at the start of a page; `on: false` changes nothing.
+    pub(super) fn new(on: bool) -> Attributes {
+        Attributes {
+            lean: Lean::default(),
+            head_open: false,
+            in_head: true,
+            done: !on,
         }
-        at = match &bytes[start + 1..] {
-            [b'!', b'-', b'-', ..] => comment_end(bytes, start + 4),
-            [b'!' | b'?', ..] => past_next_gt(bytes, start),
-            [b'/', b'>', ..] => start + 3,
-            [b'/', next, ..] if !next.is_ascii_alphabetic() => past_next_gt(bytes, start),
-            [b'/', ..] => {
-                read_tag(&bytes[start..], &mut lean);
-                let Some(end) = lean.end else { break };
-                start + end + 1
-            }
-            [first, ..] if first.is_ascii_alphabetic() => {
-                read_tag(&bytes[start..], &mut lean);
-                let Some(end) = lean.end else { break };
-                let end = start + end + 1;
-                // Only in the head, where the parser makes no text of what is on either side
-                // of it, and only once the head element is open. A `meta` or `link` before it
-                // opens it, so that a `<head>` tag after it is ignored, attributes and all;
-                // and before the document's first tag or doctype, a `meta` puts the parser
-                // in quirks mode.
-                if lean.unread && head_open && in_head {
-                    if out.capacity() == 0 {
-                        out.reserve(html.len());
-                    }
-                    out.push_str(&html[copied..start]);
-                    copied = end;
-                    at = end;
-                    continue;
-                }
-                let name = &bytes[start + 1..start + lean.name_end];
-                in_head &= super::named_in(HEAD, name);
-                head_open |= in_head && !name.eq_ignore_ascii_case(b"html");
-                if lean.rewrite {
-                    if out.capacity() == 0 {
-                        out.reserve(html.len());
-                    }
-                    out.push_str(&html[copied..start]);
-                    push_tag(&mut out, &html[start..end], &lean);
-                    copied = end;
-                }
-                if super::named_in(LAST, name) {
-                    break;
-                }
-                if super::named_in(TEXT_BODIES, name) {
-                    super::find_close(bytes, end, name).0
-                } else {
-                    end
-                }
-            }
-            _ => {
-                // A `<` that starts no tag is text.
-                in_head = false;
-                start + 1
-            }
-        };
     }
-    if copied == 0 {
-        // Nothing rewritten: the markup as it came, not a copy.
-        return markup;
+
+    /// Text that the parser reads between two tags (after the first pass's removals).
+    pub(super) fn text(&mut self, text: &[u8]) {
+        if self.in_head && !self.done {
+            self.in_head = text.iter().all(|&b| is_space(b));
+        }
     }
-    out.push_str(&html[copied..]);
-    out
+
+    /// A `<` that starts no tag, which is text.
+    pub(super) fn lt(&mut self) {
+        self.in_head = false;
+    }
+
+    /// Reads the tag at the start of `input` (its `<`, then `/` for an end tag, then an
+    /// ASCII letter) by the tokenizer's states: where its `>` is (none at the end of the
+    /// input), and whether it closes itself (`<svg/>`).
+    pub(super) fn read(&mut self, input: &[u8]) -> (Option<usize>, bool) {
+        if self.done {
+            let tag = walk_tag(input, |_, _, _, _| {});
+            return (tag.end, tag.self_closing);
+        }
+        read_tag(input, &mut self.lean);
+        (self.lean.end, self.lean.self_closing)
+    }
+
+    /// What becomes of the tag last read, `tag` (up to its `>`), which the first pass keeps.
+    pub(super) fn edit(&mut self, tag: &[u8]) -> Edit {
+        if self.done {
+            return Edit::Keep;
+        }
+        if self.lean.end.is_none() {
+            self.done = true;
+            return Edit::Keep;
+        }
+        if tag.get(1) == Some(&b'/') {
+            return Edit::Keep;
+        }
+        // Only in the head, where the parser makes no text of what is on either side of it,
+        // and only once the head element is open. A `meta` or `link` before it opens it, so
+        // that a `<head>` tag after it is ignored, attributes and all; and before the
+        // document's first tag or doctype, a `meta` puts the parser in quirks mode.
+        if self.lean.unread && self.head_open && self.in_head {
+            return Edit::Drop;
+        }
+        let name = &tag[1..self.lean.name_end];
+        self.in_head &= super::named_in(HEAD, name);
+        self.head_open |= self.in_head && !name.eq_ignore_ascii_case(b"html");
+        self.done = super::named_in(LAST, name);
+        if self.lean.rewrite {
+            Edit::Rewrite
+        } else {
+            Edit::Keep
+        }
+    }
+
+    /// Writes `tag`, the tag last read, without the attributes the pass drops.
+    pub(super) fn push_tag(&self, out: &mut String, tag: &str) {
+        push_tag(out, tag, &self.lean);
+    }
 }
 
 /// Writes the start tag `tag` without the attributes `lean` drops.

@@ -109,6 +109,15 @@ fn piece() -> impl Strategy<Value = String> {
         "<scripts>",
         "</li>",
         "<li>",
+        "<title>",
+        "</title>",
+        "<textarea class=t>",
+        "</textarea>",
+        "<xmp>",
+        "</xmp>",
+        "<noembed>",
+        "</noembed>",
+        "<plaintext>",
     ])
     .prop_map(str::to_string)
 }

@@ -15,9 +15,12 @@
 //! and `--!>` end one), bogus comments (`<!x ...>`, inside which nothing starts), and script
 //! bodies (a `</script>` inside `<!-- <script> ... -->` does not end one). A `<` that is text
 //! right before a removal is written `&lt;`, so that it cannot start a tag with what follows.
-//! A property test compares the tree built from what the pass leaves with the page's own.
+//! The bodies the tokenizer reads as text (`title`, `textarea`, ...) are skipped whole, so
+//! nothing inside them is dropped, and so is all that follows `plaintext`. A property test
+//! compares the tree built from what the pass leaves with the page's own.
 //!
-//! A second pass then drops the attributes the extraction never reads (see `attributes.rs`).
+//! In the same scan, every tag that stays is read once more by its attributes, and those the
+//! extraction never reads are dropped (see `attributes.rs`).
 
 mod attributes;
 
@@ -180,13 +183,23 @@ pub struct Stripped {
 
 /// Removes dropped elements, comments and the attributes nobody reads from `html`.
 pub fn strip(html: &str) -> Stripped {
-    let mut stripped = strip_elements(html);
-    stripped.html = attributes::drop_attributes(std::mem::take(&mut stripped.html));
-    stripped
+    scan(html, attributes::Attributes::new(true))
 }
 
-/// Removes dropped elements and comments from `html`.
+/// Removes dropped elements and comments from `html`, and leaves the attributes.
+#[cfg(test)]
 fn strip_elements(html: &str) -> Stripped {
+    scan(html, attributes::Attributes::new(false))
+}
+
+/// Elements whose body the tokenizer reads as text up to their end tag: nothing inside
+/// starts a tag, so nothing inside is dropped. (`style`, `iframe` and `noscript` are
+/// handled before, and `plaintext` has no end.)
+const TEXT_BODIES: &[&[u8]] = &[b"title", b"textarea", b"xmp", b"noembed", b"noframes"];
+
+/// The pass over `html`: removes dropped elements and comments, and has `attributes` read
+/// and edit every tag that stays (see the module doc).
+fn scan(html: &str, mut attributes: attributes::Attributes) -> Stripped {
     let bytes = html.as_bytes();
     let mut out = Stripped {
         html: String::with_capacity(html.len() / 2),
@@ -194,10 +207,10 @@ fn strip_elements(html: &str) -> Stripped {
     };
     let mut copied = 0; // bytes of `html` already handled
     let mut at = 0;
-    let mut depth = 0usize; // open elements that nest (see `nests`)
-    let mut flattened = 0usize; // open tags dropped beyond MAX_DEPTH
+    let mut depth = Depth::default();
     while let Some(offset) = memchr(b'<', &bytes[at..]) {
         let start = at + offset;
+        attributes.text(&bytes[at..start]);
         let rest = &bytes[start + 1..];
         if rest.starts_with(b"!--") {
             keep_before_removal(&mut out.html, &html[copied..start]);
@@ -242,36 +255,36 @@ fn strip_elements(html: &str) -> Stripped {
         let Some(name) = DROPPED.iter().find(|name| tag_named(rest, name)) else {
             let name = tag_name(name_at);
             if name.is_empty() {
+                attributes.lt();
                 at = start + 1;
                 continue;
             }
-            // The whole tag is skipped: a `<` in a quoted value starts nothing.
-            let (tag_end, self_closing) = tag_end(bytes, start);
-            if !nests(name) {
+            // The whole tag is read: a `<` in a quoted value starts nothing.
+            let (gt, self_closing) = attributes.read(&bytes[start..]);
+            let tag_end = gt.map_or(bytes.len(), |gt| start + gt + 1);
+            if nests(name) && depth.drops(closing, self_closing) {
+                keep_before_removal(&mut out.html, &html[copied..start]);
+                copied = tag_end;
                 at = tag_end;
                 continue;
             }
-            // Nesting beyond MAX_DEPTH: drop the tag (its text stays), as browsers do.
-            let drop = if closing {
-                if flattened > 0 {
-                    flattened -= 1;
-                    true
-                } else {
-                    depth = depth.saturating_sub(1);
-                    false
+            match attributes.edit(&bytes[start..tag_end]) {
+                attributes::Edit::Keep => {}
+                attributes::Edit::Drop => {
+                    keep_before_removal(&mut out.html, &html[copied..start]);
+                    copied = tag_end;
                 }
-            } else if depth >= MAX_DEPTH {
-                flattened += 1;
-                true
-            } else {
-                depth += usize::from(!self_closing);
-                false
-            };
-            if drop {
-                keep_before_removal(&mut out.html, &html[copied..start]);
-                copied = tag_end;
+                attributes::Edit::Rewrite => {
+                    out.html.push_str(&html[copied..start]);
+                    attributes.push_tag(&mut out.html, &html[start..tag_end]);
+                    copied = tag_end;
+                }
             }
-            at = tag_end;
+            at = if closing {
+                tag_end
+            } else {
+                text_body_end(bytes, start, tag_end)
+            };
             continue;
         };
         keep_before_removal(&mut out.html, &html[copied..start]);
@@ -297,6 +310,55 @@ fn strip_elements(html: &str) -> Stripped {
     }
     out.html.push_str(&html[copied.min(html.len())..]);
     out
+}
+
+/// Where the scan goes on after the start tag at `start`, which ends at `tag_end`: past
+/// its element's body when the tokenizer reads that as text ([`TEXT_BODIES`]; all the rest
+/// of the input after `plaintext`), else right after it.
+fn text_body_end(bytes: &[u8], start: usize, tag_end: usize) -> usize {
+    let name = &bytes[start + 1..tag_end];
+    let name = &name[..name
+        .iter()
+        .position(|&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'))
+        .unwrap_or(name.len())];
+    if named_in(TEXT_BODIES, name) {
+        find_close(bytes, tag_end, name).0
+    } else if name.eq_ignore_ascii_case(b"plaintext") {
+        bytes.len()
+    } else {
+        tag_end
+    }
+}
+
+/// The depth of the open elements that nest (see [`nests`]), and the tags dropped beyond
+/// [`MAX_DEPTH`].
+#[derive(Debug, Default)]
+struct Depth {
+    open: usize,
+    /// Open tags dropped beyond [`MAX_DEPTH`].
+    flattened: usize,
+}
+
+impl Depth {
+    /// Counts a tag of an element that nests, and says whether it is dropped (its text
+    /// stays), as browsers drop tags nested beyond [`MAX_DEPTH`].
+    fn drops(&mut self, closing: bool, self_closing: bool) -> bool {
+        if closing {
+            if self.flattened > 0 {
+                self.flattened -= 1;
+                true
+            } else {
+                self.open = self.open.saturating_sub(1);
+                false
+            }
+        } else if self.open >= MAX_DEPTH {
+            self.flattened += 1;
+            true
+        } else {
+            self.open += usize::from(!self_closing);
+            false
+        }
+    }
 }
 
 /// Appends `kept`, the markup before something the pass removes. A `<` right before the

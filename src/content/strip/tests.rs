@@ -84,6 +84,32 @@ fn nothing_is_dropped_inside_a_bogus_comment() {
 }
 
 #[test]
+fn nothing_is_dropped_inside_a_text_body() {
+    // The tokenizer reads a title's, a textarea's or an `xmp`'s body as text up to its end
+    // tag, and everything after `plaintext`: a comment or a script tag there is text.
+    for (page, want) in [
+        (
+            "<title>a <!-- b --> <script>c</script></title><p data-x=1>d<!-- e -->",
+            "<title>a <!-- b --> <script>c</script></title><p>d",
+        ),
+        (
+            "<textarea><!-- a --></textarea><p>b<!-- c -->d",
+            "<textarea><!-- a --></textarea><p>bd",
+        ),
+        (
+            "<xmp><style>a</style></xmp>b<style>c</style>",
+            "<xmp><style>a</style></xmp>b",
+        ),
+        (
+            "<plaintext><script>a</script><!-- b --><p data-x=1>",
+            "<plaintext><script>a</script><!-- b --><p data-x=1>",
+        ),
+    ] {
+        assert_eq!(strip(page).html, want, "{page}");
+    }
+}
+
+#[test]
 fn unclosed_elements_run_to_the_end() {
     assert_eq!(strip("<p>a<script>never closed").html, "<p>a");
     assert_eq!(strip("<p>a<!-- never closed").html, "<p>a");
