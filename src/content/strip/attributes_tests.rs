@@ -69,45 +69,15 @@ fn leaves_alone_what_it_does_not_read_exactly() {
     assert_eq!(rewritten(r#"<font data-x=1 color=red>"#), None);
 }
 
-/// The tree the parser builds, as lines: element names with the attributes kept (in
-/// order of name), and texts, but for the whitespace in the head (dropping a tag there
-/// joins or drops it; nothing reads it).
+/// The tree the parser builds, as lines: element names with the attributes kept, and texts;
+/// the `link` and `meta` tags that go whole are left out.
 fn tree(html: &str) -> Vec<String> {
-    use ego_tree::iter::Edge;
-    use scraper::Node;
-    let dom = scraper::Html::parse_document(html);
-    let mut lines = Vec::new();
-    for edge in dom.tree.root().traverse() {
-        match edge {
-            Edge::Open(node) => match node.value() {
-                Node::Element(e) if dropped_whole(e) => {}
-                Node::Text(text)
-                    if text.trim().is_empty()
-                        && node.ancestors().any(|a| {
-                            a.value().as_element().is_some_and(|e| e.name() == "head")
-                        }) => {}
-                Node::Element(e) => {
-                    let mut attrs: Vec<String> = e
-                        .attrs()
-                        .filter(|(name, _)| Element::of(e.name().as_bytes()).keeps(name.as_bytes()))
-                        .map(|(name, value)| format!("{name}={value:?}"))
-                        .collect();
-                    attrs.sort();
-                    lines.push(format!("<{} {}>", e.name(), attrs.join(" ")));
-                }
-                Node::Text(text) => lines.push(format!("{:?}", &text[..])),
-                _ => {}
-            },
-            Edge::Close(node) => {
-                if let Node::Element(e) = node.value() {
-                    if !dropped_whole(e) {
-                        lines.push(format!("</{}>", e.name()));
-                    }
-                }
-            }
-        }
-    }
-    lines
+    let view = super::super::tree_view::View {
+        left_out: dropped_whole,
+        listed: |e, name| Element::of(e.name().as_bytes()).keeps(name.as_bytes()),
+        join_texts: false,
+    };
+    super::super::tree_view::lines(html, &view)
 }
 
 /// A `link` or `meta` element of the kind the pass drops whole.

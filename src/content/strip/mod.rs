@@ -375,7 +375,8 @@ fn keep_before_removal(out: &mut String, kept: &str) {
 
 /// Just past the `>` of the tag at `start` (`<` or `</`, then a letter) as the tokenizer
 /// reads it, where a `>` or `<` inside a quoted value is part of the value (or the end of
-/// the input, where the tag never ends); and whether it closes itself (`<svg/>`).
+/// the input, where the tag never ends); and whether it closes itself (`<svg/>`). End tags
+/// are read by the same states: `</script a=">">` ends at its last `>`.
 fn tag_end(bytes: &[u8], start: usize) -> (usize, bool) {
     let tag = attributes::walk_tag(&bytes[start..], |_, _, _, _| {});
     (
@@ -408,8 +409,7 @@ fn find_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) {
         let start = at + offset;
         let rest = &bytes[start + 2..];
         if tag_named(rest, name) {
-            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 2 + e + 1);
-            return (start, end);
+            return (start, tag_end(bytes, start).0);
         }
         at = start + 2;
     }
@@ -452,8 +452,7 @@ fn find_script_close(bytes: &[u8], from: usize) -> (usize, usize) {
                 state = State::Escaped;
                 at = i + 8;
             } else {
-                let end = memchr(b'>', &rest[2..]).map_or(bytes.len(), |e| i + 2 + e + 1);
-                return (i, end);
+                return (i, tag_end(bytes, i).0);
             }
         } else if state == State::Data && rest.starts_with(b"<!--") {
             // The dashes of `<!--` can end it at once: `<!-->`.
@@ -490,8 +489,7 @@ fn find_foreign_close(bytes: &[u8], from: usize, name: &[u8]) -> (usize, usize) 
             continue;
         }
         if closing && tag.eq_ignore_ascii_case(name) {
-            let end = memchr(b'>', rest).map_or(bytes.len(), |e| start + 1 + e + 1);
-            return (start, end);
+            return (start, tag_end(bytes, start).0);
         }
         if named_in(INTEGRATION_POINTS, tag) {
             if closing {
@@ -547,6 +545,9 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 mod elements_tests;
+
+#[cfg(test)]
+mod tree_view;
 
 #[cfg(test)]
 mod tests;

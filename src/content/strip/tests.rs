@@ -57,6 +57,10 @@ fn a_script_ends_where_the_tokenizer_ends_it() {
     // `<!-->` escapes nothing; an unclosed inner part runs to the end, as the parser reads it.
     assert_eq!(strip_elements("<script><!--></script>b").html, "b");
     assert_eq!(strip_elements("<script><!--<script></script>b").html, "");
+    // An end tag is read by the tag states too: a `>` in a quoted value is the value's.
+    assert_eq!(strip_elements("<script>a</script x=\">\">b").html, "b");
+    assert_eq!(strip_elements("<style>a</style x='>'>b").html, "b");
+    assert_eq!(strip_elements("<svg>a</svg x=\">\">b").html, "b");
 }
 
 #[test]
