@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crawldedup::fingerprint::{Digest, Simhash, Sketch};
 
-use crate::child;
+use crate::child::{self, Ended, Kill};
 use crawldedup::index::snapshot::SNAPSHOT_FILE;
 use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
 
@@ -469,10 +469,6 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    enum Kill {
-        At(&'static str),
-        After(u64),
-    }
     let rounds = [
         Kill::At("snapshot-rows-written"),
         Kill::At("snapshot-installed"),
@@ -483,32 +479,17 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
         Kill::At("snapshot-installed"),
     ];
     let mut opened_from_snapshot = 0;
-    for round in rounds {
-        let pause_at = match round {
-            Kill::At(point) => Some(point),
-            Kill::After(_) => None,
-        };
-        let mut child = child::spawn(
+    for kill in rounds {
+        let ended = child::round(
             "snapshot::kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds",
             CHILD_ENV,
             dir.path(),
-            pause_at,
+            kill,
         );
-        let stderr = child.stderr.take().unwrap();
-        match round {
-            Kill::At(point) => {
-                assert!(
-                    child::paused_at(stderr, point),
-                    "the child never reached {point}"
-                );
-            }
-            Kill::After(ms) => {
-                drop(stderr);
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-            }
+        match (kill, ended) {
+            (Kill::At(_), Ended::KilledAt(_)) | (Kill::After(_), Ended::KilledAfter) => {}
+            (kill, ended) => panic!("{kill:?}: the child was not killed as planned: {ended:?}"),
         }
-        child.kill().unwrap();
-        child.wait().unwrap();
         // What the kill left opens (from a snapshot or rebuilt) with every document that
         // reached the database, each found as itself.
         let index = SimhashIndex::open(dir.path(), config())

@@ -35,6 +35,81 @@ pub fn paused_at(stderr: ChildStderr, point: &str) -> bool {
         .any(|l| l.contains(&line))
 }
 
+/// When a child is killed (SIGKILL).
+#[derive(Debug, Clone, Copy)]
+pub enum Kill {
+    /// Held at a fault point of `crawldedup::faults`, then killed there.
+    At(&'static str),
+    /// Killed after so many milliseconds.
+    After(u64),
+    /// Left to finish.
+    Never,
+}
+
+/// What became of a child run by [`round`].
+#[derive(Debug)]
+pub enum Ended {
+    /// Killed while held at this fault point.
+    KilledAt(&'static str),
+    /// Killed after the time its round gave it.
+    KilledAfter,
+    /// It finished (or died) before a kill: whether it exited with success, and the lines of
+    /// its stderr that report a failure (read only when it was left to finish).
+    Finished {
+        success: bool,
+        failures: Vec<String>,
+    },
+}
+
+/// Starts this binary's test `test` again (see [`spawn`]) and kills it as `kill` says, unless
+/// it finishes first; reaps it either way.
+pub fn round(test: &str, env: &str, value: impl AsRef<OsStr>, kill: Kill) -> Ended {
+    let pause_at = match kill {
+        Kill::At(point) => Some(point),
+        _ => None,
+    };
+    let mut child = spawn(test, env, value, pause_at);
+    let stderr = child.stderr.take().unwrap();
+    let ended = match kill {
+        Kill::Never => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut { stderr }, &mut text).unwrap();
+            let failures = text
+                .lines()
+                .filter(|l| l.contains("panicked") || l.contains("Err") || l.contains("error"))
+                .map(str::to_string)
+                .collect();
+            let success = child.wait().unwrap().success();
+            return Ended::Finished { success, failures };
+        }
+        Kill::After(ms) => {
+            drop(stderr);
+            std::thread::sleep(Duration::from_millis(ms));
+            Ended::KilledAfter
+        }
+        Kill::At(point) => {
+            if !paused_at(stderr, point) {
+                // Its stderr closed: it finished without reaching the point.
+                let success = child.wait().unwrap().success();
+                return Ended::Finished {
+                    success,
+                    failures: Vec::new(),
+                };
+            }
+            Ended::KilledAt(point)
+        }
+    };
+    if let Some(status) = child.try_wait().unwrap() {
+        return Ended::Finished {
+            success: status.success(),
+            failures: Vec::new(),
+        };
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    ended
+}
+
 /// Runs this binary's test `test` with `env` set to `dir`, waits until the child has
 /// created `dir/checkpointed`, lets it go on writing for `settle`, then kills it (SIGKILL)
 /// and reaps it.

@@ -3,6 +3,7 @@
 //! counts every run.
 
 use super::*;
+use crate::child::{Ended, Kill};
 
 const CHILD_ENV: &str = "CRAWLDEDUP_CRAWL_CHILD";
 
@@ -61,61 +62,28 @@ fn kill_9_child(spec: &str) {
     crawl_to_the_end(&runtime, &config, &options);
 }
 
-/// When a child crawl is killed.
-enum Kill {
-    /// Held at a fault point of `crawldedup::faults`, then killed there.
-    At(&'static str),
-    /// Killed after so many milliseconds.
-    After(u64),
-    /// Left to finish.
-    Never,
-}
-
 /// Runs one child crawl per round of `rounds`, killed (SIGKILL) as the round says: how many
 /// kills landed, and the fault points a kill was held at.
 fn kill_rounds(spec: &str, rounds: impl IntoIterator<Item = Kill>) -> (usize, Vec<&'static str>) {
     let mut kills = 0;
     let mut held = Vec::new();
-    for round in rounds {
-        let pause_at = match round {
-            Kill::At(point) => Some(point),
-            _ => None,
-        };
-        let mut child = child::spawn(
+    for kill in rounds {
+        let ended = child::round(
             "crawl::resume::kill_9_at_any_moment_and_resume_gives_the_uninterrupted_result",
             CHILD_ENV,
             spec,
-            pause_at,
+            kill,
         );
-        let stderr = child.stderr.take().unwrap();
-        match round {
-            Kill::Never => {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut { stderr }, &mut text).unwrap();
-                let status = child.wait().unwrap();
-                let last: Vec<&str> = text
-                    .lines()
-                    .filter(|l| l.contains("panicked") || l.contains("Err") || l.contains("error"))
-                    .collect();
-                assert!(status.success(), "the last run failed: {last:?}");
+        match (kill, ended) {
+            (Kill::Never, Ended::Finished { success, failures }) => {
+                assert!(success, "the last run failed: {failures:?}");
             }
-            Kill::After(ms) => {
-                drop(stderr);
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-                if child.try_wait().unwrap().is_none() {
-                    child.kill().unwrap();
-                    kills += 1;
-                }
-                child.wait().unwrap();
+            (_, Ended::KilledAt(point)) => {
+                kills += 1;
+                held.push(point);
             }
-            Kill::At(point) => {
-                if child::paused_at(stderr, point) {
-                    child.kill().unwrap();
-                    kills += 1;
-                    held.push(point);
-                }
-                child.wait().unwrap();
-            }
+            (_, Ended::KilledAfter) => kills += 1,
+            (_, Ended::Finished { .. }) => {}
         }
     }
     (kills, held)
