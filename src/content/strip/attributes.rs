@@ -142,7 +142,7 @@ const HEAD: &[&[u8]] = &[
 /// Elements after whose start tag nothing more is changed (see the module doc).
 const LAST: &[&[u8]] = &[b"script", b"plaintext", b"svg", b"math"];
 
-/// What becomes of a tag the first pass keeps.
+/// What becomes of a tag the scan keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Edit {
     /// It stays as it is.
@@ -153,10 +153,10 @@ pub(super) enum Edit {
     Rewrite,
 }
 
-/// The attribute pass, carried through the first pass's scan of the markup: the first pass
-/// reads every tag it keeps through [`Attributes::read`], then asks [`Attributes::edit`]
-/// what becomes of it, and tells it of the text between tags, as the parser would read the
-/// markup the first pass leaves.
+/// The attribute rules, carried through the scan of the markup (`mod.rs`): the scan reads
+/// every tag it keeps through [`Attributes::read`], then asks [`Attributes::edit`] what
+/// becomes of it, and tells it of the text between tags, as the parser would read the
+/// markup the removals leave.
 #[derive(Debug)]
 pub(super) struct Attributes {
     lean: Lean,
@@ -180,7 +180,7 @@ impl Attributes {
         }
     }
 
-    /// Text that the parser reads between two tags (after the first pass's removals).
+    /// Text that the parser reads between two tags (after the scan's removals).
     pub(super) fn text(&mut self, text: &[u8]) {
         if self.in_head && !self.done {
             self.in_head = text.iter().all(|&b| is_space(b));
@@ -204,7 +204,7 @@ impl Attributes {
         (self.lean.end, self.lean.self_closing)
     }
 
-    /// What becomes of the tag last read, `tag` (up to its `>`), which the first pass keeps.
+    /// What becomes of the tag last read, `tag` (up to its `>`), which the scan keeps.
     pub(super) fn edit(&mut self, tag: &[u8]) -> Edit {
         if self.done {
             return Edit::Keep;

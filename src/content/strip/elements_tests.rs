@@ -1,5 +1,5 @@
-//! The first pass (`strip_elements`) against the parser on generated tag soup: the tree
-//! built from what the pass leaves is the tree built from the page itself with the dropped
+//! The scan without its attribute rules (`strip_elements`) against the parser on generated
+//! tag soup: the tree built from what the scan leaves is the tree built from the page itself with the dropped
 //! elements (and comments) taken out, texts on either side of them joined.
 
 use super::strip_elements;
@@ -81,7 +81,7 @@ fn piece() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
-    fn the_first_pass_takes_out_only_what_it_drops(pieces in prop::collection::vec(piece(), 1..24)) {
+    fn the_scan_takes_out_only_what_it_drops(pieces in prop::collection::vec(piece(), 1..24)) {
         let html = pieces.concat();
         let stripped = strip_elements(&html).html;
         prop_assert_eq!(tree(&html), tree(&stripped), "{:?}\n -> {:?}", html, stripped);

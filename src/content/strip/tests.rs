@@ -1,4 +1,5 @@
-//! The first pass (`strip_elements`) and the whole of `strip` on chosen pages.
+//! The scan without its attribute rules (`strip_elements`) and the whole of `strip` on
+//! chosen pages.
 
 use super::*;
 
