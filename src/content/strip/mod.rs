@@ -319,7 +319,7 @@ fn text_body_end(bytes: &[u8], start: usize, tag_end: usize) -> usize {
     let name = &bytes[start + 1..tag_end];
     let name = &name[..name
         .iter()
-        .position(|&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'))
+        .position(|&b| is_tag_name_end(b))
         .unwrap_or(name.len())];
     if named_in(TEXT_BODIES, name) {
         find_close(bytes, tag_end, name).0
@@ -328,6 +328,11 @@ fn text_body_end(bytes: &[u8], start: usize, tag_end: usize) -> usize {
     } else {
         tag_end
     }
+}
+
+/// Whether `b` ends a tag's name for the tokenizer: a space, `/` or `>`.
+fn is_tag_name_end(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>')
 }
 
 /// The depth of the open elements that nest (see [`nests`]), and the tags dropped beyond
@@ -394,9 +399,7 @@ fn named_in(list: &[&[u8]], name: &[u8]) -> bool {
 fn tag_named(rest: &[u8], name: &[u8]) -> bool {
     rest.len() >= name.len()
         && rest[..name.len()].eq_ignore_ascii_case(name)
-        && rest
-            .get(name.len())
-            .is_none_or(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'>' | b'/'))
+        && rest.get(name.len()).is_none_or(|&b| is_tag_name_end(b))
 }
 
 /// Where the body of `name` opened at `from` ends, and where its end tag ends.
