@@ -1,7 +1,24 @@
 //! Whitespace as `char::is_whitespace` has it, found on UTF-8 bytes: the extractor's text
 //! writer and the fingerprint's digest both scan text byte by byte and share this test.
 //! Also the search for an ASCII word ignoring case that the markup passes and the
-//! classification share.
+//! classification share, and the test of eight bytes at once against a range
+//! ([`in_range`]) that the fingerprint and the markup scan share.
+
+/// The high bit of each byte of a word.
+pub(crate) const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The low bit of each byte of a word.
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+
+/// For eight bytes below 0x80 in a word (first byte lowest): the high bit of each byte in
+/// `from..to`. A bound is compared by adding `0x80 - bound` to the byte, which never
+/// carries into the next. The fingerprint's tokenizer and digest and the markup scan read
+/// eight bytes at a time with it.
+#[inline(always)]
+pub(crate) fn in_range(x: u64, from: u64, to: u64) -> u64 {
+    let at_least = |bound: u64| (x + (0x80 - bound) * LOW_BITS) & HIGH_BITS;
+    at_least(from) & !at_least(to)
+}
 
 /// An ASCII whitespace byte: tab, line feed, vertical tab, form feed, carriage return, space.
 pub(crate) const fn is_ascii_space(b: u8) -> bool {

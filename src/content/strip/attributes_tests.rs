@@ -69,13 +69,15 @@ fn leaves_alone_what_it_does_not_read_exactly() {
     assert_eq!(rewritten(r#"<font data-x=1 color=red>"#), None);
 }
 
-/// The tree the parser builds, as lines: element names with the attributes kept, and texts;
-/// the `link` and `meta` tags that go whole are left out.
+/// The tree the parser builds, as lines: element names with the attributes kept, and texts
+/// with their runs of whitespace as one (outside preformatted elements); the `link` and
+/// `meta` tags that go whole are left out.
 fn tree(html: &str) -> Vec<String> {
     let view = super::super::tree_view::View {
         left_out: dropped_whole,
         listed: |e, name| Element::of(e.name().as_bytes()).keeps(name.as_bytes()),
         join_texts: false,
+        collapse_spaces: true,
     };
     super::super::tree_view::lines(html, &view)
 }
@@ -201,6 +203,14 @@ fn the_parser_builds_the_same_tree() {
     // Equal formatting elements, made equal by what was dropped: three are the limit.
     same_tree("<b data-a=1><b data-a=2><b data-a=3><b data-a=4><p>x</b></b></b></b>y");
     same_tree("<table><input type=hidden data-x=1><tr><td data-y=2 class=c>t</table>");
+    // Whitespace between tags is collapsed up to the first preformatted element; the
+    // whitespace a table holds stays in it, a `pre` in a table goes before the table.
+    same_tree(
+        "<div>\n   <p>\n   a  b\n  </p>\n\n</div>   <pre>\n  x\n\n  y  </pre>\n   <p>  c  </p>",
+    );
+    same_tree("<table>\n  <tr>\n    <td>a</td>   \n  </tr>  x  <pre>  \n p  </pre></table>");
+    same_tree("<p>  a  <listing>\n\n  b</listing>  <select>\n  <option>a\n   </select>");
+    same_tree("<b>  x  <a>  <pre>\n\n y </b>  z </a>");
     // A `meta` before the head opens it, and the `<head>` tag after it is ignored.
     same_tree("<html><meta name=x><head class=a hidden><title>t</title><meta name=y>");
 }
@@ -208,7 +218,8 @@ fn the_parser_builds_the_same_tree() {
 fn tag() -> impl Strategy<Value = String> {
     let names = prop::sample::select(vec![
         "div", "p", "a", "b", "i", "img", "br", "span", "title", "textarea", "table", "tr", "td",
-        "input", "font", "ul", "li", "section", "html", "body", "meta", "link", "head",
+        "input", "font", "ul", "li", "section", "html", "body", "meta", "link", "head", "pre",
+        "listing", "PRE",
     ]);
     let attr_names = prop::sample::select(vec![
         "class",
@@ -276,6 +287,7 @@ fn piece() -> impl Strategy<Value = String> {
             "\"", "'", "</", "<3", "</<", "<!", "<?", "</ ", "</>", "<!--", "-->", "--!>", "<!-->",
             "<script>s<p a=b>", "</script>", "<style>", "</style>", "<svg>", "</svg>",
             "<noscript>", "</noscript>", "<title>", "</title>", "<plaintext>", "\n", "  ",
+            "\n\t  ", "\r\n", " \x0c", "\x0b\x0b", "\t", "&#13;&#32; ", " \u{a0} ", "\n  x  \n",
         ])
         .prop_map(str::to_string),
     ]

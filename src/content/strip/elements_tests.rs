@@ -13,6 +13,7 @@ fn tree(html: &str) -> Vec<String> {
         left_out: |e| matches!(e.name(), "script" | "style"),
         listed: |_, _| true,
         join_texts: true,
+        collapse_spaces: false,
     };
     super::tree_view::lines(html, &view)
 }

@@ -20,9 +20,12 @@
 //! compares the tree built from what the pass leaves with the page's own.
 //!
 //! In the same scan, every tag that stays is read once more by its attributes, and those the
-//! extraction never reads are dropped (see `attributes.rs`).
+//! extraction never reads are dropped (see `attributes.rs`); and each run of whitespace in
+//! the texts that stay is written as one byte, up to the first preformatted element (see
+//! `spaces.rs`).
 
 mod attributes;
+mod spaces;
 
 /// Elements whose whole body is dropped before parsing.
 const DROPPED: &[&[u8]] = &[
@@ -183,13 +186,21 @@ pub struct Stripped {
 
 /// Removes dropped elements, comments and the attributes nobody reads from `html`.
 pub fn strip(html: &str) -> Stripped {
-    scan(html, attributes::Attributes::new(true))
+    scan(
+        html,
+        attributes::Attributes::new(true),
+        spaces::Spaces::new(true),
+    )
 }
 
 /// Removes dropped elements and comments from `html`, and leaves the attributes.
 #[cfg(test)]
 fn strip_elements(html: &str) -> Stripped {
-    scan(html, attributes::Attributes::new(false))
+    scan(
+        html,
+        attributes::Attributes::new(false),
+        spaces::Spaces::new(false),
+    )
 }
 
 /// Elements whose body the tokenizer reads as text up to their end tag: nothing inside
@@ -197,9 +208,14 @@ fn strip_elements(html: &str) -> Stripped {
 /// handled before, and `plaintext` has no end.)
 const TEXT_BODIES: &[&[u8]] = &[b"title", b"textarea", b"xmp", b"noembed", b"noframes"];
 
-/// The pass over `html`: removes dropped elements and comments, and has `attributes` read
-/// and edit every tag that stays (see the module doc).
-fn scan(html: &str, mut attributes: attributes::Attributes) -> Stripped {
+/// The pass over `html`: removes dropped elements and comments, has `attributes` read
+/// and edit every tag that stays, and `spaces` collapse the whitespace of the texts that
+/// stay (see the module doc).
+fn scan(
+    html: &str,
+    mut attributes: attributes::Attributes,
+    mut spaces: spaces::Spaces,
+) -> Stripped {
     let bytes = html.as_bytes();
     let mut out = Stripped {
         html: String::with_capacity(html.len() / 2),
@@ -211,6 +227,7 @@ fn scan(html: &str, mut attributes: attributes::Attributes) -> Stripped {
     while let Some(offset) = memchr(b'<', &bytes[at..]) {
         let start = at + offset;
         attributes.text(&bytes[at..start]);
+        spaces.text(&mut out.html, html, &mut copied, at, start);
         let rest = &bytes[start + 1..];
         if rest.starts_with(b"!--") {
             keep_before_removal(&mut out.html, &html[copied..start]);
@@ -283,6 +300,7 @@ fn scan(html: &str, mut attributes: attributes::Attributes) -> Stripped {
             at = if closing {
                 tag_end
             } else {
+                spaces.start_tag(name);
                 text_body_end(bytes, start, tag_end)
             };
             continue;

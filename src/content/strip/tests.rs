@@ -190,3 +190,17 @@ fn custom_elements_with_similar_names_are_kept() {
     );
     assert_eq!(strip("<scripts>x</scripts>").html, "<scripts>x</scripts>");
 }
+
+#[test]
+fn whitespace_between_tags_is_one_byte_until_a_pre() {
+    assert_eq!(
+        strip("<div>\n    <p>\n      Some  text\n    </p>\t\t<b> </b>\n</div>").html,
+        "<div>\n<p>\nSome  text\n</p> <b> </b>\n</div>"
+    );
+    let pre = "<p>a</p>\n  <PRE>\n\n  code\n    more\n</PRE>\n   <p>b</p>";
+    assert_eq!(strip(pre).html, pre.replacen(">\n  <", ">\n<", 1));
+    assert_eq!(
+        crate::content::extract(pre, None).text,
+        crate::content::extract(&pre.replace(">\n  <", ">\n<"), None).text
+    );
+}

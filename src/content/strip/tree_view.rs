@@ -13,6 +13,42 @@ pub(super) struct View {
     pub(super) listed: fn(&Element, &str) -> bool,
     /// Texts that only left-out elements stood between are joined into one line.
     pub(super) join_texts: bool,
+    /// Each run of two or more HTML whitespace characters in a text is shown as one (a line
+    /// feed if it holds a line break, else a space), except in the elements whose text
+    /// is read as written ([`VERBATIM`]).
+    pub(super) collapse_spaces: bool,
+}
+
+/// Elements whose whitespace is their text: preformatted ones and those the tokenizer reads
+/// as text.
+const VERBATIM: &[&str] = &["pre", "listing", "plaintext", "xmp", "textarea", "title"];
+
+/// `text` with each run of two or more HTML whitespace characters as one.
+fn collapse_spaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    let flush = |out: &mut String, run: &mut String| {
+        if run.chars().count() >= 2 {
+            out.push(if run.contains(['\n', '\r']) {
+                '\n'
+            } else {
+                ' '
+            });
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ') {
+            run.push(c);
+        } else {
+            flush(&mut out, &mut run);
+            out.push(c);
+        }
+    }
+    flush(&mut out, &mut run);
+    out
 }
 
 /// The tree the parser builds from `html`, as lines: elements with the attributes `view`
@@ -24,11 +60,14 @@ pub(super) fn lines(html: &str, view: &View) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut text = String::new();
     let mut skipping = 0usize;
+    // Open elements whose text is read as written.
+    let mut verbatim = 0usize;
     let flush = |lines: &mut Vec<String>, text: &mut String| {
         if !text.is_empty() {
             lines.push(format!("{:?}", std::mem::take(text)));
         }
     };
+    let is_verbatim = |e: &Element| VERBATIM.contains(&e.name());
     for edge in dom.tree.root().traverse() {
         match edge {
             Edge::Open(node) => match node.value() {
@@ -39,6 +78,12 @@ pub(super) fn lines(html: &str, view: &View) -> Vec<String> {
                         && node.ancestors().any(|a| {
                             a.value().as_element().is_some_and(|e| e.name() == "head")
                         }) => {}
+                Node::Text(t) if view.collapse_spaces && verbatim == 0 => {
+                    text.push_str(&collapse_spaces(t));
+                    if !view.join_texts {
+                        flush(&mut lines, &mut text);
+                    }
+                }
                 Node::Text(t) => {
                     text.push_str(t);
                     if !view.join_texts {
@@ -47,6 +92,7 @@ pub(super) fn lines(html: &str, view: &View) -> Vec<String> {
                 }
                 Node::Element(e) => {
                     flush(&mut lines, &mut text);
+                    verbatim += usize::from(is_verbatim(e));
                     let mut attrs: Vec<String> = e
                         .attrs()
                         .filter(|(name, _)| (view.listed)(e, name))
@@ -62,6 +108,7 @@ pub(super) fn lines(html: &str, view: &View) -> Vec<String> {
                 _ if skipping > 0 => {}
                 Node::Element(e) => {
                     flush(&mut lines, &mut text);
+                    verbatim -= usize::from(is_verbatim(e));
                     lines.push(format!("</{}>", e.name()));
                 }
                 _ => {}

@@ -51,8 +51,7 @@ pub(super) static ASCII_CLASS: [u8; 256] = {
     table
 };
 
-pub(super) const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-pub(super) const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+pub(super) use crate::text::{HIGH_BITS, in_range};
 
 /// For eight bytes in a word (first byte lowest): the high bit of each byte that is an ASCII
 /// letter or digit, and of each that is an ASCII capital. Each byte is compared with the
@@ -66,14 +65,6 @@ pub(super) fn ascii_alnum_upper(x: u64) -> (u64, u64) {
     let upper = in_range(y, 0x41, 0x5b);
     let lower = in_range(y, 0x61, 0x7b);
     ((digit | upper | lower) & ascii, upper & ascii)
-}
-
-/// For eight bytes below 0x80 in a word: the high bit of each byte in `from..to`. A bound is
-/// compared by adding `0x80 - bound` to the byte, which never carries into the next.
-#[inline(always)]
-pub(super) fn in_range(x: u64, from: u64, to: u64) -> u64 {
-    let at_least = |bound: u64| (x + (0x80 - bound) * LOW_BITS) & HIGH_BITS;
-    at_least(from) & !at_least(to)
 }
 
 /// Calls `emit` with every token of `text`, in order: the text in Unicode compatibility
