@@ -139,6 +139,10 @@ const HEAD: &[&[u8]] = &[
     b"noscript",
 ];
 
+/// End tags that take the parser out of the head: the ones that the head's insertion modes
+/// do not ignore, but for `head` itself.
+const HEAD_ENDING_END_TAGS: &[&[u8]] = &[b"body", b"html", b"br"];
+
 /// Elements after whose start tag nothing more is changed (see the module doc).
 const LAST: &[&[u8]] = &[b"script", b"plaintext", b"svg", b"math"];
 
@@ -214,6 +218,14 @@ impl Attributes {
             return Edit::Keep;
         }
         if tag.get(1) == Some(&b'/') {
+            // `</body>`, `</html>` and `</br>` take the parser out of the head, into the body
+            // or past it, where a `meta` or `link` stands between two texts. (After
+            // `</head>` one still goes into the head element, and the parser ignores the
+            // other end tags there.)
+            if self.in_head {
+                let name = tag.get(2..self.lean.name_end).unwrap_or_default();
+                self.in_head = !super::named_in(HEAD_ENDING_END_TAGS, name);
+            }
             return Edit::Keep;
         }
         // Only in the head, where the parser makes no text of what is on either side of it,
