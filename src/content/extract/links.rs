@@ -58,23 +58,34 @@ impl RawLinks {
     }
 
     /// Resolves every href to an absolute http(s) URL without its fragment; the others
-    /// are left out.
+    /// are left out. An href the page repeats (a menu and a footer often share a third of
+    /// a page's links) is resolved once: the same href against the same base always gives
+    /// the same URL.
     pub(crate) fn resolve(&self) -> Vec<Link> {
-        let mut links = Vec::with_capacity(self.items.len());
+        let mut links: Vec<Link> = Vec::with_capacity(self.items.len());
+        // Each href seen so far: the index in `links` of its URL, or `None` when it does not
+        // resolve to an http(s) URL.
+        let mut seen: HrefMap<'_> = HrefMap::with_capacity_and_hasher(
+            self.items.len(),
+            xxhash_rust::xxh3::Xxh3DefaultBuilder,
+        );
         for link in self.iter() {
-            let resolved = match &self.base {
-                Some(base) => base.join(link.href),
-                None => Url::parse(link.href),
+            let url = match seen.get(link.href) {
+                Some(Some(first)) => links[*first].url.clone(),
+                Some(None) => continue,
+                None => match self.resolve_one(link.href) {
+                    Some(url) => {
+                        seen.insert(link.href, Some(links.len()));
+                        url
+                    }
+                    None => {
+                        seen.insert(link.href, None);
+                        continue;
+                    }
+                },
             };
-            let Ok(mut resolved) = resolved else {
-                continue;
-            };
-            if !matches!(resolved.scheme(), "http" | "https") {
-                continue;
-            }
-            resolved.set_fragment(None);
             links.push(Link {
-                url: resolved.into(),
+                url,
                 text: link.text.to_string(),
                 in_main: link.in_main,
                 nofollow: link.nofollow,
@@ -82,4 +93,24 @@ impl RawLinks {
         }
         links
     }
+
+    /// `href` resolved against the base as an absolute http(s) URL without its fragment;
+    /// `None` when it does not resolve or has another scheme.
+    fn resolve_one(&self, href: &str) -> Option<String> {
+        let resolved = match &self.base {
+            Some(base) => base.join(href),
+            None => Url::parse(href),
+        };
+        let mut resolved = resolved.ok()?;
+        if !matches!(resolved.scheme(), "http" | "https") {
+            return None;
+        }
+        resolved.set_fragment(None);
+        Some(resolved.into())
+    }
 }
+
+/// Hrefs to what they resolved to, hashed with xxh3 (SipHash costs several times as much
+/// on URL-long keys).
+type HrefMap<'a> =
+    std::collections::HashMap<&'a str, Option<usize>, xxhash_rust::xxh3::Xxh3DefaultBuilder>;

@@ -456,6 +456,36 @@ mod tests {
             ]
         );
     }
+    #[test]
+    fn repeated_hrefs_resolve_each_time_with_their_own_texts() {
+        // A menu and a footer repeat hrefs: each occurrence is a link of its own, in
+        // document order, with its own text and flags, and one that does not resolve is
+        // left out every time.
+        let html = "<html><body><p>Intro text.</p>\
+            <a href=\"a.html#one\">First</a><a href=\"javascript:go()\">Go</a>\
+            <a href=\"b.html\">Other</a><a rel=\"nofollow\" href=\"a.html#one\">Again</a>\
+            <a href=\"javascript:go()\">Go again</a><a href=\"a.html#one\">Third</a>\
+            <a href=\"http://other.example/x#y\">X</a><a href=\"http://other.example/x#y\">X2</a>\
+            </body></html>";
+        let url = Url::parse("http://example.com/start/page.html").unwrap();
+        let links = extract(html, Some(&url)).links;
+        let resolved: Vec<(&str, &str, bool)> = links
+            .iter()
+            .map(|l| (l.url.as_str(), l.text.as_str(), l.nofollow))
+            .collect();
+        assert_eq!(
+            resolved,
+            [
+                ("http://example.com/start/a.html", "First", false),
+                ("http://example.com/start/b.html", "Other", false),
+                ("http://example.com/start/a.html", "Again", true),
+                ("http://example.com/start/a.html", "Third", false),
+                ("http://other.example/x", "X", false),
+                ("http://other.example/x", "X2", false),
+            ]
+        );
+    }
+
     use proptest::prelude::*;
 
     proptest! {

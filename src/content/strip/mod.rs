@@ -301,7 +301,7 @@ fn scan(
                 tag_end
             } else {
                 spaces.start_tag(name);
-                text_body_end(bytes, start, tag_end)
+                text_body_end(bytes, start, name, tag_end)
             };
             continue;
         };
@@ -330,21 +330,25 @@ fn scan(
     out
 }
 
-/// Where the scan goes on after the start tag at `start`, which ends at `tag_end`: past
-/// its element's body when the tokenizer reads that as text ([`TEXT_BODIES`]; all the rest
-/// of the input after `plaintext`), else right after it.
-fn text_body_end(bytes: &[u8], start: usize, tag_end: usize) -> usize {
-    let name = &bytes[start + 1..tag_end];
-    let name = &name[..name
-        .iter()
-        .position(|&b| is_tag_name_end(b))
-        .unwrap_or(name.len())];
-    if named_in(TEXT_BODIES, name) {
+/// Where the scan goes on after the start tag at `start` named `name` (as [`tag_name`]
+/// reads it), which ends at `tag_end`: past its element's body when the tokenizer reads
+/// that as text ([`TEXT_BODIES`]; all the rest of the input after `plaintext`), else right
+/// after it.
+fn text_body_end(bytes: &[u8], start: usize, name: &[u8], tag_end: usize) -> usize {
+    let text_body = named_in(TEXT_BODIES, name);
+    if !text_body && !name.eq_ignore_ascii_case(b"plaintext") {
+        return tag_end;
+    }
+    // The tokenizer's name runs on to a space, `/` or `>`, where `tag_name` stops at any
+    // other byte too: `<title-x>` is no title.
+    let name_end = start + 1 + name.len();
+    if !bytes.get(name_end).is_none_or(|&b| is_tag_name_end(b)) {
+        return tag_end;
+    }
+    if text_body {
         find_close(bytes, tag_end, name).0
-    } else if name.eq_ignore_ascii_case(b"plaintext") {
-        bytes.len()
     } else {
-        tag_end
+        bytes.len()
     }
 }
 

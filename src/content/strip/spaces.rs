@@ -74,12 +74,7 @@ impl Spaces {
         if start == to {
             return;
         }
-        let mut end = to;
-        let mut line_break = false;
-        while is_html_space(bytes[end - 1]) {
-            line_break |= bytes[end - 1] == b'\n' || bytes[end - 1] == b'\r';
-            end -= 1;
-        }
+        let (end, line_break) = trailing_run(bytes, start, to);
         if to - end >= 2 {
             out.push_str(&html[*copied..end]);
             out.push(if line_break { '\n' } else { ' ' });
@@ -122,10 +117,29 @@ fn leading_run(bytes: &[u8], from: usize) -> (usize, bool) {
         }
     }
     while let Some(&b) = bytes.get(at).filter(|&&b| is_html_space(b)) {
-        line_break |= b == b'\n' || b == b'\r';
+        line_break |= is_line_break(b);
         at += 1;
     }
     (at, line_break)
+}
+
+/// Where the run of HTML whitespace that ends at `to` starts (at `from` at the earliest),
+/// and whether it holds a line break: byte by byte, from the end (the run that ends a text
+/// is mostly a line break and some indentation).
+#[inline]
+fn trailing_run(bytes: &[u8], from: usize, to: usize) -> (usize, bool) {
+    let mut start = to;
+    let mut line_break = false;
+    while start > from && is_html_space(bytes[start - 1]) {
+        line_break |= is_line_break(bytes[start - 1]);
+        start -= 1;
+    }
+    (start, line_break)
+}
+
+/// A line feed or a carriage return.
+fn is_line_break(b: u8) -> bool {
+    b == b'\n' || b == b'\r'
 }
 
 #[cfg(test)]

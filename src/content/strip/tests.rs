@@ -109,6 +109,17 @@ fn nothing_is_dropped_inside_a_text_body() {
             "<plaintext><script>a</script><!-- b --><p data-x=1>",
             "<plaintext><script>a</script><!-- b --><p data-x=1>",
         ),
+        // The name is the tokenizer's, up to a space, `/` or `>`, in any case.
+        (
+            "<TITLE/><!-- a --></title>b<!-- c -->",
+            "<TITLE/><!-- a --></title>b",
+        ),
+        (
+            "<title-x><!-- a --><p data-x=1>b</title-x>",
+            "<title-x><p>b</title-x>",
+        ),
+        ("<title:x><!-- a -->b</title:x>", "<title:x>b</title:x>"),
+        ("<plaintext:y><!-- a -->b", "<plaintext:y>b"),
     ] {
         assert_eq!(strip(page).html, want, "{page}");
     }
