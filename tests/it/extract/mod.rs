@@ -9,6 +9,7 @@ use url::Url;
 mod blocks;
 mod charsets;
 mod hostile;
+mod names;
 mod page_types;
 mod story;
 
