@@ -1,10 +1,11 @@
-//! The parser's tag and attribute names, read a run at a time (the project's copy of
-//! html5ever, `vendor/html5ever/PATCH.md`), give the tokens the parser's own
-//! character-at-a-time reading gives. The patched parser reads the old way when every
-//! parse error must be reported (`exact_errors`), so one build holds both: the tokens of
-//! each generated input are compared between the two, parse errors left aside (only the
-//! exact mode reports all of them) and adjacent character tokens joined (the exact mode
-//! reads text a character at a time as well).
+//! The parser's tokenizer, as the project's copy of html5ever changes it
+//! (`vendor/html5ever/PATCH.md`: tag and attribute names read a run at a time, ASCII
+//! characters taken off the input without decoding), gives the tokens that html5ever's own
+//! character-at-a-time reading gives. The copy reads the old way when every parse error
+//! must be reported (`exact_errors`), so one build holds both: the tokens of each generated
+//! input are compared between the two, parse errors left aside (only the exact mode reports
+//! all of them) and adjacent character tokens joined (the exact mode reads text a character
+//! at a time as well).
 
 use std::cell::RefCell;
 

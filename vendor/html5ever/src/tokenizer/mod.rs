@@ -302,10 +302,40 @@ impl<Sink: TokenSink> Tokenizer<Sink> {
             self.reconsume.set(false);
             Some(self.current_char.get())
         } else {
+            // crawldedup: an ASCII character is taken off the front buffer without
+            // decoding (see `pop_ascii`).
+            if !self.opts.exact_errors {
+                if let Some(c) = Self::pop_ascii(input, |_| true) {
+                    return self.get_preprocessed_char(c, input);
+                }
+            }
             input
                 .next()
                 .and_then(|c| self.get_preprocessed_char(c, input))
         }
+    }
+
+    /// crawldedup: the first character of the input when it is ASCII and `wanted`, taken
+    /// off the front buffer (and the buffer off the queue once empty), as
+    /// `BufferQueue::next` does; that one decodes the character, and the one after it to
+    /// find the first's length, which costs more than the rest of a step in the states that
+    /// read a character at a time. `None`, with nothing taken, for an empty input or a
+    /// character beyond ASCII or not wanted.
+    fn pop_ascii(input: &BufferQueue, wanted: impl Fn(u8) -> bool) -> Option<char> {
+        let mut front = input.peek_front_chunk_mut()?;
+        let first = *front.as_bytes().first()?;
+        if !first.is_ascii() || !wanted(first) {
+            return None;
+        }
+        if front.len32() == 1 {
+            drop(front);
+            input.pop_front();
+        } else {
+            // SAFETY: the first byte is ASCII, a character of its own: one byte is in
+            // bounds, and what follows it starts a character.
+            unsafe { front.unsafe_pop_front(1) };
+        }
+        Some(char::from(first))
     }
 
     fn pop_except_from(&self, input: &BufferQueue, set: SmallCharSet) -> Option<SetResult> {
@@ -317,6 +347,12 @@ impl<Sink: TokenSink> Tokenizer<Sink> {
             return self.get_char(input).map(FromSet);
         }
 
+        // crawldedup: a character of the set at the front is taken as `get_char` takes it
+        // (see `pop_ascii`): what `BufferQueue::pop_except_from` would return for it.
+        let in_set = |b: u8| b < 64 && set.bits & (1 << b) != 0;
+        if let Some(c) = Self::pop_ascii(input, in_set) {
+            return self.get_preprocessed_char(c, input).map(FromSet);
+        }
         let d = input.pop_except_from(set);
         trace!("got characters {d:?}");
         match d {
