@@ -692,18 +692,26 @@ impl<Sink: TokenSink> Tokenizer<Sink> {
             return;
         }
         {
+            let run_bytes = &bytes[..run];
             let mut name = name.borrow_mut();
-            let mut lowered = [0u8; 64];
-            for chunk in bytes[..run].chunks(lowered.len()) {
-                let lowered = &mut lowered[..chunk.len()];
-                lowered.copy_from_slice(chunk);
-                lowered.make_ascii_lowercase();
-                // ASCII only: always UTF-8.
-                name.push_slice(std::str::from_utf8(lowered).unwrap_or_default());
+            if !run_bytes.iter().any(u8::is_ascii_uppercase) {
+                // SAFETY: printable ASCII only, which is UTF-8.
+                name.push_slice(unsafe { std::str::from_utf8_unchecked(run_bytes) });
+            } else {
+                let mut lowered = [0u8; 64];
+                for chunk in run_bytes.chunks(lowered.len()) {
+                    let lowered = &mut lowered[..chunk.len()];
+                    lowered.copy_from_slice(chunk);
+                    lowered.make_ascii_lowercase();
+                    // SAFETY: as above.
+                    name.push_slice(unsafe { std::str::from_utf8_unchecked(lowered) });
+                }
             }
         }
         self.current_char.set(char::from(bytes[run - 1]));
-        front.pop_front(run as u32);
+        // SAFETY: `run` is at most the buffer's length, and the run is ASCII, so what
+        // follows it starts a character.
+        unsafe { front.unsafe_pop_front(run as u32) };
         if front.is_empty() {
             drop(front);
             input.pop_front();
