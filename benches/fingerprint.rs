@@ -19,21 +19,18 @@ use criterion::{Criterion, Throughput, criterion_group};
 
 #[path = "peers/python.rs"]
 mod peers;
+#[path = "../examples/templates/wcxb.rs"]
+mod wcxb;
 
+/// The first 400 WCXB dev main texts in file-name order (the texts `fingerprint_pass`
+/// counts instructions over), else generated text.
 fn corpus() -> Vec<String> {
-    let dir = Path::new("../shared/datasets/wcxb-dev/dev/ground-truth");
+    let dataset = Path::new("../shared/datasets/wcxb-dev");
     let mut texts = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten().take(400) {
-            let Ok(raw) = std::fs::read_to_string(entry.path()) else {
-                continue;
-            };
-            let Ok(json) = serde_json::from_str::<serde_json::Value>(&raw) else {
-                continue;
-            };
-            if let Some(text) = json["ground_truth"]["main_content"].as_str() {
-                texts.push(text.to_string());
-            }
+    if dataset.exists() {
+        match wcxb::main_texts(dataset, 400) {
+            Ok(read) => texts = read,
+            Err(e) => eprintln!("fingerprint bench: {e:#}; generated text instead"),
         }
     }
     if texts.is_empty() {

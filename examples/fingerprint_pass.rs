@@ -18,6 +18,9 @@ use crawldedup::Fingerprint;
 use std::hint::black_box;
 use std::path::PathBuf;
 
+#[path = "templates/wcxb.rs"]
+mod wcxb;
+
 fn main() -> Result<()> {
     let mut numbers = Vec::new();
     let mut load_only = false;
@@ -37,23 +40,7 @@ fn main() -> Result<()> {
         [texts, passes] => (texts, passes),
         _ => bail!("at most two numbers: texts and passes"),
     };
-    let dir = dataset.join("dev/ground-truth");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("{}", dir.display()))?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    // The bench takes the first 400 in directory order; the count is over the same texts
-    // whatever the order, so they are sorted here to be the same on every machine.
-    names.sort();
-    let mut texts = Vec::new();
-    for path in names.into_iter().take(texts_wanted) {
-        let raw = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
-        let json: serde_json::Value =
-            serde_json::from_str(&raw).with_context(|| format!("{}", path.display()))?;
-        if let Some(text) = json["ground_truth"]["main_content"].as_str() {
-            texts.push(text.to_string());
-        }
-    }
+    let texts = wcxb::main_texts(&dataset, texts_wanted)?;
     let bytes: usize = texts.iter().map(String::len).sum();
     if !load_only {
         for _ in 0..passes {
