@@ -123,7 +123,7 @@ pub(super) fn weighted_simhash_portable(features: &mut [u64]) -> (Simhash, usize
     // features, so past [`FIRST_TABLE_SLOTS`] the table starts there and doubles when half
     // full, instead of taking room for every feature (a 50 MB text) and missing the cache
     // on every probe.
-    let mut slots = (features.len() * 2)
+    let mut slots = (features.len() * 4)
         .next_power_of_two()
         .clamp(16, FIRST_TABLE_SLOTS);
     let mut mask = slots - 1;

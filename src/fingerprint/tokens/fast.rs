@@ -99,7 +99,7 @@ pub(super) const BLOCK: usize = 64;
 /// Fewer ASCII bytes than this are left to the byte loop.
 pub(super) const MIN_BLOCK: usize = 8;
 
-/// How many bytes of `bytes` (at most [`BLOCK`]) are ASCII before the first that is not.
+/// How many bytes of `bytes` are ASCII before the first that is not, eight at a time.
 #[inline(always)]
 pub(super) fn ascii_prefix(bytes: &[u8]) -> usize {
     let mut at = 0;

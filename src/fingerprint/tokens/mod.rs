@@ -111,14 +111,58 @@ fn tokens_of_piece(text: &str, emit: &mut impl FnMut(&[u8])) {
     // their own NFKC form. Separators and punctuation (a no-break space, an ellipsis) are
     // dropped between words whatever their form, so a text that has them is not normalised
     // for their sake, and the table lookup is skipped for nearly every character.
-    if !text.is_ascii()
-        && is_nfkc_quick(non_ascii_chars(text).filter(|&c| may_change_a_word(c)))
-            != IsNormalized::Yes
+    if text.is_ascii()
+        || is_nfkc_quick(non_ascii_chars(text).filter(|&c| may_change_a_word(c)))
+            == IsNormalized::Yes
     {
-        let normalized: String = text.nfkc().collect();
-        return tokenize(&normalized, emit);
+        return tokenize(text, emit);
     }
-    tokenize(text, emit)
+    // The piece is normalised, a line at a time where it needs it: a line whose characters
+    // are all surely their own NFKC form ([`surely_nfkc_stable`]) is its own NFKC form,
+    // and a line break composes with nothing, so the NFKC form of the piece is that of its
+    // lines, laid end to end, and a token never spans a line break. A piece of a long text
+    // with one superscript digit sends one line through the normaliser, not 64 KB.
+    let mut plain_from = 0;
+    let mut rest = 0;
+    while let Some(at) = first_unstable(&text[rest..]).map(|at| rest + at) {
+        let start = memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |nl| nl + 1);
+        let mut end = line_end(text, at);
+        // The lines right after it that need it too join it, for one call of each.
+        while let Some(next) = first_unstable(&text[end..]).map(|next| end + next) {
+            if memchr::memchr(b'\n', &text.as_bytes()[end..next]).is_some() {
+                break;
+            }
+            end = line_end(text, next);
+        }
+        if plain_from < start {
+            tokenize(&text[plain_from..start], &mut *emit);
+        }
+        let normalized: String = text[start..end].nfkc().collect();
+        tokenize(&normalized, &mut *emit);
+        (plain_from, rest) = (end, end);
+    }
+    if plain_from < text.len() {
+        tokenize(&text[plain_from..], emit);
+    }
+}
+
+/// Where the first character of `text` that is not surely its own NFKC form starts.
+fn first_unstable(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    loop {
+        i += ascii_prefix(&bytes[i..]);
+        let c = text[i..].chars().next()?;
+        if !surely_nfkc_stable(c) {
+            return Some(i);
+        }
+        i += c.len_utf8();
+    }
+}
+
+/// Where the line that holds byte `at` of `text` ends: after its line break, or at the end.
+fn line_end(text: &str, at: usize) -> usize {
+    memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |nl| at + nl + 1)
 }
 
 /// Characters that are their own NFKC form and have combining class 0, by ranges cheap to
@@ -144,16 +188,7 @@ pub(super) fn non_ascii_chars(text: &str) -> impl Iterator<Item = char> + '_ {
     let bytes = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
-        while let Some(chunk) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0x80; 8]));
-            if word & HIGH_BITS != 0 {
-                break;
-            }
-            i += 8;
-        }
-        while bytes.get(i).is_some_and(|b| b.is_ascii()) {
-            i += 1;
-        }
+        i += ascii_prefix(&bytes[i..]);
         let c = text.get(i..)?.chars().next()?;
         i += c.len_utf8();
         Some(c)
