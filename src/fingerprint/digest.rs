@@ -32,24 +32,107 @@ pub(super) fn plain_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(
 fn plain_utf8_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(u64, u64)> {
     let chunk = bytes.get(i..i + 8)?;
     let x = u64::from_le_bytes(chunk.try_into().ok()?);
+    let (changed, spaces) = not_plain(x, after_space);
+    (changed == 0).then_some((x, spaces))
+}
+
+/// For the eight bytes of `x` (first byte lowest): the high bit of each byte that whitespace
+/// normalisation may not copy as it is (an ASCII whitespace other than a space, a space
+/// after a space, the lead byte of a whitespace character beyond ASCII as in
+/// [`plain_utf8_chunk`]), and the high bit of each space. `after_space`: the byte before
+/// the eight was a space.
+#[inline(always)]
+fn not_plain(x: u64, after_space: bool) -> (u64, u64) {
     let high = x & HIGH_BITS;
     let y = x & !HIGH_BITS;
-    if high != 0 && (in_range(y, 0x42, 0x43) | in_range(y, 0x61, 0x64)) & high != 0 {
-        return None;
-    }
     let ascii = !high & HIGH_BITS;
     let (spaces, controls) = ascii_spaces(y);
     let (spaces, controls) = (spaces & ascii, controls & ascii);
+    let leads = (in_range(y, 0x42, 0x43) | in_range(y, 0x61, 0x64)) & high;
     let after = (spaces << 8) | (u64::from(after_space) << 7);
-    (controls == 0 && spaces & after == 0).then_some((x, spaces))
+    (controls | leads | (spaces & after), spaces)
+}
+
+/// For 32 bytes, one bit each (first byte lowest): the spaces (0x20), and the other bytes
+/// that whitespace normalisation may change (as [`not_plain`]: ASCII whitespace other than
+/// a space, and the lead bytes of whitespace beyond ASCII). SSE2, part of every x86-64,
+/// compares 16 bytes at once; elsewhere a byte at a time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
+    // SAFETY: SSE2 is part of x86-64, so every x86-64 CPU runs it.
+    unsafe { sse2::space_masks(chunk) }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_sub_epi8,
+    };
+
+    /// [`super::space_masks`], 16 bytes a compare.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    pub(super) fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
+        // SAFETY: both loads read 16 bytes inside the 32 of `chunk` (unaligned loads).
+        let (low, high) = unsafe {
+            let at = chunk.as_ptr();
+            (
+                _mm_loadu_si128(at.cast()),
+                _mm_loadu_si128(at.add(16).cast()),
+            )
+        };
+        let ((spaces_low, others_low), (spaces_high, others_high)) = (masks(low), masks(high));
+        (
+            spaces_low | (spaces_high << 16),
+            others_low | (others_high << 16),
+        )
+    }
+
+    /// The masks of 16 bytes.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn masks(v: __m128i) -> (u32, u32) {
+        let spaces = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x20));
+        let others = _mm_or_si128(
+            _mm_or_si128(in_span(v, 0x09, 4), in_span(v, 0xE1, 2)),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(0xC2_u8 as i8)),
+        );
+        (
+            _mm_movemask_epi8(spaces) as u32,
+            _mm_movemask_epi8(others) as u32,
+        )
+    }
+
+    /// Each byte of `v` from `from` to `from + span`: `v - from` (wrapping) is at most
+    /// `span`, which is where the unsigned minimum with `span` leaves it as it is.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn in_span(v: __m128i, from: u8, span: u8) -> __m128i {
+        let shifted = _mm_sub_epi8(v, _mm_set1_epi8(from as i8));
+        _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(span as i8)), shifted)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
+    let (mut spaces, mut others) = (0u32, 0u32);
+    for (k, &b) in chunk.iter().enumerate() {
+        spaces |= u32::from(b == b' ') << k;
+        let other = b.wrapping_sub(0x09) < 5 || b == 0xC2 || b.wrapping_sub(0xE1) < 3;
+        others |= u32::from(other) << k;
+    }
+    (spaces, others)
 }
 
 /// Digest of the whitespace-normalised text, and its length in characters.
 pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
     let bytes = text.as_bytes();
     // Every byte is written to the output and the output position only moves on when the
-    // byte is not a second whitespace in a row: a loop without branches on the text, which
-    // turns each run of whitespace into one space (a leading one is never kept, a
+    // byte is not a second whitespace in a row, which turns each run of whitespace into
+    // one space (a leading one is never kept, a
     // trailing one is cut at the end). Beyond ASCII, `space_len_at` decodes only after
     // the lead bytes of whitespace characters. The result is the words of
     // `str::split_whitespace` joined by one space.
@@ -59,15 +142,43 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
     let mut after_space = true;
     let mut i = 0;
     while i < bytes.len() {
-        // Eight bytes whose only whitespace is single spaces, none of them after a space,
-        // are their own normalised form: copied as one word. Prose is mostly such
-        // runs; anything else takes the byte loop below for one byte.
-        if let Some((x, spaces)) = plain_utf8_chunk(bytes, i, after_space) {
+        // 32 bytes (else 8) are copied at once, and the output moves on by as many of them
+        // as come before the first that normalisation may change (all of them in most of
+        // prose); that byte then takes the byte loop below. The output is never ahead of
+        // the input, so the bytes copied always fit.
+        if let Some(chunk) = bytes.get(i..i + 32) {
+            let chunk: &[u8; 32] = chunk.try_into().unwrap_or(&[0; 32]);
+            let (spaces, others) = space_masks(chunk);
+            let changed = others | (spaces & ((spaces << 1) | u32::from(after_space)));
+            out[len..len + 32].copy_from_slice(chunk);
+            if changed == 0 {
+                len += 32;
+                i += 32;
+                after_space = spaces >> 31 != 0;
+                continue;
+            }
+            let plain = changed.trailing_zeros();
+            if plain > 0 {
+                len += plain as usize;
+                i += plain as usize;
+                after_space = (spaces >> (plain - 1)) & 1 != 0;
+            }
+        } else if let Some(chunk) = bytes.get(i..i + 8) {
+            let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            let (changed, spaces) = not_plain(x, after_space);
             out[len..len + 8].copy_from_slice(&x.to_le_bytes());
-            len += 8;
-            after_space = spaces >> 63 != 0;
-            i += 8;
-            continue;
+            if changed == 0 {
+                len += 8;
+                i += 8;
+                after_space = spaces >> 63 != 0;
+                continue;
+            }
+            let plain = changed.trailing_zeros() / 8;
+            if plain > 0 {
+                len += plain as usize;
+                i += plain as usize;
+                after_space = (spaces >> (8 * plain - 1)) & 1 != 0;
+            }
         }
         let b = bytes[i];
         if b < 0x80 {
