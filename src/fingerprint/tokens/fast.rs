@@ -133,7 +133,8 @@ fn gather_high_bits(high: u64) -> u64 {
 /// The tokens of `bytes[start..end]`, all ASCII and at most [`BLOCK`] long, as the byte loop
 /// of [`super::tokenize_with`] finds them: `word` holds the word in progress on entry (continued
 /// by a letter or digit at `start`) and on return (a word that reaches `end` with more text
-/// after it).
+/// after it, when it started before the block or fills it). Returns where the caller goes
+/// on: `end`, or the start of a word that reaches `end` and started inside the block.
 ///
 /// The block is read eight bytes at a time into bit masks, one bit a byte: letters and
 /// digits, capitals, apostrophes; capitals are lower-cased in the same words. A word is a
@@ -146,7 +147,7 @@ pub(super) fn ascii_block(
     end: usize,
     word: &mut Vec<u8>,
     emit: &mut impl FnMut(&[u8]),
-) {
+) -> usize {
     let len = end - start;
     let mut lower = [0u8; BLOCK];
     let (mut alnum, mut apostrophes) = (0u64, 0u64);
@@ -184,9 +185,14 @@ pub(super) fn ascii_block(
         let to = from + (!(words >> from)).trailing_zeros() as usize;
         let token = &lower[from..to];
         if to == len && end < bytes.len() {
-            // It may go on after the block: the next byte decides.
+            // It may go on after the block: the next byte decides. A word that starts in
+            // the block is read again from its start, in the next block or by the byte loop,
+            // instead of copied.
+            if from > 0 && word.is_empty() {
+                return start + from;
+            }
             word.extend_from_slice(token);
-            return;
+            return end;
         }
         if word.is_empty() {
             emit(token);
@@ -200,6 +206,7 @@ pub(super) fn ascii_block(
             words & (u64::MAX << to)
         };
     }
+    end
 }
 
 /// [`super::tokenize_with`]'s steps for a character beyond ASCII, from its class: a

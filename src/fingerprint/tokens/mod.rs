@@ -278,8 +278,7 @@ pub(super) fn tokenize_with<const FAST: bool>(text: &str, mut emit: impl FnMut(&
             if ascii >= MIN_BLOCK {
                 // An ASCII byte ends a run of unspaced characters, whatever it is.
                 flush_unspaced(&mut prev_unspaced, &mut unspaced_run, &mut emit);
-                ascii_block(bytes, i, i + ascii, &mut word, &mut emit);
-                i += ascii;
+                i = ascii_block(bytes, i, i + ascii, &mut word, &mut emit);
                 continue;
             }
             next_block = i + ascii + 1;
