@@ -61,58 +61,7 @@ fn not_plain(x: u64, after_space: bool) -> (u64, u64) {
 #[inline(always)]
 fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
     // SAFETY: SSE2 is part of x86-64, so every x86-64 CPU runs it.
-    unsafe { sse2::space_masks(chunk) }
-}
-
-#[cfg(target_arch = "x86_64")]
-mod sse2 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_sub_epi8,
-    };
-
-    /// [`super::space_masks`], 16 bytes a compare.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    pub(super) fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
-        // SAFETY: both loads read 16 bytes inside the 32 of `chunk` (unaligned loads).
-        let (low, high) = unsafe {
-            let at = chunk.as_ptr();
-            (
-                _mm_loadu_si128(at.cast()),
-                _mm_loadu_si128(at.add(16).cast()),
-            )
-        };
-        let ((spaces_low, others_low), (spaces_high, others_high)) = (masks(low), masks(high));
-        (
-            spaces_low | (spaces_high << 16),
-            others_low | (others_high << 16),
-        )
-    }
-
-    /// The masks of 16 bytes.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn masks(v: __m128i) -> (u32, u32) {
-        let spaces = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x20));
-        let others = _mm_or_si128(
-            _mm_or_si128(in_span(v, 0x09, 4), in_span(v, 0xE1, 2)),
-            _mm_cmpeq_epi8(v, _mm_set1_epi8(0xC2_u8 as i8)),
-        );
-        (
-            _mm_movemask_epi8(spaces) as u32,
-            _mm_movemask_epi8(others) as u32,
-        )
-    }
-
-    /// Each byte of `v` from `from` to `from + span`: `v - from` (wrapping) is at most
-    /// `span`, which is where the unsigned minimum with `span` leaves it as it is.
-    #[target_feature(enable = "sse2")]
-    #[inline]
-    fn in_span(v: __m128i, from: u8, span: u8) -> __m128i {
-        let shifted = _mm_sub_epi8(v, _mm_set1_epi8(from as i8));
-        _mm_cmpeq_epi8(_mm_min_epu8(shifted, _mm_set1_epi8(span as i8)), shifted)
-    }
+    unsafe { super::sse2::space_masks(chunk) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]

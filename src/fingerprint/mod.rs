@@ -96,6 +96,8 @@ mod counters;
 mod digest;
 mod features;
 mod sketch;
+#[cfg(target_arch = "x86_64")]
+mod sse2;
 mod tokens;
 
 use digest::normalized_digest;
