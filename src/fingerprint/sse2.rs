@@ -88,3 +88,20 @@ pub(super) fn word_masks(chunk: &[u8; 64], lower: &mut [u8; 64]) -> (u64, u64) {
     }
     (alnum, quotes)
 }
+
+/// How many bytes of `bytes` are ASCII before the first that is not, as far as whole runs
+/// of 16 bytes go: the first byte beyond ASCII, or the start of the last run of fewer than
+/// 16 bytes (which the caller reads on its own).
+#[target_feature(enable = "sse2")]
+#[inline]
+pub(super) fn ascii_prefix(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while at + 16 <= bytes.len() {
+        let high = bits(load(bytes, at));
+        if high != 0 {
+            return at + high.trailing_zeros() as usize;
+        }
+        at += 16;
+    }
+    at
+}
