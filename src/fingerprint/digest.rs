@@ -32,31 +32,22 @@ pub(super) fn plain_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(
 fn plain_utf8_chunk(bytes: &[u8], i: usize, after_space: bool) -> Option<(u64, u64)> {
     let chunk = bytes.get(i..i + 8)?;
     let x = u64::from_le_bytes(chunk.try_into().ok()?);
-    let (changed, spaces) = not_plain(x, after_space);
-    (changed == 0).then_some((x, spaces))
-}
-
-/// For the eight bytes of `x` (first byte lowest): the high bit of each byte that whitespace
-/// normalisation may not copy as it is (an ASCII whitespace other than a space, a space
-/// after a space, the lead byte of a whitespace character beyond ASCII as in
-/// [`plain_utf8_chunk`]), and the high bit of each space. `after_space`: the byte before
-/// the eight was a space.
-#[inline(always)]
-fn not_plain(x: u64, after_space: bool) -> (u64, u64) {
     let high = x & HIGH_BITS;
     let y = x & !HIGH_BITS;
+    if high != 0 && (in_range(y, 0x42, 0x43) | in_range(y, 0x61, 0x64)) & high != 0 {
+        return None;
+    }
     let ascii = !high & HIGH_BITS;
     let (spaces, controls) = ascii_spaces(y);
     let (spaces, controls) = (spaces & ascii, controls & ascii);
-    let leads = (in_range(y, 0x42, 0x43) | in_range(y, 0x61, 0x64)) & high;
     let after = (spaces << 8) | (u64::from(after_space) << 7);
-    (controls | leads | (spaces & after), spaces)
+    (controls == 0 && spaces & after == 0).then_some((x, spaces))
 }
 
 /// For 32 bytes, one bit each (first byte lowest): the spaces (0x20), and the other bytes
-/// that whitespace normalisation may change (as [`not_plain`]: ASCII whitespace other than
-/// a space, and the lead bytes of whitespace beyond ASCII). SSE2, part of every x86-64,
-/// compares 16 bytes at once; elsewhere a byte at a time.
+/// that whitespace normalisation may change (as in [`plain_utf8_chunk`]: ASCII whitespace
+/// other than a space, and the lead bytes of whitespace beyond ASCII). SSE2, part of every
+/// x86-64, compares 16 bytes at once; elsewhere a byte at a time.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
@@ -81,20 +72,19 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
     let bytes = text.as_bytes();
     // Every byte is written to the output and the output position only moves on when the
     // byte is not a second whitespace in a row, which turns each run of whitespace into
-    // one space (a leading one is never kept, a
-    // trailing one is cut at the end). Beyond ASCII, `space_len_at` decodes only after
-    // the lead bytes of whitespace characters. The result is the words of
-    // `str::split_whitespace` joined by one space.
+    // one space (a leading one is never kept, a trailing one is cut at the end). Beyond
+    // ASCII, `space_len_at` decodes only after the lead bytes of whitespace characters.
+    // The result is the words of `str::split_whitespace` joined by one space.
     let mut out = vec![0u8; bytes.len()];
     let mut len = 0usize;
     // Whether the last byte written was a space (true at the start: no leading space).
     let mut after_space = true;
     let mut i = 0;
     while i < bytes.len() {
-        // 32 bytes (else 8) are copied at once, and the output moves on by as many of them
-        // as come before the first that normalisation may change (all of them in most of
-        // prose); that byte then takes the byte loop below. The output is never ahead of
-        // the input, so the bytes copied always fit.
+        // 32 bytes are copied at once, and the output moves on by as many of them as come
+        // before the first that normalisation may change (all of them in most of prose);
+        // that byte, and the last bytes of the text, take the byte loop below. The output
+        // is never ahead of the input, so the bytes copied always fit.
         if let Some(chunk) = bytes.get(i..i + 32) {
             let chunk: &[u8; 32] = chunk.try_into().unwrap_or(&[0; 32]);
             let (spaces, others) = space_masks(chunk);
@@ -111,22 +101,6 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
                 len += plain as usize;
                 i += plain as usize;
                 after_space = (spaces >> (plain - 1)) & 1 != 0;
-            }
-        } else if let Some(chunk) = bytes.get(i..i + 8) {
-            let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            let (changed, spaces) = not_plain(x, after_space);
-            out[len..len + 8].copy_from_slice(&x.to_le_bytes());
-            if changed == 0 {
-                len += 8;
-                i += 8;
-                after_space = spaces >> 63 != 0;
-                continue;
-            }
-            let plain = changed.trailing_zeros() / 8;
-            if plain > 0 {
-                len += plain as usize;
-                i += plain as usize;
-                after_space = (spaces >> (8 * plain - 1)) & 1 != 0;
             }
         }
         let b = bytes[i];

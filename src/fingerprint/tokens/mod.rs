@@ -148,16 +148,9 @@ fn tokens_of_piece(text: &str, emit: &mut impl FnMut(&[u8])) {
 
 /// Where the first character of `text` that is not surely its own NFKC form starts.
 fn first_unstable(text: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    loop {
-        i += ascii_prefix(&bytes[i..]);
-        let c = text[i..].chars().next()?;
-        if !surely_nfkc_stable(c) {
-            return Some(i);
-        }
-        i += c.len_utf8();
-    }
+    non_ascii_char_indices(text)
+        .find(|&(_, c)| !surely_nfkc_stable(c))
+        .map(|(at, _)| at)
 }
 
 /// Where the line that holds byte `at` of `text` ends: after its line break, or at the end.
@@ -183,15 +176,21 @@ pub(super) fn surely_nfkc_stable(c: char) -> bool {
     )
 }
 
-/// The characters of `text` outside ASCII, found eight bytes at a time.
+/// The characters of `text` outside ASCII, found 16 bytes at a time ([`ascii_prefix`]).
 pub(super) fn non_ascii_chars(text: &str) -> impl Iterator<Item = char> + '_ {
+    non_ascii_char_indices(text).map(|(_, c)| c)
+}
+
+/// [`non_ascii_chars`] with where each starts.
+fn non_ascii_char_indices(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let bytes = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
         i += ascii_prefix(&bytes[i..]);
+        let at = i;
         let c = text.get(i..)?.chars().next()?;
         i += c.len_utf8();
-        Some(c)
+        Some((at, c))
     })
 }
 
