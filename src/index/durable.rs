@@ -38,6 +38,7 @@ impl SimhashIndex {
         }
         let started = std::time::Instant::now();
         let closing = snapshot::closing_path(&self.path);
+        snapshot::take_spare(&self.path, &closing);
         let written = snapshot::write(&closing, &self.plan, &self.memory, &|| false)
             .and_then(|w| w.ok_or_else(|| std::io::Error::other("stopped")))
             .and_then(|w| self.upkeep.install(&closing, &self.path, w.extent));
@@ -143,12 +144,28 @@ impl SimhashIndex {
         self.closed = true;
         self.checkpoint()?;
         self.upkeep.stop();
-        let snapshot_written = self.write_snapshot()?;
+        let snapshot_written = self.write_snapshot();
+        self.remove_spare();
+        let snapshot_written = snapshot_written?;
         Ok(CloseReport {
             documents: self.len(),
             snapshot_written,
             seconds: started.elapsed().as_secs_f64(),
         })
+    }
+}
+
+impl SimhashIndex {
+    /// Removes the spare snapshot file (see [`snapshot::take_spare`]): a closed index keeps
+    /// one snapshot on disk.
+    fn remove_spare(&self) {
+        match std::fs::remove_file(snapshot::spare_path(&self.path)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => tracing::warn!(
+                "{}: the spare snapshot file cannot be removed ({e})",
+                self.path.display()
+            ),
+            _ => {}
+        }
     }
 }
 
@@ -161,7 +178,9 @@ impl Drop for SimhashIndex {
             return;
         }
         self.upkeep.stop();
-        match self.write_snapshot() {
+        let written = self.write_snapshot();
+        self.remove_spare();
+        match written {
             // The snapshot a close would have written: worth a line, since `close` says
             // whether it could be written and `Drop` cannot.
             Ok(true) => tracing::info!(

@@ -259,6 +259,9 @@ fn from_snapshot(
         snapshot::partial_path(dir),
         snapshot::ready_path(dir),
         snapshot::closing_path(dir),
+        // After a crash between its link and the rename that follows, the spare names the
+        // file in place: written over, it would damage it.
+        snapshot::spare_path(dir),
     ];
     for leftover in leftovers {
         let _ = std::fs::remove_file(leftover);

@@ -20,6 +20,9 @@
 //!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
 //!   decisions and sled's writes leave.
 //!
+//! Each snapshot after the first two of a session is written over the file of the one
+//! before the last (see [`super::snapshot::take_spare`]).
+//!
 //! A snapshot that fails to write (a full disk) is logged and tried again at a later
 //! checkpoint: a snapshot only ever saves time. Closing the index stops the thread between
 //! two tables (of a fold or of a snapshot); an unfinished snapshot file is removed.
@@ -78,6 +81,9 @@ struct State {
     checkpointed: bool,
     /// The extent of the snapshot in place, if it is known.
     installed: Option<Extent>,
+    /// The snapshot in place was written by this process, so nothing maps its file (only
+    /// an open maps one): once another replaces it, its file may be written over.
+    ours: bool,
     stats: SnapshotStats,
     /// Tails not yet folded in.
     folding: bool,
@@ -334,6 +340,7 @@ fn write(
 ) -> std::io::Result<Option<Duration>> {
     let started = Instant::now();
     let partial = snapshot::partial_path(&work.dir);
+    snapshot::take_spare(&work.dir, &partial);
     let Some(written) = snapshot::write(&partial, &work.plan, &work.memory, stopped)? else {
         return Ok(None);
     };
@@ -375,7 +382,8 @@ fn write(
 
 /// Renames the snapshot at `from` into place in `dir` and records it, under the state's
 /// lock (so that the close's snapshot and a background one never pass each other), unless
-/// the one in place holds as many documents or more.
+/// the one in place holds as many documents or more. The file of the one it replaces is
+/// kept as the spare when this process wrote it (see [`snapshot::take_spare`]).
 fn install(
     shared: &Shared,
     from: &std::path::Path,
@@ -389,8 +397,25 @@ fn install(
     {
         return Ok(false);
     }
-    std::fs::rename(from, snapshot::path(dir))?;
+    let spare = snapshot::spare_path(dir);
+    let keep = state.ours && state.installed.is_some();
+    if keep {
+        // A second name for the file in place, so that the rename below leaves it.
+        let _ = std::fs::remove_file(&spare);
+        if let Err(e) = std::fs::hard_link(snapshot::path(dir), &spare) {
+            tracing::debug!("{}: no spare snapshot file kept ({e})", dir.display());
+        }
+        crate::faults::point("snapshot-spare-linked");
+    }
+    if let Err(e) = std::fs::rename(from, snapshot::path(dir)) {
+        // The spare would be the snapshot in place: written over, it would damage it.
+        if keep {
+            let _ = std::fs::remove_file(&spare);
+        }
+        return Err(e);
+    }
     state.installed = Some(extent);
+    state.ours = true;
     state.stats.documents = Some(extent.0);
     Ok(true)
 }
