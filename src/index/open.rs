@@ -241,8 +241,9 @@ const MAX_TIMES_AFTER: u64 = 2;
 /// one of the index the manifest describes, or of that index at fewer documents; the
 /// documents after each table's copy are read from sled and added as its tail (see
 /// [`super::snapshot`]). A snapshot that is not usable is deleted, with a line in the log,
-/// and the caller rebuilds from sled. Snapshots that a crash left unfinished, or written
-/// and not yet put in place, are deleted.
+/// and the caller rebuilds from sled. A snapshot that a crash left unfinished, or written
+/// and not yet put in place, is kept as the spare file for the next one to be written over
+/// (see [`super::snapshot::keep_leftovers`]).
 fn from_snapshot(
     source: &Source<'_>,
 ) -> Result<Option<(super::tables::Memory, super::snapshot::Extent)>, IndexError> {
@@ -255,17 +256,7 @@ fn from_snapshot(
         limit,
         ..
     } = *source;
-    let leftovers = [
-        snapshot::partial_path(dir),
-        snapshot::ready_path(dir),
-        snapshot::closing_path(dir),
-        // After a crash between its link and the rename that follows, the spare names the
-        // file in place: written over, it would damage it.
-        snapshot::spare_path(dir),
-    ];
-    for leftover in leftovers {
-        let _ = std::fs::remove_file(leftover);
-    }
+    snapshot::keep_leftovers(dir);
     let file = snapshot::path(dir);
     let set_aside = |why: &str| {
         tracing::info!(

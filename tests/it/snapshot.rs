@@ -577,22 +577,38 @@ fn a_background_snapshot_is_written_over_the_file_of_the_one_before_the_last() {
         "a closed or dropped index keeps one snapshot"
     );
     // A spare that names the file in place (a crash between the link and the rename that
-    // follows it) is removed by the open, and never written over.
+    // follows it) is removed by the open, and never written over; a snapshot a crash left
+    // unfinished is kept as the spare instead of removed.
+    std::fs::hard_link(&snapshot, &spare).unwrap();
+    let partial = dir.path().join(format!("{SNAPSHOT_FILE}.partial"));
+    std::fs::write(&partial, b"a snapshot cut short").unwrap();
+    let unfinished = inode(&partial).unwrap();
+    let index = open(dir.path());
+    assert!(index.opened_from_snapshot());
+    assert_eq!(inode(&spare), Some(unfinished));
+    assert_eq!(inode(&partial), None);
+    assert_all_found(&index, 45_000);
+    // The first snapshot of the session is written over it.
+    snapshot_at(&index, 45_000, 60_000, 1);
+    assert_eq!(inode(&snapshot), Some(unfinished));
+    assert_eq!(inode(&spare), None, "the mapped file is never written over");
+    drop(index.with_snapshot_min_documents(u64::MAX));
+    // Only a second name of the file in place.
     std::fs::hard_link(&snapshot, &spare).unwrap();
     let index = open(dir.path());
     assert!(index.opened_from_snapshot());
     assert_eq!(inode(&spare), None);
-    assert_all_found(&index, 45_000);
+    assert_all_found(&index, 60_000);
     // The file the open maps is not kept once a snapshot replaces it: it is still read.
-    snapshot_at(&index, 45_000, 60_000, 1);
+    snapshot_at(&index, 60_000, 76_000, 1);
     assert_eq!(inode(&spare), None, "the mapped file is never written over");
-    snapshot_at(&index, 60_000, 80_000, 2);
+    snapshot_at(&index, 76_000, 100_000, 2);
     assert!(inode(&spare).is_some());
-    assert_all_found(&index, 80_000);
+    assert_all_found(&index, 100_000);
     let report = index.close().unwrap();
-    assert_eq!(report.documents, 80_000);
+    assert_eq!(report.documents, 100_000);
     assert_eq!(inode(&spare), None);
     let index = open(dir.path());
     assert!(index.opened_from_snapshot());
-    assert_all_found(&index, 80_000);
+    assert_all_found(&index, 100_000);
 }
