@@ -38,7 +38,7 @@ impl SimhashIndex {
         }
         let started = std::time::Instant::now();
         let closing = snapshot::closing_path(&self.path);
-        snapshot::take_spare(&self.path, &closing);
+        self.upkeep.take_spare(&self.path, &closing);
         let written = snapshot::write(&closing, &self.plan, &self.memory, &|| false)
             .and_then(|w| w.ok_or_else(|| std::io::Error::other("stopped")))
             .and_then(|w| self.upkeep.install(&closing, &self.path, w.extent));

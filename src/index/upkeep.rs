@@ -20,8 +20,9 @@
 //!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
 //!   decisions and sled's writes leave.
 //!
-//! Each snapshot after the first two of a session is written over the file of the one
-//! before the last (see [`super::snapshot::take_spare`]).
+//! From the third snapshot of a session on, each is written over the file of the one
+//! before the last, and the first over a snapshot file a crash left, if the open kept one
+//! (see [`super::snapshot::take_spare`]).
 //!
 //! A snapshot that fails to write (a full disk) is logged and tried again at a later
 //! checkpoint: a snapshot only ever saves time. Closing the index stops the thread between
@@ -190,6 +191,11 @@ impl Upkeep {
         install(&self.shared, from, dir, extent)
     }
 
+    /// Moves the spare snapshot file to `target`, for a snapshot written there.
+    pub(super) fn take_spare(&self, dir: &std::path::Path, target: &std::path::Path) {
+        take_spare(&self.shared, dir, target);
+    }
+
     pub(super) fn stats(&self) -> SnapshotStats {
         lock(&self.shared.state).stats
     }
@@ -340,7 +346,7 @@ fn write(
 ) -> std::io::Result<Option<Duration>> {
     let started = Instant::now();
     let partial = snapshot::partial_path(&work.dir);
-    snapshot::take_spare(&work.dir, &partial);
+    take_spare(shared, &work.dir, &partial);
     let Some(written) = snapshot::write(&partial, &work.plan, &work.memory, stopped)? else {
         return Ok(None);
     };
@@ -378,6 +384,13 @@ fn write(
     state.stats.last_seconds = took.as_secs_f64();
     state.stats.last_bytes = written.bytes;
     Ok(Some(took))
+}
+
+/// Moves the spare snapshot file to `target` (see [`snapshot::take_spare`]) under the
+/// state's lock, so never while [`install`] gives the file in place a second name.
+fn take_spare(shared: &Shared, dir: &std::path::Path, target: &std::path::Path) {
+    let _state = lock(&shared.state);
+    snapshot::take_spare(dir, target);
 }
 
 /// Renames the snapshot at `from` into place in `dir` and records it, under the state's
