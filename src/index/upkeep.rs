@@ -22,7 +22,7 @@
 //!
 //! From the third snapshot of a session on, each is written over the file of the one
 //! before the last, and the first over a snapshot file a crash left, if the open kept one
-//! (see [`super::snapshot::take_spare`]).
+//! (see `snapshot::take_spare`).
 //!
 //! A snapshot that fails to write (a full disk) is logged and tried again at a later
 //! checkpoint: a snapshot only ever saves time. Closing the index stops the thread between

@@ -50,11 +50,11 @@
 //! out).
 //!
 //! While the index is open, the file of the snapshot that the one in place replaced is kept
-//! as the *spare* ([`spare_path`]) when this process wrote it, and the next snapshot is
-//! written over it ([`take_spare`]). A file that an open mapped is never kept: its pages are
+//! as the *spare* (`crawldedup-snapshot.spare`) when this process wrote it, and the next snapshot is
+//! written over it (`take_spare`). A file that an open mapped is never kept: its pages are
 //! the tables'. The folder then holds two snapshots' files between snapshots, as it did
 //! while one was written; a close removes the spare. An open keeps a snapshot file a crash
-//! left unfinished or not yet in place as the spare ([`keep_leftovers`]).
+//! left unfinished or not yet in place as the spare (`keep_leftovers`).
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
