@@ -144,9 +144,7 @@ impl SimhashIndex {
         self.closed = true;
         self.checkpoint()?;
         self.upkeep.stop();
-        let snapshot_written = self.write_snapshot();
-        self.remove_spare();
-        let snapshot_written = snapshot_written?;
+        let snapshot_written = self.last_snapshot()?;
         Ok(CloseReport {
             documents: self.len(),
             snapshot_written,
@@ -156,9 +154,11 @@ impl SimhashIndex {
 }
 
 impl SimhashIndex {
-    /// Removes the spare snapshot file (see [`snapshot::take_spare`]): a closed index keeps
-    /// one snapshot on disk.
-    fn remove_spare(&self) {
+    /// The snapshot of a close or a drop ([`SimhashIndex::write_snapshot`]), then the spare
+    /// snapshot file removed whatever it did (see [`snapshot::take_spare`]): a closed index
+    /// keeps one snapshot on disk.
+    fn last_snapshot(&mut self) -> Result<bool, IndexError> {
+        let written = self.write_snapshot();
         match std::fs::remove_file(snapshot::spare_path(&self.path)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => tracing::warn!(
                 "{}: the spare snapshot file cannot be removed ({e})",
@@ -166,6 +166,7 @@ impl SimhashIndex {
             ),
             _ => {}
         }
+        written
     }
 }
 
@@ -178,9 +179,7 @@ impl Drop for SimhashIndex {
             return;
         }
         self.upkeep.stop();
-        let written = self.write_snapshot();
-        self.remove_spare();
-        match written {
+        match self.last_snapshot() {
             // The snapshot a close would have written: worth a line, since `close` says
             // whether it could be written and `Drop` cannot.
             Ok(true) => tracing::info!(

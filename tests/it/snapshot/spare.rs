@@ -1,0 +1,89 @@
+//! The spare snapshot file: each snapshot written over the file of the one before the last,
+//! never over a file an open mapped, and what an open does with the files a crash left.
+
+use std::path::Path;
+
+use super::{assert_all_found, doc, eventually, open};
+use crawldedup::index::SimhashIndex;
+use crawldedup::index::snapshot::SNAPSHOT_FILE;
+
+/// The inode of the file at `path` (which file a name stands for).
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.ino())
+}
+
+/// Inserts documents up to `to`, then checkpoints until a background snapshot of them is in
+/// place (`written` in all).
+fn snapshot_at(index: &SimhashIndex, from: u64, to: u64, written: u64) {
+    for i in from..to {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    index.checkpoint().unwrap();
+    index.checkpoint().unwrap();
+    eventually("the snapshot is put in place", || {
+        index.snapshot_stats().written == written
+    });
+    assert_eq!(index.snapshot_stats().documents, Some(to));
+}
+
+#[test]
+fn a_background_snapshot_is_written_over_the_file_of_the_one_before_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join(SNAPSHOT_FILE);
+    let spare = dir.path().join(format!("{SNAPSHOT_FILE}.spare"));
+    let index = open(dir.path());
+    // Each step adds more than a quarter, so that no rest between snapshots holds one back.
+    snapshot_at(&index, 0, 20_000, 1);
+    let first = inode(&snapshot).unwrap();
+    assert_eq!(inode(&spare), None, "nothing replaced yet");
+    snapshot_at(&index, 20_000, 30_000, 2);
+    let second = inode(&snapshot).unwrap();
+    assert_ne!(second, first);
+    assert_eq!(inode(&spare), Some(first), "the replaced file is kept");
+    snapshot_at(&index, 30_000, 45_000, 3);
+    assert_eq!(inode(&snapshot), Some(first), "written over the kept file");
+    assert_eq!(inode(&spare), Some(second));
+    // A crash now: the next open maps the snapshot written over the old file.
+    drop(index.with_snapshot_min_documents(u64::MAX));
+    assert_eq!(
+        inode(&spare),
+        None,
+        "a closed or dropped index keeps one snapshot"
+    );
+    // A spare that names the file in place (a crash between the link and the rename that
+    // follows it) is removed by the open, and never written over; a snapshot a crash left
+    // unfinished is kept as the spare instead of removed.
+    std::fs::hard_link(&snapshot, &spare).unwrap();
+    let partial = dir.path().join(format!("{SNAPSHOT_FILE}.partial"));
+    std::fs::write(&partial, b"a snapshot cut short").unwrap();
+    let unfinished = inode(&partial).unwrap();
+    let index = open(dir.path());
+    assert!(index.opened_from_snapshot());
+    assert_eq!(inode(&spare), Some(unfinished));
+    assert_eq!(inode(&partial), None);
+    assert_all_found(&index, 45_000);
+    // The first snapshot of the session is written over it.
+    snapshot_at(&index, 45_000, 60_000, 1);
+    assert_eq!(inode(&snapshot), Some(unfinished));
+    assert_eq!(inode(&spare), None, "the mapped file is never written over");
+    drop(index.with_snapshot_min_documents(u64::MAX));
+    // Only a second name of the file in place.
+    std::fs::hard_link(&snapshot, &spare).unwrap();
+    let index = open(dir.path());
+    assert!(index.opened_from_snapshot());
+    assert_eq!(inode(&spare), None);
+    assert_all_found(&index, 60_000);
+    // The file the open maps is not kept once a snapshot replaces it: it is still read.
+    snapshot_at(&index, 60_000, 76_000, 1);
+    assert_eq!(inode(&spare), None, "the mapped file is never written over");
+    snapshot_at(&index, 76_000, 100_000, 2);
+    assert!(inode(&spare).is_some());
+    assert_all_found(&index, 100_000);
+    let report = index.close().unwrap();
+    assert_eq!(report.documents, 100_000);
+    assert_eq!(inode(&spare), None);
+    let index = open(dir.path());
+    assert!(index.opened_from_snapshot());
+    assert_all_found(&index, 100_000);
+}
