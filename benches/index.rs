@@ -7,6 +7,8 @@
 //! cargo bench --bench index                     # 1 M fingerprints
 //! cargo bench --bench index -- 1000000 10000000 # 1 M and 10 M
 //! cargo bench --bench index -- 10000000 ours    # crawldedup alone (for profiling)
+//! cargo bench --bench index -- 10000000 ours --no-background  # no snapshots while inserting
+//! cargo bench --bench index -- 10000000 ours --sized          # tables sized for n at open
 //! ```
 //!
 //! Fingerprints are uniformly random; half the queries are a stored fingerprint with 0 to
@@ -121,13 +123,14 @@ fn main() {
     };
     let ours_only = std::env::args().any(|a| a == "ours");
     let background = !std::env::args().any(|a| a == "--no-background");
+    let sized = std::env::args().any(|a| a == "--sized");
     for n in sizes {
-        run(n, ours_only, background);
+        run(n, ours_only, background, sized);
     }
 }
 
 /// The environment variable that makes the bench binary the insert run's child:
-/// "N DIR BACKGROUND".
+/// "N BACKGROUND SIZED DIR".
 const CHILD_ENV: &str = "CRAWLDEDUP_INDEX_BENCH_CHILD";
 
 /// The stored fingerprints and the queries of a run of `n`.
@@ -138,10 +141,13 @@ fn fingerprints(n: u64) -> (Vec<u64>, Vec<u64>) {
     (stored, probes)
 }
 
-fn config(n: u64) -> IndexConfig {
+/// The index's configuration for a run of `n`; `sized`: its tables made room for `n`
+/// documents when it opens (what `dedup.expected_pages` does), so that they never grow.
+fn config(n: u64, sized: bool) -> IndexConfig {
     IndexConfig {
         max_distance: K,
         expected: n,
+        reserve: if sized { n } else { 0 },
         ..IndexConfig::default()
     }
 }
@@ -150,14 +156,15 @@ fn config(n: u64) -> IndexConfig {
 /// as a crawl would (with snapshots in the background unless told not to), queries it,
 /// prints its figures as one JSON line and `killable`, then waits for its SIGKILL.
 fn insert_run(spec: &str) {
-    let mut words = spec.splitn(3, ' ');
+    let mut words = spec.splitn(4, ' ');
     let n: u64 = words.next().unwrap().parse().unwrap();
     let background = words.next().unwrap() == "true";
+    let sized = words.next().unwrap() == "true";
     let dir = PathBuf::from(words.next().unwrap());
     let (stored, probes) = fingerprints(n);
     let config = IndexConfig {
         background_snapshots: background,
-        ..config(n)
+        ..config(n, sized)
     };
     let index = SimhashIndex::open(&dir, config).unwrap();
     let start = Instant::now();
@@ -223,10 +230,13 @@ fn timed_open(dir: &Path, config: IndexConfig) -> (SimhashIndex, Duration) {
 
 /// Runs the insert run of `n` in a child process on `dir`, kills it (SIGKILL) once it has
 /// printed its figures, and returns them.
-fn killed_insert_run(n: u64, dir: &Path, background: bool) -> serde_json::Value {
+fn killed_insert_run(n: u64, dir: &Path, background: bool, sized: bool) -> serde_json::Value {
     use std::io::BufRead;
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(CHILD_ENV, format!("{n} {background} {}", dir.display()))
+        .env(
+            CHILD_ENV,
+            format!("{n} {background} {sized} {}", dir.display()),
+        )
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -238,14 +248,14 @@ fn killed_insert_run(n: u64, dir: &Path, background: bool) -> serde_json::Value 
     figures
 }
 
-fn run(n: u64, ours_only: bool, background: bool) {
+fn run(n: u64, ours_only: bool, background: bool, sized: bool) {
     println!("\n== {n} fingerprints, k = {K}, {QUERIES} queries");
     let (stored, probes) = fingerprints(n);
 
     // crawldedup
     let dir = support::scratch_dir().unwrap();
-    let config = config(n);
-    let figures = killed_insert_run(n, dir.path(), background);
+    let config = config(n, sized);
+    let figures = killed_insert_run(n, dir.path(), background, sized);
     let insert = Duration::from_secs_f64(figures["insert_s"].as_f64().unwrap());
     let median = Duration::from_secs_f64(figures["median_us"].as_f64().unwrap() / 1e6);
     let snapshot_file = dir.path().join(SNAPSHOT_FILE);
@@ -318,7 +328,7 @@ fn run(n: u64, ours_only: bool, background: bool) {
         .collect::<Vec<_>>()
         .join("; ");
     println!(
-        "crawldedup     {} tables ({} blocks): insert {:.0}/s (check-and-insert, batched writes, a checkpoint every {CHECKPOINT_EVERY}, snapshots in the background: {background}); query median {:.2} us p99 {:.2} us; {:.1} bytes/fp on disk, {:.1} bytes/fp in memory; {} matches",
+        "crawldedup     {} tables ({} blocks): insert {:.0}/s (check-and-insert, batched writes, a checkpoint every {CHECKPOINT_EVERY}, snapshots in the background: {background}, sized for n: {sized}); query median {:.2} us p99 {:.2} us; {:.1} bytes/fp on disk, {:.1} bytes/fp in memory; {} matches",
         figures["tables"],
         figures["blocks"],
         n as f64 / insert.as_secs_f64(),

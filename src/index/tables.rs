@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::memory::Bucketed;
+use super::memory::{Bucketed, Column, Line};
 use super::plan::Plan;
 use super::record::Stored;
 use super::store::Rows;
@@ -178,6 +178,26 @@ impl Memory {
             let mut docs = super::memory::with_capacity(documents as usize);
             docs.extend(self.docs.drain(..));
             self.docs = VecDeque::from(docs);
+        }
+    }
+
+    /// The tables whose growth is near and has no lines ready (see
+    /// [`Bucketed::next_growth`]): (table, as in [`Memory::offer`], lines it takes).
+    pub(super) fn growths_near(&self) -> Vec<(usize, usize)> {
+        let tables = self.tables.iter().map(Bucketed::next_growth);
+        (tables.chain(self.bands.iter().map(Bucketed::next_growth)))
+            .enumerate()
+            .filter_map(|(t, lines)| Some((t, lines?)))
+            .collect()
+    }
+
+    /// Gives table `t` (simhash tables first, then band tables) zeroed `lines` for its next
+    /// growth; gives them back if it does not want them.
+    pub(super) fn offer(&mut self, t: usize, lines: Column<Line>) -> Option<Column<Line>> {
+        match self.tables_mut().nth(t) {
+            Some(TableMut::Simhash(_, table)) => table.offer(lines),
+            Some(TableMut::Band(_, table)) => table.offer(lines),
+            None => Some(lines),
         }
     }
 

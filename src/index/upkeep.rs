@@ -20,6 +20,13 @@
 //!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
 //!   decisions and sled's writes leave.
 //!
+//! - **Lines ready for growths.** A second thread (`index-grow`), after each checkpoint,
+//!   zeroes and backs the lines of every table within an eighth of its growth (see
+//!   `Bucketed::next_growth`), so that the insert that grows the tables fills memory
+//!   already given rather than faulting in gigabytes page by page on the inserting thread.
+//!   Until the growth, the index holds those lines too (up to 1.6 times its tables' memory,
+//!   as it does during any growth).
+//!
 //! From the third snapshot of a session on, each is written over the file of the one
 //! before the last, and the first over a snapshot file a crash left, if the open kept one
 //! (see `snapshot::take_spare`).
@@ -33,6 +40,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::lock;
+use super::memory::Column;
 use super::plan::Plan;
 use super::snapshot::{self, Extent};
 use super::tables::Memory;
@@ -88,6 +96,8 @@ struct State {
     stats: SnapshotStats,
     /// Tails not yet folded in.
     folding: bool,
+    /// A checkpoint happened since the growth thread last looked.
+    growth_check: bool,
 }
 
 #[derive(Default)]
@@ -101,6 +111,8 @@ struct Shared {
 pub(super) struct Upkeep {
     shared: Arc<Shared>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The thread that makes lines ready for the tables' growths ([`prepare_growths`]).
+    grower: Option<std::thread::JoinHandle<()>>,
 }
 
 /// What the thread works on.
@@ -118,6 +130,7 @@ pub(super) struct Work {
 
 impl Upkeep {
     pub(super) fn start(work: Work) -> std::io::Result<Upkeep> {
+        let memory = work.memory.clone();
         let folding = work
             .memory
             .read()
@@ -143,9 +156,16 @@ impl Upkeep {
                 .name("index-upkeep".into())
                 .spawn(move || run(&work, &shared))?
         };
+        let grower = {
+            let (shared, memory) = (shared.clone(), memory);
+            std::thread::Builder::new()
+                .name("index-grow".into())
+                .spawn(move || prepare_growths(&memory, &shared))?
+        };
         Ok(Upkeep {
             shared,
             thread: Some(thread),
+            grower: Some(grower),
         })
     }
 
@@ -154,6 +174,7 @@ impl Upkeep {
         let mut state = lock(&self.shared.state);
         state.durable = [documents, state.durable[0]];
         state.checkpointed = true;
+        state.growth_check = true;
         self.shared.wake.notify_all();
     }
 
@@ -161,7 +182,10 @@ impl Upkeep {
     pub(super) fn stop(&mut self) {
         lock(&self.shared.state).stop = true;
         self.shared.wake.notify_all();
-        if let Some(thread) = self.thread.take() {
+        for thread in [self.thread.take(), self.grower.take()]
+            .into_iter()
+            .flatten()
+        {
             let _ = thread.join();
         }
     }
@@ -287,11 +311,51 @@ fn run(work: &Work, shared: &Shared) {
     }
 }
 
+/// The growth thread: after each checkpoint, zeroes and backs the lines of each table
+/// whose growth is near (see `Bucketed::next_growth`), outside the lock, and hands them to
+/// the table under a short hold of it; the insert that grows the table then fills them
+/// instead of faulting in fresh pages one by one.
+fn prepare_growths(memory: &RwLock<Memory>, shared: &Shared) {
+    // Only what the inserting thread leaves: on busy cores the insert that grows the tables
+    // faults in what was not made ready, as it would without this thread.
+    yield_to_decisions();
+    loop {
+        {
+            let state = lock(&shared.state);
+            let mut state = shared
+                .wake
+                .wait_while(state, |s| !s.growth_check && !s.stop)
+                .unwrap_or_else(|p| p.into_inner());
+            if state.stop {
+                return;
+            }
+            state.growth_check = false;
+        }
+        let near = memory
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .growths_near();
+        for (t, lines) in near {
+            if lock(&shared.state).stop {
+                return;
+            }
+            let mut column = Column::zeroed(lines);
+            column.populate();
+            // Lines the table no longer wants are freed after the lock is released.
+            let refused = memory
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .offer(t, column);
+            drop(refused);
+        }
+    }
+}
+
 /// Lowers this thread's scheduling priority (its nice value raised by `SNAPSHOT_NICE`,
-/// Linux only): a
-/// snapshot only ever saves time at a later open, so on a machine whose cores are busy it
-/// takes what the decisions and sled's writes leave. Folding tails is done before, at the
-/// normal priority, since probes read two tables until it is done.
+/// Linux only): a snapshot only ever saves time at a later open, and lines made ready only
+/// save the inserting thread time, so on a machine whose cores are busy they take what
+/// the decisions and sled's writes leave. Folding tails is done before, at the normal
+/// priority, since probes read two tables until it is done.
 fn yield_to_decisions() {
     #[cfg(target_os = "linux")]
     {

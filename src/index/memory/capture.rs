@@ -25,6 +25,7 @@ impl<K: Key> Captured<K> {
             entries,
             floor,
             tail: None,
+            ready: None,
             _key: std::marker::PhantomData,
         };
         table.place_tail(&tail, floor);

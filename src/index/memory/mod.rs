@@ -20,7 +20,9 @@
 //! The table grows by [`GROWTH`] when an insert would pass [`MAX_LOAD`], re-placing its
 //! entries a block at a time with their home lines asked for ahead; entries of expired
 //! documents (ids below the floor) are dropped then, and an
-//! insert may take the slot of one on its way.
+//! insert may take the slot of one on its way. The lines it grows into may have been
+//! zeroed and backed ahead by another thread ([`Bucketed::next_growth`]), so that the
+//! insert that grows it does not fault in the new memory page by page.
 //!
 //! A table may carry a *tail*: a small read-only table of the entries that a snapshot's
 //! copy of it lacks, built when the index opens from a snapshot older than the database.

@@ -229,3 +229,47 @@ fn probe_finds_exactly_the_entries_sharing_the_prefix_within_k_on_the_fragment()
         assert_eq!(got, want);
     }
 }
+
+#[test]
+fn lines_made_ready_near_a_growth_are_the_lines_it_fills() {
+    let mut next = xorshift(0x3c3c_5a5a_9696_f0f0u64);
+    let n = PREPARE_LINES * SLOTS * 2 / 3;
+    let entries: Vec<(u64, u32)> = (0..n as u32 * 2).map(|i| (next(), i)).collect();
+    let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..n].iter().copied().unzip();
+    let mut table = Bucketed::build(24, keys, ids);
+    let lines = table.lines.len();
+    assert!(lines >= PREPARE_LINES);
+    // Far from its growth: nothing to make ready.
+    assert_eq!(table.next_growth(), None);
+    let mut inserted = n;
+    while table.next_growth().is_none() {
+        let (key, id) = entries[inserted];
+        table.insert(key, id, 0);
+        inserted += 1;
+    }
+    assert_eq!(table.lines.len(), lines, "near the growth, not past it");
+    let wanted = table.next_growth().unwrap();
+    assert!(
+        wanted as f64 >= lines as f64 * GROWTH,
+        "{wanted} lines for {lines}"
+    );
+    // Lines of another size are given back; those of the size are kept, and counted.
+    let other = table.offer(Column::zeroed(wanted + 1)).expect("refused");
+    assert_eq!(other.len(), wanted + 1);
+    let before = table.bytes();
+    let ready = Column::<Line>::zeroed(wanted);
+    let at = ready.as_ptr();
+    assert!(table.offer(ready).is_none());
+    assert_eq!(table.bytes(), before + wanted * std::mem::size_of::<Line>());
+    assert_eq!(table.next_growth(), None, "ready already");
+    // The growth fills them, and finds every entry after it.
+    while table.lines.len() == lines {
+        let (key, id) = entries[inserted];
+        table.insert(key, id, 0);
+        inserted += 1;
+    }
+    assert_eq!((table.lines.as_ptr(), table.lines.len()), (at, wanted));
+    for &(key, id) in &entries[..inserted] {
+        assert!(found(&table, key).contains(&id), "{key:x}");
+    }
+}
