@@ -278,16 +278,8 @@ fn run(work: &Work, shared: &Shared) {
     }
     let mut rest_until: Option<Instant> = None;
     loop {
-        {
-            let state = lock(&shared.state);
-            let mut state = shared
-                .wake
-                .wait_while(state, |s| !s.checkpointed && !s.stop)
-                .unwrap_or_else(|p| p.into_inner());
-            if state.stop {
-                return;
-            }
-            state.checkpointed = false;
+        if !wait_for(shared, |s| &mut s.checkpointed) {
+            return;
         }
         let resting = rest_until.is_some_and(|t| Instant::now() < t);
         if !due(work, shared, resting) {
@@ -311,6 +303,21 @@ fn run(work: &Work, shared: &Shared) {
     }
 }
 
+/// Waits until the flag that `flag` picks out of the state is set, and clears it; returns
+/// false if the index stops first.
+fn wait_for(shared: &Shared, flag: fn(&mut State) -> &mut bool) -> bool {
+    let state = lock(&shared.state);
+    let mut state = shared
+        .wake
+        .wait_while(state, |s| !*flag(s) && !s.stop)
+        .unwrap_or_else(|p| p.into_inner());
+    if state.stop {
+        return false;
+    }
+    *flag(&mut state) = false;
+    true
+}
+
 /// The growth thread: after each checkpoint, zeroes and backs the lines of each table
 /// whose growth is near (see `Bucketed::next_growth`), outside the lock, and hands them to
 /// the table under a short hold of it; the insert that grows the table then fills them
@@ -320,16 +327,8 @@ fn prepare_growths(memory: &RwLock<Memory>, shared: &Shared) {
     // faults in what was not made ready, as it would without this thread.
     yield_to_decisions();
     loop {
-        {
-            let state = lock(&shared.state);
-            let mut state = shared
-                .wake
-                .wait_while(state, |s| !s.growth_check && !s.stop)
-                .unwrap_or_else(|p| p.into_inner());
-            if state.stop {
-                return;
-            }
-            state.growth_check = false;
+        if !wait_for(shared, |s| &mut s.growth_check) {
+            return;
         }
         let near = memory
             .read()
