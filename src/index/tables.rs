@@ -184,8 +184,9 @@ impl Memory {
     /// The tables whose growth is near and has no lines ready (see
     /// [`Bucketed::next_growth`]): (table, as in [`Memory::offer`], lines it takes).
     pub(super) fn growths_near(&self) -> Vec<(usize, usize)> {
-        let tables = self.tables.iter().map(Bucketed::next_growth);
-        (tables.chain(self.bands.iter().map(Bucketed::next_growth)))
+        let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
+        let tables = self.tables.iter().map(|t| t.next_growth(floor));
+        (tables.chain(self.bands.iter().map(|t| t.next_growth(floor))))
             .enumerate()
             .filter_map(|(t, lines)| Some((t, lines?)))
             .collect()
@@ -194,9 +195,10 @@ impl Memory {
     /// Gives table `t` (simhash tables first, then band tables) zeroed `lines` for its next
     /// growth; gives them back if it does not want them.
     pub(super) fn offer(&mut self, t: usize, lines: Column<Line>) -> Option<Column<Line>> {
+        let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
         match self.tables_mut().nth(t) {
-            Some(TableMut::Simhash(_, table)) => table.offer(lines),
-            Some(TableMut::Band(_, table)) => table.offer(lines),
+            Some(TableMut::Simhash(_, table)) => table.offer(lines, floor),
+            Some(TableMut::Band(_, table)) => table.offer(lines, floor),
             None => Some(lines),
         }
     }

@@ -21,8 +21,8 @@
 //!   decisions and sled's writes leave.
 //!
 //! - **Lines ready for growths.** A second thread (`index-grow`), after each checkpoint,
-//!   zeroes and backs the lines of every table within an eighth of its growth (see
-//!   `Bucketed::next_growth`), so that the insert that grows the tables fills memory
+//!   zeroes and backs the lines of every table within an eighth of its growth and with no
+//!   ids expired since its last re-placement (see `Bucketed::next_growth`), so that the insert that grows the tables fills memory
 //!   already given rather than faulting in gigabytes page by page on the inserting thread.
 //!   Until the growth, the index holds those lines too (up to 1.6 times its tables' memory,
 //!   as it does during any growth).

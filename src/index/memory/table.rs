@@ -235,23 +235,27 @@ impl<K: Key> Bucketed<K> {
 
     /// The lines the table's next growth takes, when it is near (its room an eighth of
     /// what it takes, or less: at a load of 0.7), the table has at least [`PREPARE_LINES`]
-    /// lines and no tail, and no lines are ready for it yet. Lines zeroed and backed ahead
+    /// lines and no tail, no lines are ready for it yet, and no id expired since its last
+    /// re-placement (`floor`, the lowest live id, is not above the table's): with expired
+    /// entries to drop, the re-placement may keep the table's size, and lines made ready for
+    /// a growth would be memory taken for nothing. Lines zeroed and backed ahead
     /// of a growth ([`Bucketed::offer`]), by a thread other than the inserting one, take
     /// the page faults of the new memory off the insert that grows the table: on the
     /// 2-core machine measured, zeroing fresh pages was about a seventh of the inserting
     /// thread's time in a 10 M bulk load, which then ran at 295-312 k/s against 238-258 k/s
     /// without background snapshots (`docs/benchmarks.md`, note 4).
-    pub(crate) fn next_growth(&self) -> Option<usize> {
+    pub(crate) fn next_growth(&self, floor: u32) -> Option<usize> {
         let takes = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
         let near = (self.room() as f64) <= takes / 8.0;
-        (near && self.ready.is_none() && self.tail.is_none() && self.lines.len() >= PREPARE_LINES)
+        let plain = self.ready.is_none() && self.tail.is_none() && floor <= self.floor;
+        (near && plain && self.lines.len() >= PREPARE_LINES)
             .then(|| self.lines_for_live(self.entries as usize + self.room(), GROWTH))
     }
 
     /// Keeps `lines` (zeroed) for the next growth, if it is the size
-    /// [`Bucketed::next_growth`] says; else gives them back.
-    pub(crate) fn offer(&mut self, lines: Column<Line>) -> Option<Column<Line>> {
-        if self.next_growth() != Some(lines.len()) {
+    /// [`Bucketed::next_growth`] says for `floor`; else gives them back.
+    pub(crate) fn offer(&mut self, lines: Column<Line>, floor: u32) -> Option<Column<Line>> {
+        if self.next_growth(floor) != Some(lines.len()) {
             return Some(lines);
         }
         self.ready = Some(lines);

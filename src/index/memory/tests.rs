@@ -240,28 +240,31 @@ fn lines_made_ready_near_a_growth_are_the_lines_it_fills() {
     let lines = table.lines.len();
     assert!(lines >= PREPARE_LINES);
     // Far from its growth: nothing to make ready.
-    assert_eq!(table.next_growth(), None);
+    assert_eq!(table.next_growth(0), None);
     let mut inserted = n;
-    while table.next_growth().is_none() {
+    while table.next_growth(0).is_none() {
         let (key, id) = entries[inserted];
         table.insert(key, id, 0);
         inserted += 1;
     }
     assert_eq!(table.lines.len(), lines, "near the growth, not past it");
-    let wanted = table.next_growth().unwrap();
+    let wanted = table.next_growth(0).unwrap();
     assert!(
         wanted as f64 >= lines as f64 * GROWTH,
         "{wanted} lines for {lines}"
     );
+    // Not when ids expired since its last re-placement: it may keep its size.
+    assert_eq!(table.next_growth(1), None);
+    assert!(table.offer(Column::zeroed(wanted), 1).is_some());
     // Lines of another size are given back; those of the size are kept, and counted.
-    let other = table.offer(Column::zeroed(wanted + 1)).expect("refused");
+    let other = table.offer(Column::zeroed(wanted + 1), 0).expect("refused");
     assert_eq!(other.len(), wanted + 1);
     let before = table.bytes();
     let ready = Column::<Line>::zeroed(wanted);
     let at = ready.as_ptr();
-    assert!(table.offer(ready).is_none());
+    assert!(table.offer(ready, 0).is_none());
     assert_eq!(table.bytes(), before + wanted * std::mem::size_of::<Line>());
-    assert_eq!(table.next_growth(), None, "ready already");
+    assert_eq!(table.next_growth(0), None, "ready already");
     // The growth fills them, and finds every entry after it.
     while table.lines.len() == lines {
         let (key, id) = entries[inserted];
