@@ -242,8 +242,8 @@ impl<K: Key> Bucketed<K> {
     /// of a growth ([`Bucketed::offer`]), by a thread other than the inserting one, take
     /// the page faults of the new memory off the insert that grows the table: on the
     /// 2-core machine measured, zeroing fresh pages was about a seventh of the inserting
-    /// thread's time in a 10 M bulk load, which then ran at 295-312 k/s against 238-258 k/s
-    /// without background snapshots (`docs/benchmarks.md`, note 4).
+    /// thread's time in a 10 M bulk load, which then ran at a median 283 k/s against 256 k/s
+    /// without background snapshots (seven runs and five; `docs/benchmarks.md`, note 4).
     pub(crate) fn next_growth(&self, floor: u32) -> Option<usize> {
         let takes = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
         let near = (self.room() as f64) <= takes / 8.0;
