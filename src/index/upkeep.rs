@@ -1,5 +1,5 @@
-//! The index's upkeep thread: what keeps an open after a crash short, done off the
-//! inserting thread.
+//! The index's upkeep threads: what keeps an open after a crash short, and a growth of the
+//! tables cheap, done off the inserting thread.
 //!
 //! - **Folding tails.** An index opened from a snapshot older than its database carries the
 //!   documents after it as small tables beside the mapped ones (see `memory.rs`); the thread
@@ -19,13 +19,13 @@
 //!   snapshot reach a quarter of it. Snapshots are written at a lower priority than the
 //!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
 //!   decisions and sled's writes leave.
-//!
 //! - **Lines ready for growths.** A second thread (`index-grow`), after each checkpoint,
 //!   zeroes and backs the lines of every table within an eighth of its growth and with no
-//!   ids expired since its last re-placement (see `Bucketed::next_growth`), so that the insert that grows the tables fills memory
-//!   already given rather than faulting in gigabytes page by page on the inserting thread.
-//!   Until the growth, the index holds those lines too (up to 1.6 times its tables' memory,
-//!   as it does during any growth).
+//!   ids expired since its last re-placement (see `Bucketed::next_growth`), so that the
+//!   insert that grows the tables fills memory already given rather than faulting in
+//!   gigabytes page by page on the inserting thread. It runs at the snapshots' lower
+//!   priority. Until the growth, the index holds those lines too (up to 1.6 times its
+//!   tables' memory, as it does during any growth).
 //!
 //! From the third snapshot of a session on, each is written over the file of the one
 //! before the last, and the first over a snapshot file a crash left, if the open kept one

@@ -4,11 +4,11 @@
 use super::capture::Captured;
 use super::column::{Column, Line, prefetch};
 use super::{BUILD_LOAD, GROWTH, Key, MAX_LOAD, SLOTS, fragment, lines_for};
+use crate::fingerprint::fmix32;
 
 /// Lines below which no lines are made ready ahead of a growth (1 MiB): a smaller table
 /// grows in well under a millisecond.
 pub(crate) const PREPARE_LINES: usize = 16_384;
-use crate::fingerprint::fmix32;
 
 pub(crate) type TableShape = (u32, u32, u64);
 
