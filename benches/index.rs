@@ -251,8 +251,21 @@ fn killed_insert_run(n: u64, dir: &Path, background: bool, sized: bool) -> serde
 fn run(n: u64, ours_only: bool, background: bool, sized: bool) {
     println!("\n== {n} fingerprints, k = {K}, {QUERIES} queries");
     let (stored, probes) = fingerprints(n);
+    let ours = crawldedup_run(n, &probes, background, sized);
+    if !ours_only {
+        peers_run(&stored, &probes, &ours);
+    }
+}
 
-    // crawldedup
+/// What the peers are compared with: crawldedup's insert time, query median and blocks.
+struct Ours {
+    insert: Duration,
+    median: Duration,
+    blocks: usize,
+}
+
+/// crawldedup's part of a run of `n`: the killed insert run, then the reopens.
+fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool) -> Ours {
     let dir = support::scratch_dir().unwrap();
     let config = config(n, sized);
     let figures = killed_insert_run(n, dir.path(), background, sized);
@@ -299,34 +312,7 @@ fn run(n: u64, ours_only: bool, background: bool, sized: bool) {
     assert_eq!(rebuilt.len(), n);
     drop(rebuilt);
     std::fs::rename(&kept, &snapshot_file).unwrap();
-    // After a crash of an index opened from its snapshot that stored 1%, then 12.5% more
-    // (the share at which a snapshot is written in the background), and checkpointed them
-    // before it: the snapshot, and the rest read from the database as tails.
-    let mut rng = Rng(0x7777 ^ n);
-    let mut recovered = Vec::new();
-    for tail in [n / 100, n / crawldedup::index::upkeep::TAIL_SHARE] {
-        let resumed = SimhashIndex::open(dir.path(), config)
-            .unwrap()
-            .with_snapshot_min_documents(u64::MAX);
-        for i in resumed.len()..n + tail {
-            resumed.check_and_insert(record(rng.next(), i)).unwrap();
-        }
-        resumed.checkpoint().unwrap();
-        drop(resumed);
-        let (reopened, took) = timed_open(dir.path(), config);
-        recovered.push((tail, took, reopened.opened_from_snapshot()));
-        assert_eq!(reopened.len(), n + tail);
-    }
-    let recovered = recovered
-        .iter()
-        .map(|(tail, took, from)| {
-            format!(
-                "{tail} documents past it: {:.2} s (from the snapshot: {from})",
-                took.as_secs_f64()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+    let recovered = recoveries(dir.path(), config, n);
     println!(
         "crawldedup     {} tables ({} blocks): insert {:.0}/s (check-and-insert, batched writes, a checkpoint every {CHECKPOINT_EVERY}, snapshots in the background: {background}, sized for n: {sized}); query median {:.2} us p99 {:.2} us; {:.1} bytes/fp on disk, {:.1} bytes/fp in memory; {} matches",
         figures["tables"],
@@ -360,12 +346,54 @@ fn run(n: u64, ours_only: bool, background: bool, sized: bool) {
         micros(mapped_median),
         micros(mapped_p99),
     );
-    if ours_only {
-        return;
+    Ours {
+        insert,
+        median,
+        blocks: figures["blocks"].as_u64().unwrap() as usize,
     }
+}
 
-    // gaoya, the same number of blocks.
-    let blocks = figures["blocks"].as_u64().unwrap() as usize;
+/// The reopens after a crash of an index opened from its snapshot that stored 1%, then
+/// 12.5% more (the share at which a snapshot is written in the background), and
+/// checkpointed them before it: the snapshot, and the rest read from the database as
+/// tails.
+fn recoveries(dir: &Path, config: IndexConfig, n: u64) -> String {
+    let mut rng = Rng(0x7777 ^ n);
+    let mut recovered = Vec::new();
+    for tail in [n / 100, n / crawldedup::index::upkeep::TAIL_SHARE] {
+        let resumed = SimhashIndex::open(dir, config)
+            .unwrap()
+            .with_snapshot_min_documents(u64::MAX);
+        for i in resumed.len()..n + tail {
+            resumed.check_and_insert(record(rng.next(), i)).unwrap();
+        }
+        resumed.checkpoint().unwrap();
+        drop(resumed);
+        let (reopened, took) = timed_open(dir, config);
+        recovered.push((tail, took, reopened.opened_from_snapshot()));
+        assert_eq!(reopened.len(), n + tail);
+    }
+    recovered
+        .iter()
+        .map(|(tail, took, from)| {
+            format!(
+                "{tail} documents past it: {:.2} s (from the snapshot: {from})",
+                took.as_secs_f64()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The peers on the same fingerprints and queries: gaoya with crawldedup's number of
+/// blocks, a brute-force scan, and Python's `simhash` at 1 M or fewer.
+fn peers_run(stored: &[u64], probes: &[u64], ours: &Ours) {
+    let n = stored.len() as u64;
+    let Ours {
+        insert,
+        median,
+        blocks,
+    } = *ours;
     let mut gaoya = gaoya::simhash::SimHashIndex::<u64, u32>::new(blocks, K as usize);
     let start = Instant::now();
     for (i, &fp) in stored.iter().enumerate() {

@@ -130,6 +130,7 @@ pub(super) struct Work {
 
 impl Upkeep {
     pub(super) fn start(work: Work) -> std::io::Result<Upkeep> {
+        // The growth thread's handle on the tables; `work` goes to the upkeep thread.
         let memory = work.memory.clone();
         let folding = work
             .memory
@@ -157,7 +158,7 @@ impl Upkeep {
                 .spawn(move || run(&work, &shared))?
         };
         let grower = {
-            let (shared, memory) = (shared.clone(), memory);
+            let shared = shared.clone();
             std::thread::Builder::new()
                 .name("index-grow".into())
                 .spawn(move || prepare_growths(&memory, &shared))?
