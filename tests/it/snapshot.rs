@@ -231,6 +231,30 @@ fn a_snapshot_older_than_the_database_is_read_with_the_documents_after_it() {
 }
 
 #[test]
+fn a_decision_right_after_an_open_with_tails_is_answered_while_they_are_folded() {
+    // The fold takes the lock one table at a time and leaves it free between two: the
+    // first decision after the open goes between two tables' folds, not after all of them.
+    let (dir, _) = closed_index(5_000);
+    {
+        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+        insert(&index, 5_000, 8_000);
+        index.checkpoint().unwrap();
+    }
+    // Three opens (the snapshot stays the one on disk, so each has tails): a thread held
+    // off the core for the whole fold of one is possible, not in all three.
+    let answered_while_folding = (0..3).any(|_| {
+        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+        assert!(index.opened_from_snapshot());
+        let probe = doc(7_777);
+        assert!(!index.query(probe.simhash).is_empty());
+        let folding = !index.wait_tails_folded(std::time::Duration::ZERO);
+        assert!(index.wait_tails_folded(std::time::Duration::from_secs(60)));
+        folding
+    });
+    assert!(answered_while_folding);
+}
+
+#[test]
 fn a_snapshot_far_behind_the_database_is_set_aside() {
     let (dir, _) = closed_index(5_000);
     {
