@@ -393,7 +393,7 @@ impl Memory {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::fingerprint::{Digest, SKETCH_BINS};
 
@@ -456,6 +456,16 @@ mod tests {
         for table in &memory.bands {
             assert_eq!(table.len() as u64, n);
         }
+    }
+
+    /// An index of `n` documents whose tables hold the first `first` and whose tails hold
+    /// the rest, as an open from a snapshot of `first` documents makes it.
+    pub(in crate::index) fn memory_with_tails(plan: &Plan, first: u64, n: u64) -> Memory {
+        let mut memory = build_memory(plan, rows(first));
+        memory.docs.extend((first..n).map(row));
+        let from = vec![first; plan.tables.len() + BANDS];
+        add_tails(plan, &mut memory, &from);
+        memory
     }
 
     #[test]

@@ -506,3 +506,39 @@ fn install(
     state.stats.documents = Some(extent.0);
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_that_waits_for_a_fold_goes_before_the_next_table() {
+        let plan = Plan::with_blocks(3, 6).unwrap();
+        let memory = super::super::tables::tests::memory_with_tails(&plan, 1_000, 150_000);
+        let memory = Arc::new(RwLock::new(memory));
+        let dir = tempfile::tempdir().unwrap();
+        let mut upkeep = Upkeep::start(Work {
+            dir: dir.path().to_path_buf(),
+            plan,
+            memory: memory.clone(),
+            background: false,
+            durable: 0,
+            installed: None,
+        })
+        .unwrap();
+        // Until a table's fold holds the lock; then a decision waits for it.
+        loop {
+            match memory.try_read() {
+                Err(std::sync::TryLockError::WouldBlock) => break,
+                Ok(memory) => assert!(memory.has_tails(), "folded before it was seen"),
+                Err(e) => panic!("{e}"),
+            }
+            std::thread::yield_now();
+        }
+        // The fold leaves the lock free after that table: the decision takes it while
+        // other tables still have their tails, not after the last one.
+        let tails_left = memory.read().unwrap().has_tails();
+        upkeep.stop();
+        assert!(tails_left);
+    }
+}
