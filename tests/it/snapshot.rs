@@ -128,6 +128,18 @@ fn closed_index(n: u64) -> (tempfile::TempDir, Vec<Answer>) {
     (dir, want)
 }
 
+/// An index closed with a snapshot of `snapshot` documents, then given documents up to `to`,
+/// checkpointed and closed without one (as a crash would leave it): an open reads the
+/// documents after the snapshot as tails.
+fn snapshot_behind(snapshot: u64, to: u64) -> tempfile::TempDir {
+    let (dir, _) = closed_index(snapshot);
+    let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
+    insert(&index, snapshot, to);
+    index.checkpoint().unwrap();
+    drop(index);
+    dir
+}
+
 #[test]
 fn a_cleanly_closed_index_reopens_from_its_snapshot_and_answers_as_before() {
     let (dir, want) = closed_index(5_000);
@@ -234,12 +246,7 @@ fn a_snapshot_older_than_the_database_is_read_with_the_documents_after_it() {
 fn a_decision_right_after_an_open_with_tails_is_answered_while_they_are_folded() {
     // The fold takes the lock one table at a time and leaves it free between two: the
     // first decision after the open goes between two tables' folds, not after all of them.
-    let (dir, _) = closed_index(5_000);
-    {
-        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
-        insert(&index, 5_000, 8_000);
-        index.checkpoint().unwrap();
-    }
+    let dir = snapshot_behind(5_000, 8_000);
     // Three opens (the snapshot stays the one on disk, so each has tails): a thread held
     // off the core for the whole fold of one is possible, not in all three.
     let answered_while_folding = (0..3).any(|_| {
@@ -297,12 +304,7 @@ fn a_snapshot_of_other_rows_is_set_aside() {
 
 #[test]
 fn a_roll_back_reads_the_snapshot_only_when_it_is_not_past_the_checkpoint() {
-    let (dir, _) = closed_index(5_000);
-    {
-        let index = open(dir.path()).with_snapshot_min_documents(u64::MAX);
-        insert(&index, 5_000, 5_100);
-        index.checkpoint().unwrap();
-    }
+    let dir = snapshot_behind(5_000, 5_100);
     // Back to 4,550 documents: the snapshot's 4,500 and 50 from sled.
     let index = SimhashIndex::open_at(dir.path(), config(), Some(4_550))
         .unwrap()
