@@ -54,13 +54,26 @@ impl DocRecord {
 }
 
 impl DocRecord {
-    /// Encoding: simhash (8 bytes), digest (16), text length (8), time stored (8), sketch
-    /// ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each; the count's top
-    /// bit set when the lines' profile follows), the profile ([`Blocks::encode`]) if any,
-    /// then the name in UTF-8; integers big-endian.
+    /// The encoding ([`DocRecord::encode_into`]) in a vector of its own.
     pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.encoded_len_hint());
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// About the bytes of the encoding (exact without the lines' profile): room to take
+    /// before [`DocRecord::encode_into`].
+    pub(crate) fn encoded_len_hint(&self) -> usize {
+        let set = self.tiny_set.len().min(usize::from(HAS_BLOCKS - 1));
+        42 + SKETCH_BYTES + 4 * set + self.name.len()
+    }
+
+    /// Appends the encoding to `out`: simhash (8 bytes), digest (16), text length (8), time
+    /// stored (8), sketch ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each;
+    /// the count's top bit set when the lines' profile follows), the profile
+    /// ([`Blocks::encode`]) if any, then the name in UTF-8; integers big-endian.
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
         let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(HAS_BLOCKS - 1))];
-        let mut out = Vec::with_capacity(42 + SKETCH_BYTES + 4 * set.len() + self.name.len());
         out.extend_from_slice(&self.simhash.0.to_be_bytes());
         out.extend_from_slice(&self.digest.0.to_be_bytes());
         out.extend_from_slice(&self.text_chars.to_be_bytes());
@@ -72,10 +85,9 @@ impl DocRecord {
             out.extend_from_slice(&h.to_be_bytes());
         }
         if let Some(blocks) = &self.blocks {
-            blocks.encode(&mut out);
+            blocks.encode(out);
         }
         out.extend_from_slice(self.name.as_bytes());
-        out
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Option<DocRecord> {

@@ -299,7 +299,7 @@ impl Store {
             if chunk == keep_chunk && keep > 0 {
                 let mut records = decode_chunk(&value)?;
                 records.truncate(keep);
-                docs.insert(&key[..], encode_chunk(&records));
+                docs.insert(&key[..], encode_chunk(records.iter()));
             } else {
                 docs.remove(&key[..]);
             }
@@ -365,7 +365,8 @@ impl Store {
         // Records: the chunk that `first` falls in may already hold earlier documents.
         let mut batch = sled::Batch::default();
         let mut chunk = first / DOC_CHUNK;
-        let mut records: Vec<DocRecord> = if first % DOC_CHUNK == 0 {
+        let lead = (first % DOC_CHUNK) as usize;
+        let head: Vec<DocRecord> = if lead == 0 {
             Vec::new()
         } else {
             match self.docs.get(chunk_key(chunk))? {
@@ -373,23 +374,26 @@ impl Store {
                 None => Vec::new(),
             }
         };
-        if records.len() as u64 != first % DOC_CHUNK {
+        if head.len() != lead {
             return Err(StoreError::Corrupt(format!(
-                "document chunk {chunk} holds {} records, {} expected",
-                records.len(),
-                first % DOC_CHUNK
+                "document chunk {chunk} holds {} records, {lead} expected",
+                head.len(),
             )));
         }
-        for record in docs {
-            records.push(record.clone());
-            if records.len() as u64 == DOC_CHUNK {
-                batch.insert(&chunk_key(chunk)[..], encode_chunk(&records));
-                records.clear();
-                chunk += 1;
-            }
+        // The first chunk is the head and the documents that complete it; each next one is
+        // up to DOC_CHUNK documents.
+        let first_take = (DOC_CHUNK as usize - lead).min(docs.len());
+        let (completing, rest) = docs.split_at(first_take);
+        if !completing.is_empty() {
+            batch.insert(
+                &chunk_key(chunk)[..],
+                encode_chunk(head.iter().chain(completing)),
+            );
+            chunk += 1;
         }
-        if !records.is_empty() {
-            batch.insert(&chunk_key(chunk)[..], encode_chunk(&records));
+        for records in rest.chunks(DOC_CHUNK as usize) {
+            batch.insert(&chunk_key(chunk)[..], encode_chunk(records.iter()));
+            chunk += 1;
         }
         self.docs.apply_batch(batch)?;
         self.write_rows(first, docs, None)?;
@@ -474,19 +478,19 @@ pub(crate) fn decode_row(bytes: &[u8]) -> Option<Stored> {
     })
 }
 
-/// A chunk of records: count (u16), end offset of each record (u32 each), the records.
-fn encode_chunk(records: &[DocRecord]) -> Vec<u8> {
-    let encoded: Vec<Vec<u8>> = records.iter().map(DocRecord::encode).collect();
-    let mut out =
-        Vec::with_capacity(2 + 4 * records.len() + encoded.iter().map(Vec::len).sum::<usize>());
-    out.extend_from_slice(&(records.len() as u16).to_be_bytes());
-    let mut end = 0u32;
-    for e in &encoded {
-        end += e.len() as u32;
-        out.extend_from_slice(&end.to_be_bytes());
-    }
-    for e in encoded {
-        out.extend_from_slice(&e);
+/// A chunk of records: count (u16), end offset of each record (u32 each), the records;
+/// encoded in one buffer, the offsets filled in as each record is written after them.
+fn encode_chunk<'a>(records: impl Iterator<Item = &'a DocRecord> + Clone) -> Vec<u8> {
+    let count = records.clone().count();
+    let body = 2 + 4 * count;
+    let hint: usize = records.clone().map(DocRecord::encoded_len_hint).sum();
+    let mut out = Vec::with_capacity(body + hint);
+    out.extend_from_slice(&(count as u16).to_be_bytes());
+    out.resize(body, 0);
+    for (i, record) in records.enumerate() {
+        record.encode_into(&mut out);
+        let end = (out.len() - body) as u32;
+        out[2 + 4 * i..6 + 4 * i].copy_from_slice(&end.to_be_bytes());
     }
     out
 }
@@ -517,4 +521,49 @@ fn decode_chunk(bytes: &[u8]) -> Result<Vec<DocRecord>, StoreError> {
         start = end;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(i: u64) -> DocRecord {
+        DocRecord {
+            name: format!("https://example.com/{i}"),
+            tiny_set: (0..i % 3).map(|j| j as u32 + 7).collect(),
+            ..DocRecord::default()
+        }
+    }
+
+    #[test]
+    fn documents_appended_in_batches_that_split_chunks_read_back_each_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::open(dir.path()).unwrap();
+        let store = Store::open(&db).unwrap();
+        // Batches that start and end inside chunks, one exactly a chunk, one of many.
+        let mut first = 0;
+        for size in [5, 40, 1, DOC_CHUNK, 70, 3, 200] {
+            let docs: Vec<DocRecord> = (first..first + size).map(doc).collect();
+            store.append(first, &docs).unwrap();
+            first += size;
+        }
+        assert_eq!(store.written().unwrap(), first);
+        for id in 0..first {
+            assert_eq!(store.get(id).unwrap(), Some(doc(id)), "document {id}");
+        }
+        assert_eq!(store.get(first).unwrap(), None);
+        // A chunk is its count, each record's end offset, then the records.
+        let chunk = store.docs.get(chunk_key(1)).unwrap().unwrap();
+        let records: Vec<Vec<u8>> = (DOC_CHUNK..2 * DOC_CHUNK)
+            .map(|i| doc(i).encode())
+            .collect();
+        let mut expected = (DOC_CHUNK as u16).to_be_bytes().to_vec();
+        let mut end = 0u32;
+        for r in &records {
+            end += r.len() as u32;
+            expected.extend_from_slice(&end.to_be_bytes());
+        }
+        expected.extend(records.concat());
+        assert_eq!(&chunk[..], &expected[..]);
+    }
 }
