@@ -14,8 +14,9 @@
 //!
 //! What it shows: whether a thread that takes the index's locks back to back starves the
 //! others (it does not: their median stays at microseconds), and what the longest waits
-//! are: a growth of the tables, which re-places every entry under the write lock (absent
-//! with `--sized`), and a background snapshot's copy of one table under the read lock.
+//! are: a growth of a group of tables (one per core), which re-places their entries under
+//! the write lock (absent with `--sized`), and a background snapshot's copy of one table
+//! under the read lock.
 //! Figures for machine E are in `docs/benchmarks.md` (note 4).
 
 use std::sync::atomic::{AtomicBool, Ordering};

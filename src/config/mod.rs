@@ -250,7 +250,8 @@ pub struct DedupConfig {
     /// Main texts shorter than this (characters) are confirmed on resemblance alone.
     pub short_text_chars: usize,
     /// Pages the index makes room for when it opens, so that its tables never grow on the
-    /// way there (each growth re-places every entry: seconds at 10 M pages). The memory of
+    /// way there (each growth re-places every entry: about a second of work at 10 M pages,
+    /// a group of tables at a time while decisions wait). The memory of
     /// that many pages' tables is taken from the start. 0 (the default): the tables grow
     /// as pages come.
     pub expected_pages: u64,

@@ -18,8 +18,9 @@ pub struct IndexConfig {
     pub confirm: ConfirmPolicy,
     /// Documents to make room for when the index opens (`dedup.expected_pages`): tables
     /// sized for this many never grow on the way there (a growth re-places every entry of
-    /// every table, seconds at 10 M documents), at the cost of their memory from the
-    /// start. 0 lets the tables grow as documents come.
+    /// every table, a second or more of work at 10 M documents, done a group of tables at a
+    /// time while decisions wait), at the cost of their memory from the start. 0 lets the
+    /// tables grow as documents come.
     pub reserve: u64,
     /// Write snapshots in the background after checkpoints (`dedup.background_snapshots`;
     /// see [`upkeep`](super::upkeep)). A snapshot at close is written either way.

@@ -17,7 +17,9 @@
 //! lower bound of the whole key's distance, which the caller checks on the document's row
 //! (an unrelated entry passes with probability about 2^-6 per entry that shares the prefix).
 //!
-//! The table grows by [`GROWTH`] when an insert would pass [`MAX_LOAD`], re-placing its
+//! The table grows by [`GROWTH`] when an insert would pass [`MAX_LOAD`] (the index grows its
+//! tables a group at a time up to 3% before that, so that no growth stops its decisions for
+//! every table's re-placement at once), re-placing its
 //! entries a block at a time with their home lines asked for ahead; entries of expired
 //! documents (ids below the floor) are dropped then, and an
 //! insert may take the slot of one on its way. The lines it grows into may have been

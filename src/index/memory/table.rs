@@ -130,8 +130,12 @@ impl<K: Key> Bucketed<K> {
 
     /// Entries the table takes before it grows.
     pub(crate) fn room(&self) -> usize {
-        let capacity = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
-        (capacity as usize).saturating_sub(self.entries as usize)
+        self.takes().saturating_sub(self.entries as usize)
+    }
+
+    /// Entries the table holds when it is full and grows (its slots at [`MAX_LOAD`]).
+    pub(crate) fn takes(&self) -> usize {
+        ((self.lines.len() * SLOTS) as f64 * MAX_LOAD) as usize
     }
 
     /// The home line of a fragment: its top `leading` bits, mixed, spread over the lines.

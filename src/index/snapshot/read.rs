@@ -77,6 +77,7 @@ pub(in crate::index) fn open(
             bands,
             base: manifest.floor,
             docs: docs.into(),
+            growth_check: 0,
         },
         held,
         extent,
