@@ -55,6 +55,7 @@ impl DocRecord {
 
 impl DocRecord {
     /// The encoding ([`DocRecord::encode_into`]) in a vector of its own.
+    #[cfg(any(test, feature = "cluster"))]
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.encoded_len_hint());
         self.encode_into(&mut out);
