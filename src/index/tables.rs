@@ -153,7 +153,7 @@ impl Memory {
     /// Grows the tables due to grow (see [`GROWTH_SPREAD`]), taken in turn by one thread
     /// per core, and sets the count at which to look again.
     fn grow_due(&mut self, floor: u32) {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         let groups = (self.tables.len() + self.bands.len())
             .div_ceil(cores)
             .max(1);
@@ -267,13 +267,17 @@ pub(super) fn keys_of(plan: &Plan, simhash: u64, sketch: &Sketch) -> Keys {
     }
 }
 
+/// The cores this process may run on (at least one): the threads of [`in_turn`], and the
+/// tables of a growth group.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Runs `run` on every job, the jobs taken in turn by one thread per core (at most one per
 /// job); the results in the jobs' order.
 fn in_turn<J: Send, T: Send>(jobs: Vec<J>, run: impl Fn(J) -> T + Sync) -> Vec<T> {
     let count = jobs.len();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, count.max(1));
+    let threads = cores().clamp(1, count.max(1));
     let queue = std::sync::Mutex::new(jobs.into_iter().enumerate());
     let take = || queue.lock().unwrap_or_else(|p| p.into_inner()).next();
     let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
@@ -517,7 +521,7 @@ pub(super) mod tests {
     fn the_tables_grow_one_per_core_at_an_insert_and_find_every_document() {
         let plan = Plan::with_blocks(3, 6).unwrap();
         let mut memory = build_memory(&plan, rows(0));
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = cores();
         let count = plan.tables.len() + BANDS;
         let groups = count.div_ceil(cores);
         // What each table takes before it grows: larger once it has grown.
