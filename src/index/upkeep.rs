@@ -484,23 +484,8 @@ fn install(
     {
         return Ok(false);
     }
-    let spare = snapshot::spare_path(dir);
     let keep = state.ours && state.installed.is_some();
-    if keep {
-        // A second name for the file in place, so that the rename below leaves it.
-        let _ = std::fs::remove_file(&spare);
-        if let Err(e) = std::fs::hard_link(snapshot::path(dir), &spare) {
-            tracing::debug!("{}: no spare snapshot file kept ({e})", dir.display());
-        }
-        crate::faults::point("snapshot-spare-linked");
-    }
-    if let Err(e) = std::fs::rename(from, snapshot::path(dir)) {
-        // The spare would be the snapshot in place: written over, it would damage it.
-        if keep {
-            let _ = std::fs::remove_file(&spare);
-        }
-        return Err(e);
-    }
+    snapshot::put_in_place(from, dir, keep)?;
     state.installed = Some(extent);
     state.ours = true;
     state.stats.documents = Some(extent.0);

@@ -503,8 +503,13 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
         Kill::At("snapshot-rows-written"),
         Kill::After(400),
         Kill::At("snapshot-installed"),
-        // The file of the snapshot before the last kept, then written over.
-        Kill::At("snapshot-spare-linked"),
+        // The file of the snapshot before the last kept, then written over: killed once the
+        // two files swapped names (Linux), or once the one in place has its second name.
+        Kill::At(if cfg!(target_os = "linux") {
+            "snapshot-exchanged"
+        } else {
+            "snapshot-spare-linked"
+        }),
         Kill::At("snapshot-spare-taken"),
     ];
     let mut opened_from_snapshot = 0;
