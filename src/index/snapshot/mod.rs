@@ -238,6 +238,16 @@ pub(super) fn take_spare(dir: &Path, target: &Path) {
 /// writeback like any other file's. Elsewhere (and when the swap is refused) a second name
 /// of the file in place is made first, and the new file renamed over it.
 pub(super) fn put_in_place(from: &Path, dir: &Path, keep_old: bool) -> std::io::Result<()> {
+    put_in_place_by(from, dir, keep_old, exchange)
+}
+
+/// [`put_in_place`] with the swap of names it tries first.
+fn put_in_place_by(
+    from: &Path,
+    dir: &Path,
+    keep_old: bool,
+    exchange: fn(&Path, &Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let in_place = path(dir);
     let spare = spare_path(dir);
     if keep_old {
@@ -282,9 +292,8 @@ pub(super) fn put_in_place(from: &Path, dir: &Path, keep_old: bool) -> std::io::
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other)
-    };
+    let c =
+        |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
     let (a, b) = (c(a)?, c(b)?);
     // SAFETY: both are NUL-terminated paths that live across the call; renameat2 reads them
     // and returns an integer, with errno set on failure.
@@ -556,4 +565,49 @@ fn hash_back(file: &mut std::fs::File, offset: u64, len: u64) -> std::io::Result
         left -= n as u64;
     }
     Ok(hasher.digest())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(_: &Path, _: &Path) -> std::io::Result<()> {
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+
+    /// The files in `dir`: (in place, spare, `from`), as their contents.
+    fn files(dir: &Path, from: &Path) -> [Option<Vec<u8>>; 3] {
+        [path(dir), spare_path(dir), from.to_path_buf()].map(|p| std::fs::read(p).ok())
+    }
+
+    #[test]
+    fn a_snapshot_put_in_place_by_a_swap_or_a_rename_keeps_the_old_file_as_the_spare_or_drops_it() {
+        let some = |s: &str| Some(s.as_bytes().to_vec());
+        for swap in [exchange, refused] {
+            let dir = tempfile::tempdir().unwrap();
+            let from = ready_path(dir.path());
+            // Nothing in place yet: a rename.
+            std::fs::write(&from, "first").unwrap();
+            put_in_place_by(&from, dir.path(), true, swap).unwrap();
+            assert_eq!(files(dir.path(), &from), [some("first"), None, None]);
+            // The file it replaces kept as the spare, over an older spare.
+            std::fs::write(spare_path(dir.path()), "older").unwrap();
+            std::fs::write(&from, "second").unwrap();
+            put_in_place_by(&from, dir.path(), true, swap).unwrap();
+            assert_eq!(
+                files(dir.path(), &from),
+                [some("second"), some("first"), None]
+            );
+            // Or removed, and the spare left as it is.
+            std::fs::write(&from, "third").unwrap();
+            put_in_place_by(&from, dir.path(), false, swap).unwrap();
+            assert_eq!(
+                files(dir.path(), &from),
+                [some("third"), some("first"), None]
+            );
+            // No file to put in place: an error, and the one in place untouched.
+            assert!(put_in_place_by(&from, dir.path(), true, swap).is_err());
+            assert_eq!(std::fs::read(path(dir.path())).unwrap(), b"third");
+        }
+    }
 }
