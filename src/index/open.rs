@@ -36,6 +36,8 @@ impl SimhashIndex {
             )));
         }
         let started = std::time::Instant::now();
+        // The snapshot's check needs neither sled nor its lock: it runs while sled recovers.
+        let early = super::snapshot::Early::start(dir);
         let db = crate::db::open(&sled::Config::new().path(dir).cache_capacity(256 << 20))
             .map_err(store_error)?;
         let sled_opened = started.elapsed();
@@ -50,7 +52,7 @@ impl SimhashIndex {
             manifest: &manifest,
             limit,
         };
-        let (mut memory, snapshot_extent) = load_memory(&source, (started, sled_opened))?;
+        let (mut memory, snapshot_extent) = load_memory(&source, early, (started, sled_opened))?;
         if config.reserve > 0 {
             let started = std::time::Instant::now();
             memory.reserve(config.reserve);
@@ -243,9 +245,11 @@ const MAX_TIMES_AFTER: u64 = 2;
 /// [`super::snapshot`]). A snapshot that is not usable is deleted, with a line in the log,
 /// and the caller rebuilds from sled. A snapshot that a crash left unfinished, or written
 /// and not yet put in place, is kept as the spare file for the next one to be written over
-/// (see [`super::snapshot::keep_leftovers`]).
+/// (see [`super::snapshot::keep_leftovers`]). What `early`, the check started before sled
+/// opened, found is used when it was found on this manifest, layout and file.
 fn from_snapshot(
     source: &Source<'_>,
+    early: super::snapshot::Early,
 ) -> Result<Option<(super::tables::Memory, super::snapshot::Extent)>, IndexError> {
     use super::snapshot::{self, Refused};
     let Source {
@@ -272,7 +276,10 @@ fn from_snapshot(
         .max(manifest.documents)
         .saturating_sub(manifest.floor);
     let started = std::time::Instant::now();
-    let (mut memory, held, extent) = match snapshot::open(dir, plan, manifest, rows) {
+    let checked = early.take(dir, plan, manifest);
+    let early = checked.is_some();
+    let opened = checked.unwrap_or_else(|| snapshot::open(dir, plan, manifest, rows));
+    let (mut memory, held, extent) = match opened {
         Ok(opened) => opened,
         Err(Refused::Missing) => return Ok(None),
         Err(Refused::Stale(why)) => return set_aside(&why),
@@ -295,8 +302,13 @@ fn from_snapshot(
     }
     let mapped = started.elapsed();
     tracing::debug!(
-        "{}: snapshot mapped and checked in {:.2} s",
+        "{}: snapshot mapped and checked {}in {:.2} s",
         dir.display(),
+        if early {
+            "while sled opened, waited for "
+        } else {
+            ""
+        },
         mapped.as_secs_f64()
     );
     let rows = match checked_rows(source, Some((memory.count(), memory.checksum))) {
@@ -398,14 +410,16 @@ struct Source<'a> {
 }
 
 /// The in-memory index: from the snapshot when it can be used, else rebuilt from the rows
-/// in sled; with the snapshot's extent when it came from one. `started` is when opening
+/// in sled; with the snapshot's extent when it came from one. `early` is the snapshot's
+/// check started before sled opened (see `snapshot::Early`); `started` is when opening
 /// began, and `sled_opened` how long sled took (for the log's timings).
 fn load_memory(
     source: &Source<'_>,
+    early: super::snapshot::Early,
     (started, sled_opened): (std::time::Instant, std::time::Duration),
 ) -> Result<(super::Memory, Option<super::snapshot::Extent>), IndexError> {
     let path = source.dir;
-    Ok(match from_snapshot(source)? {
+    Ok(match from_snapshot(source, early)? {
         Some((memory, extent)) => {
             tracing::debug!(
                 "{}: opened with {} documents from the snapshot: sled {:.2} s, snapshot {:.2} s",

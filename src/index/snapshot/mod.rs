@@ -25,7 +25,8 @@
 //! which may be the one before the index's last).
 //!
 //! # When one is read
-//! A snapshot is used when it is of this index's formats and layout, every section's
+//! Its check starts on a thread of its own before sled opens, and runs while sled recovers
+//! its log (see `early.rs`). A snapshot is used when it is of this index's formats and layout, every section's
 //! checksum is right, and it holds no document the manifest does not record. Rows below
 //! the manifest's floor (expired since) are skipped. The documents after a section's count
 //! are read from sled and added to that table as its *tail* (see `memory.rs`): a small table
@@ -70,8 +71,10 @@ use super::store::{ROW_BYTES, encode_row};
 use super::tables::Memory;
 use crate::fingerprint::{BANDS, FINGERPRINT_VERSION};
 
+mod early;
 mod files;
 mod read;
+pub(super) use early::Early;
 pub(super) use files::{
     closing_path, keep_leftovers, partial_path, path, put_in_place, ready_path, spare_path,
     take_spare,

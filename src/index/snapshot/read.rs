@@ -206,6 +206,21 @@ fn table<K: Key>(file: &std::fs::File, t: &TableSections) -> Result<Bucketed<K>,
         .ok_or_else(|| Refused::Damaged("a table's shape does not fit its lines".into()))
 }
 
+/// The layout (k, blocks) that the header of the snapshot in `dir` names, read without
+/// mapping the file (for the check started before the database opens: see `early.rs`);
+/// `None` if there is no snapshot or its header cannot be read.
+pub(super) fn layout(dir: &Path) -> Option<(u32, u32)> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path(dir))
+        .ok()?
+        .take(FIRST_SECTION)
+        .read_to_end(&mut head)
+        .ok()?;
+    let header = read_header(&head).ok()?;
+    Some((header.k, header.blocks))
+}
+
 fn read_header(map: &[u8]) -> Result<Header, Refused> {
     let damaged = |what: &str| Refused::Damaged(what.to_string());
     let word = |at: usize| {
