@@ -39,7 +39,6 @@ fn is_lock_held(e: &std::io::Error) -> bool {
 /// Whether a live process holds the database in `dir` (sled's lock on its `db` file),
 /// found without opening the database, which would write: the file is opened read-only,
 /// its lock tried and let go at once.
-#[cfg_attr(not(feature = "crawler"), allow(dead_code))]
 pub(crate) fn held(dir: &std::path::Path) -> bool {
     #[cfg(target_os = "linux")]
     {

@@ -11,10 +11,10 @@
 //! What the check found is only used when nothing it relied on has changed by the time
 //! sled is open ([`Early::take`]): the manifest read again is the one it read, sled's
 //! stored layout is the one the header named, and the file in place is the one it read
-//! (same device and inode, length and time of change, before and after the check). Until
-//! sled is open, another process may still hold the index (the open then fails with sled's
-//! lock error), so the check only reads: any file it finds unusable is set aside, as
-//! before, by the open that holds the database. In every other case the open checks the
+//! (same device and inode, length and time of change, before and after the check). No check
+//! starts while a live process holds the database (its snapshots may be written meanwhile),
+//! and the check only reads: any file it finds unusable is set aside, as before, by the
+//! open that holds the database. In every other case the open checks the
 //! snapshot itself, as it did before this thread existed: the thread can make an open
 //! faster, never different.
 
@@ -74,9 +74,14 @@ fn stamp(path: &Path) -> Option<Stamp> {
 }
 
 impl Early {
-    /// Starts the check of the snapshot in `dir`, if there is one. A thread that cannot be
-    /// started only means no early check.
+    /// Starts the check of the snapshot in `dir`, if there is one and no live process holds
+    /// the database: a process that has the index open may write over or cut the file a
+    /// check would be reading (the open then fails on sled's lock anyway). A thread that
+    /// cannot be started only means no early check.
     pub(in crate::index) fn start(dir: &Path) -> Early {
+        if crate::db::held(dir) {
+            return Early { handle: None };
+        }
         let dir = dir.to_path_buf();
         let handle = std::thread::Builder::new()
             .name("index-open".into())
@@ -196,6 +201,10 @@ mod tests {
         assert!(!checked.usable(dir.path(), &plan, &manifest));
         let again = check(dir.path()).unwrap();
         assert!(again.usable(dir.path(), &plan, &newer));
+        // While a live process holds the database, no check starts.
+        let open = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+        assert!(Early::start(dir.path()).handle.is_none());
+        drop(open);
         // The file in place removed: not used.
         std::fs::remove_file(path(dir.path())).unwrap();
         assert!(!again.usable(dir.path(), &plan, &newer));
