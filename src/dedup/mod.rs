@@ -36,7 +36,7 @@
 //! Precision does not decay with the index: unrelated texts get nearly independent
 //! simhashes and almost never share a band, and those that do are refused by their
 //! sketches. The measurements are in [`crate::fingerprint`] and, for indexes of 1 M and
-//! 10 M documents, in docs/benchmarks.md (`cargo bench --bench scale`).
+//! 10 M documents, in docs/quality.md (`cargo bench --bench scale`).
 //!
 //! # Concurrency and durability
 //! `Dedup` is `Send + Sync`; share it in an `Arc` between tasks or threads. URL checks take

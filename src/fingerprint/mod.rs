@@ -62,7 +62,7 @@
 //! Independent fingerprints would put 2.4e-15 of pairs within 3 bits and 1.0e-8 within 10;
 //! on the English dev texts none of a million pairs is within 10. Zero in about a million
 //! pairs bounds the rate at about 3e-6 (95%); the scale benchmark (`benches/scale.rs`, in
-//! docs/benchmarks.md) measures it on an index of 10 M documents instead: no unique document lost.
+//! docs/quality.md) measures it on an index of 10 M documents instead: no unique document lost.
 //! The man pages are many pages of one package translated by one hand: their "unrelated"
 //! pairs include pages that share a third to a half of their text. The pairs called
 //! near-duplicates there are such related pages, their Jaccard similarity just under the

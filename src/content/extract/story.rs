@@ -1,6 +1,6 @@
 //! The measures of a story page: lists of teasers found by their repeated structure, the
 //! prose a block holds outside links and lists, the headings of dropped lists and the
-//! story's standfirst (see "Boilerplate around a story" in docs/benchmarks.md for the thresholds and
+//! story's standfirst (see "Boilerplate around a story" in docs/quality.md for the thresholds and
 //! the measurements that chose them).
 
 use super::analysis::{Analysis, HEADING_CHARS, TEASER_CHARS};
