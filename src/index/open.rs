@@ -277,7 +277,7 @@ fn from_snapshot(
         .saturating_sub(manifest.floor);
     let started = std::time::Instant::now();
     let checked = early.take(dir, plan, manifest);
-    let early = checked.is_some();
+    let checked_early = checked.is_some();
     let opened = checked.unwrap_or_else(|| snapshot::open(dir, plan, manifest, rows));
     let (mut memory, held, extent) = match opened {
         Ok(opened) => opened,
@@ -304,7 +304,7 @@ fn from_snapshot(
     tracing::debug!(
         "{}: snapshot mapped and checked {}in {:.2} s",
         dir.display(),
-        if early {
+        if checked_early {
             "while sled opened, waited for "
         } else {
             ""

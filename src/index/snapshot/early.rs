@@ -19,11 +19,11 @@
 //! faster, never different.
 
 use std::path::Path;
-use std::time::SystemTime;
 
 use super::super::manifest::Manifest;
 use super::super::plan::Plan;
 use super::super::tables::Memory;
+use super::files::{Stamp, stamp};
 use super::read::{self, Refused};
 use super::{Extent, path};
 
@@ -43,34 +43,6 @@ struct Checked {
     layout: (u32, usize),
     stamp: Stamp,
     outcome: Result<Opened, Refused>,
-}
-
-/// Which file a path named, and its length and time of change.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Stamp {
-    id: (u64, u64),
-    len: u64,
-    modified: Option<SystemTime>,
-}
-
-/// The stamp of the file at `path`; `None` if there is none, or on systems where which
-/// file a name stands for is not known (no check is started there).
-fn stamp(path: &Path) -> Option<Stamp> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::symlink_metadata(path).ok()?;
-        Some(Stamp {
-            id: (meta.dev(), meta.ino()),
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
 }
 
 impl Early {

@@ -69,12 +69,29 @@ pub(in crate::index) fn keep_leftovers(dir: &Path) {
 /// Which file `path` names (device and inode), if it names one (`None` on systems other
 /// than Unix).
 fn file_id(path: &Path) -> Option<(u64, u64)> {
+    stamp(path).map(|s| s.id)
+}
+
+/// Which file a path named (device and inode), with its length and time of change.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Stamp {
+    id: (u64, u64),
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+/// The stamp of the file at `path`; `None` if there is none, or on systems other than Unix,
+/// where which file a name stands for is not known.
+pub(super) fn stamp(path: &Path) -> Option<Stamp> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        std::fs::symlink_metadata(path)
-            .ok()
-            .map(|m| (m.dev(), m.ino()))
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        Some(Stamp {
+            id: (meta.dev(), meta.ino()),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
     }
     #[cfg(not(unix))]
     {

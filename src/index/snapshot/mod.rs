@@ -26,12 +26,12 @@
 //!
 //! # When one is read
 //! Its check starts on a thread of its own before sled opens, and runs while sled recovers
-//! its log (see `early.rs`). A snapshot is used when it is of this index's formats and layout, every section's
-//! checksum is right, and it holds no document the manifest does not record. Rows below
-//! the manifest's floor (expired since) are skipped. The documents after a section's count
-//! are read from sled and added to that table as its *tail* (see `memory.rs`): a small table
-//! that probes read beside the mapped one, folded in by the background upkeep later. The
-//! snapshot's row checksum over the manifest's rows plus that of the rows read from sled must
+//! its log (see `early.rs`). A snapshot is used when it is of this index's formats and
+//! layout, every section's checksum is right, and it holds no document the manifest does
+//! not record. Rows below the manifest's floor (expired since) are skipped. The documents
+//! after a section's count are read from sled and added to that table as its *tail* (see
+//! `memory.rs`): a small table that probes read beside the mapped one, folded in by the
+//! background upkeep later. The snapshot's row checksum over the manifest's rows plus that of the rows read from sled must
 //! equal the manifest's, which proves the snapshot's rows are the database's. That is only
 //! done while the documents after it are at most twice what it holds (see
 //! `MAX_TIMES_AFTER` in `open.rs`), and never past a roll-back to a checkpoint it is newer
