@@ -323,7 +323,7 @@ impl SimhashIndex {
     }
 
     /// Bytes of memory the tables alone use (what a growth changes, and what
-    /// [`IndexConfig::reserve`] takes up front), with the lines made ready for their next
+    /// [`IndexConfig::reserve`] takes up front), with the memory backed ahead of their next
     /// growth, if any.
     pub fn table_bytes(&self) -> usize {
         let memory = self.read();

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::memory::{Bucketed, Column, Line};
+use super::memory::{Bucketed, Column, Line, Room};
 use super::plan::Plan;
 use super::record::Stored;
 use super::store::Rows;
@@ -214,6 +214,25 @@ impl Memory {
             Some(TableMut::Simhash(_, table)) => table.offer(lines, floor),
             Some(TableMut::Band(_, table)) => table.offer(lines, floor),
             None => Some(lines),
+        }
+    }
+
+    /// The pages to back ahead of table `t`'s growth to `lines` lines, for a table that
+    /// grows in place; `None` for one that grows into new lines (see
+    /// [`Bucketed::room_for`]).
+    pub(super) fn room_for(&mut self, t: usize, lines: usize) -> Option<Option<Room>> {
+        match self.tables_mut().nth(t)? {
+            TableMut::Simhash(_, table) => table.room_for(lines),
+            TableMut::Band(_, table) => table.room_for(lines),
+        }
+    }
+
+    /// Records that table `t`'s pages are backed up to `lines` lines.
+    pub(super) fn backed_to(&mut self, t: usize, lines: usize) {
+        match self.tables_mut().nth(t) {
+            Some(TableMut::Simhash(_, table)) => table.backed_to(lines),
+            Some(TableMut::Band(_, table)) => table.backed_to(lines),
+            None => {}
         }
     }
 

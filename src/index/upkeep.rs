@@ -20,13 +20,14 @@
 //!   snapshot reach a quarter of it. Snapshots are written at a lower priority than the
 //!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
 //!   decisions and sled's writes leave.
-//! - **Lines ready for growths.** A second thread (`index-grow`), after each checkpoint,
-//!   zeroes and backs the lines of every table within an eighth of its growth and with no
-//!   ids expired since its last re-placement (see `Bucketed::next_growth`), so that the
+//! - **Memory ready for growths.** A second thread (`index-grow`), after each checkpoint,
+//!   backs the memory of the next growth of every table within an eighth of it and with
+//!   no ids expired since its last re-placement (see `Bucketed::next_growth`), so that the
 //!   insert that grows the tables fills memory already given rather than faulting in
-//!   gigabytes page by page on the inserting thread. It runs at the snapshots' lower
-//!   priority. Until the growth, the index holds those lines too (up to 1.6 times its
-//!   tables' memory, as it does during any growth).
+//!   gigabytes page by page on the inserting thread. For a table that grows in place that
+//!   is the pages past its lines (0.6 times its memory, backed while inserts go on); for
+//!   one that grows into new lines (once, after an open), the new lines, zeroed. It runs
+//!   at the snapshots' lower priority. Until the growth, the index holds that memory too.
 //!
 //! From the third snapshot of a session on, each is written over the file of the one
 //! before the last, and the first over a snapshot file a crash left, if the open kept one
@@ -41,7 +42,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::lock;
-use super::memory::Column;
+use super::memory::fresh_lines;
 use super::plan::Plan;
 use super::snapshot::{self, Extent};
 use super::tables::Memory;
@@ -329,10 +330,11 @@ fn wait_for(shared: &Shared, flag: fn(&mut State) -> &mut bool) -> bool {
     true
 }
 
-/// The growth thread: after each checkpoint, zeroes and backs the lines of each table
-/// whose growth is near (see `Bucketed::next_growth`), outside the lock, and hands them to
-/// the table under a short hold of it; the insert that grows the table then fills them
-/// instead of faulting in fresh pages one by one.
+/// The growth thread: after each checkpoint, backs the memory of each table whose growth
+/// is near (see `Bucketed::next_growth`) outside the lock: the pages past the lines of a
+/// table that grows in place, or new lines zeroed and handed to the table under a short
+/// hold of it. The insert that grows the table then fills them instead of faulting in
+/// fresh pages one by one.
 fn prepare_growths(memory: &RwLock<Memory>, shared: &Shared) {
     // Only what the inserting thread leaves: on busy cores the insert that grows the tables
     // faults in what was not made ready, as it would without this thread.
@@ -349,7 +351,22 @@ fn prepare_growths(memory: &RwLock<Memory>, shared: &Shared) {
             if lock(&shared.state).stop {
                 return;
             }
-            let mut column = Column::zeroed(lines);
+            // A table that grows in place: its map's pages past the lines are backed,
+            // outside the lock (the inserts go on meanwhile, and may grow into them).
+            let room = memory
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .room_for(t, lines);
+            if let Some(room) = room {
+                if room.is_some_and(|room| room.back()) {
+                    memory
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .backed_to(t, lines);
+                }
+                continue;
+            }
+            let mut column = fresh_lines(lines);
             column.populate();
             // Lines the table no longer wants are freed after the lock is released.
             let refused = memory

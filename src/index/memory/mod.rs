@@ -19,12 +19,16 @@
 //!
 //! The table grows by [`GROWTH`] when an insert would pass [`MAX_LOAD`] (the index grows its
 //! tables a group at a time up to 3% before that, so that no growth stops its decisions for
-//! every table's re-placement at once), re-placing its
-//! entries a block at a time with their home lines asked for ahead; entries of expired
-//! documents (ids below the floor) are dropped then, and an
-//! insert may take the slot of one on its way. The lines it grows into may have been
-//! zeroed and backed ahead by another thread ([`Bucketed::next_growth`]), so that the
-//! insert that grows it does not fault in the new memory page by page.
+//! every table's re-placement at once), re-placing its entries; entries of expired
+//! documents (ids below the floor) are dropped then, and an insert may take the slot of
+//! one on its way. A table grown once lives in a map with room to grow in place: its lines
+//! are lengthened where they are and the entries re-placed among them, last line first
+//! (`Bucketed::replace_in_place`), so a growth takes only the new lines' memory. The pages
+//! it grows into may have been backed ahead by another thread ([`Bucketed::next_growth`]),
+//! so that the insert that grows it does not fault in the new memory page by page. A
+//! table read from a snapshot or built at an open grows once into new lines (re-placing
+//! its entries a block at a time, their home lines asked for ahead), which may have been
+//! made ready the same way.
 //!
 //! A table may carry a *tail*: a small read-only table of the entries that a snapshot's
 //! copy of it lacks, built when the index opens from a snapshot older than the database.
@@ -82,5 +86,5 @@ mod column;
 mod table;
 
 pub(crate) use capture::Captured;
-pub(crate) use column::{Column, Line, plain_bytes, with_capacity};
-pub(crate) use table::Bucketed;
+pub(crate) use column::{Column, Line, Room, plain_bytes, with_capacity};
+pub(crate) use table::{Bucketed, fresh_lines};

@@ -276,3 +276,189 @@ fn lines_made_ready_near_a_growth_are_the_lines_it_fills() {
         assert!(found(&table, key).contains(&id), "{key:x}");
     }
 }
+
+/// Checks what a probe relies on in every line of `table`: slots fill from the first, and
+/// each entry sits in the first line from its home on that was not full (every line from
+/// its home to its own, wrapping round, is full). Returns the entries (fragment, tag).
+fn entries_where_probes_find_them(table: &Bucketed) -> Vec<(u32, u32)> {
+    let count = table.lines.len();
+    let full = |at: usize| table.lines[at].tags.iter().all(|&t| t != 0);
+    let mut held = Vec::new();
+    for (at, line) in table.lines.iter().enumerate() {
+        let used = line.tags.iter().take_while(|&&t| t != 0).count();
+        assert!(
+            line.tags[used..].iter().all(|&t| t == 0),
+            "a gap in line {at}"
+        );
+        for slot in 0..used {
+            let f = line.fragments[slot];
+            let mut from = table.home(f);
+            while from != at {
+                assert!(
+                    full(from),
+                    "line {from}, between the home and line {at}, not full"
+                );
+                from = if from + 1 == count { 0 } else { from + 1 };
+            }
+            held.push((f, line.tags[slot]));
+        }
+    }
+    assert_eq!(held.len() as u64, table.entries);
+    held.sort_unstable();
+    held
+}
+
+#[test]
+fn a_table_grown_in_place_holds_every_entry_where_a_probe_finds_it() {
+    // 26 leading bits spread the homes; 5 crowd 60,000 entries on 32 homes, in runs of
+    // full lines thousands long that wrap round the end: entries far past their home,
+    // which the growth in place must set aside and place last.
+    for leading in [26, 5] {
+        let mut next = xorshift(0x5151_a3a3_c7c7_0f0fu64 ^ u64::from(leading));
+        let entries: Vec<(u64, u32)> = (0..60_000).map(|i| (next(), i)).collect();
+        let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..2_000].iter().copied().unzip();
+        let mut table = Bucketed::build(leading, keys, ids);
+        let before = GROWN_IN_PLACE.with(|n| n.get());
+        for &(key, id) in &entries[2_000..] {
+            let lines = table.lines.len();
+            table.insert(key, id, 0);
+            assert!(
+                table.lines.len() == lines || table.lines.len() as f64 >= lines as f64 * GROWTH
+            );
+        }
+        let in_place = GROWN_IN_PLACE.with(|n| n.get()) - before;
+        assert!(
+            in_place >= 3,
+            "{in_place} growths in place, leading {leading}"
+        );
+        let mut want: Vec<(u32, u32)> = (entries.iter())
+            .map(|&(key, id)| (fragment(key), id + 1))
+            .collect();
+        want.sort_unstable();
+        assert_eq!(
+            entries_where_probes_find_them(&table),
+            want,
+            "leading {leading}"
+        );
+        for &(key, id) in &entries {
+            assert!(
+                found(&table, key).contains(&id),
+                "{key:x}, leading {leading}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_growth_in_place_drops_the_expired_entries_and_keeps_the_rest() {
+    let mut next = xorshift(0x0f1e_2d3c_4b5a_6978u64);
+    let entries: Vec<(u64, u32)> = (0..50_000).map(|i| (next(), i)).collect();
+    let mut table = Bucketed::build(24, vec![next()], vec![0]);
+    table.grow(0);
+    assert!(matches!(table.lines, Column::Grown { .. }));
+    // Filled to the load it grows at, then the ids below 1,000 expire: the growth that
+    // comes drops them, in place.
+    let mut inserted = 1;
+    while table.lines.len() < 4_096 || table.room() > 0 {
+        let (key, id) = entries[inserted];
+        table.insert(key, id, 0);
+        inserted += 1;
+    }
+    let lines = table.lines.len();
+    let before = GROWN_IN_PLACE.with(|n| n.get());
+    table.grow(1_000);
+    assert!(table.lines.len() > lines);
+    assert_eq!(GROWN_IN_PLACE.with(|n| n.get()), before + 1, "in place");
+    let mut want: Vec<(u32, u32)> = (entries[1_000..inserted].iter())
+        .map(|&(key, id)| (fragment(key), id + 1))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(entries_where_probes_find_them(&table), want);
+}
+
+#[test]
+fn a_grown_column_lengthens_in_place_and_moves_only_past_its_room() {
+    let n = 100_000;
+    let mut column = Column::<Line>::growable(n, n * 2);
+    // The room is whole huge pages' worth.
+    assert_eq!(column.len(), n);
+    assert_eq!(
+        column.capacity(),
+        (n * 2 * 64).next_multiple_of(2 << 20) / 64
+    );
+    column[0].tags[0] = 1;
+    column[n - 1].fragments[7] = 2;
+    let at = column.as_ptr();
+    assert!(column.grow_in_place(n * 3 / 2));
+    assert_eq!((column.as_ptr(), column.len()), (at, n * 3 / 2));
+    // Past its room: the map is lengthened, moved if it must be, and keeps the values.
+    assert!(column.grow_in_place(n * 5));
+    assert!(column.capacity() >= n * 5);
+    assert_eq!((column[0].tags[0], column[n - 1].fragments[7]), (1, 2));
+    let sum = |c: &Column<Line>| -> u64 {
+        c.iter()
+            .flat_map(|l| l.tags.iter().chain(&l.fragments))
+            .map(|&v| u64::from(v))
+            .sum()
+    };
+    assert_eq!(sum(&column), 3, "the rest is zero");
+    assert!(!column.grow_in_place(n), "never shorter");
+    assert!(!Column::Owned(vec![Line::default(); 4]).grow_in_place(8));
+    // While a room of it is alive (backed on another thread), it grows within its map
+    // only: the map may not move under the other thread.
+    let room = column.room(n * 6).expect("pages to back");
+    let capacity = column.capacity();
+    assert!(capacity >= n * 6);
+    assert!(!column.grow_in_place(capacity + 1));
+    assert!(column.grow_in_place(n * 6));
+    assert!(room.back());
+    drop(room);
+    assert!(column.grow_in_place(capacity + 1));
+    assert_eq!(sum(&column), 3);
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn pages_backed_ahead_of_a_growth_in_place_are_the_ones_it_fills() {
+    let mut next = xorshift(0x7777_1111_5555_3333u64);
+    let n = PREPARE_LINES * SLOTS;
+    let entries: Vec<(u64, u32)> = (0..n as u32 * 2).map(|i| (next(), i)).collect();
+    let mut table = Bucketed::build(24, vec![entries[0].0], vec![0]);
+    let mut inserted = 1;
+    // Grown past PREPARE_LINES, in memory that grows in place.
+    while table.lines.len() < PREPARE_LINES || table.next_growth(0).is_none() {
+        let (key, id) = entries[inserted];
+        table.insert(key, id, 0);
+        inserted += 1;
+    }
+    assert!(matches!(table.lines, Column::Grown { .. }));
+    let lines = table.lines.len();
+    let wanted = table.next_growth(0).unwrap();
+    let before = table.bytes();
+    let room = table
+        .room_for(wanted)
+        .expect("grows in place")
+        .expect("pages to back");
+    // Inserts go on while the pages are backed: the backing changes nothing they wrote.
+    let (key, id) = entries[inserted];
+    table.insert(key, id, 0);
+    inserted += 1;
+    assert!(room.back());
+    table.backed_to(wanted);
+    assert_eq!(
+        table.bytes(),
+        before + (wanted - lines) * std::mem::size_of::<Line>()
+    );
+    assert_eq!(table.next_growth(0), None, "backed already");
+    let at = table.lines.as_ptr();
+    while table.lines.len() == lines {
+        let (key, id) = entries[inserted];
+        table.insert(key, id, 0);
+        inserted += 1;
+    }
+    assert_eq!((table.lines.as_ptr(), table.lines.len()), (at, wanted));
+    assert_eq!(resident_pages(&table.lines), (wanted * 64).div_ceil(4096));
+    for &(key, id) in &entries[..inserted] {
+        assert!(found(&table, key).contains(&id), "{key:x}");
+    }
+}
