@@ -134,6 +134,11 @@ impl<K: Key> Bucketed<K> {
         self.place_all(entries.map(|(&f, &tag)| (f, tag - 1)));
     }
 
+    /// Lines the table holds (its tail apart).
+    pub(crate) fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+
     /// Copies the lines into `out` (its earlier contents dropped) and returns the table's
     /// shape and tail: what a snapshot takes under the index's lock. The copy is a table of
     /// every entry the table held at that moment once [`Captured::merge`] has placed the

@@ -65,7 +65,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::manifest::row_checksum;
-use super::memory::{Captured, Key, Line, plain_bytes};
+use super::memory::{Bucketed, Captured, Key, Line, plain_bytes, with_capacity};
 use super::plan::Plan;
 use super::store::{ROW_BYTES, encode_row};
 use super::tables::Memory;
@@ -315,7 +315,19 @@ fn write_tables(
     stop: &dyn Fn() -> bool,
 ) -> std::io::Result<Option<TableList>> {
     let read = || memory.read().unwrap_or_else(|p| p.into_inner());
-    let mut lines: Vec<Line> = Vec::new();
+    // The copy buffer's memory is taken and backed before any table is copied: taken at
+    // the first copy, under the read lock, its fresh pages held the inserts up for up to
+    // 176 ms at 10 M documents on the 2-core machine measured (where fresh memory comes
+    // at under 1 GB/s), the longest wait of a bulk load.
+    let most = {
+        let memory = read();
+        (memory.tables.iter().map(Bucketed::line_count))
+            .chain(memory.bands.iter().map(Bucketed::line_count))
+            .max()
+            .unwrap_or(0)
+    };
+    let mut lines: Vec<Line> = with_capacity(most);
+    lines.resize(most, Line::default());
     let mut tables = Vec::with_capacity(plan.tables.len());
     let mut bands = Vec::with_capacity(BANDS);
     for t in 0..plan.tables.len() + BANDS {
