@@ -98,6 +98,13 @@ impl Room {
 }
 
 impl<T: Plain> Column<T> {
+    /// `n` zeroed values in memory of their own, with no room past them (see
+    /// [`Column::growable`]).
+    #[cfg(test)]
+    pub(crate) fn zeroed(n: usize) -> Column<T> {
+        Column::growable(n, n)
+    }
+
     /// `n` zeroed values in memory of their own, straight from the kernel, for a table
     /// that grows: nothing is written before the entries are (a vector of a type the
     /// allocator cannot zero is filled value by value first), and the memory may use huge
@@ -105,16 +112,11 @@ impl<T: Plain> Column<T> {
     /// to 0.6 M and raised the decision loop from 150-152 k/s to 180-182 k/s
     /// (`cargo bench --bench scale -- 10000000`). Memory the kernel cannot give is an
     /// allocation failure, as a vector's would be.
-    #[cfg(test)]
-    pub(crate) fn zeroed(n: usize) -> Column<T> {
-        Column::growable(n, n)
-    }
-
-    /// [`Column::zeroed`], mapped with room for `capacity` values: address space only, the
-    /// pages past `n` take no memory until they are written or backed (and are not
-    /// reserved against swap), so that the column can grow to that many in place. Where
-    /// the system will not map that much address space (strict overcommit), the room is
-    /// `n` values.
+    ///
+    /// The map has room for `capacity` values: address space only, the pages past `n`
+    /// take no memory until they are written or backed (and are not reserved against
+    /// swap), so that the column can grow to that many in place. Where the system will not
+    /// map that much address space (strict overcommit), the room is `n` values.
     pub(crate) fn growable(n: usize, capacity: usize) -> Column<T> {
         let layout = std::alloc::Layout::array::<T>(n)
             .unwrap_or_else(|_| std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>()));
@@ -246,7 +248,7 @@ impl<T: Plain> Column<T> {
         }
     }
 
-    /// Faults in every page of zeroed memory of its own now (see [`Column::zeroed`]),
+    /// Faults in every page of zeroed memory of its own now (see [`Column::growable`]),
     /// rather than one at a time at the first insert that lands on it: the memory of a
     /// table sized ahead (`dedup.expected_pages`) is taken when the index opens. At 10 M
     /// documents, the faults left to the inserts held about 130 of them 10-100 ms each

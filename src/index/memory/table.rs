@@ -77,7 +77,7 @@ impl<K: Key> Bucketed<K> {
         // Ordinary pages, filled value by value: a table built on open is written once in
         // order, and on the machine measured, freshly zeroed huge pages for all of them
         // made reopens alternate between 1.7 and 3.1 s. (A table grown during inserts
-        // takes huge pages: see `Column::zeroed`.)
+        // takes huge pages: see `Column::growable`.)
         table.lines = Column::Owned(vec![Line::default(); lines_for(n as f64 / BUILD_LOAD)]);
         table.place_all((0..n).map(|i| {
             let (key, id) = entry(i);
