@@ -462,3 +462,41 @@ fn pages_backed_ahead_of_a_growth_in_place_are_the_ones_it_fills() {
         assert!(found(&table, key).contains(&id), "{key:x}");
     }
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn pages_backed_on_another_thread_while_the_table_grows_into_them_lose_nothing() {
+    let mut next = xorshift(0x2222_9999_4444_bbbbu64);
+    let entries: Vec<(u64, u32)> = (0..3_000_000u32).map(|i| (next(), i)).collect();
+    let mut table = Bucketed::build(24, vec![entries[0].0], vec![0]);
+    let mut inserted = 1;
+    for _ in 0..2 {
+        // Near a growth of at least PREPARE_LINES lines, in memory that grows in place.
+        while table.lines.len() < PREPARE_LINES || table.next_growth(0).is_none() {
+            let (key, id) = entries[inserted];
+            table.insert(key, id, 0);
+            inserted += 1;
+        }
+        let lines = table.lines.len();
+        let wanted = table.next_growth(0).unwrap();
+        let room = table
+            .room_for(wanted)
+            .expect("grows in place")
+            .expect("pages to back");
+        // The pages are backed on another thread while this one inserts, grows into them
+        // and goes on inserting.
+        let backer = std::thread::spawn(move || room.back());
+        while table.lines.len() == lines || !backer.is_finished() {
+            let (key, id) = entries[inserted];
+            table.insert(key, id, 0);
+            inserted += 1;
+        }
+        assert!(backer.join().expect("the backing thread"));
+        assert!(table.lines.len() >= wanted);
+    }
+    let mut want: Vec<(u32, u32)> = (entries[..inserted].iter())
+        .map(|&(key, id)| (fragment(key), id + 1))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(entries_where_probes_find_them(&table), want);
+}
