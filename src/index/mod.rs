@@ -92,6 +92,7 @@ pub mod plan;
 mod record;
 mod retention;
 // Internal: public for the crate's own tests and benchmarks, not part of the API.
+mod growth;
 #[doc(hidden)]
 pub mod snapshot;
 mod store;
