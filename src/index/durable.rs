@@ -37,6 +37,14 @@ impl SimhashIndex {
             return Ok(false);
         }
         let started = std::time::Instant::now();
+        if (self.upkeep).close_in_place(&self.path, &self.plan, &self.memory) {
+            tracing::debug!(
+                "{}: snapshot of {live} documents brought up to date in place in {:.2} s",
+                self.path.display(),
+                started.elapsed().as_secs_f64()
+            );
+            return Ok(true);
+        }
         let closing = snapshot::closing_path(&self.path);
         self.upkeep.take_spare(&self.path, &closing);
         let written = snapshot::write(&closing, &self.plan, &self.memory, &|| false)

@@ -390,11 +390,30 @@ fn a_background_snapshot_is_put_in_place_only_once_two_checkpoints_cover_it() {
     let stats = index.snapshot_stats();
     assert_eq!(stats.documents, Some(20_000));
     assert!(stats.last_bytes > 20_000 * 100, "{stats:?}");
+    // The next is written in place in that file, and put in use by the same rule.
+    let file = dir.path().join(SNAPSHOT_FILE);
+    let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+    for i in 20_000..30_000 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    index.checkpoint().unwrap();
+    eventually("the sections are written", || {
+        std::fs::metadata(&file).unwrap().modified().unwrap() != written
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(index.snapshot_stats().written, 1);
+    assert_eq!(index.snapshot_stats().documents, Some(20_000));
+    index.checkpoint().unwrap();
+    eventually("the snapshot is brought up to date", || {
+        index.snapshot_stats().written == 2
+    });
+    assert_eq!(index.snapshot_stats().documents, Some(30_000));
+    assert!(!ready_file(dir.path()).exists());
     // A crash now (no snapshot at close): the open maps the background snapshot.
     drop(index.with_snapshot_min_documents(u64::MAX));
     let index = open(dir.path());
     assert!(index.opened_from_snapshot());
-    assert_all_found(&index, 20_000);
+    assert_all_found(&index, 30_000);
 }
 
 #[test]
@@ -489,7 +508,7 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
             if i % 2_000 == 0 {
                 index.checkpoint().unwrap();
             }
-            if i >= 400_000 {
+            if i >= 1_000_000 {
                 return;
             }
         }
@@ -499,7 +518,11 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
         Kill::At("snapshot-rows-written"),
         Kill::At("snapshot-installed"),
         Kill::At("snapshot-ready"),
+        // Snapshots after the first of a session are written in place: killed once a
+        // section is written and before the header naming it is, and once it is.
+        Kill::At("snapshot-section-written"),
         Kill::After(700),
+        Kill::At("snapshot-switched"),
         Kill::At("snapshot-rows-written"),
         Kill::After(400),
         Kill::At("snapshot-installed"),
@@ -510,7 +533,8 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
         } else {
             "snapshot-spare-linked"
         }),
-        Kill::At("snapshot-spare-taken"),
+        Kill::At("snapshot-switched"),
+        Kill::At("snapshot-section-written"),
     ];
     let mut opened_from_snapshot = 0;
     for kill in rounds {
@@ -538,8 +562,8 @@ fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_o
         assert!(!ready_file(dir.path()).exists());
     }
     assert!(
-        opened_from_snapshot >= 3,
-        "{opened_from_snapshot} opens of 9 from a snapshot"
+        opened_from_snapshot >= 4,
+        "{opened_from_snapshot} opens of 12 from a snapshot"
     );
 }
 

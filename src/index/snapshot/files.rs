@@ -68,7 +68,7 @@ pub(in crate::index) fn keep_leftovers(dir: &Path) {
 
 /// Which file `path` names (device and inode), if it names one (`None` on systems other
 /// than Unix).
-fn file_id(path: &Path) -> Option<(u64, u64)> {
+pub(super) fn file_id(path: &Path) -> Option<(u64, u64)> {
     stamp(path).map(|s| s.id)
 }
 
@@ -101,7 +101,7 @@ pub(super) fn stamp(path: &Path) -> Option<Stamp> {
 }
 
 /// Moves the spare file of the index in `dir`, if there is one, to `target`, which the next
-/// [`write`] then writes over. Writing over the pages and blocks of a file the system
+/// whole [`write`] then writes over. Writing over the pages and blocks of a file the system
 /// already holds is faster than filling a new file and freeing the old one's: the 10 M
 /// index bench's last background snapshot (3.6 GB) took 4.5-4.8 s this way against
 /// 7.2-9.6 s into new files (three runs each, alternated, on the 2-core machine measured;

@@ -42,20 +42,33 @@
 //! faster, never different. None is written below [`SNAPSHOT_MIN_DOCUMENTS`] (a rebuild
 //! takes less than writing one).
 //!
-//! Layout: 8 bytes (little-endian length of the JSON header), 8 bytes (its xxh3), the
-//! header as JSON, zero bytes up to 64 KiB, then the sections: the rows (encoded as in sled,
-//! `ROW_BYTES` each), then, each on a page boundary, per table its lines as native integers.
-//! The file is written under a temporary name and put in place by a rename (a swap of
-//! names, on Linux: see `put_in_place`), so a crash while writing leaves the earlier file
-//! or none. While an index is open the file must not be changed by anything else (the
-//! state directory's lock keeps other crawldedup processes out).
+//! Layout: two header slots of 32 KiB, each 8 bytes (little-endian length of the JSON
+//! header), 8 bytes (its xxh3) and the header as JSON; the header in use is the valid one
+//! with the higher `sequence`. From 64 KiB on, the sections, each on a page boundary: the
+//! rows (encoded as in sled, `ROW_BYTES` each) and per table its lines as native integers,
+//! wherever the header says. A whole snapshot is written under a temporary name and put in
+//! place by a rename (a swap of names, on Linux: see `put_in_place`), so a crash while
+//! writing leaves the earlier file or none. While an index is open the file must not be
+//! changed by anything else (the state directory's lock keeps other crawldedup processes
+//! out).
 //!
-//! While the index is open, the file of the snapshot that the one in place replaced is kept
-//! as the *spare* (`crawldedup-snapshot.spare`) when this process wrote it, and the next snapshot is
-//! written over it (`take_spare`). A file that an open mapped is never kept: its pages are
-//! the tables'. The folder then holds two snapshots' files between snapshots, as it did
-//! while one was written; a close removes the spare. An open keeps a snapshot file a crash
-//! left unfinished or not yet in place as the spare (`keep_leftovers`).
+//! A snapshot this process wrote and put in place is brought up to date *in place* by the
+//! background snapshots after it (`in_place.rs`): each section is copied into space no
+//! section of the header in use takes, and the other header slot is written once every
+//! document of the sections written since is durable, which frees the space of the
+//! sections they replace. A crash at any point leaves the header in use and its sections
+//! as they were, or the newer header and its sections. The file's pages are written over
+//! again instead of filling a second file: a second file is fresh memory and fresh blocks
+//! for every byte of it, the largest cost of the snapshots during a bulk load on the
+//! 2-core machine measured (`docs/benchmarks.md`).
+//!
+//! A file that an open mapped is never written in place: its pages are the tables'. So the
+//! first background snapshot after an open is written whole to another file. When a whole
+//! snapshot replaces one this process wrote, that file is kept as the *spare*
+//! (`crawldedup-snapshot.spare`) and the next whole snapshot is written over it
+//! (`take_spare`); the first snapshot written in place removes it, and so does a close. An
+//! open keeps a snapshot file a crash left unfinished or not yet in place as the spare
+//! (`keep_leftovers`).
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -73,26 +86,32 @@ use crate::fingerprint::{BANDS, FINGERPRINT_VERSION};
 
 mod early;
 mod files;
+mod in_place;
 mod read;
 pub(super) use early::Early;
 pub(super) use files::{
     closing_path, keep_leftovers, partial_path, path, put_in_place, ready_path, spare_path,
     take_spare,
 };
+pub(super) use in_place::{InPlace, update_in_place};
 pub(super) use read::{Refused, open};
 
 /// File name of the snapshot, inside the index folder.
 pub const SNAPSHOT_FILE: &str = "crawldedup-snapshot";
 
-/// Version of the snapshot's layout (2: a count of documents per section).
-const SNAPSHOT_VERSION: u32 = 2;
+/// Version of the snapshot's layout (2: a count of documents per section; 3: two header
+/// slots, sections anywhere).
+const SNAPSHOT_VERSION: u32 = 3;
 
 /// Documents below which no snapshot is written: rebuilding 100,000 documents' tables takes
 /// well under a tenth of a second.
 pub const SNAPSHOT_MIN_DOCUMENTS: u64 = 100_000;
 
-/// Where the sections start: the header (about 8 KB of JSON for 26 tables) fits before.
+/// Where the sections start: two header slots (about 8 KB of JSON each for 26 tables) fit
+/// before.
 const FIRST_SECTION: u64 = 64 << 10;
+/// Bytes of a header slot; slot `i` starts at `i * HEADER_SLOT`.
+const HEADER_SLOT: u64 = FIRST_SECTION / 2;
 /// Bytes before the header's JSON: its length and its xxh3, little-endian.
 const HEADER_PREFIX: u64 = 16;
 /// Table sections start on page boundaries: a table's lines are mapped on their own.
@@ -100,9 +119,14 @@ const SECTION_ALIGN: u64 = 4096;
 /// Rows copied under one hold of the read lock (6.4 MB encoded).
 const ROWS_STEP: u64 = 65_536;
 
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
 struct Header {
     snapshot: u32,
+    /// Which of the two header slots is in use: the valid one with the higher sequence
+    /// (written into slot `sequence % 2`). Absent before version 3, so that an older
+    /// snapshot is refused by its version.
+    #[serde(default)]
+    sequence: u64,
     format: u32,
     fingerprint: u32,
     little_endian: bool,
@@ -129,7 +153,7 @@ struct Section {
     xxh3: u64,
 }
 
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
 struct TableSections {
     leading: u32,
     floor: u32,
@@ -143,7 +167,7 @@ struct TableSections {
 pub(super) type Extent = (u64, u64, u64);
 
 /// What [`write`] wrote.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(super) struct Written {
     /// The rows' extent.
     pub(super) extent: Extent,
@@ -151,6 +175,8 @@ pub(super) struct Written {
     pub(super) documents: u64,
     /// Bytes of the file.
     pub(super) bytes: u64,
+    /// Its header: what a later snapshot written in place starts from.
+    header: Header,
 }
 
 /// Writes the snapshot of the index in `memory` to `target`, one section at a time under
@@ -184,64 +210,151 @@ fn write_sections(
         .create(true)
         .truncate(false)
         .open(target)?;
-    let Some(Rows {
-        section: rows,
-        floor,
-        documents: rows_documents,
-        checksum: rows_checksum,
-    }) = write_rows(&mut file, memory, stop)?
+    // A file written over may hold a header of its own in the second slot, newer than
+    // this one's: it is cleared first, so that only this snapshot's header is ever read.
+    file.seek(SeekFrom::Start(HEADER_SLOT))?;
+    file.write_all(&[0; HEADER_PREFIX as usize])?;
+    let (first_floor, rows_documents) = rows_extent(memory);
+    let Some(rows) = write_rows(
+        &mut file,
+        memory,
+        stop,
+        FIRST_SECTION,
+        first_floor,
+        rows_documents,
+    )?
     else {
         return Ok(None);
     };
     crate::faults::point("snapshot-rows-written");
     // The tables, each copied under the lock into one buffer, written after it.
-    let mut at = (rows.offset + rows.len).next_multiple_of(SECTION_ALIGN);
-    let Some((tables, bands)) = write_tables(&mut file, &mut at, plan, memory, stop)? else {
-        return Ok(None);
-    };
-    let documents = tables
-        .iter()
-        .chain(&bands)
-        .map(|t| t.documents)
-        .fold(rows_documents, u64::max);
-    let header = Header {
-        snapshot: SNAPSHOT_VERSION,
-        format: super::INDEX_FORMAT_VERSION,
-        fingerprint: FINGERPRINT_VERSION,
-        little_endian: cfg!(target_endian = "little"),
-        k: plan.k,
-        blocks: plan.blocks.len() as u32,
-        documents,
-        floor,
-        rows_documents,
-        rows_checksum,
-        rows,
-        tables,
-        bands,
-    };
-    let json = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
-    if json.len() as u64 + HEADER_PREFIX > FIRST_SECTION {
-        return Err(std::io::Error::other("snapshot header over 64 KiB"));
+    let mut at = section_end(&rows.section);
+    let mut lines = copy_buffer(memory);
+    let mut tables = Vec::with_capacity(plan.tables.len());
+    let mut bands = Vec::with_capacity(BANDS);
+    for t in 0..plan.tables.len() + BANDS {
+        if stop() {
+            return Ok(None);
+        }
+        let section = copy_table(memory, plan, t, &mut lines, &mut |bytes| {
+            let section = write_section(&mut file, at, bytes)?;
+            at = section_end(&section);
+            Ok(Some(section))
+        })?
+        .expect("a section is always placed");
+        if t < plan.tables.len() {
+            tables.push(section);
+        } else {
+            bands.push(section);
+        }
     }
+    let header = Header::of(plan, 0, &rows, tables, bands);
     // A file written over may be longer than this snapshot: it ends with the last section.
     let end = (header.tables.iter().chain(&header.bands))
         .map(|t| t.lines.offset + t.lines.len)
         .fold(header.rows.offset + header.rows.len, u64::max);
     file.set_len(end)?;
-    file.seek(SeekFrom::Start(0))?;
-    file.write_all(&(json.len() as u64).to_le_bytes())?;
-    file.write_all(&xxh3_64(&json).to_le_bytes())?;
-    file.write_all(&json)?;
+    write_header(&mut file, &header)?;
     // No fsync: a snapshot that a power cut left incomplete fails its checksums and is set
     // aside; it only ever saves time.
     Ok(Some(Written {
-        extent: (rows_documents, floor, rows_checksum),
-        documents,
+        extent: header.extent(),
+        documents: header.documents,
         bytes: at,
+        header,
     }))
 }
 
+impl Header {
+    /// The header of a snapshot of `rows` and these tables' sections.
+    fn of(
+        plan: &Plan,
+        sequence: u64,
+        rows: &Rows,
+        tables: Vec<TableSections>,
+        bands: Vec<TableSections>,
+    ) -> Header {
+        let mut header = Header {
+            snapshot: SNAPSHOT_VERSION,
+            sequence,
+            format: super::INDEX_FORMAT_VERSION,
+            fingerprint: FINGERPRINT_VERSION,
+            little_endian: cfg!(target_endian = "little"),
+            k: plan.k,
+            blocks: plan.blocks.len() as u32,
+            documents: 0,
+            floor: 0,
+            rows_documents: 0,
+            rows_checksum: 0,
+            rows: rows.section,
+            tables,
+            bands,
+        };
+        header.set_rows(rows);
+        header
+    }
+
+    /// Records `rows` as the snapshot's rows.
+    fn set_rows(&mut self, rows: &Rows) {
+        self.rows = rows.section;
+        self.floor = rows.floor;
+        self.rows_documents = rows.documents;
+        self.rows_checksum = rows.checksum;
+        self.count_documents();
+    }
+
+    /// Sets `documents`: the most any section holds.
+    fn count_documents(&mut self) {
+        self.documents = (self.tables.iter().chain(&self.bands))
+            .map(|t| t.documents)
+            .fold(self.rows_documents, u64::max);
+    }
+
+    /// What the snapshot's rows describe.
+    fn extent(&self) -> Extent {
+        (self.rows_documents, self.floor, self.rows_checksum)
+    }
+
+    /// The sections, rows first: (offset, length).
+    fn sections(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        std::iter::once(&self.rows)
+            .chain(self.tables.iter().chain(&self.bands).map(|t| &t.lines))
+            .map(|s| (s.offset, s.len))
+    }
+}
+
+/// Where the next section may start after `section`: the next page boundary.
+fn section_end(section: &Section) -> u64 {
+    (section.offset + section.len).next_multiple_of(SECTION_ALIGN)
+}
+
+/// Writes `header` into its slot (`sequence % 2`) in one write.
+fn write_header(file: &mut std::fs::File, header: &Header) -> std::io::Result<()> {
+    let json = serde_json::to_vec(header).map_err(std::io::Error::other)?;
+    if json.len() as u64 + HEADER_PREFIX > HEADER_SLOT {
+        return Err(std::io::Error::other("snapshot header over 32 KiB"));
+    }
+    let mut slot = Vec::with_capacity(HEADER_PREFIX as usize + json.len());
+    slot.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    slot.extend_from_slice(&xxh3_64(&json).to_le_bytes());
+    slot.extend_from_slice(&json);
+    file.seek(SeekFrom::Start(header.sequence % 2 * HEADER_SLOT))?;
+    file.write_all(&slot)
+}
+
+/// Writes `bytes` at `at` and returns their section.
+fn write_section(file: &mut std::fs::File, at: u64, bytes: &[u8]) -> std::io::Result<Section> {
+    file.seek(SeekFrom::Start(at))?;
+    file.write_all(bytes)?;
+    Ok(Section {
+        offset: at,
+        len: bytes.len() as u64,
+        xxh3: xxh3_64(bytes),
+    })
+}
+
 /// The rows written in a snapshot, from `floor` to `documents`, and their checksum.
+#[derive(Debug, Clone, Copy)]
 struct Rows {
     section: Section,
     floor: u64,
@@ -249,19 +362,27 @@ struct Rows {
     checksum: u64,
 }
 
-/// Writes the rows after the header's room; none if `stop` said so on the way.
+/// The rows a snapshot starts with: (the index's floor, its documents). They take
+/// `ROW_BYTES` each; documents that expire while they are copied are left out.
+fn rows_extent(memory: &RwLock<Memory>) -> (u64, u64) {
+    let memory = memory.read().unwrap_or_else(|p| p.into_inner());
+    (memory.base, memory.count())
+}
+
+/// Writes the rows of documents `first_floor..rows_documents` from `start` on, the row of
+/// document `id` at `start + (id - first_floor) * ROW_BYTES`; none if `stop` said so on
+/// the way.
 fn write_rows(
     file: &mut std::fs::File,
     memory: &RwLock<Memory>,
     stop: &dyn Fn() -> bool,
+    start: u64,
+    first_floor: u64,
+    rows_documents: u64,
 ) -> std::io::Result<Option<Rows>> {
     let read = || memory.read().unwrap_or_else(|p| p.into_inner());
     // The rows, newest first: documents below the floor may expire while they are copied,
     // and copying down to wherever the floor is then keeps the rows one unbroken run.
-    let (first_floor, rows_documents) = {
-        let memory = read();
-        (memory.base, memory.count())
-    };
     let mut buffer: Vec<u8> = Vec::new();
     let (mut floor, mut rows_checksum) = (rows_documents, 0u64);
     loop {
@@ -280,7 +401,7 @@ fn write_rows(
         }
         drop(memory);
         file.seek(SeekFrom::Start(
-            FIRST_SECTION + (low - first_floor) * ROW_BYTES as u64,
+            start + (low - first_floor) * ROW_BYTES as u64,
         ))?;
         file.write_all(&buffer)?;
         floor = low;
@@ -288,7 +409,7 @@ fn write_rows(
             return Ok(None);
         }
     }
-    let rows_offset = FIRST_SECTION + (floor - first_floor) * ROW_BYTES as u64;
+    let rows_offset = start + (floor - first_floor) * ROW_BYTES as u64;
     let rows_len = (rows_documents - floor) * ROW_BYTES as u64;
     Ok(Some(Rows {
         section: Section {
@@ -302,25 +423,13 @@ fn write_rows(
     }))
 }
 
-/// The tables' sections, simhash tables then bands.
-type TableList = (Vec<TableSections>, Vec<TableSections>);
-
-/// Writes the tables from `*at` on, each copied under the lock into one buffer and
-/// written after it; none if `stop` said so on the way.
-fn write_tables(
-    file: &mut std::fs::File,
-    at: &mut u64,
-    plan: &Plan,
-    memory: &RwLock<Memory>,
-    stop: &dyn Fn() -> bool,
-) -> std::io::Result<Option<TableList>> {
-    let read = || memory.read().unwrap_or_else(|p| p.into_inner());
-    // The copy buffer's memory is taken and backed before any table is copied: taken at
-    // the first copy, under the read lock, its fresh pages held the inserts up for up to
-    // 176 ms at 10 M documents on the 2-core machine measured (where fresh memory comes
-    // at under 1 GB/s), the longest wait of a bulk load.
+/// The buffer the tables are copied into, taken and backed before any table is copied:
+/// taken at the first copy, under the read lock, its fresh pages held the inserts up for
+/// up to 176 ms at 10 M documents on the 2-core machine measured (where fresh memory comes
+/// at under 1 GB/s), the longest wait of a bulk load.
+fn copy_buffer(memory: &RwLock<Memory>) -> Vec<Line> {
     let most = {
-        let memory = read();
+        let memory = memory.read().unwrap_or_else(|p| p.into_inner());
         (memory.tables.iter().map(Bucketed::line_count))
             .chain(memory.bands.iter().map(Bucketed::line_count))
             .max()
@@ -328,60 +437,51 @@ fn write_tables(
     };
     let mut lines: Vec<Line> = with_capacity(most);
     lines.resize(most, Line::default());
-    let mut tables = Vec::with_capacity(plan.tables.len());
-    let mut bands = Vec::with_capacity(BANDS);
-    for t in 0..plan.tables.len() + BANDS {
-        if stop() {
-            return Ok(None);
-        }
-        let section = {
-            let memory = read();
-            let documents = memory.count();
-            if t < plan.tables.len() {
-                let captured = memory.tables[t].capture(&mut lines);
-                drop(memory);
-                write_table(file, at, captured, documents, &mut lines)?
-            } else {
-                let captured = memory.bands[t - plan.tables.len()].capture(&mut lines);
-                drop(memory);
-                write_table(file, at, captured, documents, &mut lines)?
-            }
-        };
-        if t < plan.tables.len() {
-            tables.push(section);
-        } else {
-            bands.push(section);
-        }
-    }
-    Ok(Some((tables, bands)))
+    lines
 }
 
-/// Writes a captured table at `*at` (moved on past it, to the next page boundary) and
-/// returns its section; `lines` holds the copy and stays the buffer.
-fn write_table<K: Key>(
-    file: &mut std::fs::File,
-    at: &mut u64,
+/// Copies table `t` (the simhash tables, then the bands) into `lines` under the read lock,
+/// places its tail into the copy after, and hands the copy's bytes to `write`, which writes
+/// them and returns their section (`None`: not written, and none is returned).
+fn copy_table(
+    memory: &RwLock<Memory>,
+    plan: &Plan,
+    t: usize,
+    lines: &mut Vec<Line>,
+    write: &mut dyn FnMut(&[u8]) -> std::io::Result<Option<Section>>,
+) -> std::io::Result<Option<TableSections>> {
+    let memory = memory.read().unwrap_or_else(|p| p.into_inner());
+    let documents = memory.count();
+    if t < plan.tables.len() {
+        let captured = memory.tables[t].capture(lines);
+        drop(memory);
+        merged_section(captured, documents, lines, write)
+    } else {
+        let captured = memory.bands[t - plan.tables.len()].capture(lines);
+        drop(memory);
+        merged_section(captured, documents, lines, write)
+    }
+}
+
+/// Writes a captured table through `write` and returns its section; `lines` holds the
+/// copy and stays the buffer.
+fn merged_section<K: Key>(
     captured: Captured<K>,
     documents: u64,
     lines: &mut Vec<Line>,
-) -> std::io::Result<TableSections> {
+    write: &mut dyn FnMut(&[u8]) -> std::io::Result<Option<Section>>,
+) -> std::io::Result<Option<TableSections>> {
     let ((leading, floor, entries), merged) = captured.merge(lines);
-    let bytes = plain_bytes(&merged);
-    file.seek(SeekFrom::Start(*at))?;
-    file.write_all(bytes)?;
-    let section = Section {
-        offset: *at,
-        len: bytes.len() as u64,
-        xxh3: xxh3_64(bytes),
+    let Some(section) = write(plain_bytes(&merged))? else {
+        return Ok(None);
     };
-    *at = (*at + section.len).next_multiple_of(SECTION_ALIGN);
-    Ok(TableSections {
+    Ok(Some(TableSections {
         leading,
         floor,
         entries,
         documents,
         lines: section,
-    })
+    }))
 }
 
 /// The xxh3 of `len` bytes of `file` from `offset`, read back.

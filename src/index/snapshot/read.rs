@@ -12,8 +12,8 @@ use super::super::plan::Plan;
 use super::super::store::{ROW_BYTES, decode_row};
 use super::super::tables::Memory;
 use super::{
-    Extent, FIRST_SECTION, HEADER_PREFIX, Header, SECTION_ALIGN, SNAPSHOT_VERSION, Section,
-    TableSections, path,
+    Extent, FIRST_SECTION, HEADER_PREFIX, HEADER_SLOT, Header, SECTION_ALIGN, SNAPSHOT_VERSION,
+    Section, TableSections, path,
 };
 use crate::fingerprint::{BANDS, FINGERPRINT_VERSION};
 
@@ -221,19 +221,32 @@ pub(super) fn layout(dir: &Path) -> Option<(u32, u32)> {
     Some((header.k, header.blocks))
 }
 
-fn read_header(map: &[u8]) -> Result<Header, Refused> {
+/// The header in use: of the two slots' headers that are whole and pass their checksum,
+/// the one with the higher sequence (see the module doc of `snapshot`).
+pub(super) fn read_header(map: &[u8]) -> Result<Header, Refused> {
+    let [first, second] = [0, HEADER_SLOT].map(|at| read_slot(map, at));
+    match (first, second) {
+        (Ok(a), Ok(b)) => Ok(if b.sequence > a.sequence { b } else { a }),
+        (Ok(header), Err(_)) | (Err(_), Ok(header)) => Ok(header),
+        (Err(e), Err(_)) => Err(e),
+    }
+}
+
+/// The header in the slot at `at`.
+fn read_slot(map: &[u8], at: u64) -> Result<Header, Refused> {
     let damaged = |what: &str| Refused::Damaged(what.to_string());
+    let at = at as usize;
     let word = |at: usize| {
         map.get(at..at + 8)
             .and_then(|b| b.try_into().ok())
             .map(u64::from_le_bytes)
             .ok_or_else(|| damaged("it is shorter than its header"))
     };
-    let (len, xxh3) = (word(0)?, word(8)?);
+    let (len, xxh3) = (word(at)?, word(at + 8)?);
     let json = usize::try_from(len)
         .ok()
-        .filter(|&len| len as u64 + HEADER_PREFIX <= FIRST_SECTION)
-        .and_then(|len| map.get(HEADER_PREFIX as usize..HEADER_PREFIX as usize + len))
+        .filter(|&len| len > 0 && len as u64 + HEADER_PREFIX <= HEADER_SLOT)
+        .and_then(|len| map.get(at + HEADER_PREFIX as usize..at + HEADER_PREFIX as usize + len))
         .ok_or_else(|| damaged("its header is cut short"))?;
     // The counts of documents in it say where each table's tail starts: a wrong one would
     // leave documents out of the tables, so the header is checked as the sections are.

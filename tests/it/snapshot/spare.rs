@@ -1,5 +1,6 @@
-//! The spare snapshot file: each snapshot written over the file of the one before the last,
-//! never over a file an open mapped, and what an open does with the files a crash left.
+//! The snapshot's files: background snapshots written in place in the file this process
+//! wrote, the spare a crash left written over by the first of a session, never a file an
+//! open mapped, and what an open does with the files a crash left.
 
 use std::path::Path;
 
@@ -28,7 +29,7 @@ fn snapshot_at(index: &SimhashIndex, from: u64, to: u64, written: u64) {
 }
 
 #[test]
-fn a_background_snapshot_is_written_over_the_file_of_the_one_before_the_last() {
+fn background_snapshots_after_the_first_are_written_in_place_and_never_over_a_mapped_file() {
     let dir = tempfile::tempdir().unwrap();
     let snapshot = dir.path().join(SNAPSHOT_FILE);
     let spare = dir.path().join(format!("{SNAPSHOT_FILE}.spare"));
@@ -37,20 +38,14 @@ fn a_background_snapshot_is_written_over_the_file_of_the_one_before_the_last() {
     snapshot_at(&index, 0, 20_000, 1);
     let first = inode(&snapshot).unwrap();
     assert_eq!(inode(&spare), None, "nothing replaced yet");
+    // The next ones are written in place in the file this process wrote.
     snapshot_at(&index, 20_000, 30_000, 2);
-    let second = inode(&snapshot).unwrap();
-    assert_ne!(second, first);
-    assert_eq!(inode(&spare), Some(first), "the replaced file is kept");
+    assert_eq!(inode(&snapshot), Some(first), "written in place");
     snapshot_at(&index, 30_000, 45_000, 3);
-    assert_eq!(inode(&snapshot), Some(first), "written over the kept file");
-    assert_eq!(inode(&spare), Some(second));
-    // A crash now: the next open maps the snapshot written over the old file.
+    assert_eq!(inode(&snapshot), Some(first));
+    assert_eq!(inode(&spare), None);
+    // A crash now: the next open maps the snapshot written in place.
     drop(index.with_snapshot_min_documents(u64::MAX));
-    assert_eq!(
-        inode(&spare),
-        None,
-        "a closed or dropped index keeps one snapshot"
-    );
     // A spare that names the file in place (a crash between the link and the rename that
     // follows it) is removed by the open, and never written over; a snapshot a crash left
     // unfinished is kept as the spare instead of removed.
@@ -63,27 +58,41 @@ fn a_background_snapshot_is_written_over_the_file_of_the_one_before_the_last() {
     assert_eq!(inode(&spare), Some(unfinished));
     assert_eq!(inode(&partial), None);
     assert_all_found(&index, 45_000);
-    // The first snapshot of the session is written over it.
+    // The first snapshot of the session is written over it, never over the mapped file,
+    // and the next in place in it.
     snapshot_at(&index, 45_000, 60_000, 1);
     assert_eq!(inode(&snapshot), Some(unfinished));
     assert_eq!(inode(&spare), None, "the mapped file is never written over");
+    snapshot_at(&index, 60_000, 76_000, 2);
+    assert_eq!(inode(&snapshot), Some(unfinished));
+    assert_all_found(&index, 76_000);
     drop(index.with_snapshot_min_documents(u64::MAX));
     // Only a second name of the file in place.
     std::fs::hard_link(&snapshot, &spare).unwrap();
     let index = open(dir.path());
     assert!(index.opened_from_snapshot());
     assert_eq!(inode(&spare), None);
-    assert_all_found(&index, 60_000);
-    // The file the open maps is not kept once a snapshot replaces it: it is still read.
-    snapshot_at(&index, 60_000, 76_000, 1);
+    assert_all_found(&index, 76_000);
+    // With no spare, the first snapshot of the session goes to a new file: the one the open
+    // maps is still read.
+    snapshot_at(&index, 76_000, 100_000, 1);
+    let mapped = unfinished;
+    assert_ne!(inode(&snapshot), Some(mapped));
     assert_eq!(inode(&spare), None, "the mapped file is never written over");
-    snapshot_at(&index, 76_000, 100_000, 2);
-    assert!(inode(&spare).is_some());
-    assert_all_found(&index, 100_000);
+    snapshot_at(&index, 100_000, 130_000, 2);
+    assert_all_found(&index, 130_000);
+    // The close brings the snapshot this process wrote up to date in place too.
+    let in_place = inode(&snapshot);
+    for i in 130_000..131_000 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
     let report = index.close().unwrap();
-    assert_eq!(report.documents, 100_000);
+    assert_eq!(report.documents, 131_000);
+    assert!(report.snapshot_written, "{report:?}");
+    assert_eq!(inode(&snapshot), in_place, "written in place at the close");
     assert_eq!(inode(&spare), None);
     let index = open(dir.path());
     assert!(index.opened_from_snapshot());
-    assert_all_found(&index, 100_000);
+    assert_eq!(index.len(), 131_000);
+    assert_all_found(&index, 131_000);
 }

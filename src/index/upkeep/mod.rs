@@ -29,9 +29,10 @@
 //!   one that grows into new lines (once, after an open), the new lines, zeroed. It runs
 //!   at the snapshots' lower priority. Until the growth, the index holds that memory too.
 //!
-//! From the third snapshot of a session on, each is written over the file of the one
-//! before the last, and the first over a snapshot file a crash left, if the open kept one
-//! (see `snapshot::take_spare`).
+//! The first snapshot of a session is written whole, over a snapshot file a crash left if
+//! the open kept one (see `snapshot::take_spare`); the next ones bring it up to date in
+//! place, in the same file (see `snapshot::in_place`), each batch of sections put in use
+//! once two checkpoints cover it.
 //!
 //! A snapshot that fails to write (a full disk) is logged and tried again at a later
 //! checkpoint: a snapshot only ever saves time. Closing the index stops the thread between
@@ -46,6 +47,9 @@ use super::memory::fresh_lines;
 use super::plan::Plan;
 use super::snapshot::{self, Extent};
 use super::tables::Memory;
+
+mod writes;
+use writes::{install, take_spare, write};
 
 /// A snapshot is written once the documents stored since the last reach 1/`TAIL_SHARE` of
 /// the documents it holds: an open after a crash adds at most about that share (plus what
@@ -104,6 +108,9 @@ struct State {
     folding: bool,
     /// A checkpoint happened since the growth thread last looked.
     growth_check: bool,
+    /// The snapshot in place, when this process wrote it and the next may be written in
+    /// place (see `snapshot::in_place`).
+    in_place: Option<snapshot::InPlace>,
 }
 
 #[derive(Default)]
@@ -219,7 +226,20 @@ impl Upkeep {
         dir: &std::path::Path,
         extent: Extent,
     ) -> std::io::Result<bool> {
-        install(&self.shared, from, dir, extent)
+        install(&self.shared, from, dir, extent, None)
+    }
+
+    /// Brings the snapshot in place up to date in place for a close, when this process
+    /// wrote it, without waiting for checkpoints: the caller has checked that the last one
+    /// records every document. Returns whether it did; `false` when the snapshot must be
+    /// written whole (none of ours in place, or this failed).
+    pub(super) fn close_in_place(
+        &self,
+        dir: &std::path::Path,
+        plan: &Plan,
+        memory: &RwLock<Memory>,
+    ) -> bool {
+        writes::close_in_place(&self.shared, dir, plan, memory)
     }
 
     /// Moves the spare snapshot file to `target`, for a snapshot written there.
@@ -426,87 +446,6 @@ fn due(work: &Work, shared: &Shared, resting: bool) -> bool {
         TAIL_SHARE
     };
     count.saturating_sub(last) >= (last / share).max(1)
-}
-
-/// Writes a snapshot and puts it in place once two checkpoints cover it; returns the time
-/// the write took, or `Ok(None)` when the index closed meanwhile.
-fn write(
-    work: &Work,
-    shared: &Shared,
-    stopped: &dyn Fn() -> bool,
-) -> std::io::Result<Option<Duration>> {
-    let started = Instant::now();
-    let partial = snapshot::partial_path(&work.dir);
-    take_spare(shared, &work.dir, &partial);
-    let Some(written) = snapshot::write(&partial, &work.plan, &work.memory, stopped)? else {
-        return Ok(None);
-    };
-    let ready = snapshot::ready_path(&work.dir);
-    std::fs::rename(&partial, &ready)?;
-    let took = started.elapsed();
-    crate::faults::point("snapshot-ready");
-    // In place only once the checkpoint before the last covers it too: a crawl resumes
-    // from its own last checkpoint, which may be the index's one before the last.
-    {
-        let state = lock(&shared.state);
-        let state = shared
-            .wake
-            .wait_while(state, |s| s.durable[1] < written.documents && !s.stop)
-            .unwrap_or_else(|p| p.into_inner());
-        if state.stop {
-            let _ = std::fs::remove_file(&ready);
-            return Ok(None);
-        }
-    }
-    if !install(shared, &ready, &work.dir, written.extent)? {
-        let _ = std::fs::remove_file(&ready);
-        return Ok(Some(took));
-    }
-    crate::faults::point("snapshot-installed");
-    tracing::debug!(
-        "{}: snapshot of {} documents written in the background in {:.2} s ({} bytes)",
-        work.dir.display(),
-        written.extent.0,
-        took.as_secs_f64(),
-        written.bytes
-    );
-    let mut state = lock(&shared.state);
-    state.stats.written += 1;
-    state.stats.last_seconds = took.as_secs_f64();
-    state.stats.last_bytes = written.bytes;
-    Ok(Some(took))
-}
-
-/// Moves the spare snapshot file to `target` (see [`snapshot::take_spare`]) under the
-/// state's lock, so never while [`install`] gives the file in place a second name.
-fn take_spare(shared: &Shared, dir: &std::path::Path, target: &std::path::Path) {
-    let _state = lock(&shared.state);
-    snapshot::take_spare(dir, target);
-}
-
-/// Renames the snapshot at `from` into place in `dir` and records it, under the state's
-/// lock (so that the close's snapshot and a background one never pass each other), unless
-/// the one in place holds as many documents or more. The file of the one it replaces is
-/// kept as the spare when this process wrote it (see [`snapshot::take_spare`]).
-fn install(
-    shared: &Shared,
-    from: &std::path::Path,
-    dir: &std::path::Path,
-    extent: Extent,
-) -> std::io::Result<bool> {
-    let mut state = lock(&shared.state);
-    if state
-        .installed
-        .is_some_and(|e| e.0 >= extent.0 && e != extent)
-    {
-        return Ok(false);
-    }
-    let keep = state.ours && state.installed.is_some();
-    snapshot::put_in_place(from, dir, keep)?;
-    state.installed = Some(extent);
-    state.ours = true;
-    state.stats.documents = Some(extent.0);
-    Ok(true)
 }
 
 #[cfg(test)]

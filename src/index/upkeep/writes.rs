@@ -1,0 +1,224 @@
+//! Writing the snapshots: whole to another file and put in place, or brought up to date in
+//! place in the file this process wrote (see `snapshot::in_place`).
+
+use std::path::Path;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
+use super::super::lock;
+use super::super::plan::Plan;
+use super::super::snapshot::{self, Extent};
+use super::super::tables::Memory;
+use super::{Shared, State, Work};
+
+/// Writes a snapshot and puts it in place once two checkpoints cover it, or brings the one
+/// in place up to date ([`write_in_place`]); returns the time the write took, or `Ok(None)`
+/// when the index closed meanwhile.
+pub(super) fn write(
+    work: &Work,
+    shared: &Shared,
+    stopped: &dyn Fn() -> bool,
+) -> std::io::Result<Option<Duration>> {
+    let started = Instant::now();
+    let current = lock(&shared.state).in_place.clone();
+    if let Some(current) = current {
+        return write_in_place(work, shared, stopped, &current, started);
+    }
+    let partial = snapshot::partial_path(&work.dir);
+    take_spare(shared, &work.dir, &partial);
+    let Some(written) = snapshot::write(&partial, &work.plan, &work.memory, stopped)? else {
+        return Ok(None);
+    };
+    let ready = snapshot::ready_path(&work.dir);
+    std::fs::rename(&partial, &ready)?;
+    let took = started.elapsed();
+    crate::faults::point("snapshot-ready");
+    // In place only once the checkpoint before the last covers it too: a crawl resumes
+    // from its own last checkpoint, which may be the index's one before the last.
+    {
+        let state = lock(&shared.state);
+        let state = shared
+            .wake
+            .wait_while(state, |s| s.durable[1] < written.documents && !s.stop)
+            .unwrap_or_else(|p| p.into_inner());
+        if state.stop {
+            let _ = std::fs::remove_file(&ready);
+            return Ok(None);
+        }
+    }
+    let in_place = snapshot::InPlace::of(&written, &ready);
+    if !install(shared, &ready, &work.dir, written.extent, in_place)? {
+        let _ = std::fs::remove_file(&ready);
+        return Ok(Some(took));
+    }
+    crate::faults::point("snapshot-installed");
+    tracing::debug!(
+        "{}: snapshot of {} documents written in the background in {:.2} s ({} bytes)",
+        work.dir.display(),
+        written.extent.0,
+        took.as_secs_f64(),
+        written.bytes
+    );
+    let mut state = lock(&shared.state);
+    state.stats.written += 1;
+    state.stats.last_seconds = took.as_secs_f64();
+    state.stats.last_bytes = written.bytes;
+    Ok(Some(took))
+}
+
+/// Brings the snapshot in place, which this process wrote, up to date in place (see
+/// `snapshot::in_place`): each batch of sections is put in use once the checkpoint before
+/// the last covers it, as a whole snapshot is. When the file is no longer the one in place
+/// or the write fails, the next snapshot is written whole to another file.
+fn write_in_place(
+    work: &Work,
+    shared: &Shared,
+    stopped: &dyn Fn() -> bool,
+    current: &snapshot::InPlace,
+    started: Instant,
+) -> std::io::Result<Option<Duration>> {
+    {
+        // Snapshots written in place have no use for the spare: its disk space goes back.
+        let _state = lock(&shared.state);
+        let _ = std::fs::remove_file(snapshot::spare_path(&work.dir));
+    }
+    let dir = &work.dir;
+    // The time spent waiting for checkpoints is not writing: the rest counts only the rest.
+    let mut waited = Duration::ZERO;
+    let mut commit = |documents: u64,
+                      extent: Extent,
+                      write: &mut dyn FnMut() -> std::io::Result<()>|
+     -> std::io::Result<bool> {
+        let state = lock(&shared.state);
+        let wait = Instant::now();
+        let mut state = shared
+            .wake
+            .wait_while(state, |s| s.durable[1] < documents && !s.stop)
+            .unwrap_or_else(|p| p.into_inner());
+        waited += wait.elapsed();
+        if state.stop {
+            return Ok(false);
+        }
+        commit_batch(&mut state, dir, extent, write)
+    };
+    let updated =
+        snapshot::update_in_place(dir, current, &work.plan, &work.memory, stopped, &mut commit);
+    let took = started.elapsed().saturating_sub(waited);
+    let mut state = lock(&shared.state);
+    match updated {
+        Ok(Some((next, written))) => {
+            state.in_place = next;
+            state.stats.written += 1;
+            state.stats.last_seconds = took.as_secs_f64();
+            state.stats.last_bytes = written.bytes;
+            drop(state);
+            tracing::debug!(
+                "{}: snapshot of {} documents written in place in the background in {:.2} s ({} bytes)",
+                dir.display(),
+                written.extent.0,
+                took.as_secs_f64(),
+                written.bytes
+            );
+            Ok(Some(took))
+        }
+        Ok(None) if state.stop => Ok(None),
+        Ok(None) => {
+            state.in_place = None;
+            Ok(Some(took))
+        }
+        Err(e) => {
+            state.in_place = None;
+            Err(e)
+        }
+    }
+}
+
+/// Moves the spare snapshot file to `target` (see [`snapshot::take_spare`]) under the
+/// state's lock, so never while [`install`] gives the file in place a second name.
+pub(super) fn take_spare(shared: &Shared, dir: &Path, target: &Path) {
+    let _state = lock(&shared.state);
+    snapshot::take_spare(dir, target);
+}
+
+/// Renames the snapshot at `from` into place in `dir` and records it, under the state's
+/// lock (so that the close's snapshot and a background one never pass each other), unless
+/// the one in place holds as many documents or more. The file of the one it replaces is
+/// kept as the spare when this process wrote it (see [`snapshot::take_spare`]). `in_place`
+/// is the snapshot the next background one may bring up to date in place, if any.
+pub(super) fn install(
+    shared: &Shared,
+    from: &Path,
+    dir: &Path,
+    extent: Extent,
+    in_place: Option<snapshot::InPlace>,
+) -> std::io::Result<bool> {
+    let mut state = lock(&shared.state);
+    if state
+        .installed
+        .is_some_and(|e| e.0 >= extent.0 && e != extent)
+    {
+        return Ok(false);
+    }
+    let keep = state.ours && state.installed.is_some();
+    state.in_place = None;
+    snapshot::put_in_place(from, dir, keep)?;
+    state.installed = Some(extent);
+    state.ours = true;
+    state.stats.documents = Some(extent.0);
+    state.in_place = in_place;
+    Ok(true)
+}
+
+/// Brings the snapshot in place up to date in place for a close (see
+/// [`super::Upkeep::close_in_place`]).
+pub(super) fn close_in_place(
+    shared: &Shared,
+    dir: &Path,
+    plan: &Plan,
+    memory: &RwLock<Memory>,
+) -> bool {
+    let Some(current) = lock(&shared.state).in_place.clone() else {
+        return false;
+    };
+    let mut commit = |_: u64,
+                      extent: Extent,
+                      write: &mut dyn FnMut() -> std::io::Result<()>|
+     -> std::io::Result<bool> {
+        commit_batch(&mut lock(&shared.state), dir, extent, write)
+    };
+    let updated = snapshot::update_in_place(dir, &current, plan, memory, &|| false, &mut commit);
+    let mut state = lock(&shared.state);
+    match updated {
+        Ok(Some((next, _))) => {
+            state.in_place = next;
+            true
+        }
+        Ok(None) => false,
+        Err(e) => {
+            tracing::debug!(
+                "{}: the snapshot could not be brought up to date in place ({e}): written whole",
+                dir.display()
+            );
+            state.in_place = None;
+            false
+        }
+    }
+}
+
+/// Writes a batch's header (`write`) if the file in place in `dir` is still the one this
+/// process brings up to date in place, and records the extent of its rows; returns whether
+/// it did.
+fn commit_batch(
+    state: &mut State,
+    dir: &Path,
+    extent: Extent,
+    write: &mut dyn FnMut() -> std::io::Result<()>,
+) -> std::io::Result<bool> {
+    if !(state.in_place.as_ref()).is_some_and(|p| p.is_in_place(dir)) {
+        return Ok(false);
+    }
+    write()?;
+    state.installed = Some(extent);
+    state.stats.documents = Some(extent.0);
+    Ok(true)
+}
