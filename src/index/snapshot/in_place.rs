@@ -296,6 +296,76 @@ mod tests {
     }
 
     #[test]
+    fn snapshots_written_in_place_name_whole_sections_and_a_file_grown_past_twice_is_replaced() {
+        use crate::fingerprint::{Simhash, Sketch};
+        use crate::index::{DocRecord, IndexConfig, SimhashIndex};
+        let dir = tempfile::tempdir().unwrap();
+        let index = SimhashIndex::open(dir.path(), IndexConfig::default())
+            .unwrap()
+            .with_snapshot_min_documents(1_000);
+        let (mut written, mut in_place, mut replaced) = (0, 0, 0);
+        let mut file = None;
+        for _ in 0..8 {
+            // Each round adds over a quarter: no rest holds a snapshot back.
+            let (from, to) = (index.len(), index.len() * 3 / 2 + 1_000);
+            for i in from..to {
+                let key = |j: u64| {
+                    (i * 64 + j)
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                        .rotate_left(17)
+                };
+                let sketch = Sketch {
+                    bins: std::array::from_fn(|j| key(j as u64) as u8),
+                    shingles: 300,
+                };
+                (index.insert(DocRecord {
+                    simhash: Simhash(key(64)),
+                    name: format!("doc-{i}"),
+                    sketch,
+                    ..DocRecord::default()
+                }))
+                .unwrap();
+            }
+            index.checkpoint().unwrap();
+            index.checkpoint().unwrap();
+            let waited = std::time::Instant::now();
+            while index.snapshot_stats().written == written {
+                assert!(waited.elapsed().as_secs() < 60, "no snapshot");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            written = index.snapshot_stats().written;
+            let bytes = std::fs::read(path(dir.path())).unwrap();
+            let Ok(header) = read_header(&bytes) else {
+                panic!("the header in use is not whole");
+            };
+            let mut sections: Vec<(u64, u64)> = header.sections().collect();
+            sections.sort_unstable();
+            for pair in sections.windows(2) {
+                assert!(pair[0].0 + pair[0].1 <= pair[1].0, "{pair:?}");
+            }
+            assert_eq!(end_of(sections.iter().copied()), bytes.len() as u64);
+            let id = file_id(&path(dir.path()));
+            let live: u64 = sections.iter().map(|s| s.1).sum();
+            match file.replace((id, bytes.len() as u64 > MOST_TIMES * (FIRST_SECTION + live))) {
+                Some((before, too_long)) if before == id => {
+                    assert!(
+                        !too_long,
+                        "written in place in a file over twice its snapshot"
+                    );
+                    in_place += 1;
+                }
+                Some(_) => replaced += 1,
+                None => {}
+            }
+        }
+        assert!(
+            in_place >= 4,
+            "{in_place} snapshots written in place, {replaced} whole"
+        );
+        assert_eq!(index.len(), index.snapshot_stats().documents.unwrap());
+    }
+
+    #[test]
     fn free_space_is_found_between_sections_on_a_page_boundary_or_after_them_all() {
         let page = SECTION_ALIGN;
         let first = FIRST_SECTION;
