@@ -9,6 +9,7 @@
 //! cargo bench --bench index -- 10000000 ours    # crawldedup alone (for profiling)
 //! cargo bench --bench index -- 10000000 ours --no-background  # no snapshots while inserting
 //! cargo bench --bench index -- 10000000 ours --sized          # tables sized for n at open
+//! cargo bench --bench index -- 10000000 ours --cold           # page cache dropped before the crash reopen
 //! ```
 //!
 //! Fingerprints are uniformly random; half the queries are a stored fingerprint with 0 to
@@ -124,8 +125,9 @@ fn main() {
     let ours_only = std::env::args().any(|a| a == "ours");
     let background = !std::env::args().any(|a| a == "--no-background");
     let sized = std::env::args().any(|a| a == "--sized");
+    let cold = std::env::args().any(|a| a == "--cold");
     for n in sizes {
-        run(n, ours_only, background, sized);
+        run(n, ours_only, background, sized, cold);
     }
 }
 
@@ -240,6 +242,19 @@ fn timed_open(dir: &Path, config: IndexConfig) -> (SimhashIndex, Duration) {
     (index, start.elapsed())
 }
 
+/// Writes out the page cache's dirty pages and drops the cache (Linux, as root); `false`,
+/// with a line saying why, where it cannot.
+fn drop_page_cache() -> bool {
+    let synced = std::process::Command::new("sync").status();
+    match synced.map(|_| std::fs::write("/proc/sys/vm/drop_caches", "3")) {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) | Err(e) => {
+            eprintln!("the page cache was not dropped ({e}): the crash reopen is timed warm");
+            false
+        }
+    }
+}
+
 /// Runs the insert run of `n` in a child process on `dir`, kills it (SIGKILL) once it has
 /// printed its figures, and returns them.
 fn killed_insert_run(n: u64, dir: &Path, background: bool, sized: bool) -> serde_json::Value {
@@ -260,10 +275,10 @@ fn killed_insert_run(n: u64, dir: &Path, background: bool, sized: bool) -> serde
     figures
 }
 
-fn run(n: u64, ours_only: bool, background: bool, sized: bool) {
+fn run(n: u64, ours_only: bool, background: bool, sized: bool, cold: bool) {
     println!("\n== {n} fingerprints, k = {K}, {QUERIES} queries");
     let (stored, probes) = fingerprints(n);
-    let ours = crawldedup_run(n, &probes, background, sized);
+    let ours = crawldedup_run(n, &probes, background, sized, cold);
     if !ours_only {
         peers_run(&stored, &probes, &ours);
     }
@@ -277,7 +292,7 @@ struct Ours {
 }
 
 /// crawldedup's part of a run of `n`: the killed insert run, then the reopens.
-fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool) -> Ours {
+fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool, cold: bool) -> Ours {
     let dir = support::scratch_dir().unwrap();
     let config = config(n, sized);
     let figures = killed_insert_run(n, dir.path(), background, sized);
@@ -285,6 +300,9 @@ fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool) -> Ours
     let median = Duration::from_secs_f64(figures["median_us"].as_f64().unwrap() / 1e6);
     let snapshot_file = dir.path().join(SNAPSHOT_FILE);
     let snapshot_bytes = || std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
+    // With --cold, as after the machine restarted: sled's log and the snapshot come from
+    // the disk, not from the page cache that the run filled.
+    let cold = cold && drop_page_cache();
     // The kill: the open maps what the background put in place and adds the documents
     // after it as tails.
     let (crashed, crash_reopen) = timed_open(dir.path(), config);
@@ -350,7 +368,7 @@ fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool) -> Ours
         figures["checkpoint_max_ms"].as_f64().unwrap(),
     );
     println!(
-        "  crash        reopen after SIGKILL at the end of the run: {:.2} s (from a snapshot: {crash_from_snapshot}, of {crash_snapshot} documents, the {} after it as tails, the first query answered {:.1} ms after the open, the tails folded in {:.2} s); after a crash of an index opened from a whole snapshot, {recovered}; with no snapshot at all (rebuilt from the database): {:.2} s",
+        "  crash        reopen after SIGKILL at the end of the run: {:.2} s (page cache dropped first: {cold}; from a snapshot: {crash_from_snapshot}, of {crash_snapshot} documents, the {} after it as tails, the first query answered {:.1} ms after the open, the tails folded in {:.2} s); after a crash of an index opened from a whole snapshot, {recovered}; with no snapshot at all (rebuilt from the database): {:.2} s",
         crash_reopen.as_secs_f64(),
         n - crash_snapshot.min(n),
         first_decision.as_secs_f64() * 1e3,

@@ -72,6 +72,21 @@ pub(super) fn file_id(path: &Path) -> Option<(u64, u64)> {
     stamp(path).map(|s| s.id)
 }
 
+/// Which file an open `file` is (device and inode), as [`file_id`] tells it of a path.
+pub(super) fn open_file_id(file: &std::fs::File) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = file.metadata().ok()?;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        None
+    }
+}
+
 /// Which file a path named (device and inode), with its length and time of change.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Stamp {

@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::sync::RwLock;
 
-use super::files::file_id;
+use super::files::{file_id, open_file_id};
 use super::{
     BANDS, Extent, FIRST_SECTION, Header, Rows, SECTION_ALIGN, TableSections, Written, copy_buffer,
     copy_table, path, rows_extent, write_header, write_rows, write_section,
@@ -78,15 +78,19 @@ pub(in crate::index) fn update_in_place(
         .read(true)
         .write(true)
         .open(path(dir))?;
-    if file_id(&path(dir)) != Some(current.file) {
+    // The file opened, not the path looked up again: it is the one written.
+    if open_file_id(&file) != Some(current.file) {
         return Ok(None);
     }
     let mut update = Update {
         file,
         live: current.header.clone(),
+        live_bytes: 0,
         pending: Vec::new(),
+        batch_bytes: 0,
         commit,
     };
+    update.live_bytes = update.live.sections().map(|(_, len)| len).sum();
     let (first_floor, rows_documents) = rows_extent(memory);
     let Some(at) = update.place((rows_documents - first_floor) * ROW_BYTES as u64)? else {
         return Ok(None);
@@ -103,7 +107,7 @@ pub(in crate::index) fn update_in_place(
         return Ok(None);
     };
     crate::faults::point("snapshot-section-written");
-    update.pending.push(Pending::Rows(rows));
+    update.push(Pending::Rows(rows));
     let mut lines = copy_buffer(memory);
     for t in 0..plan.tables.len() + BANDS {
         if stop() {
@@ -119,7 +123,7 @@ pub(in crate::index) fn update_in_place(
             return Ok(None);
         };
         crate::faults::point("snapshot-section-written");
-        update.pending.push(Pending::Table(t, section));
+        update.push(Pending::Table(t, section));
     }
     if !update.commit()? {
         return Ok(None);
@@ -127,8 +131,7 @@ pub(in crate::index) fn update_in_place(
     // Past the last section is space no header takes any more.
     let end = end_of(update.live.sections());
     update.file.set_len(end)?;
-    let live: u64 = update.live.sections().map(|(_, len)| len).sum();
-    let next = (end <= MOST_TIMES * (FIRST_SECTION + live)).then(|| InPlace {
+    let next = (end <= MOST_TIMES * (FIRST_SECTION + update.live_bytes)).then(|| InPlace {
         header: update.live.clone(),
         file: current.file,
     });
@@ -162,9 +165,12 @@ impl Pending {
 
 struct Update<'c, 'a> {
     file: std::fs::File,
-    /// The header in use.
+    /// The header in use, and the bytes of its sections.
     live: Header,
+    live_bytes: u64,
+    /// The sections written since, and their bytes.
     pending: Vec<Pending>,
+    batch_bytes: u64,
     commit: &'c mut Commit<'a>,
 }
 
@@ -176,14 +182,19 @@ impl Update<'_, '_> {
             .collect()
     }
 
+    /// Records a section written, not yet in the header in use.
+    fn push(&mut self, pending: Pending) {
+        self.batch_bytes += pending.section().1;
+        self.pending.push(pending);
+    }
+
     /// Where a section of `len` bytes goes: into free space, or past the last section, or,
     /// when the batch is full, wherever committing it makes room. `None` if the commit was
     /// declined.
     fn place(&mut self, len: u64) -> std::io::Result<Option<u64>> {
         let (at, free) = free_at(self.taken(), len);
-        let batch: u64 = self.pending.iter().map(|p| p.section().1).sum();
-        let snapshot: u64 = self.live.sections().map(|(_, len)| len).sum();
-        if free || batch == 0 || batch + len <= snapshot / BATCH {
+        let batch = self.batch_bytes;
+        if free || batch == 0 || batch + len <= self.live_bytes / BATCH {
             return Ok(Some(at));
         }
         if !self.commit()? {
@@ -218,7 +229,9 @@ impl Update<'_, '_> {
         })?;
         if written {
             self.live = next;
+            self.live_bytes = self.live.sections().map(|(_, len)| len).sum();
             self.pending.clear();
+            self.batch_bytes = 0;
         }
         Ok(written)
     }

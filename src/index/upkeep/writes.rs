@@ -9,7 +9,7 @@ use super::super::lock;
 use super::super::plan::Plan;
 use super::super::snapshot::{self, Extent};
 use super::super::tables::Memory;
-use super::{Shared, State, Work};
+use super::{Shared, Work};
 
 /// Writes a snapshot and puts it in place once two checkpoints cover it, or brings the one
 /// in place up to date ([`write_in_place`]); returns the time the write took, or `Ok(None)`
@@ -89,17 +89,7 @@ fn write_in_place(
                       extent: Extent,
                       write: &mut dyn FnMut() -> std::io::Result<()>|
      -> std::io::Result<bool> {
-        let state = lock(&shared.state);
-        let wait = Instant::now();
-        let mut state = shared
-            .wake
-            .wait_while(state, |s| s.durable[1] < documents && !s.stop)
-            .unwrap_or_else(|p| p.into_inner());
-        waited += wait.elapsed();
-        if state.stop {
-            return Ok(false);
-        }
-        commit_batch(&mut state, dir, extent, write)
+        commit_batch(shared, dir, Some((documents, &mut waited)), extent, write)
     };
     let updated =
         snapshot::update_in_place(dir, current, &work.plan, &work.memory, stopped, &mut commit);
@@ -180,12 +170,11 @@ pub(super) fn close_in_place(
     let Some(current) = lock(&shared.state).in_place.clone() else {
         return false;
     };
-    let mut commit = |_: u64,
-                      extent: Extent,
-                      write: &mut dyn FnMut() -> std::io::Result<()>|
-     -> std::io::Result<bool> {
-        commit_batch(&mut lock(&shared.state), dir, extent, write)
-    };
+    let mut commit =
+        |_: u64,
+         extent: Extent,
+         write: &mut dyn FnMut() -> std::io::Result<()>|
+         -> std::io::Result<bool> { commit_batch(shared, dir, None, extent, write) };
     let updated = snapshot::update_in_place(dir, &current, plan, memory, &|| false, &mut commit);
     let mut state = lock(&shared.state);
     match updated {
@@ -207,13 +196,28 @@ pub(super) fn close_in_place(
 
 /// Writes a batch's header (`write`) if the file in place in `dir` is still the one this
 /// process brings up to date in place, and records the extent of its rows; returns whether
-/// it did.
+/// it did. With `covered` (documents, time waited), first waits until the checkpoint before
+/// the last covers those documents, as a whole snapshot does before it is put in place, and
+/// adds the wait to the time; a close (`None`) has made every document durable already.
 fn commit_batch(
-    state: &mut State,
+    shared: &Shared,
     dir: &Path,
+    covered: Option<(u64, &mut Duration)>,
     extent: Extent,
     write: &mut dyn FnMut() -> std::io::Result<()>,
 ) -> std::io::Result<bool> {
+    let mut state = lock(&shared.state);
+    if let Some((documents, waited)) = covered {
+        let wait = Instant::now();
+        state = shared
+            .wake
+            .wait_while(state, |s| s.durable[1] < documents && !s.stop)
+            .unwrap_or_else(|p| p.into_inner());
+        *waited += wait.elapsed();
+        if state.stop {
+            return Ok(false);
+        }
+    }
     if !(state.in_place.as_ref()).is_some_and(|p| p.is_in_place(dir)) {
         return Ok(false);
     }
