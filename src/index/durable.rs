@@ -8,6 +8,18 @@ impl SimhashIndex {
     /// what the last checkpoint's manifest records; returns whether it wrote one.
     /// [`Drop`] calls it, so a caller need not, unless it wants to know.
     pub fn write_snapshot(&mut self) -> Result<bool, IndexError> {
+        self.snapshot_for_next_open(false)
+    }
+
+    /// [`SimhashIndex::write_snapshot`]; at a close (`at_close`), a snapshot in place that
+    /// cannot be brought up to date in place (the one an open mapped, say) is left as it is
+    /// while the documents after it are under a quarter of it. The next open adds them as
+    /// tails, no more than an open after a crash adds under the background's rules (see
+    /// [`upkeep`]), where writing the whole snapshot to another file holds the close up for
+    /// a pass over the index (`docs/benchmarks.md`, note 4). The next session's background
+    /// snapshots follow their own rule: one is due once the documents after the one in
+    /// place reach an eighth of it.
+    fn snapshot_for_next_open(&mut self, at_close: bool) -> Result<bool, IndexError> {
         let corrupt = |problem: String| IndexError::Corrupt {
             path: self.path.clone(),
             problem,
@@ -44,6 +56,17 @@ impl SimhashIndex {
                 started.elapsed().as_secs_f64()
             );
             return Ok(true);
+        }
+        if at_close && let Some((held, _, _)) = self.upkeep.installed() {
+            let after = extent.0.saturating_sub(held);
+            if after < held / upkeep::TAIL_SHARE_WHILE_RESTING {
+                tracing::debug!(
+                    "{}: the snapshot in place, of {held} documents, left as it is at the close: \
+                     the next open adds the {after} after it as tails",
+                    self.path.display()
+                );
+                return Ok(false);
+            }
         }
         let closing = snapshot::closing_path(&self.path);
         self.upkeep.take_spare(&self.path, &closing);
@@ -166,7 +189,7 @@ impl SimhashIndex {
     /// snapshot file removed whatever it did (see [`snapshot::take_spare`]): a closed index
     /// keeps one snapshot on disk.
     fn last_snapshot(&mut self) -> Result<bool, IndexError> {
-        let written = self.write_snapshot();
+        let written = self.snapshot_for_next_open(true);
         match std::fs::remove_file(snapshot::spare_path(&self.path)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => tracing::warn!(
                 "{}: the spare snapshot file cannot be removed ({e})",

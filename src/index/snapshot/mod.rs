@@ -13,7 +13,9 @@
 //!   once the documents stored since the last snapshot reach a share of it, so that the
 //!   documents an open after a crash must add stay a bounded share of the index.
 //! - When the index closes holding what its last checkpoint recorded, unless the snapshot
-//!   on disk already is that index.
+//!   on disk already is that index, or is one this process cannot write in place (the one
+//!   an open mapped) with fewer documents after it than a quarter of it: the next open adds
+//!   those as tails, where a whole write would hold the close up for a pass over the index.
 //!
 //! Both take the same copy (`write`): the rows first, then one table after another, each
 //! copied under the index's read lock (inserts wait for one table's copy, decisions do not

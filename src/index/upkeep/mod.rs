@@ -64,7 +64,7 @@ const REST_PER_WRITE: u32 = 2;
 /// 200 k documents a second, against about a microsecond a document to write one) do not
 /// grow the tail an open after a crash must add past about that share plus what comes
 /// during one write.
-const TAIL_SHARE_WHILE_RESTING: u64 = 4;
+pub(super) const TAIL_SHARE_WHILE_RESTING: u64 = 4;
 
 /// The pause after each table's fold, in which the decisions waiting for the index's lock
 /// take it (see `run`).

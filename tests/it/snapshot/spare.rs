@@ -96,3 +96,59 @@ fn background_snapshots_after_the_first_are_written_in_place_and_never_over_a_ma
     assert_eq!(index.len(), 131_000);
     assert_all_found(&index, 131_000);
 }
+
+#[test]
+fn a_close_leaves_a_snapshot_an_open_mapped_in_place_while_the_documents_after_it_are_under_a_quarter()
+ {
+    use crawldedup::index::IndexConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join(SNAPSHOT_FILE);
+    // No background snapshots: only the closes write one.
+    let open = || {
+        SimhashIndex::open(
+            dir.path(),
+            IndexConfig {
+                background_snapshots: false,
+                ..super::config()
+            },
+        )
+        .unwrap()
+        .with_snapshot_min_documents(0)
+    };
+    let index = open();
+    for i in 0..40_000 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    assert!(index.close().unwrap().snapshot_written);
+    let mapped = inode(&snapshot).unwrap();
+    // 9,999 documents after the snapshot of 40,000, just under a quarter: the close leaves
+    // the file the open mapped, and the next open adds them as tails.
+    let index = open();
+    assert!(index.opened_from_snapshot());
+    for i in 40_000..49_999 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    let report = index.close().unwrap();
+    assert_eq!(report.documents, 49_999);
+    assert!(!report.snapshot_written, "{report:?}");
+    assert_eq!(inode(&snapshot), Some(mapped));
+    let index = open();
+    assert!(index.opened_from_snapshot());
+    assert_eq!(index.snapshot_stats().documents, Some(40_000));
+    assert_all_found(&index, 49_999);
+    // One more, a quarter: the close writes the whole snapshot, to another file.
+    index.check_and_insert(doc(49_999)).unwrap();
+    let report = index.close().unwrap();
+    assert!(report.snapshot_written, "{report:?}");
+    assert_ne!(inode(&snapshot), Some(mapped));
+    let index = open();
+    assert!(index.opened_from_snapshot());
+    assert_eq!(index.snapshot_stats().documents, Some(50_000));
+    assert_all_found(&index, 50_000);
+    // An explicit write_snapshot writes whatever the documents after it.
+    let mut index = index;
+    index.check_and_insert(doc(50_000)).unwrap();
+    index.checkpoint().unwrap();
+    assert!(index.write_snapshot().unwrap());
+    assert_eq!(index.snapshot_stats().documents, Some(50_001));
+}
