@@ -13,12 +13,12 @@ impl SimhashIndex {
 
     /// [`SimhashIndex::write_snapshot`]; at a close (`at_close`), a snapshot in place that
     /// cannot be brought up to date in place (the one an open mapped, say) is left as it is
-    /// while the documents after it are under a quarter of it. The next open adds them as
-    /// tails, no more than an open after a crash adds under the background's rules (see
-    /// [`upkeep`]), where writing the whole snapshot to another file holds the close up for
-    /// a pass over the index (`docs/benchmarks.md`, note 4). The next session's background
-    /// snapshots follow their own rule: one is due once the documents after the one in
-    /// place reach an eighth of it.
+    /// while the documents after it are under a quarter of those it holds that have not
+    /// expired. The next open adds them as tails, no more than an open after a crash adds
+    /// under the background's rules (see [`upkeep`]), where writing the whole snapshot to
+    /// another file holds the close up for a pass over the index (`docs/benchmarks.md`,
+    /// note 4). The next session's background snapshots follow their own rule: one is due
+    /// once the documents after the one in place reach an eighth of it.
     fn snapshot_for_next_open(&mut self, at_close: bool) -> Result<bool, IndexError> {
         let corrupt = |problem: String| IndexError::Corrupt {
             path: self.path.clone(),
@@ -58,8 +58,10 @@ impl SimhashIndex {
             return Ok(true);
         }
         if at_close && let Some((held, _, _)) = self.upkeep.installed() {
-            let after = extent.0.saturating_sub(held);
-            if after < held / upkeep::TAIL_SHARE_WHILE_RESTING {
+            // Of what it holds, what is still live: documents below the floor (expired
+            // since) are not read by the next open.
+            let (after, live_held) = (extent.0.saturating_sub(held), held.saturating_sub(extent.1));
+            if after < live_held / upkeep::TAIL_SHARE_WHILE_RESTING {
                 tracing::debug!(
                     "{}: the snapshot in place, of {held} documents, left as it is at the close: \
                      the next open adds the {after} after it as tails",

@@ -152,3 +152,48 @@ fn a_close_leaves_a_snapshot_an_open_mapped_in_place_while_the_documents_after_i
     assert!(index.write_snapshot().unwrap());
     assert_eq!(index.snapshot_stats().documents, Some(50_001));
 }
+
+#[test]
+fn a_close_writes_the_snapshot_when_what_the_one_in_place_holds_has_expired() {
+    use crawldedup::clock::ManualClock;
+    use crawldedup::index::IndexConfig;
+    use std::sync::Arc;
+    use std::time::Duration;
+    const T0: u64 = 1_700_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::at(T0);
+    let open = || {
+        SimhashIndex::open(
+            dir.path(),
+            IndexConfig {
+                background_snapshots: false,
+                retention: Some(Duration::from_secs(3_600)),
+                ..super::config()
+            },
+        )
+        .unwrap()
+        .with_snapshot_min_documents(0)
+        .with_clock(Arc::new(clock.clone()))
+    };
+    let index = open();
+    for i in 0..40_000 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    assert!(index.close().unwrap().snapshot_written);
+    // An hour later every document of the snapshot has expired: the 5,000 after it are few
+    // against what it holds, but it holds nothing live, so the close writes a new one.
+    clock.set(T0 + 7_200);
+    let index = open();
+    assert!(index.opened_from_snapshot());
+    for i in 40_000..45_000 {
+        index.check_and_insert(doc(i)).unwrap();
+    }
+    while index.sweep(10_000).unwrap().expired > 0 {}
+    let report = index.close().unwrap();
+    assert!(report.snapshot_written, "{report:?}");
+    let index = open();
+    assert!(index.opened_from_snapshot());
+    assert_eq!(index.snapshot_stats().documents, Some(45_000));
+    assert!(index.find(&doc(40_000)).unwrap().is_some());
+    assert_eq!(index.find(&doc(0)).unwrap(), None);
+}
