@@ -202,7 +202,9 @@ pub struct CloseReport {
     /// Documents the index holds, every one of them durable.
     pub documents: u64,
     /// Whether a snapshot was written for the next open (none when the one in place
-    /// already is this index, or the index is too small to need one).
+    /// already is this index, or is one this process cannot write in place with fewer
+    /// documents after it than a quarter of those it holds, or the index is too small to
+    /// need one).
     pub snapshot_written: bool,
     /// Seconds the close took.
     pub seconds: f64,
