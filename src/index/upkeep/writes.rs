@@ -111,7 +111,13 @@ fn write_in_place(
             );
             Ok(Some(took))
         }
-        Ok(None) if state.stop => Ok(None),
+        Ok(None) if state.stop => {
+            // Stopped between two batches, the header in use may be one this update
+            // committed, not `current`'s: an update from `current` (the close's) could place
+            // sections over those that header names. The close writes whole instead.
+            state.in_place = None;
+            Ok(None)
+        }
         Ok(None) => {
             state.in_place = None;
             Ok(Some(took))
