@@ -114,7 +114,7 @@ fn write_in_place(
         Ok(None) if state.stop => {
             // Stopped between two batches, the header in use may be one this update
             // committed, not `current`'s: an update from `current` (the close's) could place
-            // sections over those that header names. The close writes whole instead.
+            // sections over those that header names. The close writes whole or leaves it.
             state.in_place = None;
             Ok(None)
         }
