@@ -244,6 +244,65 @@ fn timed_open(dir: &Path, config: IndexConfig) -> (SimhashIndex, Duration) {
     (index, start.elapsed())
 }
 
+/// The clean close after the crash reopen, the reopen after it, the whole snapshot written
+/// on demand and the open that maps it, with queries on it: the bench's "clean" line.
+fn clean_close(
+    crashed: SimhashIndex,
+    dir: &Path,
+    config: IndexConfig,
+    n: u64,
+    probes: &[u64],
+) -> String {
+    // A clean close: it leaves the snapshot the open mapped in place while the documents
+    // after it are under a quarter of it (the next open adds them as tails), and writes the
+    // whole index's otherwise.
+    let crashed = crashed.with_snapshot_min_documents(SNAPSHOT_MIN_DOCUMENTS);
+    let start = Instant::now();
+    let closed = crashed.close().unwrap();
+    let close = start.elapsed();
+    let start = Instant::now();
+    let reopened = SimhashIndex::open(dir, config).unwrap();
+    let reopen = start.elapsed();
+    assert_eq!(reopened.len(), n);
+    let from_snapshot = reopened.opened_from_snapshot();
+    let reopen_tails = n - reopened.snapshot_stats().documents.unwrap_or(0).min(n);
+    // The whole index's snapshot written on demand (what every close wrote before), and the
+    // open that maps it with nothing after it.
+    assert!(reopened.wait_tails_folded(Duration::from_secs(600)));
+    let mut reopened = reopened;
+    let start = Instant::now();
+    let whole_written = reopened.write_snapshot().unwrap();
+    let whole = start.elapsed();
+    drop(reopened);
+    let start = Instant::now();
+    let reopened = SimhashIndex::open(dir, config).unwrap();
+    let mapped_open = start.elapsed();
+    assert_eq!(reopened.snapshot_stats().documents, Some(n));
+    // Queries on the mapped tables, whose pages come from the page cache at first touch.
+    let times: Vec<Duration> = probes
+        .iter()
+        .map(|&q| {
+            let t = Instant::now();
+            std::hint::black_box(reopened.query(Simhash(q)));
+            t.elapsed()
+        })
+        .collect();
+    let (mapped_median, mapped_p99) = latency(times);
+    drop(reopened);
+    let snapshot_bytes = std::fs::metadata(dir.join(SNAPSHOT_FILE)).map_or(0, |m| m.len());
+    format!(
+        "close {:.2} s (snapshot written: {}), then the reopen {:.2} s (from the snapshot: {from_snapshot}, {reopen_tails} documents after it as tails); the whole snapshot written on demand (write_snapshot: {whole_written}) in {:.2} s, {:.1} bytes/fp, and the open after it {:.2} s, first queries on it median {} p99 {}",
+        close.as_secs_f64(),
+        closed.snapshot_written,
+        reopen.as_secs_f64(),
+        whole.as_secs_f64(),
+        snapshot_bytes as f64 / n as f64,
+        mapped_open.as_secs_f64(),
+        micros(mapped_median),
+        micros(mapped_p99),
+    )
+}
+
 /// Writes out the page cache's dirty pages and drops the cache (Linux, as root); `false`,
 /// with a line saying why, where it cannot.
 fn drop_page_cache() -> bool {
@@ -301,7 +360,6 @@ fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool, cold: b
     let insert = Duration::from_secs_f64(figures["insert_s"].as_f64().unwrap());
     let median = Duration::from_secs_f64(figures["median_us"].as_f64().unwrap() / 1e6);
     let snapshot_file = dir.path().join(SNAPSHOT_FILE);
-    let snapshot_bytes = || std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
     // With --cold, as after the machine restarted: sled's log and the snapshot come from
     // the disk, not from the page cache that the run filled.
     let cold = cold && drop_page_cache();
@@ -317,46 +375,10 @@ fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool, cold: b
     assert!(crashed.wait_tails_folded(Duration::from_secs(600)));
     let folded = start.elapsed();
     assert_eq!(crashed.len(), n);
-    // A clean close: it leaves the snapshot the open mapped in place while the documents
-    // after it are under a quarter of it (the next open adds them as tails), and writes the
-    // whole index's otherwise.
-    let crashed = crashed.with_snapshot_min_documents(SNAPSHOT_MIN_DOCUMENTS);
-    let start = Instant::now();
-    let closed = crashed.close().unwrap();
-    let close = start.elapsed();
-    let start = Instant::now();
-    let reopened = SimhashIndex::open(dir.path(), config).unwrap();
-    let reopen = start.elapsed();
-    assert_eq!(reopened.len(), n);
-    let from_snapshot = reopened.opened_from_snapshot();
-    let reopen_tails = n - reopened.snapshot_stats().documents.unwrap_or(0).min(n);
-    // The whole index's snapshot written on demand (what every close wrote before), and the
-    // open that maps it with nothing after it.
-    assert!(reopened.wait_tails_folded(Duration::from_secs(600)));
-    let mut reopened = reopened;
-    let start = Instant::now();
-    let whole_written = reopened.write_snapshot().unwrap();
-    let whole = start.elapsed();
-    drop(reopened);
-    let start = Instant::now();
-    let reopened = SimhashIndex::open(dir.path(), config).unwrap();
-    let mapped_open = start.elapsed();
-    assert_eq!(reopened.snapshot_stats().documents, Some(n));
-    // Queries on the mapped tables, whose pages come from the page cache at first touch.
-    let times: Vec<Duration> = probes
-        .iter()
-        .map(|&q| {
-            let t = Instant::now();
-            std::hint::black_box(reopened.query(Simhash(q)));
-            t.elapsed()
-        })
-        .collect();
-    let (mapped_median, mapped_p99) = latency(times);
-    drop(reopened);
+    let clean = clean_close(crashed, dir.path(), config, n, probes);
     // After a crash with no snapshot at all: the tables are rebuilt from the database. The
     // snapshot is moved away for it, and back.
     let kept = snapshot_file.with_extension("kept");
-    let whole_snapshot = snapshot_bytes();
     std::fs::rename(&snapshot_file, &kept).unwrap();
     let (rebuilt, rebuild) = timed_open(dir.path(), config);
     assert_eq!(rebuilt.len(), n);
@@ -392,17 +414,7 @@ fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool, cold: b
         folded.as_secs_f64(),
         rebuild.as_secs_f64(),
     );
-    println!(
-        "  clean        close {:.2} s (snapshot written: {}), then the reopen {:.2} s (from the snapshot: {from_snapshot}, {reopen_tails} documents after it as tails); the whole snapshot written on demand (write_snapshot: {whole_written}) in {:.2} s, {:.1} bytes/fp, and the open after it {:.2} s, first queries on it median {} p99 {}",
-        close.as_secs_f64(),
-        closed.snapshot_written,
-        reopen.as_secs_f64(),
-        whole.as_secs_f64(),
-        whole_snapshot as f64 / n as f64,
-        mapped_open.as_secs_f64(),
-        micros(mapped_median),
-        micros(mapped_p99),
-    );
+    println!("  clean        {clean}");
     Ours {
         insert,
         median,
