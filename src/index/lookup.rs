@@ -96,7 +96,7 @@ impl SimhashIndex {
                     || similarity.resemblance >= LINES_FROM_RESEMBLANCE
                     || similarity.containment >= LINES_FROM_CONTAINMENT);
             let full = if by_lines || tiny_sets {
-                self.get(u64::from(id))?
+                self.get_beside(u64::from(id), Some(*stored))?
             } else {
                 None
             };

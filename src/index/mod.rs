@@ -21,7 +21,8 @@
 //! similar wins.
 //!
 //! # Storage
-//! Three sled trees (details in `store.rs`): the document records in chunks of 32 ids, a
+//! Three sled trees (details in `store/mod.rs`): the document records in chunks of 32 ids
+//! (what a row does not hold: the name, the tiny set, the lines' profile), a
 //! compact row (simhash, digest, length, time stored and sketch: 100 bytes) per document in
 //! chunks of 64 (every value stays under sled's blob threshold, so the space of deleted
 //! values is reclaimed by sled's log), and a meta tree (format version, fingerprint version, layout, count written). The
@@ -149,8 +150,14 @@ const LINES_FROM_CONTAINMENT: f64 = 0.3;
 pub type DocId = u64;
 
 /// Version of the on-disk layout (trees and record encoding). Version 6 keeps the lines'
-/// profile of a page with a host in its record.
-pub const INDEX_FORMAT_VERSION: u32 = 6;
+/// profile of a page with a host in its record; version 7 keeps in a record only what its
+/// row does not hold (the name, the tiny set and the lines' profile).
+pub const INDEX_FORMAT_VERSION: u32 = 7;
+
+/// The oldest index format this build opens. An index of an older format than
+/// [`INDEX_FORMAT_VERSION`] is upgraded in place when it opens: its stored records stay as
+/// they are and are read as before, new ones are written in the current format.
+pub const OLDEST_INDEX_FORMAT: u32 = 6;
 
 /// The persistent simhash index.
 pub struct SimhashIndex {
@@ -351,6 +358,12 @@ impl SimhashIndex {
 
     /// The stored document with this id.
     pub fn get(&self, id: DocId) -> Result<Option<DocRecord>, IndexError> {
+        self.get_beside(id, None)
+    }
+
+    /// As [`SimhashIndex::get`], with the document's row when the caller holds it (a
+    /// candidate's, in memory), so that sled is read for the record's part beside it only.
+    fn get_beside(&self, id: DocId, row: Option<Stored>) -> Result<Option<DocRecord>, IndexError> {
         {
             let pending = lock(&self.pending);
             if id >= pending.first {
@@ -362,7 +375,7 @@ impl SimhashIndex {
                 return Ok(Some(doc));
             }
         }
-        self.store.get(id).map_err(|e| self.store_error(e))
+        self.store.get(id, row).map_err(|e| self.store_error(e))
     }
 
     fn store_error(&self, e: StoreError) -> IndexError {
@@ -496,7 +509,7 @@ mod tests {
         );
         assert!(
             line.contains(&format!(
-                "format {INDEX_FORMAT_VERSION} and fingerprint version {FINGERPRINT_VERSION}"
+                "formats {OLDEST_INDEX_FORMAT} to {INDEX_FORMAT_VERSION} and fingerprint version {FINGERPRINT_VERSION}"
             )),
             "{line}"
         );

@@ -9,7 +9,10 @@ use super::manifest::{MANIFEST_FILE, Manifest};
 use super::plan::{self, Plan};
 use super::store::{Rows, Store, StoreError};
 use super::tables::build_memory;
-use super::{INDEX_FORMAT_VERSION, IndexConfig, IndexError, Pending, RESTORE, SimhashIndex};
+use super::{
+    INDEX_FORMAT_VERSION, IndexConfig, IndexError, OLDEST_INDEX_FORMAT, Pending, RESTORE,
+    SimhashIndex,
+};
 use crate::fingerprint::FINGERPRINT_VERSION;
 
 impl SimhashIndex {
@@ -159,7 +162,9 @@ fn layout(
     let (store_error, corrupt) = IndexError::makers(dir);
     match (store.layout().map_err(store_error)?, manifest) {
         (Some((version, fp_version, k, blocks)), manifest) => {
-            if version != INDEX_FORMAT_VERSION || fp_version != FINGERPRINT_VERSION {
+            if !(OLDEST_INDEX_FORMAT..=INDEX_FORMAT_VERSION).contains(&version)
+                || fp_version != FINGERPRINT_VERSION
+            {
                 return Err(IndexError::Format {
                     path: dir.to_path_buf(),
                     found: (version, fp_version),
@@ -179,12 +184,27 @@ fn layout(
                     )));
                 }
             };
-            if (manifest.format, manifest.fingerprint) != (version, fp_version) {
+            // The database is upgraded before the manifest: a manifest of the format
+            // before goes with it while an upgrade's first checkpoint is to come.
+            if !(OLDEST_INDEX_FORMAT..=version).contains(&manifest.format)
+                || manifest.fingerprint != fp_version
+            {
                 return Err(corrupt(format!(
                     "damaged: the manifest names index format {} and fingerprint version \
                      {}, the database {version} and {fp_version}; {RESTORE}",
                     manifest.format, manifest.fingerprint
                 )));
+            }
+            if version < INDEX_FORMAT_VERSION {
+                // Upgraded in place: what is stored reads as before.
+                store
+                    .set_layout(INDEX_FORMAT_VERSION, fp_version, k, blocks)
+                    .map_err(store_error)?;
+                db.flush().map_err(store_error)?;
+                tracing::info!(
+                    "{}: index format {version} upgraded to {INDEX_FORMAT_VERSION}",
+                    dir.display()
+                );
             }
             Ok((plan, manifest))
         }

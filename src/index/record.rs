@@ -54,32 +54,28 @@ impl DocRecord {
 }
 
 impl DocRecord {
-    /// The encoding ([`DocRecord::encode_into`]) in a vector of its own.
+    /// The whole record: simhash (8 bytes), digest (16), text length (8), time stored
+    /// (8), sketch ([`SKETCH_BYTES`]), then the part kept beside a row
+    /// ([`DocRecord::encode_beside_row`]); integers big-endian. Index format 6 kept its
+    /// records this way ([`DocRecord::decode`] still reads them); the cluster index does.
     #[cfg(any(test, feature = "cluster"))]
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.encoded_len_hint());
-        self.encode_into(&mut out);
-        out
-    }
-
-    /// About the bytes of the encoding (exact without the lines' profile): room to take
-    /// before [`DocRecord::encode_into`].
-    pub(crate) fn encoded_len_hint(&self) -> usize {
-        let set = self.tiny_set.len().min(usize::from(HAS_BLOCKS - 1));
-        42 + SKETCH_BYTES + 4 * set + self.name.len()
-    }
-
-    /// Appends the encoding to `out`: simhash (8 bytes), digest (16), text length (8), time
-    /// stored (8), sketch ([`SKETCH_BYTES`]), the tiny set (a u16 count, then 4 bytes each;
-    /// the count's top bit set when the lines' profile follows), the profile
-    /// ([`Blocks::encode`]) if any, then the name in UTF-8; integers big-endian.
-    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
-        let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(HAS_BLOCKS - 1))];
+        let mut out = Vec::with_capacity(40 + SKETCH_BYTES + self.beside_row_len_hint());
         out.extend_from_slice(&self.simhash.0.to_be_bytes());
         out.extend_from_slice(&self.digest.0.to_be_bytes());
         out.extend_from_slice(&self.text_chars.to_be_bytes());
         out.extend_from_slice(&self.at.to_be_bytes());
         out.extend_from_slice(&self.sketch.to_bytes());
+        self.encode_beside_row(&mut out);
+        out
+    }
+
+    /// Appends what the index's rows do not hold ([`Stored`]): the tiny set (a u16 count,
+    /// then 4 bytes each; the count's top bit set when the lines' profile follows), the
+    /// profile ([`Blocks::encode`]) if any, then the name in UTF-8. The rest of the record
+    /// is read back from its row ([`DocRecord::decode_beside`]).
+    pub(crate) fn encode_beside_row(&self, out: &mut Vec<u8>) {
+        let set = &self.tiny_set[..self.tiny_set.len().min(usize::from(HAS_BLOCKS - 1))];
         let flag = if self.blocks.is_some() { HAS_BLOCKS } else { 0 };
         out.extend_from_slice(&(set.len() as u16 | flag).to_be_bytes());
         for h in set {
@@ -91,6 +87,31 @@ impl DocRecord {
         out.extend_from_slice(self.name.as_bytes());
     }
 
+    /// About the bytes of [`DocRecord::encode_beside_row`]'s encoding (exact without the
+    /// lines' profile): room to take before it.
+    pub(crate) fn beside_row_len_hint(&self) -> usize {
+        let set = self.tiny_set.len().min(usize::from(HAS_BLOCKS - 1));
+        2 + 4 * set + self.name.len()
+    }
+
+    /// The record whose part beside its row ([`DocRecord::encode_beside_row`]) is `bytes`
+    /// and whose row is `row`. The row keeps the text length and the time stored in 32
+    /// bits (saturating), so a record read back this way does too.
+    pub(crate) fn decode_beside(bytes: &[u8], row: &Stored) -> Option<DocRecord> {
+        let (tiny_set, blocks, name) = decode_rest(bytes)?;
+        Some(DocRecord {
+            simhash: Simhash(row.simhash),
+            digest: row.digest,
+            text_chars: u64::from(row.chars),
+            name,
+            at: u64::from(row.at),
+            sketch: row.sketch,
+            tiny_set,
+            blocks,
+        })
+    }
+
+    /// The record from its whole encoding ([`DocRecord::encode`]).
     pub(crate) fn decode(bytes: &[u8]) -> Option<DocRecord> {
         let simhash = Simhash(u64::from_be_bytes(bytes.get(0..8)?.try_into().ok()?));
         let digest = Digest(u128::from_be_bytes(bytes.get(8..24)?.try_into().ok()?));
@@ -98,21 +119,7 @@ impl DocRecord {
         let stored_at = u64::from_be_bytes(bytes.get(32..40)?.try_into().ok()?);
         let at = 40 + SKETCH_BYTES;
         let sketch = Sketch::from_bytes(bytes.get(40..at)?)?;
-        let count = u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?);
-        let mut rest = at + 2 + 4 * usize::from(count & !HAS_BLOCKS);
-        let tiny_set = bytes
-            .get(at + 2..rest)?
-            .chunks_exact(4)
-            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        let blocks = if count & HAS_BLOCKS != 0 {
-            let (blocks, len) = Blocks::decode(bytes.get(rest..)?)?;
-            rest += len;
-            Some(blocks)
-        } else {
-            None
-        };
-        let name = String::from_utf8(bytes.get(rest..)?.to_vec()).ok()?;
+        let (tiny_set, blocks, name) = decode_rest(bytes.get(at..)?)?;
         Some(DocRecord {
             simhash,
             digest,
@@ -124,6 +131,27 @@ impl DocRecord {
             blocks,
         })
     }
+}
+
+/// The tiny set, the lines' profile and the name, from their encoding (the end of a
+/// record's).
+fn decode_rest(bytes: &[u8]) -> Option<(Vec<u32>, Option<Blocks>, String)> {
+    let count = u16::from_be_bytes(bytes.get(..2)?.try_into().ok()?);
+    let mut rest = 2 + 4 * usize::from(count & !HAS_BLOCKS);
+    let tiny_set = bytes
+        .get(2..rest)?
+        .chunks_exact(4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let blocks = if count & HAS_BLOCKS != 0 {
+        let (blocks, len) = Blocks::decode(bytes.get(rest..)?)?;
+        rest += len;
+        Some(blocks)
+    } else {
+        None
+    };
+    let name = String::from_utf8(bytes.get(rest..)?.to_vec()).ok()?;
+    Some((tiny_set, blocks, name))
 }
 
 /// What memory keeps of every document, by id: enough to report the distance, find an

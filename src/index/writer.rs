@@ -191,7 +191,7 @@ mod tests {
         writer.wait().unwrap();
         assert_eq!(writer.get(3), None, "written, so no longer in flight");
         assert_eq!(
-            store.get(3).ok().flatten().map(|d| d.name),
+            store.get(3, None).ok().flatten().map(|d| d.name),
             Some("doc-3".into())
         );
         // A batch out of place (ids from 50, while 40 are stored) fails to write.

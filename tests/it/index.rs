@@ -511,3 +511,73 @@ fn documents_after_the_last_checkpoint_are_kept_and_counted_by_the_next() {
     let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
     assert_eq!(index.len(), 501);
 }
+
+/// The environment variable that makes a test binary run the rows-before-records child.
+const ROWS_CHILD_ENV: &str = "CRAWLDEDUP_INDEX_ROWS_CHILD";
+
+#[test]
+fn kill_9_between_a_batchs_rows_and_its_records_leaves_the_rows_out_and_loses_nothing_stored() {
+    if let Ok(dir) = std::env::var(ROWS_CHILD_ENV) {
+        // The child: unique documents from where the index stands, a checkpoint every
+        // 1,000, until killed (held once a batch's rows are on disk and its records not).
+        // Its first run stores 2,500 and closes the index.
+        let dir = Path::new(&dir);
+        let index = SimhashIndex::open(dir, config(3, None)).unwrap();
+        let seeded = dir.join("seeded");
+        let mut i = index.len();
+        loop {
+            index
+                .check_and_insert(record(nth_fp(i), u128::from(i)))
+                .unwrap();
+            i += 1;
+            if i == 2_500 && !seeded.exists() {
+                index.close().unwrap();
+                std::fs::write(seeded, "yes").unwrap();
+                return;
+            }
+            if i % 1_000 == 0 {
+                index.checkpoint().unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let test = "index::kill_9_between_a_batchs_rows_and_its_records_leaves_the_rows_out_and_loses_nothing_stored";
+    let mut before = 0;
+    let seeded = child::round(test, ROWS_CHILD_ENV, dir.path(), child::Kill::Never);
+    assert!(
+        matches!(seeded, child::Ended::Finished { success: true, .. }),
+        "{seeded:?}"
+    );
+    for kill in [
+        child::Kill::At("index-rows-before-records"),
+        child::Kill::After(300),
+        child::Kill::At("index-rows-before-records"),
+    ] {
+        let ended = child::round(test, ROWS_CHILD_ENV, dir.path(), kill);
+        assert!(
+            matches!(ended, child::Ended::KilledAt(_) | child::Ended::KilledAfter),
+            "{kill:?}: {ended:?}"
+        );
+        let index = SimhashIndex::open(dir.path(), config(3, None)).unwrap();
+        let len = index.len();
+        assert!(len >= before.max(2_500), "{len} documents after {before}");
+        for i in 0..len {
+            assert_eq!(
+                index.find(&record(nth_fp(i), u128::from(i))).unwrap(),
+                Some(Decision::Exact(i)),
+                "document {i} of {len}"
+            );
+            assert_eq!(
+                index.get(i).unwrap().map(|r| r.name),
+                Some(format!("doc-{i}"))
+            );
+        }
+        // The batch whose rows alone reached the disk is not there: the next document
+        // is new, and goes in under the next id.
+        assert_eq!(
+            index.find(&record(nth_fp(len), u128::from(len))).unwrap(),
+            None
+        );
+        before = len;
+    }
+}

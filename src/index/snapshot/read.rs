@@ -89,7 +89,8 @@ pub(in crate::index) fn open(
 fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(), Refused> {
     let stale = |what: String| Err(Refused::Stale(what));
     if header.snapshot != SNAPSHOT_VERSION
-        || header.format != super::super::INDEX_FORMAT_VERSION
+        || !(super::super::OLDEST_INDEX_FORMAT..=super::super::INDEX_FORMAT_VERSION)
+            .contains(&header.format)
         || header.fingerprint != FINGERPRINT_VERSION
         || header.little_endian != cfg!(target_endian = "little")
     {

@@ -87,7 +87,8 @@ fn a_state_directory_of_an_older_format_is_refused_in_one_line_and_left_alone() 
     );
     assert!(
         err.contains(&format!(
-            "this build reads format {} and fingerprint version {}",
+            "this build reads index formats {} to {} and fingerprint version {}",
+            crawldedup::index::OLDEST_INDEX_FORMAT,
             crawldedup::index::INDEX_FORMAT_VERSION,
             crawldedup::fingerprint::FINGERPRINT_VERSION
         )),
