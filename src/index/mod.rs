@@ -356,7 +356,8 @@ impl SimhashIndex {
             .collect()
     }
 
-    /// The stored document with this id.
+    /// The stored document with this id. Its text length and time stored come back as the
+    /// index keeps them, in 32 bits (saturating: past 4 G characters, past the year 2106).
     pub fn get(&self, id: DocId) -> Result<Option<DocRecord>, IndexError> {
         self.get_beside(id, None)
     }
