@@ -356,8 +356,9 @@ impl SimhashIndex {
             .collect()
     }
 
-    /// The stored document with this id. Its text length and time stored come back as the
-    /// index keeps them, in 32 bits (saturating: past 4 G characters, past the year 2106).
+    /// The stored document with this id. Once it is in the database, its text length and
+    /// time stored come back as its row keeps them, in 32 bits (saturating: past 4 G
+    /// characters, past the year 2106).
     pub fn get(&self, id: DocId) -> Result<Option<DocRecord>, IndexError> {
         self.get_beside(id, None)
     }
