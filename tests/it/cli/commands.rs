@@ -1,5 +1,6 @@
 //! The small commands (canonicalize, bloom-params, index-plan), configuration errors, help,
-//! and the documentation of every command and JSON field.
+//! the documentation of every command and JSON field, and a state directory of an older
+//! index format resumed.
 
 use super::*;
 
@@ -284,5 +285,94 @@ fn demo_runs_offline() {
         "robots           2",
     ] {
         assert!(out.contains(line), "missing {line:?} in:\n{out}");
+    }
+}
+
+/// Copies the fixture state directory `name` (under `tests/fixtures`) to `to`.
+fn copy_fixture_state(name: &str, to: &std::path::Path) {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let mut dirs = vec![from.clone()];
+    while let Some(dir) = dirs.pop() {
+        let target = to.join(dir.strip_prefix(&from).unwrap());
+        std::fs::create_dir_all(&target).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                std::fs::copy(&path, target.join(path.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+}
+
+/// `tests/fixtures/index-format-6` is the state directory that the last build of index
+/// format 6 left after `crawldedup dedup` of ten fixture pages (run in the pages' folder,
+/// so each record's name is the file's name). This build resumes it: each page is found
+/// again as the record it was stored as, new pages go in after them, and the index is
+/// upgraded to the current format.
+#[test]
+fn a_state_directory_of_index_format_6_resumes_with_every_page_and_is_upgraded() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    copy_fixture_state("index-format-6", &state);
+    let manifest = state.join("index/crawldedup-manifest");
+    assert!(
+        std::fs::read_to_string(&manifest)
+            .unwrap()
+            .contains("\nformat 6\n")
+    );
+    let stored = [
+        "article",
+        "blog-comments",
+        "collection",
+        "documentation",
+        "forum-long-first-post",
+        "forum",
+        "listing",
+        "news-comments",
+        "news-megamenu",
+        "product",
+    ];
+    let pages: Vec<String> = stored
+        .iter()
+        .chain(&["news-rails", "service"])
+        .map(|p| fixture(p))
+        .collect();
+    let run = || {
+        let mut args = vec!["dedup", "--json", "--state-dir", state.to_str().unwrap()];
+        args.extend(pages.iter().map(String::as_str));
+        let o = crawldedup(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let verdicts = run();
+    assert_eq!(verdicts.len(), 12);
+    for (page, verdict) in stored.iter().zip(&verdicts) {
+        assert_eq!(verdict["verdict"], "exact_duplicate", "{verdict}");
+        // The name read back from the record format 6 wrote whole.
+        assert_eq!(verdict["of"], format!("{page}.html"), "{verdict}");
+    }
+    for (verdict, id) in verdicts[10..].iter().zip([10, 11]) {
+        assert_eq!(verdict["verdict"], "unique", "{verdict}");
+        assert_eq!(verdict["id"], id, "{verdict}");
+    }
+    let upgraded = format!("\nformat {}\n", crawldedup::index::INDEX_FORMAT_VERSION);
+    assert!(
+        std::fs::read_to_string(&manifest)
+            .unwrap()
+            .contains(&upgraded)
+    );
+    // Resumed again: all twelve found, the two new ones under the names given this time.
+    let again = run();
+    for (verdict, page) in again.iter().zip(&pages) {
+        assert_eq!(verdict["verdict"], "exact_duplicate", "{verdict}");
+        let of = verdict["of"].as_str().unwrap();
+        assert!(page.ends_with(of), "{page}: {verdict}");
     }
 }
