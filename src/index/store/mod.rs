@@ -259,6 +259,25 @@ impl Store {
                 rows.len()
             )));
         }
+        let (tail, made) = self.tail_rows(written, &past)?;
+        if !tail.is_empty() {
+            if made {
+                self.write_rows(written, tail.iter().copied(), Some(&rows))?;
+            }
+            for row in &tail {
+                rows.push(&encode_row(*row))
+                    .expect("a row just encoded reads back");
+            }
+            self.meta
+                .insert(WRITTEN_KEY, &(rows.len() as u64).to_be_bytes())?;
+        }
+        Ok(rows)
+    }
+
+    /// The rows of the documents stored after the last complete batch (ids from
+    /// `written`), and whether any had to be made from its record; `past` holds the rows
+    /// stored past `written`.
+    fn tail_rows(&self, written: u64, past: &[Stored]) -> Result<(Vec<Stored>, bool), StoreError> {
         // Documents stored after the last complete batch: a record beside its row was
         // stored after the row; a whole record (index format 6) may have been stored
         // without it, and its row is made again from it.
@@ -289,18 +308,7 @@ impl Store {
                 tail.push(row);
             }
         }
-        if !tail.is_empty() {
-            if made {
-                self.write_rows(written, tail.iter().copied(), Some(&rows))?;
-            }
-            for row in &tail {
-                rows.push(&encode_row(*row))
-                    .expect("a row just encoded reads back");
-            }
-            self.meta
-                .insert(WRITTEN_KEY, &(rows.len() as u64).to_be_bytes())?;
-        }
-        Ok(rows)
+        Ok((tail, made))
     }
 
     /// Drops every document from id `count` on (rolling the index back to a checkpoint),
