@@ -223,6 +223,7 @@ fn insert_run(spec: &str) {
         "snapshot_documents": background.documents.unwrap_or(0),
         "snapshot_s": background.last_seconds,
         "snapshot_bytes": background.last_bytes,
+        "snapshot_bytes_written": background.bytes_written,
         "checkpoint_s": checkpoints.as_secs_f64(),
         "checkpoint_max_ms": longest.as_secs_f64() * 1e3,
     });
@@ -397,11 +398,12 @@ fn crawldedup_run(n: u64, probes: &[u64], background: bool, sized: bool, cold: b
         figures["found"],
     );
     println!(
-        "  background   {} snapshots written during the run, the last of {} documents in {:.2} s ({:.0} MB); the checkpoints took {:.2} s of the {:.2} s run, the longest {:.0} ms",
+        "  background   {} snapshots written during the run, the last of {} documents in {:.2} s ({:.0} MB; {:.0} MB written by all of them); the checkpoints took {:.2} s of the {:.2} s run, the longest {:.0} ms",
         figures["snapshots"],
         figures["snapshot_documents"],
         figures["snapshot_s"].as_f64().unwrap(),
         figures["snapshot_bytes"].as_f64().unwrap() / 1e6,
+        figures["snapshot_bytes_written"].as_f64().unwrap() / 1e6,
         figures["checkpoint_s"].as_f64().unwrap(),
         insert.as_secs_f64(),
         figures["checkpoint_max_ms"].as_f64().unwrap(),

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::growth::{TableMut, in_turn};
-use super::memory::Bucketed;
+use super::memory::{Bucketed, Column, Line, TableShape};
 use super::plan::Plan;
 use super::record::Stored;
 use super::store::Rows;
@@ -152,7 +152,7 @@ pub(super) fn keys_of(plan: &Plan, simhash: u64, sketch: &Sketch) -> Keys {
 /// What the tables are keyed by, pulled out of a run of rows in one pass, a column each:
 /// every table built from them then reads 4 or 8 bytes per document instead of a 100-byte
 /// row (at 10 M rows, 26 passes over the rows would move 25 GB through the caches).
-struct Columns {
+pub(super) struct Columns {
     simhashes: Vec<u64>,
     /// Per band, the bins of its key ([`Sketch::band_bins`]).
     bins: Vec<Vec<u32>>,
@@ -160,17 +160,62 @@ struct Columns {
 
 impl Columns {
     fn of<'a>(docs: impl ExactSizeIterator<Item = &'a Stored>) -> Columns {
-        let mut simhashes = super::memory::with_capacity(docs.len());
-        let mut bins: Vec<Vec<u32>> = (0..BANDS)
-            .map(|_| super::memory::with_capacity(docs.len()))
-            .collect();
+        let mut columns = Columns::with_capacity(docs.len());
         for doc in docs {
-            simhashes.push(doc.simhash);
-            for (band, column) in bins.iter_mut().enumerate() {
-                column.push(doc.sketch.band_bins(band));
-            }
+            columns.push(doc);
         }
-        Columns { simhashes, bins }
+        columns
+    }
+
+    /// Empty columns with room for `n` documents.
+    pub(super) fn with_capacity(n: usize) -> Columns {
+        Columns {
+            simhashes: super::memory::with_capacity(n),
+            bins: (0..BANDS)
+                .map(|_| super::memory::with_capacity(n))
+                .collect(),
+        }
+    }
+
+    /// Adds the keys of the next document.
+    pub(super) fn push(&mut self, doc: &Stored) {
+        self.simhashes.push(doc.simhash);
+        for (band, column) in self.bins.iter_mut().enumerate() {
+            column.push(doc.sketch.band_bins(band));
+        }
+    }
+
+    /// Documents held.
+    pub(super) fn len(&self) -> usize {
+        self.simhashes.len()
+    }
+}
+
+/// A table of the entries of table `t` (simhash tables first, then the bands), with
+/// `leading` shared bits, for the documents whose keys `columns` holds from its row `skip`
+/// on, the first of them document `from`: its shape and lines (a snapshot's delta section,
+/// see `snapshot/in_place.rs`).
+pub(super) fn layer_of(
+    plan: &Plan,
+    t: usize,
+    leading: u32,
+    columns: &Columns,
+    skip: usize,
+    from: u64,
+) -> (TableShape, Column<Line>) {
+    let n = columns.len() - skip;
+    let id = |i: usize| (from + i as u64) as u32;
+    if t < plan.tables.len() {
+        let column = &columns.simhashes[skip..];
+        Bucketed::<u64>::build_from(leading, n, |i| (plan.permute(t, column[i]), id(i)))
+            .into_parts()
+    } else {
+        let band = t - plan.tables.len();
+        let column = &columns.bins[band][skip..];
+        Bucketed::<u32>::build_from(leading, n, |i| {
+            (Sketch::band_key_of(band, column[i]), id(i))
+        })
+        .into_parts()
     }
 }
 
@@ -249,11 +294,11 @@ pub(super) fn add_tails(plan: &Plan, memory: &mut Memory, from: &[u64]) {
         match job {
             TableMut::Simhash(t, table) => {
                 let column = &simhashes[skip..];
-                table.set_tail(n, |i| (plan.permute(t, column[i]), id(i)));
+                table.add_tail(n, |i| (plan.permute(t, column[i]), id(i)));
             }
             TableMut::Band(band, table) => {
                 let column = &bins[band][skip..];
-                table.set_tail(n, |i| (Sketch::band_key_of(band, column[i]), id(i)));
+                table.add_tail(n, |i| (Sketch::band_key_of(band, column[i]), id(i)));
             }
         }
     });

@@ -8,27 +8,27 @@ use super::table::{Bucketed, TableShape};
 /// A table's copy taken by [`Bucketed::capture`]: its shape, and the tail still to place.
 pub(crate) struct Captured<K: Key> {
     pub(super) shape: TableShape,
-    pub(super) tail: Option<std::sync::Arc<Bucketed<K>>>,
+    pub(super) tail: Vec<std::sync::Arc<Bucketed<K>>>,
 }
 
 impl<K: Key> Captured<K> {
     /// The shape of the copy in `lines` with the tail placed into it (the lines grown if
     /// it needs room): a table of every entry the captured table held.
     pub(crate) fn merge(self, lines: &mut Vec<Line>) -> (TableShape, MergedLines<'_>) {
-        let Some(tail) = self.tail else {
+        if self.tail.is_empty() {
             return (self.shape, MergedLines::Copy(lines));
-        };
+        }
         let (leading, floor, entries) = self.shape;
         let mut table = Bucketed::<K> {
             leading,
             lines: Column::Owned(std::mem::take(lines)),
             entries,
             floor,
-            tail: None,
+            tail: Vec::new(),
             ready: None,
             _key: std::marker::PhantomData,
         };
-        table.place_tail(&tail, floor);
+        table.place_tail(&self.tail, floor);
         let shape = (table.leading, table.floor, table.entries);
         match table.lines {
             // Placed in the copy: it goes on serving as the buffer.

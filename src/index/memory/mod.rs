@@ -30,9 +30,10 @@
 //! its entries a block at a time, their home lines asked for ahead), which may have been
 //! made ready the same way.
 //!
-//! A table may carry a *tail*: a small read-only table of the entries that a snapshot's
-//! copy of it lacks, built when the index opens from a snapshot older than the database.
-//! Probes read both. Writing those entries into the mapped lines instead would copy nearly
+//! A table may carry a *tail*: small read-only tables (layers) of the entries that a
+//! snapshot's copy of it lacks, made when the index opens from a snapshot whose copy is
+//! older than the database: the copy's delta sections, mapped, and a table of the
+//! documents after them, built. Probes read the table and every layer. Writing those entries into the mapped lines instead would copy nearly
 //! every page of the table first (one insert in a few thousand pages lands on most of them),
 //! which at 10 M documents costs more than the whole open from the snapshot. The tail is
 //! folded in later ([`Bucketed::fold`]), off the path of the open, and a snapshot taken
@@ -87,4 +88,4 @@ mod table;
 
 pub(crate) use capture::Captured;
 pub(crate) use column::{Column, Line, Room, plain_bytes, with_capacity};
-pub(crate) use table::{Bucketed, fresh_lines};
+pub(crate) use table::{Bucketed, TableShape, fresh_lines};

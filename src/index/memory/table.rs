@@ -41,9 +41,10 @@ pub(crate) struct Bucketed<K: Key = u64> {
     pub(super) entries: u64,
     /// The id floor of the last re-placement: entries below it were dropped then.
     pub(super) floor: u32,
-    /// Entries kept apart until they are folded in (see the module doc); shared, so that a
+    /// Entries kept apart until they are folded in (see the module doc), in layers: a
+    /// snapshot's delta sections, then the documents after them. Shared, so that a
     /// snapshot can place them into its copy after the lock it copied the lines under.
-    pub(super) tail: Option<std::sync::Arc<Bucketed<K>>>,
+    pub(super) tail: Vec<std::sync::Arc<Bucketed<K>>>,
     /// Zeroed lines, their pages already backed, for the next growth to fill (see
     /// [`Bucketed::next_growth`]): taken when the growth wants that many lines.
     pub(super) ready: Option<Column<Line>>,
@@ -70,7 +71,7 @@ impl<K: Key> Bucketed<K> {
             lines: Column::Owned(Vec::new()),
             entries: 0,
             floor: 0,
-            tail: None,
+            tail: Vec::new(),
             ready: None,
             _key: std::marker::PhantomData,
         };
@@ -89,49 +90,68 @@ impl<K: Key> Bucketed<K> {
     /// Entries held, in the table and its tail (expired ones included until dropped).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        (self.entries + self.tail.as_ref().map_or(0, |t| t.entries)) as usize
+        (self.entries + tail_entries(&self.tail)) as usize
     }
 
-    /// Gives the table a tail holding the `n` entries `entry(0)`, ..., `entry(n - 1)`
-    /// (replacing any tail it had): entries probes find, kept apart from the lines until
+    /// Adds a layer to the table's tail holding the `n` entries `entry(0)`, ...,
+    /// `entry(n - 1)`: entries probes find, kept apart from the lines until
     /// [`Bucketed::fold`].
-    pub(crate) fn set_tail(&mut self, n: usize, entry: impl Fn(usize) -> (K, u32)) {
-        self.tail =
-            (n > 0).then(|| std::sync::Arc::new(Bucketed::build_from(self.leading, n, entry)));
+    pub(crate) fn add_tail(&mut self, n: usize, entry: impl Fn(usize) -> (K, u32)) {
+        if n > 0 {
+            let layer = Bucketed::build_from(self.leading, n, entry);
+            self.tail.push(std::sync::Arc::new(layer));
+        }
+    }
+
+    /// Adds `layer` (a table of the same leading bits, with no tail of its own) to the
+    /// table's tail.
+    pub(crate) fn add_tail_layer(&mut self, layer: Bucketed<K>) {
+        debug_assert!(layer.tail.is_empty() && layer.leading == self.leading);
+        self.tail.push(std::sync::Arc::new(layer));
     }
 
     /// Whether the table has a tail not yet folded in.
     pub(crate) fn has_tail(&self) -> bool {
-        self.tail.is_some()
+        !self.tail.is_empty()
+    }
+
+    /// Layers in the table's tail.
+    #[cfg(test)]
+    pub(crate) fn tail_layers(&self) -> usize {
+        self.tail.len()
     }
 
     /// Folds the tail into the lines. Entries of ids below `floor` may be dropped on the
     /// way, as a growth drops them.
     pub(crate) fn fold(&mut self, floor: u32) {
-        if let Some(tail) = self.tail.take() {
+        let tail = std::mem::take(&mut self.tail);
+        if !tail.is_empty() {
             self.place_tail(&tail, floor);
         }
     }
 
-    /// Places every entry of `tail` into the lines: first grown into fresh memory if the
-    /// entries need room, else moved into memory of their own (one copy, cheaper than a
-    /// page copy at the first write to each page: see [`Column::own`]).
-    pub(super) fn place_tail(&mut self, tail: &Bucketed<K>, floor: u32) {
-        if (tail.entries as usize) > self.room() {
+    /// Places every entry of the layers of `tail` into the lines: first grown into fresh
+    /// memory if the entries need room, else moved into memory of their own (one copy,
+    /// cheaper than a page copy at the first write to each page: see [`Column::own`]).
+    pub(super) fn place_tail(&mut self, tail: &[std::sync::Arc<Bucketed<K>>], floor: u32) {
+        let more = tail_entries(tail);
+        if more as usize > self.room() {
             self.replace_into(
-                lines_for((self.entries + tail.entries) as f64 / BUILD_LOAD),
+                lines_for((self.entries + more) as f64 / BUILD_LOAD),
                 floor,
                 false,
             );
         } else {
             self.lines.own();
         }
-        let entries = tail
-            .lines
-            .iter()
-            .flat_map(|line| line.fragments.iter().zip(&line.tags))
-            .filter(|&(_, &tag)| tag > floor);
-        self.place_all(entries.map(|(&f, &tag)| (f, tag - 1)));
+        for layer in tail {
+            let entries = layer
+                .lines
+                .iter()
+                .flat_map(|line| line.fragments.iter().zip(&line.tags))
+                .filter(|&(_, &tag)| tag > floor);
+            self.place_all(entries.map(|(&f, &tag)| (f, tag - 1)));
+        }
     }
 
     /// Lines the table holds (its tail apart).
@@ -345,7 +365,7 @@ impl<K: Key> Bucketed<K> {
     pub(crate) fn next_growth(&self, floor: u32) -> Option<usize> {
         let takes = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
         let near = (self.room() as f64) <= takes / 8.0;
-        let plain = self.ready.is_none() && self.tail.is_none() && floor <= self.floor;
+        let plain = self.ready.is_none() && self.tail.is_empty() && floor <= self.floor;
         if !(near && plain && self.lines.len() >= PREPARE_LINES) {
             return None;
         }
@@ -436,8 +456,8 @@ impl<K: Key> Bucketed<K> {
         if !self.lines.is_empty() {
             prefetch(&self.lines[self.home(fragment(key))]);
         }
-        if let Some(tail) = &self.tail {
-            tail.prefetch(key);
+        for layer in &self.tail {
+            layer.prefetch(key);
         }
     }
 
@@ -446,8 +466,8 @@ impl<K: Key> Bucketed<K> {
     /// bits: the whole key's, for a 32-bit key, else a lower bound of it).
     pub(crate) fn probe(&self, key: K, k: u32, out: &mut Vec<(u32, u32)>) {
         self.probe_lines(key, k, out);
-        if let Some(tail) = &self.tail {
-            tail.probe_lines(key, k, out);
+        for layer in &self.tail {
+            layer.probe_lines(key, k, out);
         }
     }
 
@@ -484,7 +504,13 @@ impl<K: Key> Bucketed<K> {
             .map_or(0, |r| std::mem::size_of_val::<[Line]>(r));
         self.lines.held() * std::mem::size_of::<Line>()
             + ready
-            + self.tail.as_ref().map_or(0, |t| t.bytes())
+            + self.tail.iter().map(|t| t.bytes()).sum::<usize>()
+    }
+
+    /// The table's shape and lines (its tail left out): what [`Bucketed::from_parts`]
+    /// takes back.
+    pub(crate) fn into_parts(self) -> (TableShape, Column<Line>) {
+        ((self.leading, self.floor, self.entries), self.lines)
     }
 
     /// A table from the parts a snapshot stores (see [`Bucketed::capture`]), checked for
@@ -500,11 +526,16 @@ impl<K: Key> Bucketed<K> {
             lines,
             entries,
             floor,
-            tail: None,
+            tail: Vec::new(),
             ready: None,
             _key: std::marker::PhantomData,
         })
     }
+}
+
+/// Entries held in the layers of a tail.
+fn tail_entries<K: Key>(tail: &[std::sync::Arc<Bucketed<K>>]) -> u64 {
+    tail.iter().map(|layer| layer.entries).sum()
 }
 
 #[cfg(test)]

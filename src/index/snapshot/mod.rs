@@ -29,8 +29,8 @@
 //! # When one is read
 //! Its check starts on a thread of its own before sled opens, and runs while sled recovers
 //! its log (see `early.rs`). A snapshot is used when it is of this index's formats and
-//! layout, every section's checksum is right, and it holds no document the manifest does
-//! not record. Rows below the manifest's floor (expired since) are skipped. The documents
+//! layout, every section's checksum is right, each delta and run of rows starts where the
+//! one before it ends, and it holds no document the manifest does not record. Rows below the manifest's floor (expired since) are skipped. The documents
 //! after a section's count are read from sled and added to that table as its *tail* (see
 //! `memory.rs`): a small table that probes read beside the mapped one, folded in by the
 //! background upkeep later. The snapshot's row checksum over the manifest's rows plus that of the rows read from sled must
@@ -47,18 +47,21 @@
 //! Layout: two header slots of 32 KiB, each 8 bytes (little-endian length of the JSON
 //! header), 8 bytes (its xxh3) and the header as JSON; the header in use is the valid one
 //! with the higher `sequence`. From 64 KiB on, the sections, each on a page boundary: the
-//! rows (encoded as in sled, `ROW_BYTES` each) and per table its lines as native integers,
-//! wherever the header says. A whole snapshot is written under a temporary name and put in
+//! rows (encoded as in sled, `ROW_BYTES` each) in one or more runs, and per table its lines
+//! as native integers, then its deltas' lines, wherever the header says. A whole snapshot is written under a temporary name and put in
 //! place by a rename (a swap of names, on Linux: see `put_in_place`), so a crash while
 //! writing leaves the earlier file or none. While an index is open the file must not be
 //! changed by anything else (the state directory's lock keeps other crawldedup processes
 //! out).
 //!
 //! A snapshot this process wrote and put in place is brought up to date *in place* by the
-//! background snapshots after it (`in_place.rs`): each section is copied into space no
+//! background snapshots after it (`in_place.rs`): each section is written into space no
 //! section of the header in use takes, and the other header slot is written once every
 //! document of the sections written since is durable, which frees the space of the
-//! sections they replace. A crash at any point leaves the header in use and its sections
+//! sections they replace. Such an update mostly writes *deltas*: a table's entries of the
+//! documents stored since its sections were written, as a small table of their own, and
+//! the rows stored since; a section is written whole again once the index has about
+//! doubled since it last was. An open maps a table's deltas as the layers of its tail. A crash at any point leaves the header in use and its sections
 //! as they were, or the newer header and its sections. The file's pages are written over
 //! again instead of filling a second file: a second file is fresh memory and fresh blocks
 //! for every byte of it, the largest cost of the snapshots during a bulk load on the
@@ -102,8 +105,11 @@ pub(super) use read::{Refused, open};
 pub const SNAPSHOT_FILE: &str = "crawldedup-snapshot";
 
 /// Version of the snapshot's layout (2: a count of documents per section; 3: two header
-/// slots, sections anywhere).
-const SNAPSHOT_VERSION: u32 = 3;
+/// slots, sections anywhere; 4: delta sections).
+const SNAPSHOT_VERSION: u32 = 4;
+
+/// The oldest version read: a version-3 header is a version-4 one without deltas.
+const OLDEST_SNAPSHOT_VERSION: u32 = 3;
 
 /// Documents below which no snapshot is written: rebuilding 100,000 documents' tables takes
 /// well under a tenth of a second.
@@ -141,9 +147,21 @@ struct Header {
     rows_documents: u64,
     /// Sum of the row checksums of the rows held.
     rows_checksum: u64,
+    /// The rows from `floor` to the first of `more_rows` (or to `rows_documents`).
     rows: Section,
+    /// Rows written since, each run after the one before, the last to `rows_documents`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more_rows: Vec<MoreRows>,
     tables: Vec<TableSections>,
     bands: Vec<TableSections>,
+}
+
+/// A run of rows added to a snapshot in place: documents `from` to `documents`.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
+struct MoreRows {
+    from: u64,
+    documents: u64,
+    section: Section,
 }
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
@@ -155,7 +173,7 @@ struct Section {
     xxh3: u64,
 }
 
-#[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
 struct TableSections {
     leading: u32,
     floor: u32,
@@ -163,6 +181,32 @@ struct TableSections {
     /// The table holds the entries of every document below this count, and none after.
     documents: u64,
     lines: Section,
+    /// Tables of the entries of the documents after it, each from where the one before
+    /// ends (see `in_place.rs`): an open maps them as the table's tail.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    deltas: Vec<Delta>,
+}
+
+/// A table of the entries of documents `from` to `documents`, with the leading bits of the
+/// table it follows and no floor.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
+struct Delta {
+    from: u64,
+    documents: u64,
+    entries: u64,
+    lines: Section,
+}
+
+impl TableSections {
+    /// Every document below this count has its entries in the section or its deltas.
+    fn held(&self) -> u64 {
+        self.deltas.last().map_or(self.documents, |d| d.documents)
+    }
+
+    /// The sections: the lines, then the deltas'.
+    fn sections(&self) -> impl Iterator<Item = &Section> + '_ {
+        std::iter::once(&self.lines).chain(self.deltas.iter().map(|d| &d.lines))
+    }
 }
 
 /// What a snapshot describes: (documents, floor, row checksum) of its rows.
@@ -177,6 +221,8 @@ pub(super) struct Written {
     pub(super) documents: u64,
     /// Bytes of the file.
     pub(super) bytes: u64,
+    /// Bytes of the sections written.
+    pub(super) wrote: u64,
     /// Its header: what a later snapshot written in place starts from.
     header: Header,
 }
@@ -252,9 +298,9 @@ fn write_sections(
     }
     let header = Header::of(plan, 0, &rows, tables, bands);
     // A file written over may be longer than this snapshot: it ends with the last section.
-    let end = (header.tables.iter().chain(&header.bands))
-        .map(|t| t.lines.offset + t.lines.len)
-        .fold(header.rows.offset + header.rows.len, u64::max);
+    let end = (header.sections())
+        .map(|(offset, len)| offset + len)
+        .fold(FIRST_SECTION, u64::max);
     file.set_len(end)?;
     write_header(&mut file, &header)?;
     // No fsync: a snapshot that a power cut left incomplete fails its checksums and is set
@@ -263,6 +309,7 @@ fn write_sections(
         extent: header.extent(),
         documents: header.documents,
         bytes: at,
+        wrote: header.sections().map(|(_, len)| len).sum(),
         header,
     }))
 }
@@ -289,6 +336,7 @@ impl Header {
             rows_documents: 0,
             rows_checksum: 0,
             rows: rows.section,
+            more_rows: Vec::new(),
             tables,
             bands,
         };
@@ -299,16 +347,45 @@ impl Header {
     /// Records `rows` as the snapshot's rows.
     fn set_rows(&mut self, rows: &Rows) {
         self.rows = rows.section;
+        self.more_rows.clear();
         self.floor = rows.floor;
         self.rows_documents = rows.documents;
         self.rows_checksum = rows.checksum;
         self.count_documents();
     }
 
+    /// Records `rows`, from `rows_documents` on, as rows added to the snapshot's.
+    fn add_rows(&mut self, rows: &Rows) {
+        debug_assert_eq!(rows.floor, self.rows_documents);
+        self.more_rows.push(MoreRows {
+            from: rows.floor,
+            documents: rows.documents,
+            section: rows.section,
+        });
+        self.rows_documents = rows.documents;
+        self.rows_checksum = self.rows_checksum.wrapping_add(rows.checksum);
+        self.count_documents();
+    }
+
+    /// The documents the rows section holds, before any rows added to it.
+    fn first_rows_end(&self) -> u64 {
+        self.more_rows
+            .first()
+            .map_or(self.rows_documents, |r| r.from)
+    }
+
+    /// The table sections, simhash tables first, then the bands.
+    fn table(&self, t: usize) -> &TableSections {
+        match self.tables.get(t) {
+            Some(table) => table,
+            None => &self.bands[t - self.tables.len()],
+        }
+    }
+
     /// Sets `documents`: the most any section holds.
     fn count_documents(&mut self) {
         self.documents = (self.tables.iter().chain(&self.bands))
-            .map(|t| t.documents)
+            .map(TableSections::held)
             .fold(self.rows_documents, u64::max);
     }
 
@@ -320,7 +397,13 @@ impl Header {
     /// The sections, rows first: (offset, length).
     fn sections(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         std::iter::once(&self.rows)
-            .chain(self.tables.iter().chain(&self.bands).map(|t| &t.lines))
+            .chain(self.more_rows.iter().map(|r| &r.section))
+            .chain(
+                self.tables
+                    .iter()
+                    .chain(&self.bands)
+                    .flat_map(TableSections::sections),
+            )
             .map(|s| (s.offset, s.len))
     }
 }
@@ -373,7 +456,8 @@ fn rows_extent(memory: &RwLock<Memory>) -> (u64, u64) {
 
 /// Writes the rows of documents `first_floor..rows_documents` from `start` on, the row of
 /// document `id` at `start + (id - first_floor) * ROW_BYTES`; none if `stop` said so on
-/// the way.
+/// the way. Rows that expire while they are copied are left out: the rows written then
+/// start above `first_floor`.
 fn write_rows(
     file: &mut std::fs::File,
     memory: &RwLock<Memory>,
@@ -389,7 +473,10 @@ fn write_rows(
     let (mut floor, mut rows_checksum) = (rows_documents, 0u64);
     loop {
         let memory = read();
-        let low = floor.saturating_sub(ROWS_STEP).max(memory.base);
+        let low = floor
+            .saturating_sub(ROWS_STEP)
+            .max(memory.base)
+            .max(first_floor);
         if low >= floor {
             break;
         }
@@ -483,6 +570,7 @@ fn merged_section<K: Key>(
         entries,
         documents,
         lines: section,
+        deltas: Vec::new(),
     }))
 }
 

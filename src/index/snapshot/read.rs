@@ -7,13 +7,13 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::super::manifest::{Manifest, row_checksum};
-use super::super::memory::{Bucketed, Column, Key, Line};
+use super::super::memory::{Bucketed, Column, Key, Line, TableShape};
 use super::super::plan::Plan;
 use super::super::store::{ROW_BYTES, decode_row};
 use super::super::tables::Memory;
 use super::{
-    Extent, FIRST_SECTION, HEADER_PREFIX, HEADER_SLOT, Header, SECTION_ALIGN, SNAPSHOT_VERSION,
-    Section, TableSections, path,
+    Extent, FIRST_SECTION, HEADER_PREFIX, HEADER_SLOT, Header, OLDEST_SNAPSHOT_VERSION,
+    SECTION_ALIGN, SNAPSHOT_VERSION, Section, TableSections, path,
 };
 use crate::fingerprint::{BANDS, FINGERPRINT_VERSION};
 
@@ -67,7 +67,7 @@ pub(in crate::index) fn open(
         .tables
         .iter()
         .chain(&header.bands)
-        .map(|t| t.documents)
+        .map(TableSections::held)
         .collect();
     let extent = (header.rows_documents, header.floor, header.rows_checksum);
     Ok((
@@ -88,7 +88,7 @@ pub(in crate::index) fn open(
 /// does not, and one whose counts disagree.
 fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(), Refused> {
     let stale = |what: String| Err(Refused::Stale(what));
-    if header.snapshot != SNAPSHOT_VERSION
+    if !(OLDEST_SNAPSHOT_VERSION..=SNAPSHOT_VERSION).contains(&header.snapshot)
         || !(super::super::OLDEST_INDEX_FORMAT..=super::super::INDEX_FORMAT_VERSION)
             .contains(&header.format)
         || header.fingerprint != FINGERPRINT_VERSION
@@ -117,20 +117,40 @@ fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(),
             header.documents, header.floor, manifest.documents, manifest.floor
         ));
     }
+    let damaged = |what: &str| Err(Refused::Damaged(what.into()));
     let mut sections_in_order = header.tables.iter().chain(&header.bands);
-    if sections_in_order.any(|t| t.documents > header.documents)
-        || header.rows_documents > header.documents
+    if sections_in_order.any(|t| {
+        t.held() > header.documents
+            || !follows(t.documents, t.deltas.iter().map(|d| (d.from, d.documents)))
+    }) || header.rows_documents > header.documents
         || header.rows_documents < header.floor
+        || header.first_rows_end() < header.floor
+        || !follows(
+            header.first_rows_end(),
+            header.more_rows.iter().map(|r| (r.from, r.documents)),
+        )
     {
-        return Err(Refused::Damaged("its counts of documents disagree".into()));
+        return damaged("its counts of documents disagree");
     }
-    let rows_wanted = header.rows_documents - header.floor;
-    if header.rows.len != rows_wanted * ROW_BYTES as u64 {
-        return Err(Refused::Damaged(
-            "its rows section has the wrong length".into(),
-        ));
+    let row_bytes = |from: u64, to: u64| (to - from) * ROW_BYTES as u64;
+    if header.rows.len != row_bytes(header.floor, header.first_rows_end())
+        || (header.more_rows.iter()).any(|r| r.section.len != row_bytes(r.from, r.documents))
+    {
+        return damaged("its rows section has the wrong length");
     }
     Ok(())
+}
+
+/// Whether each run (from, to) starts where the one before ends (the first at `end`) and
+/// holds documents.
+fn follows(mut end: u64, runs: impl Iterator<Item = (u64, u64)>) -> bool {
+    for (from, to) in runs {
+        if from != end || to <= from {
+            return false;
+        }
+        end = to;
+    }
+    true
 }
 
 /// Checks the sections on every core: the rows (decoded into room for `capacity` rows
@@ -149,12 +169,15 @@ fn check_and_decode(
             .and_then(|(start, len)| map.get(start..start.checked_add(len)?))
             .ok_or_else(|| Refused::Damaged("a section lies past the end of the file".into()))
     };
-    let rows_bytes = bytes(&header.rows)?;
+    let mut rows_bytes = vec![(header.floor, &header.rows, bytes(&header.rows)?)];
+    for more in &header.more_rows {
+        rows_bytes.push((more.from, &more.section, bytes(&more.section)?));
+    }
     let sections: Vec<&Section> = header
         .tables
         .iter()
         .chain(&header.bands)
-        .map(|t| &t.lines)
+        .flat_map(TableSections::sections)
         .collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let helpers = std::thread::available_parallelism()
@@ -180,7 +203,7 @@ fn check_and_decode(
                 })
             })
             .collect();
-        let rows = decode_rows(rows_bytes, header, floor, capacity);
+        let rows = decode_rows(&rows_bytes, header, floor, capacity);
         let checked = handles
             .into_iter()
             .map(|h| {
@@ -194,16 +217,34 @@ fn check_and_decode(
     rows
 }
 
-/// A table of the snapshot, its lines mapped from the file.
+/// A table of the snapshot, its lines mapped from the file, with its deltas mapped as its
+/// tail.
 fn table<K: Key>(file: &std::fs::File, t: &TableSections) -> Result<Bucketed<K>, Refused> {
+    let mut table = mapped_table(file, (t.leading, t.floor, t.entries), &t.lines)?;
+    for delta in &t.deltas {
+        table.add_tail_layer(mapped_table(
+            file,
+            (t.leading, 0, delta.entries),
+            &delta.lines,
+        )?);
+    }
+    Ok(table)
+}
+
+/// A table of `shape` whose lines are the `section` of `file`, mapped.
+fn mapped_table<K: Key>(
+    file: &std::fs::File,
+    shape: TableShape,
+    section: &Section,
+) -> Result<Bucketed<K>, Refused> {
     let width = std::mem::size_of::<Line>() as u64;
-    if t.lines.len % width != 0 || t.lines.offset % SECTION_ALIGN != 0 {
+    if section.len % width != 0 || section.offset % SECTION_ALIGN != 0 {
         return Err(Refused::Damaged("a table section is misplaced".into()));
     }
-    let len = usize::try_from(t.lines.len / width).unwrap_or(usize::MAX);
-    let lines = Column::mapped(file, t.lines.offset, len)
+    let len = usize::try_from(section.len / width).unwrap_or(usize::MAX);
+    let lines = Column::mapped(file, section.offset, len)
         .map_err(|e| Refused::Damaged(format!("a table section cannot be mapped: {e}")))?;
-    Bucketed::from_parts((t.leading, t.floor, t.entries), lines)
+    Bucketed::from_parts(shape, lines)
         .ok_or_else(|| Refused::Damaged("a table's shape does not fit its lines".into()))
 }
 
@@ -258,26 +299,28 @@ fn read_slot(map: &[u8], at: u64) -> Result<Header, Refused> {
 }
 
 /// The rows of the snapshot from `from` on (those below expired since it was written),
-/// with the sum of their row checksums; all of them are checked against the section
-/// checksum and, row by row, against the header's row checksum.
+/// with the sum of their row checksums; all of them are checked against their section's
+/// checksum and, row by row, against the header's row checksum. `pieces` are the rows
+/// sections in order, each with the id of its first row.
 fn decode_rows(
-    bytes: &[u8],
+    pieces: &[(u64, &Section, &[u8])],
     header: &Header,
     from: u64,
     capacity: u64,
 ) -> Result<(Vec<super::super::Stored>, u64), Refused> {
     let damaged = |what: &str| Err(Refused::Damaged(what.to_string()));
-    if xxh3_64(bytes) != header.rows.xxh3 {
+    if pieces.iter().any(|(_, s, bytes)| xxh3_64(bytes) != s.xxh3) {
         return damaged("its rows fail their checksum");
     }
-    let skip = (from - header.floor) as usize;
-    let rows = (bytes.len() / ROW_BYTES).saturating_sub(skip);
+    let rows = header.rows_documents.saturating_sub(from) as usize;
     let mut docs = super::super::memory::with_capacity(rows.max(capacity as usize));
     let (mut sum, mut kept) = (0u64, 0u64);
-    for (i, row) in bytes.chunks_exact(ROW_BYTES).enumerate() {
-        let checksum = row_checksum(header.floor + i as u64, row);
+    let rows =
+        (pieces.iter()).flat_map(|&(first, _, bytes)| (first..).zip(bytes.chunks_exact(ROW_BYTES)));
+    for (id, row) in rows {
+        let checksum = row_checksum(id, row);
         sum = sum.wrapping_add(checksum);
-        if i < skip {
+        if id < from {
             continue;
         }
         kept = kept.wrapping_add(checksum);

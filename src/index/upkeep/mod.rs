@@ -87,6 +87,9 @@ pub struct SnapshotStats {
     pub last_seconds: f64,
     /// Bytes of the last one.
     pub last_bytes: u64,
+    /// Bytes the snapshots written in the background since the index opened wrote: whole
+    /// snapshots, and the sections of those brought up to date in place.
+    pub bytes_written: u64,
 }
 
 #[derive(Default)]

@@ -63,6 +63,7 @@ pub(super) fn write(
     state.stats.written += 1;
     state.stats.last_seconds = took.as_secs_f64();
     state.stats.last_bytes = written.bytes;
+    state.stats.bytes_written += written.wrote;
     Ok(Some(took))
 }
 
@@ -101,12 +102,14 @@ fn write_in_place(
             state.stats.written += 1;
             state.stats.last_seconds = took.as_secs_f64();
             state.stats.last_bytes = written.bytes;
+            state.stats.bytes_written += written.wrote;
             drop(state);
             tracing::debug!(
-                "{}: snapshot of {} documents written in place in the background in {:.2} s ({} bytes)",
+                "{}: snapshot of {} documents written in place in the background in {:.2} s ({} bytes written, {} bytes in all)",
                 dir.display(),
                 written.extent.0,
                 took.as_secs_f64(),
+                written.wrote,
                 written.bytes
             );
             Ok(Some(took))
