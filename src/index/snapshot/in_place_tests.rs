@@ -1,7 +1,7 @@
 //! Tests of the snapshot updated in place.
 
 use super::super::read::read_header;
-use super::super::{HEADER_PREFIX, HEADER_SLOT, Section};
+use super::super::{HEADER_PREFIX, HEADER_SLOT, SNAPSHOT_VERSION, Section};
 use super::*;
 
 #[test]
@@ -314,4 +314,93 @@ fn free_space_is_found_between_sections_on_a_page_boundary_or_after_them_all() {
             assert!(at + len <= offset || at >= offset + taken, "{len}: {at}");
         }
     }
+}
+
+/// Inserts documents `from..to`, then waits for the background snapshot that two
+/// checkpoints let start.
+fn insert_and_snapshot(index: &crate::index::SimhashIndex, to: u64) {
+    for i in index.len()..to {
+        index.insert(record(i)).unwrap();
+    }
+    let written = index.snapshot_stats().written;
+    index.checkpoint().unwrap();
+    index.checkpoint().unwrap();
+    let waited = std::time::Instant::now();
+    while index.snapshot_stats().written == written {
+        assert!(waited.elapsed().as_secs() < 60, "no snapshot");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_header_of_version_3_and_index_format_6_is_read_and_deltas_that_do_not_follow_are_damage() {
+    use crate::index::{IndexConfig, SimhashIndex};
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        SimhashIndex::open(dir.path(), IndexConfig::default())
+            .unwrap()
+            .with_snapshot_min_documents(u64::MAX)
+    };
+    let header_now = || {
+        read_header(&std::fs::read(path(dir.path())).unwrap())
+            .ok()
+            .unwrap()
+    };
+    let rewrite = |header: &Header| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path(dir.path()))
+            .unwrap();
+        write_header(&mut file, header).unwrap();
+        file.flush().unwrap();
+    };
+    let read = |header: &Header| {
+        let plan = Plan::with_blocks(header.k, header.blocks).unwrap();
+        let manifest = crate::index::manifest::Manifest::read(dir.path());
+        super::super::open(dir.path(), &plan, &manifest.unwrap().unwrap(), 0).map(|_| ())
+    };
+    // A whole snapshot, as a version-3 build wrote it (no deltas), of an index of format 6.
+    let index = open().with_snapshot_min_documents(1_000);
+    insert_and_snapshot(&index, 4_000);
+    drop(index.with_snapshot_min_documents(u64::MAX));
+    let mut header = header_now();
+    assert!(header.more_rows.is_empty() && header.tables[0].deltas.is_empty());
+    (header.snapshot, header.format) = (3, 6);
+    rewrite(&header);
+    assert!(read(&header).is_ok());
+    let index = open();
+    assert!(index.opened_from_snapshot());
+    each_table_finds_each_document(&index, 4_000);
+    // An update with deltas (the open mapped the file: the first is written whole).
+    let index = index.with_snapshot_min_documents(1_000);
+    insert_and_snapshot(&index, 5_000);
+    insert_and_snapshot(&index, 6_000);
+    drop(index.with_snapshot_min_documents(u64::MAX));
+    let header = header_now();
+    assert_eq!(header.snapshot, SNAPSHOT_VERSION);
+    assert!(!header.more_rows.is_empty() && !header.bands[0].deltas.is_empty());
+    assert!(read(&header).is_ok());
+    // A delta or a run of rows that does not start where the one before it ends.
+    let damaged = |header: &Header| match read(header) {
+        Err(super::super::Refused::Damaged(what)) => what,
+        Err(_) => panic!("not damage"),
+        Ok(()) => panic!("read"),
+    };
+    let mut wrong = header.clone();
+    wrong.bands[0].deltas[0].from -= 1;
+    rewrite(&wrong);
+    assert_eq!(damaged(&wrong), "its counts of documents disagree");
+    let mut wrong = header.clone();
+    wrong.more_rows[0].documents -= 1;
+    rewrite(&wrong);
+    assert_eq!(damaged(&wrong), "its counts of documents disagree");
+    let mut wrong = header.clone();
+    wrong.more_rows[0].section.len -= ROW_BYTES as u64;
+    rewrite(&wrong);
+    assert_eq!(damaged(&wrong), "its rows section has the wrong length");
+    // Set aside, and the index rebuilt with every document.
+    let index = open();
+    assert!(!index.opened_from_snapshot());
+    each_table_finds_each_document(&index, 6_000);
 }

@@ -129,10 +129,15 @@ fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(),
             header.first_rows_end(),
             header.more_rows.iter().map(|r| (r.from, r.documents)),
         )
+        || header
+            .more_rows
+            .last()
+            .map_or(header.rows_documents, |r| r.documents)
+            != header.rows_documents
     {
         return damaged("its counts of documents disagree");
     }
-    let row_bytes = |from: u64, to: u64| (to - from) * ROW_BYTES as u64;
+    let row_bytes = |from: u64, to: u64| (to - from).saturating_mul(ROW_BYTES as u64);
     if header.rows.len != row_bytes(header.floor, header.first_rows_end())
         || (header.more_rows.iter()).any(|r| r.section.len != row_bytes(r.from, r.documents))
     {
