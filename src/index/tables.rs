@@ -340,7 +340,7 @@ pub(super) mod tests {
     use crate::fingerprint::{Digest, SKETCH_BINS};
     use crate::index::growth::{GROWTH_SPREAD, cores};
 
-    fn row(i: u64) -> Stored {
+    pub(in crate::index) fn row(i: u64) -> Stored {
         let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5851_F42D_4C95_7F2D;
         let mut next = || {
             x ^= x << 13;

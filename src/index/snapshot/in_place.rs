@@ -2,22 +2,26 @@
 //! (so nothing maps it), each new section written into space that no section of the header
 //! in use takes, and the other header slot written once a checkpoint covers what they hold.
 //!
-//! What a section gets is a *delta* where it can ([`takes_delta`]): for a table, a table of
-//! the entries of the documents stored since its sections were written (built from the
-//! rows in memory, at the build load), named in the header after the sections in use; for
-//! the rows, the rows stored since, as a run after theirs. A section with [`MOST_DELTAS`]
-//! deltas, or whose deltas would hold more documents than its whole part, is copied whole
-//! from memory instead, and its deltas' space is freed with its own. So an update writes
-//! what was stored since the last one, not the index: at 10 M documents, about 430 bytes
-//! a document stored since, against about 450 bytes a document held for a whole copy; and
-//! a table is copied whole about once each time the index doubles. A table none of whose
-//! documents is new keeps its sections. An open maps a table's deltas as the layers of its
-//! tail (see `memory.rs`), folded in later as any tail is.
+//! Most of what an update writes are *deltas*: for a table, a table of the entries of the
+//! documents stored since its sections were written (built from the rows in memory, at the
+//! build load), named in the header after the sections in use; for the rows, the rows
+//! stored since, as a run after theirs. So an update writes what was stored since the last
+//! one, not the index. A section is copied whole from memory instead once it has
+//! [`MOST_DELTAS`] deltas or its deltas hold more documents than its whole part
+//! ([`takes_delta`]): about once each time the index doubles. Its deltas' space is freed
+//! with its own. Every section with documents stored since first gets its delta, and those
+//! are committed before any whole copy starts, so a crash while the copies are written
+//! leaves a snapshot short of no more than what was stored meanwhile. A section none of
+//! whose documents is new keeps what it has. Deltas are also left out, and the sections
+//! copied whole, when the header's slot has no room for a delta more each. An open maps a
+//! table's deltas as the layers of its tail (see `memory.rs`), folded in later as any
+//! tail is.
 //!
-//! The new sections are written in batches of about a quarter of the snapshot ([`BATCH`]):
+//! The whole copies are written in batches of about a quarter of the snapshot ([`BATCH`]):
 //! once a section finds no free space and the batch is full, the batch is committed (the
 //! header naming it written into the other slot), which frees the space of the sections it
-//! replaces for the next batch. So the file holds about 1.25 snapshots, and the pages
+//! replaces for the next batch (a batch of deltas alone frees nothing, and is committed at
+//! the end). So the file holds about 1.25 snapshots, and the pages
 //! written are mostly those of the sections replaced a batch or a snapshot before, still in
 //! the page cache. A crash leaves the header in use with its sections untouched, or the
 //! newer one with its own; every section keeps its checksum and its count of documents, so
@@ -29,8 +33,9 @@ use std::sync::RwLock;
 
 use super::files::{file_id, open_file_id};
 use super::{
-    BANDS, Delta, Extent, FIRST_SECTION, Header, ROWS_STEP, Rows, SECTION_ALIGN, TableSections,
-    Written, copy_buffer, copy_table, path, rows_extent, write_header, write_rows, write_section,
+    BANDS, Delta, Extent, FIRST_SECTION, HEADER_PREFIX, HEADER_SLOT, Header, ROWS_STEP, Rows,
+    SECTION_ALIGN, TableSections, Written, copy_buffer, copy_table, path, rows_extent,
+    write_header, write_rows, write_section,
 };
 use crate::index::memory::plain_bytes;
 use crate::index::plan::Plan;
@@ -106,48 +111,60 @@ pub(in crate::index) fn update_in_place(
     };
     update.live_bytes = update.live.sections().map(|(_, len)| len).sum();
     let (first_floor, count) = rows_extent(memory);
-    if count > update.live.rows_documents && !update.rows(memory, stop, first_floor, count)? {
-        return Ok(None);
-    }
-    crate::faults::point("snapshot-section-written");
     let tables = plan.tables.len() + BANDS;
-    // The tables that take a delta, and the keys of the documents they lack.
-    let delta: Vec<bool> = (0..tables)
+    // The sections copied whole: those past the bounds of their deltas, or all of them when
+    // the header has no room for a delta more each.
+    let room = header_room(&update.live, tables + 1);
+    let whole_rows = !room || {
+        let live = &update.live;
+        let whole = (live.floor, live.first_rows_end());
+        !takes_delta(whole, live.more_rows.len(), count)
+    };
+    let mut whole: Vec<bool> = (0..tables)
         .map(|t| {
             let table = update.live.table(t);
             let whole = (u64::from(table.floor), table.documents);
-            table.held() < count && takes_delta(whole, table.deltas.len(), count)
+            let fresh = table.held() < count;
+            if room {
+                fresh && !takes_delta(whole, table.deltas.len(), count)
+            } else {
+                fresh || !table.deltas.is_empty()
+            }
         })
         .collect();
-    let from = (delta.iter().enumerate())
-        .filter(|&(_, &delta)| delta)
-        .map(|(t, _)| update.live.table(t).held())
-        .min();
-    let columns = from.and_then(|from| copy_columns(memory, from, count).map(|c| (from, c)));
+    // First a delta of every section with documents stored since, committed before any whole
+    // copy is written: a crash during the copies then leaves every section up to date but
+    // for what was stored during them.
+    let mut whole_rows = whole_rows && count > update.live.rows_documents;
+    if room {
+        if count > update.live.rows_documents {
+            match update.more_rows(memory, stop, count)? {
+                None => return Ok(None),
+                Some(added) => whole_rows |= !added,
+            }
+        }
+        if !update.deltas(plan, memory, stop, count, &mut whole)? {
+            return Ok(None);
+        }
+        if (whole_rows || whole.contains(&true)) && !update.commit()? {
+            return Ok(None);
+        }
+    }
+    if whole_rows && !update.whole_rows(memory, stop, first_floor, count)? {
+        return Ok(None);
+    }
     let mut lines = None;
-    for (t, &delta) in delta.iter().enumerate() {
+    for t in (0..tables).filter(|&t| whole[t]) {
         if stop() {
             return Ok(None);
         }
-        let table = update.live.table(t).clone();
-        if table.held() >= count {
-            // Nothing stored since: the section in use stays.
-            continue;
-        }
-        let section = match &columns {
-            Some((from, columns)) if delta => {
-                update.delta(plan, t, table, (*from, columns), count)?
-            }
-            _ => {
-                let lines = lines.get_or_insert_with(|| copy_buffer(memory));
-                copy_table(memory, plan, t, lines, &mut |bytes| {
-                    let Some(at) = update.place(bytes.len() as u64)? else {
-                        return Ok(None);
-                    };
-                    write_section(&mut update.file, at, bytes).map(Some)
-                })?
-            }
-        };
+        let lines = lines.get_or_insert_with(|| copy_buffer(memory));
+        let section = copy_table(memory, plan, t, lines, &mut |bytes| {
+            let Some(at) = update.place(bytes.len() as u64)? else {
+                return Ok(None);
+            };
+            write_section(&mut update.file, at, bytes).map(Some)
+        })?;
         let Some(section) = section else {
             return Ok(None);
         };
@@ -190,6 +207,15 @@ fn takes_delta((first, end): (u64, u64), deltas: usize, count: u64) -> bool {
     deltas < MOST_DELTAS && count.saturating_sub(end) <= end.saturating_sub(first)
 }
 
+/// The most bytes of JSON a delta or a run of rows adds to the header: six numbers.
+const DELTA_JSON: usize = 6 * 21 + 2;
+
+/// Whether the header `live` has room in its slot for `deltas` deltas more.
+fn header_room(live: &Header, deltas: usize) -> bool {
+    let json = serde_json::to_vec(live).map_or(usize::MAX, |json| json.len());
+    json.saturating_add(deltas * DELTA_JSON) <= (HEADER_SLOT - HEADER_PREFIX) as usize
+}
+
 /// The keys of documents `from..to`, copied under the read lock [`ROWS_STEP`] documents at a
 /// time; `None` if one of them expired.
 fn copy_columns(memory: &RwLock<Memory>, from: u64, to: u64) -> Option<Columns> {
@@ -217,6 +243,16 @@ enum Pending {
 }
 
 impl Pending {
+    /// Whether the section replaces sections of the header in use (a whole copy), whose
+    /// space its commit frees.
+    fn replaces(&self) -> bool {
+        match self {
+            Pending::Rows(_) => true,
+            Pending::MoreRows(_) => false,
+            Pending::Table(_, table) => table.deltas.is_empty(),
+        }
+    }
+
     /// (offset, length) of the section written.
     fn section(&self) -> (u64, u64) {
         let section = match self {
@@ -248,31 +284,43 @@ impl Update<'_, '_> {
             .collect()
     }
 
-    /// Writes the rows of documents up to `count`: those after the rows in use when they
-    /// take a delta (see [`takes_delta`]), else all from `first_floor` on. False if the
-    /// update stopped or a commit was declined.
-    fn rows(
+    /// Writes the rows stored since the rows in use, up to `count`, as a run after theirs;
+    /// `Some(false)` when one of them expired (the rows are then copied whole), `None` if
+    /// the update stopped or a commit was declined.
+    fn more_rows(
+        &mut self,
+        memory: &RwLock<Memory>,
+        stop: &dyn Fn() -> bool,
+        count: u64,
+    ) -> std::io::Result<Option<bool>> {
+        let from = self.live.rows_documents;
+        if rows_extent(memory).0 > from {
+            return Ok(Some(false));
+        }
+        let Some(at) = self.place((count - from) * ROW_BYTES as u64)? else {
+            return Ok(None);
+        };
+        let Some(rows) = write_rows(&mut self.file, memory, stop, at, from, count)? else {
+            return Ok(None);
+        };
+        // Rows that expired while they were copied leave a gap.
+        if rows.floor != from {
+            return Ok(Some(false));
+        }
+        crate::faults::point("snapshot-section-written");
+        self.push(Pending::MoreRows(rows));
+        Ok(Some(true))
+    }
+
+    /// Writes every row from `first_floor` (or the floor, if it has moved since) up to
+    /// `count`; false if the update stopped or a commit was declined.
+    fn whole_rows(
         &mut self,
         memory: &RwLock<Memory>,
         stop: &dyn Fn() -> bool,
         first_floor: u64,
         count: u64,
     ) -> std::io::Result<bool> {
-        let from = self.live.rows_documents;
-        let whole = (self.live.floor, self.live.first_rows_end());
-        if first_floor <= from && takes_delta(whole, self.live.more_rows.len(), count) {
-            let Some(at) = self.place((count - from) * ROW_BYTES as u64)? else {
-                return Ok(false);
-            };
-            let Some(rows) = write_rows(&mut self.file, memory, stop, at, from, count)? else {
-                return Ok(false);
-            };
-            // Rows that expired while they were copied leave a gap: written whole below.
-            if rows.floor == from {
-                self.push(Pending::MoreRows(rows));
-                return Ok(true);
-            }
-        }
         let first_floor = rows_extent(memory).0.max(first_floor);
         let Some(at) = self.place((count - first_floor) * ROW_BYTES as u64)? else {
             return Ok(false);
@@ -280,7 +328,49 @@ impl Update<'_, '_> {
         let Some(rows) = write_rows(&mut self.file, memory, stop, at, first_floor, count)? else {
             return Ok(false);
         };
+        crate::faults::point("snapshot-section-written");
         self.push(Pending::Rows(rows));
+        Ok(true)
+    }
+
+    /// Writes a delta up to `count` of every table with documents stored since and room
+    /// for one more (see [`takes_delta`]); a table whose documents since cannot be read
+    /// (one expired) is marked `whole` instead. False if the update stopped or a commit was
+    /// declined.
+    fn deltas(
+        &mut self,
+        plan: &Plan,
+        memory: &RwLock<Memory>,
+        stop: &dyn Fn() -> bool,
+        count: u64,
+        whole: &mut [bool],
+    ) -> std::io::Result<bool> {
+        let tables = whole.len();
+        let delta = |t: usize| {
+            let table = self.live.table(t);
+            table.held() < count && table.deltas.len() <= MOST_DELTAS
+        };
+        let wanted: Vec<usize> = (0..tables).filter(|&t| delta(t)).collect();
+        let Some(from) = wanted.iter().map(|&t| self.live.table(t).held()).min() else {
+            return Ok(true);
+        };
+        let Some(columns) = copy_columns(memory, from, count) else {
+            for t in wanted {
+                whole[t] = true;
+            }
+            return Ok(true);
+        };
+        for t in wanted {
+            if stop() {
+                return Ok(false);
+            }
+            let table = self.live.table(t).clone();
+            let Some(section) = self.delta(plan, t, table, (from, &columns), count)? else {
+                return Ok(false);
+            };
+            crate::faults::point("snapshot-section-written");
+            self.push(Pending::Table(t, section));
+        }
         Ok(true)
     }
 
@@ -320,12 +410,15 @@ impl Update<'_, '_> {
     }
 
     /// Where a section of `len` bytes goes: into free space, or past the last section, or,
-    /// when the batch is full, wherever committing it makes room. `None` if the commit was
+    /// when the batch is full and holds a whole copy (whose commit frees the space of the
+    /// sections it replaces), wherever committing it makes room. `None` if the commit was
     /// declined.
     fn place(&mut self, len: u64) -> std::io::Result<Option<u64>> {
         let (at, free) = free_at(self.taken(), len);
         let batch = self.batch_bytes;
-        if free || batch == 0 || batch + len <= self.live_bytes / BATCH {
+        // A batch of deltas alone frees nothing when committed.
+        let frees = self.pending.iter().any(Pending::replaces);
+        if free || !frees || batch + len <= self.live_bytes / BATCH {
             return Ok(Some(at));
         }
         if !self.commit()? {

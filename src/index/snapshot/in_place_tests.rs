@@ -404,3 +404,109 @@ fn a_header_of_version_3_and_index_format_6_is_read_and_deltas_that_do_not_follo
     assert!(!index.opened_from_snapshot());
     each_table_finds_each_document(&index, 6_000);
 }
+
+/// Adds documents `from..to` of the tables tests' stream to `memory`.
+fn add_rows(plan: &Plan, memory: &RwLock<Memory>, from: u64, to: u64) {
+    use crate::index::tables::{keys_of, tests::row};
+    let mut memory = memory.write().unwrap();
+    for id in from..to {
+        let doc = row(id);
+        memory.add(&keys_of(plan, doc.simhash, &doc.sketch), doc, id as u32);
+    }
+}
+
+/// Brings `current` up to date in place and returns the headers each commit wrote.
+fn update(dir: &Path, current: &mut InPlace, plan: &Plan, memory: &RwLock<Memory>) -> Vec<Header> {
+    let mut headers = Vec::new();
+    let mut commit = |_: u64, _: Extent, write: &mut dyn FnMut() -> std::io::Result<()>| {
+        write()?;
+        headers.push(
+            read_header(&std::fs::read(path(dir)).unwrap())
+                .ok()
+                .unwrap(),
+        );
+        Ok(true)
+    };
+    let (next, written) = update_in_place(dir, current, plan, memory, &|| false, &mut commit)
+        .unwrap()
+        .unwrap();
+    *current = next.unwrap();
+    assert_eq!(Some(&written.header), headers.last());
+    headers
+}
+
+#[test]
+fn an_update_commits_a_delta_of_every_table_before_it_copies_any_whole() {
+    use crate::index::tables::tests::memory_with_tails;
+    let plan = Plan::with_blocks(3, 6).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let memory = RwLock::new(memory_with_tails(&plan, 20_000, 20_000));
+    let target = path(dir.path());
+    let written = super::super::write(&target, &plan, &memory, &|| false)
+        .unwrap()
+        .unwrap();
+    let mut current = InPlace::of(&written, &target).unwrap();
+    let tables = plan.tables.len() + BANDS;
+    // Half as many again: a delta of every section, in one commit.
+    add_rows(&plan, &memory, 20_000, 30_000);
+    let headers = update(dir.path(), &mut current, &plan, &memory);
+    assert_eq!(headers.len(), 1);
+    let header = &headers[0];
+    for t in 0..tables {
+        assert_eq!(header.table(t).deltas.len(), 1, "table {t}");
+        assert_eq!(header.table(t).held(), 30_000);
+    }
+    assert_eq!(header.more_rows.len(), 1);
+    // Past twice the whole sections: every table's delta is committed first, then the
+    // whole copies.
+    add_rows(&plan, &memory, 30_000, 60_000);
+    let headers = update(dir.path(), &mut current, &plan, &memory);
+    assert!(headers.len() >= 2, "{} commits", headers.len());
+    let first = &headers[0];
+    for t in 0..tables {
+        assert_eq!(first.table(t).deltas.len(), 2, "table {t}");
+        assert_eq!(first.table(t).held(), 60_000);
+    }
+    assert_eq!((first.more_rows.len(), first.rows_documents), (2, 60_000));
+    let last = headers.last().unwrap();
+    for t in 0..tables {
+        assert!(last.table(t).deltas.is_empty(), "table {t}");
+        assert_eq!(last.table(t).documents, 60_000);
+    }
+    assert!(last.more_rows.is_empty());
+    assert_eq!((last.floor, last.rows_documents), (0, 60_000));
+}
+
+#[test]
+fn an_update_copies_the_tables_whole_when_the_header_has_no_room_for_their_deltas() {
+    use crate::index::tables::tests::memory_with_tails;
+    // 56 simhash tables and the bands: a delta each takes about 9 KB of the header's 32.
+    let plan = Plan::with_blocks(3, 8).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let memory = RwLock::new(memory_with_tails(&plan, 10_000, 10_000));
+    let target = path(dir.path());
+    let written = super::super::write(&target, &plan, &memory, &|| false)
+        .unwrap()
+        .unwrap();
+    let mut current = InPlace::of(&written, &target).unwrap();
+    let (mut count, mut whole) = (10_000, 0);
+    let mut most = 0;
+    for _ in 0..6 {
+        // A tenth more: no table nears its whole section's documents.
+        add_rows(&plan, &memory, count, count + 1_000);
+        count += 1_000;
+        let headers = update(dir.path(), &mut current, &plan, &memory);
+        for header in &headers {
+            let json = serde_json::to_vec(header).unwrap().len() as u64;
+            assert!(json + HEADER_PREFIX <= HEADER_SLOT, "{json} bytes");
+        }
+        let last = headers.last().unwrap();
+        most = most.max(last.tables[0].deltas.len());
+        if last.tables.iter().all(|t| t.deltas.is_empty()) {
+            whole += 1;
+        }
+        assert!(last.tables.iter().all(|t| t.held() == count));
+    }
+    assert!(whole > 0, "never copied whole");
+    assert!((1..MOST_DELTAS).contains(&most), "{most} deltas at most");
+}

@@ -156,12 +156,33 @@ struct Header {
     bands: Vec<TableSections>,
 }
 
-/// A run of rows added to a snapshot in place: documents `from` to `documents`.
+/// A run of rows added to a snapshot in place: documents `from` to `documents`. Written in
+/// the header as an array of its five numbers, as a delta is: a header names up to nine of
+/// each per table, and its slot is 32 KiB.
 #[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
+#[serde(from = "[u64; 5]", into = "[u64; 5]")]
 struct MoreRows {
     from: u64,
     documents: u64,
     section: Section,
+}
+
+impl From<[u64; 5]> for MoreRows {
+    fn from([from, documents, offset, len, xxh3]: [u64; 5]) -> MoreRows {
+        let section = Section { offset, len, xxh3 };
+        MoreRows {
+            from,
+            documents,
+            section,
+        }
+    }
+}
+
+impl From<MoreRows> for [u64; 5] {
+    fn from(r: MoreRows) -> [u64; 5] {
+        let s = r.section;
+        [r.from, r.documents, s.offset, s.len, s.xxh3]
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
@@ -188,13 +209,33 @@ struct TableSections {
 }
 
 /// A table of the entries of documents `from` to `documents`, with the leading bits of the
-/// table it follows and no floor.
+/// table it follows and no floor; in the header, an array of its six numbers.
 #[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
+#[serde(from = "[u64; 6]", into = "[u64; 6]")]
 struct Delta {
     from: u64,
     documents: u64,
     entries: u64,
     lines: Section,
+}
+
+impl From<[u64; 6]> for Delta {
+    fn from([from, documents, entries, offset, len, xxh3]: [u64; 6]) -> Delta {
+        let lines = Section { offset, len, xxh3 };
+        Delta {
+            from,
+            documents,
+            entries,
+            lines,
+        }
+    }
+}
+
+impl From<Delta> for [u64; 6] {
+    fn from(d: Delta) -> [u64; 6] {
+        let s = d.lines;
+        [d.from, d.documents, d.entries, s.offset, s.len, s.xxh3]
+    }
 }
 
 impl TableSections {
