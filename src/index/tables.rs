@@ -193,29 +193,26 @@ impl Columns {
 
 /// A table of the entries of table `t` (simhash tables first, then the bands), with
 /// `leading` shared bits, for the documents whose keys `columns` holds from its row `skip`
-/// on, the first of them document `from`: its shape and lines (a snapshot's delta section,
-/// see `snapshot/in_place.rs`).
+/// on, the first of them document `from`, built in the memory of `lines`: its shape and
+/// lines (a snapshot's delta section, see `snapshot/in_place.rs`).
 pub(super) fn layer_of(
     plan: &Plan,
-    t: usize,
-    leading: u32,
+    (t, leading): (usize, u32),
     columns: &Columns,
-    skip: usize,
-    from: u64,
+    (skip, from): (usize, u64),
+    lines: Vec<Line>,
 ) -> (TableShape, Column<Line>) {
     let n = columns.len() - skip;
     let id = |i: usize| (from + i as u64) as u32;
     if t < plan.tables.len() {
         let column = &columns.simhashes[skip..];
-        Bucketed::<u64>::build_from(leading, n, |i| (plan.permute(t, column[i]), id(i)))
-            .into_parts()
+        let key = |i: usize| (plan.permute(t, column[i]), id(i));
+        Bucketed::<u64>::build_in(leading, n, key, lines).into_parts()
     } else {
         let band = t - plan.tables.len();
         let column = &columns.bins[band][skip..];
-        Bucketed::<u32>::build_from(leading, n, |i| {
-            (Sketch::band_key_of(band, column[i]), id(i))
-        })
-        .into_parts()
+        let key = |i: usize| (Sketch::band_key_of(band, column[i]), id(i));
+        Bucketed::<u32>::build_in(leading, n, key, lines).into_parts()
     }
 }
 

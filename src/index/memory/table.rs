@@ -66,6 +66,18 @@ impl<K: Key> Bucketed<K> {
         n: usize,
         entry: impl Fn(usize) -> (K, u32),
     ) -> Bucketed<K> {
+        Bucketed::build_in(leading, n, entry, Vec::new())
+    }
+
+    /// [`Bucketed::build_from`] into the memory of `lines` (its values dropped): a caller
+    /// that builds one table after another reuses the memory, where fresh memory comes
+    /// page by page.
+    pub(crate) fn build_in(
+        leading: u32,
+        n: usize,
+        entry: impl Fn(usize) -> (K, u32),
+        mut lines: Vec<Line>,
+    ) -> Bucketed<K> {
         let mut table = Bucketed {
             leading: leading.min(32),
             lines: Column::Owned(Vec::new()),
@@ -79,7 +91,9 @@ impl<K: Key> Bucketed<K> {
         // order, and on the machine measured, freshly zeroed huge pages for all of them
         // made reopens alternate between 1.7 and 3.1 s. (A table grown during inserts
         // takes huge pages: see `Column::growable`.)
-        table.lines = Column::Owned(vec![Line::default(); lines_for(n as f64 / BUILD_LOAD)]);
+        lines.clear();
+        lines.resize(lines_for(n as f64 / BUILD_LOAD), Line::default());
+        table.lines = Column::Owned(lines);
         table.place_all((0..n).map(|i| {
             let (key, id) = entry(i);
             (fragment(key), id)

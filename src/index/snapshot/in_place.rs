@@ -37,7 +37,7 @@ use super::{
     SECTION_ALIGN, TableSections, Written, copy_buffer, copy_table, path, rows_extent,
     write_header, write_rows, write_section,
 };
-use crate::index::memory::plain_bytes;
+use crate::index::memory::{Column, Line, plain_bytes};
 use crate::index::plan::Plan;
 use crate::index::store::ROW_BYTES;
 use crate::index::tables::{Columns, Memory, layer_of};
@@ -150,6 +150,7 @@ pub(in crate::index) fn update_in_place(
             return Ok(None);
         }
     }
+    let copied_whole = whole_rows || whole.contains(&true);
     if whole_rows && !update.whole_rows(memory, stop, first_floor, count)? {
         return Ok(None);
     }
@@ -188,6 +189,7 @@ pub(in crate::index) fn update_in_place(
             documents: update.live.documents,
             bytes: end,
             wrote: update.wrote,
+            copied_whole,
             header: update.live,
         },
     )))
@@ -360,12 +362,14 @@ impl Update<'_, '_> {
             }
             return Ok(true);
         };
+        let mut buffer = Vec::new();
         for t in wanted {
             if stop() {
                 return Ok(false);
             }
             let table = self.live.table(t).clone();
-            let Some(section) = self.delta(plan, t, table, (from, &columns), count)? else {
+            let keys = (from, &columns);
+            let Some(section) = self.delta(plan, t, table, keys, count, &mut buffer)? else {
                 return Ok(false);
             };
             crate::faults::point("snapshot-section-written");
@@ -384,15 +388,21 @@ impl Update<'_, '_> {
         mut table: TableSections,
         (from, columns): (u64, &Columns),
         count: u64,
+        buffer: &mut Vec<Line>,
     ) -> std::io::Result<Option<TableSections>> {
         let held = table.held();
         let skip = (held - from) as usize;
-        let ((_, _, entries), layer) = layer_of(plan, t, table.leading, columns, skip, held);
+        let lines = std::mem::take(buffer);
+        let ((_, _, entries), layer) =
+            layer_of(plan, (t, table.leading), columns, (skip, held), lines);
         let bytes = plain_bytes(&layer);
         let Some(at) = self.place(bytes.len() as u64)? else {
             return Ok(None);
         };
         let lines = write_section(&mut self.file, at, bytes)?;
+        if let Column::Owned(values) = layer {
+            *buffer = values;
+        }
         table.deltas.push(Delta {
             from: held,
             documents: count,

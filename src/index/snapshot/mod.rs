@@ -264,6 +264,9 @@ pub(super) struct Written {
     pub(super) bytes: u64,
     /// Bytes of the sections written.
     pub(super) wrote: u64,
+    /// Whether a section was copied whole (always, for a whole snapshot); an update in
+    /// place of deltas alone copied none.
+    pub(super) copied_whole: bool,
     /// Its header: what a later snapshot written in place starts from.
     header: Header,
 }
@@ -351,6 +354,7 @@ fn write_sections(
         documents: header.documents,
         bytes: at,
         wrote: header.sections().map(|(_, len)| len).sum(),
+        copied_whole: true,
         header,
     }))
 }

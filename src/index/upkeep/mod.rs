@@ -13,11 +13,13 @@
 //!   once two checkpoints have covered it. An open after a crash then maps it and adds at
 //!   most about that share of documents as tails, where without it the tables of the whole
 //!   index are rebuilt (at 10 M documents 1.5-2.3 s after SIGKILL, against 5.2-9.6 s
-//!   rebuilding, on the 2-core machine measured). Writing costs a
-//!   pass over the index's memory, so a snapshot is started only when the time since the
-//!   last one ended is at least `REST_PER_WRITE` (2) times what that one took (the thread
-//!   spends at most a third of its time writing), unless the documents since the last
-//!   snapshot reach a quarter of it. Snapshots are written at a lower priority than the
+//!   rebuilding, on the 2-core machine measured). Copying sections whole costs a
+//!   pass over the index's memory, so after a snapshot that did, the next is started only
+//!   when the time since it ended is at least `REST_PER_WRITE` (2) times what it took (the
+//!   thread spends at most a third of its time writing), unless the documents since the
+//!   last snapshot reach a quarter of it. An update in place of deltas alone (see
+//!   `snapshot/in_place.rs`) costs by the document stored since, however often it is
+//!   written, and is followed by no rest. Snapshots are written at a lower priority than the
 //!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
 //!   decisions and sled's writes leave.
 //! - **Memory ready for growths.** A second thread (`index-grow`), after each checkpoint,

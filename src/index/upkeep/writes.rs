@@ -12,8 +12,10 @@ use super::super::tables::Memory;
 use super::{Shared, Work};
 
 /// Writes a snapshot and puts it in place once two checkpoints cover it, or brings the one
-/// in place up to date ([`write_in_place`]); returns the time the write took, or `Ok(None)`
-/// when the index closed meanwhile.
+/// in place up to date ([`write_in_place`]); returns the time the rest after it counts
+/// from (the time the write took; none after an update in place of deltas alone, whose
+/// cost is by the document stored, however often they are written), or `Ok(None)` when the
+/// index closed meanwhile.
 pub(super) fn write(
     work: &Work,
     shared: &Shared,
@@ -112,7 +114,11 @@ fn write_in_place(
                 written.wrote,
                 written.bytes
             );
-            Ok(Some(took))
+            Ok(Some(if written.copied_whole {
+                took
+            } else {
+                Duration::ZERO
+            }))
         }
         Ok(None) if state.stop => {
             // Stopped between two batches, the header in use may be one this update
