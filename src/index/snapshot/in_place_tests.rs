@@ -415,8 +415,14 @@ fn add_rows(plan: &Plan, memory: &RwLock<Memory>, from: u64, to: u64) {
     }
 }
 
-/// Brings `current` up to date in place and returns the headers each commit wrote.
-fn update(dir: &Path, current: &mut InPlace, plan: &Plan, memory: &RwLock<Memory>) -> Vec<Header> {
+/// Brings `current` up to date in place and returns the headers each commit wrote, and
+/// whether it copied a section whole.
+fn update(
+    dir: &Path,
+    current: &mut InPlace,
+    plan: &Plan,
+    memory: &RwLock<Memory>,
+) -> (Vec<Header>, bool) {
     let mut headers = Vec::new();
     let mut commit = |_: u64, _: Extent, write: &mut dyn FnMut() -> std::io::Result<()>| {
         write()?;
@@ -432,7 +438,7 @@ fn update(dir: &Path, current: &mut InPlace, plan: &Plan, memory: &RwLock<Memory
         .unwrap();
     *current = next.unwrap();
     assert_eq!(Some(&written.header), headers.last());
-    headers
+    (headers, written.copied_whole)
 }
 
 #[test]
@@ -449,8 +455,8 @@ fn an_update_commits_a_delta_of_every_table_before_it_copies_any_whole() {
     let tables = plan.tables.len() + BANDS;
     // Half as many again: a delta of every section, in one commit.
     add_rows(&plan, &memory, 20_000, 30_000);
-    let headers = update(dir.path(), &mut current, &plan, &memory);
-    assert_eq!(headers.len(), 1);
+    let (headers, copied_whole) = update(dir.path(), &mut current, &plan, &memory);
+    assert_eq!((headers.len(), copied_whole), (1, false));
     let header = &headers[0];
     for t in 0..tables {
         assert_eq!(header.table(t).deltas.len(), 1, "table {t}");
@@ -460,8 +466,12 @@ fn an_update_commits_a_delta_of_every_table_before_it_copies_any_whole() {
     // Past twice the whole sections: every table's delta is committed first, then the
     // whole copies.
     add_rows(&plan, &memory, 30_000, 60_000);
-    let headers = update(dir.path(), &mut current, &plan, &memory);
-    assert!(headers.len() >= 2, "{} commits", headers.len());
+    let (headers, copied_whole) = update(dir.path(), &mut current, &plan, &memory);
+    assert!(
+        headers.len() >= 2 && copied_whole,
+        "{} commits",
+        headers.len()
+    );
     let first = &headers[0];
     for t in 0..tables {
         assert_eq!(first.table(t).deltas.len(), 2, "table {t}");
@@ -495,7 +505,7 @@ fn an_update_copies_the_tables_whole_when_the_header_has_no_room_for_their_delta
         // A tenth more: no table nears its whole section's documents.
         add_rows(&plan, &memory, count, count + 1_000);
         count += 1_000;
-        let headers = update(dir.path(), &mut current, &plan, &memory);
+        let (headers, _) = update(dir.path(), &mut current, &plan, &memory);
         for header in &headers {
             let json = serde_json::to_vec(header).unwrap().len() as u64;
             assert!(json + HEADER_PREFIX <= HEADER_SLOT, "{json} bytes");
