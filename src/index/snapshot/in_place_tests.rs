@@ -441,17 +441,24 @@ fn update(
     (headers, written.copied_whole)
 }
 
-#[test]
-fn an_update_commits_a_delta_of_every_table_before_it_copies_any_whole() {
+/// An index of `n` documents in memory under `plan`, and its snapshot written whole and in
+/// place in a folder of its own.
+fn snapshot_in_place(plan: &Plan, n: u64) -> (tempfile::TempDir, RwLock<Memory>, InPlace) {
     use crate::index::tables::tests::memory_with_tails;
-    let plan = Plan::with_blocks(3, 6).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let memory = RwLock::new(memory_with_tails(&plan, 20_000, 20_000));
+    let memory = RwLock::new(memory_with_tails(plan, n, n));
     let target = path(dir.path());
-    let written = super::super::write(&target, &plan, &memory, &|| false)
+    let written = super::super::write(&target, plan, &memory, &|| false)
         .unwrap()
         .unwrap();
-    let mut current = InPlace::of(&written, &target).unwrap();
+    let current = InPlace::of(&written, &target).unwrap();
+    (dir, memory, current)
+}
+
+#[test]
+fn an_update_commits_a_delta_of_every_table_before_it_copies_any_whole() {
+    let plan = Plan::with_blocks(3, 6).unwrap();
+    let (dir, memory, mut current) = snapshot_in_place(&plan, 20_000);
     let tables = plan.tables.len() + BANDS;
     // Half as many again: a delta of every section, in one commit.
     add_rows(&plan, &memory, 20_000, 30_000);
@@ -489,16 +496,9 @@ fn an_update_commits_a_delta_of_every_table_before_it_copies_any_whole() {
 
 #[test]
 fn an_update_copies_the_tables_whole_when_the_header_has_no_room_for_their_deltas() {
-    use crate::index::tables::tests::memory_with_tails;
     // 56 simhash tables and the bands: a delta each takes about 9 KB of the header's 32.
     let plan = Plan::with_blocks(3, 8).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let memory = RwLock::new(memory_with_tails(&plan, 10_000, 10_000));
-    let target = path(dir.path());
-    let written = super::super::write(&target, &plan, &memory, &|| false)
-        .unwrap()
-        .unwrap();
-    let mut current = InPlace::of(&written, &target).unwrap();
+    let (dir, memory, mut current) = snapshot_in_place(&plan, 10_000);
     let (mut count, mut whole) = (10_000, 0);
     let mut most = 0;
     for _ in 0..6 {

@@ -79,7 +79,6 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::RwLock;
 
-use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::manifest::row_checksum;
@@ -87,10 +86,11 @@ use super::memory::{Bucketed, Captured, Key, Line, plain_bytes, with_capacity};
 use super::plan::Plan;
 use super::store::{ROW_BYTES, encode_row};
 use super::tables::Memory;
-use crate::fingerprint::{BANDS, FINGERPRINT_VERSION};
+use crate::fingerprint::BANDS;
 
 mod early;
 mod files;
+mod header;
 mod in_place;
 mod read;
 pub(super) use early::Early;
@@ -98,6 +98,8 @@ pub(super) use files::{
     closing_path, keep_leftovers, partial_path, path, put_in_place, ready_path, spare_path,
     take_spare,
 };
+pub(super) use header::Extent;
+use header::{Delta, Header, Section, TableSections};
 pub(super) use in_place::{InPlace, update_in_place};
 pub(super) use read::{Refused, open};
 
@@ -126,132 +128,6 @@ const HEADER_PREFIX: u64 = 16;
 const SECTION_ALIGN: u64 = 4096;
 /// Rows copied under one hold of the read lock (6.4 MB encoded).
 const ROWS_STEP: u64 = 65_536;
-
-#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
-struct Header {
-    snapshot: u32,
-    /// Which of the two header slots is in use: the valid one with the higher sequence
-    /// (written into slot `sequence % 2`). Absent before version 3, so that an older
-    /// snapshot is refused by its version.
-    #[serde(default)]
-    sequence: u64,
-    format: u32,
-    fingerprint: u32,
-    little_endian: bool,
-    k: u32,
-    blocks: u32,
-    /// The most documents any section holds: a manifest must record at least as many.
-    documents: u64,
-    /// The rows held: documents `floor` to `rows_documents`.
-    floor: u64,
-    rows_documents: u64,
-    /// Sum of the row checksums of the rows held.
-    rows_checksum: u64,
-    /// The rows from `floor` to the first of `more_rows` (or to `rows_documents`).
-    rows: Section,
-    /// Rows written since, each run after the one before, the last to `rows_documents`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    more_rows: Vec<MoreRows>,
-    tables: Vec<TableSections>,
-    bands: Vec<TableSections>,
-}
-
-/// A run of rows added to a snapshot in place: documents `from` to `documents`. Written in
-/// the header as an array of its five numbers, as a delta is: a header names up to nine of
-/// each per table, and its slot is 32 KiB.
-#[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
-#[serde(from = "[u64; 5]", into = "[u64; 5]")]
-struct MoreRows {
-    from: u64,
-    documents: u64,
-    section: Section,
-}
-
-impl From<[u64; 5]> for MoreRows {
-    fn from([from, documents, offset, len, xxh3]: [u64; 5]) -> MoreRows {
-        let section = Section { offset, len, xxh3 };
-        MoreRows {
-            from,
-            documents,
-            section,
-        }
-    }
-}
-
-impl From<MoreRows> for [u64; 5] {
-    fn from(r: MoreRows) -> [u64; 5] {
-        let s = r.section;
-        [r.from, r.documents, s.offset, s.len, s.xxh3]
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
-struct Section {
-    offset: u64,
-    /// Bytes.
-    len: u64,
-    /// xxh3-64 of the bytes.
-    xxh3: u64,
-}
-
-#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
-struct TableSections {
-    leading: u32,
-    floor: u32,
-    entries: u64,
-    /// The table holds the entries of every document below this count, and none after.
-    documents: u64,
-    lines: Section,
-    /// Tables of the entries of the documents after it, each from where the one before
-    /// ends (see `in_place.rs`): an open maps them as the table's tail.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    deltas: Vec<Delta>,
-}
-
-/// A table of the entries of documents `from` to `documents`, with the leading bits of the
-/// table it follows and no floor; in the header, an array of its six numbers.
-#[derive(Debug, Serialize, Deserialize, PartialEq, Clone, Copy)]
-#[serde(from = "[u64; 6]", into = "[u64; 6]")]
-struct Delta {
-    from: u64,
-    documents: u64,
-    entries: u64,
-    lines: Section,
-}
-
-impl From<[u64; 6]> for Delta {
-    fn from([from, documents, entries, offset, len, xxh3]: [u64; 6]) -> Delta {
-        let lines = Section { offset, len, xxh3 };
-        Delta {
-            from,
-            documents,
-            entries,
-            lines,
-        }
-    }
-}
-
-impl From<Delta> for [u64; 6] {
-    fn from(d: Delta) -> [u64; 6] {
-        let s = d.lines;
-        [d.from, d.documents, d.entries, s.offset, s.len, s.xxh3]
-    }
-}
-
-impl TableSections {
-    /// Every document below this count has its entries in the section or its deltas.
-    fn held(&self) -> u64 {
-        self.deltas.last().map_or(self.documents, |d| d.documents)
-    }
-
-    /// The sections: the lines, then the deltas'.
-    fn sections(&self) -> impl Iterator<Item = &Section> + '_ {
-        std::iter::once(&self.lines).chain(self.deltas.iter().map(|d| &d.lines))
-    }
-}
-
-/// What a snapshot describes: (documents, floor, row checksum) of its rows.
-pub(super) type Extent = (u64, u64, u64);
 
 /// What [`write`] wrote.
 #[derive(Debug)]
@@ -357,100 +233,6 @@ fn write_sections(
         copied_whole: true,
         header,
     }))
-}
-
-impl Header {
-    /// The header of a snapshot of `rows` and these tables' sections.
-    fn of(
-        plan: &Plan,
-        sequence: u64,
-        rows: &Rows,
-        tables: Vec<TableSections>,
-        bands: Vec<TableSections>,
-    ) -> Header {
-        let mut header = Header {
-            snapshot: SNAPSHOT_VERSION,
-            sequence,
-            format: super::INDEX_FORMAT_VERSION,
-            fingerprint: FINGERPRINT_VERSION,
-            little_endian: cfg!(target_endian = "little"),
-            k: plan.k,
-            blocks: plan.blocks.len() as u32,
-            documents: 0,
-            floor: 0,
-            rows_documents: 0,
-            rows_checksum: 0,
-            rows: rows.section,
-            more_rows: Vec::new(),
-            tables,
-            bands,
-        };
-        header.set_rows(rows);
-        header
-    }
-
-    /// Records `rows` as the snapshot's rows.
-    fn set_rows(&mut self, rows: &Rows) {
-        self.rows = rows.section;
-        self.more_rows.clear();
-        self.floor = rows.floor;
-        self.rows_documents = rows.documents;
-        self.rows_checksum = rows.checksum;
-        self.count_documents();
-    }
-
-    /// Records `rows`, from `rows_documents` on, as rows added to the snapshot's.
-    fn add_rows(&mut self, rows: &Rows) {
-        debug_assert_eq!(rows.floor, self.rows_documents);
-        self.more_rows.push(MoreRows {
-            from: rows.floor,
-            documents: rows.documents,
-            section: rows.section,
-        });
-        self.rows_documents = rows.documents;
-        self.rows_checksum = self.rows_checksum.wrapping_add(rows.checksum);
-        self.count_documents();
-    }
-
-    /// The documents the rows section holds, before any rows added to it.
-    fn first_rows_end(&self) -> u64 {
-        self.more_rows
-            .first()
-            .map_or(self.rows_documents, |r| r.from)
-    }
-
-    /// The table sections, simhash tables first, then the bands.
-    fn table(&self, t: usize) -> &TableSections {
-        match self.tables.get(t) {
-            Some(table) => table,
-            None => &self.bands[t - self.tables.len()],
-        }
-    }
-
-    /// Sets `documents`: the most any section holds.
-    fn count_documents(&mut self) {
-        self.documents = (self.tables.iter().chain(&self.bands))
-            .map(TableSections::held)
-            .fold(self.rows_documents, u64::max);
-    }
-
-    /// What the snapshot's rows describe.
-    fn extent(&self) -> Extent {
-        (self.rows_documents, self.floor, self.rows_checksum)
-    }
-
-    /// The sections, rows first: (offset, length).
-    fn sections(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        std::iter::once(&self.rows)
-            .chain(self.more_rows.iter().map(|r| &r.section))
-            .chain(
-                self.tables
-                    .iter()
-                    .chain(&self.bands)
-                    .flat_map(TableSections::sections),
-            )
-            .map(|s| (s.offset, s.len))
-    }
 }
 
 /// Where the next section may start after `section`: the next page boundary.
