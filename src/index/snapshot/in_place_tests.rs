@@ -78,13 +78,7 @@ fn snapshots_written_in_place_name_whole_sections_and_a_file_grown_past_twice_is
             }))
             .unwrap();
         }
-        index.checkpoint().unwrap();
-        index.checkpoint().unwrap();
-        let waited = std::time::Instant::now();
-        while index.snapshot_stats().written == written {
-            assert!(waited.elapsed().as_secs() < 60, "no snapshot");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        checkpoint_and_wait(&index, written);
         written = index.snapshot_stats().written;
         let bytes = std::fs::read(path(dir.path())).unwrap();
         let Ok(header) = read_header(&bytes) else {
@@ -187,13 +181,7 @@ fn updates_in_place_write_the_documents_since_as_deltas_that_an_open_maps_as_tai
             let stats = index.snapshot_stats();
             (stats.written, stats.bytes_written)
         };
-        index.checkpoint().unwrap();
-        index.checkpoint().unwrap();
-        let waited = std::time::Instant::now();
-        while index.snapshot_stats().written == written {
-            assert!(waited.elapsed().as_secs() < 60, "no snapshot");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        checkpoint_and_wait(&index, written);
         let wrote = index.snapshot_stats().bytes_written - wrote;
         let header = read_header(&std::fs::read(path(dir.path())).unwrap())
             .ok()
@@ -322,7 +310,11 @@ fn insert_and_snapshot(index: &crate::index::SimhashIndex, to: u64) {
     for i in index.len()..to {
         index.insert(record(i)).unwrap();
     }
-    let written = index.snapshot_stats().written;
+    checkpoint_and_wait(index, index.snapshot_stats().written);
+}
+
+/// Two checkpoints, then a wait until the background snapshots written pass `written`.
+fn checkpoint_and_wait(index: &crate::index::SimhashIndex, written: u64) {
     index.checkpoint().unwrap();
     index.checkpoint().unwrap();
     let waited = std::time::Instant::now();
