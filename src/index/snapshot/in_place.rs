@@ -112,26 +112,7 @@ pub(in crate::index) fn update_in_place(
     update.live_bytes = update.live.sections().map(|(_, len)| len).sum();
     let (first_floor, count) = rows_extent(memory);
     let tables = plan.tables.len() + BANDS;
-    // The sections copied whole: those past the bounds of their deltas, or all of them when
-    // the header has no room for a delta more each.
-    let room = header_room(&update.live, tables + 1);
-    let whole_rows = !room || {
-        let live = &update.live;
-        let whole = (live.floor, live.first_rows_end());
-        !takes_delta(whole, live.more_rows.len(), count)
-    };
-    let mut whole: Vec<bool> = (0..tables)
-        .map(|t| {
-            let table = update.live.table(t);
-            let whole = (u64::from(table.floor), table.documents);
-            let fresh = table.held() < count;
-            if room {
-                fresh && !takes_delta(whole, table.deltas.len(), count)
-            } else {
-                fresh || !table.deltas.is_empty()
-            }
-        })
-        .collect();
+    let (room, whole_rows, mut whole) = copied_whole(&update.live, tables, count);
     // First a delta of every section with documents stored since, committed before any whole
     // copy is written: a crash during the copies then leaves every section up to date but
     // for what was stored during them.
@@ -207,6 +188,31 @@ const MOST_DELTAS: usize = 8;
 /// the one before, not the whole index.
 fn takes_delta((first, end): (u64, u64), deltas: usize, count: u64) -> bool {
     deltas < MOST_DELTAS && count.saturating_sub(end) <= end.saturating_sub(first)
+}
+
+/// Which sections of `live` an update up to `count` copies whole: those past the bounds of
+/// their deltas ([`takes_delta`]), or all with documents stored since or deltas when the
+/// header has no room for a delta more each. Returns whether it has that room, whether the
+/// rows are copied whole, and whether each of the `tables` is.
+fn copied_whole(live: &Header, tables: usize, count: u64) -> (bool, bool, Vec<bool>) {
+    let room = header_room(live, tables + 1);
+    let whole_rows = !room || {
+        let whole = (live.floor, live.first_rows_end());
+        !takes_delta(whole, live.more_rows.len(), count)
+    };
+    let whole = (0..tables)
+        .map(|t| {
+            let table = live.table(t);
+            let whole = (u64::from(table.floor), table.documents);
+            let fresh = table.held() < count;
+            if room {
+                fresh && !takes_delta(whole, table.deltas.len(), count)
+            } else {
+                fresh || !table.deltas.is_empty()
+            }
+        })
+        .collect();
+    (room, whole_rows, whole)
 }
 
 /// The most bytes of JSON a delta or a run of rows adds to the header: six numbers.
