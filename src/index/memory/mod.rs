@@ -2,14 +2,14 @@
 //!
 //! A table is an array of lines of 64 bytes, each holding up to [`SLOTS`] entries: the top
 //! 32 bits of the entry's key (its *fragment*) and its document id. An entry's home line is
-//! a function of the key's shared prefix alone (its top `leading` bits, at most 32: the bits
-//! a near-duplicate must share in this table), mixed and spread over the lines by a
+//! a function of the key's shared prefix alone (its top `leading` bits, at most 32: the
+//! bits a near-duplicate must share in this table), mixed and spread over the lines by a
 //! multiply-shift, so every entry a query can match has the query's home. An entry goes
 //! into the first line from its home on that has a free slot (bucketised linear probing),
 //! and slots fill in order, so a probe reads the home line and goes on to the next only
-//! while the lines it reads are full: at the load kept here ([`MAX_LOAD`]) nearly always one line. An insert
-//! writes into the line that the lookup before it has just read; there is no list of recent
-//! entries to chain and no merge to run.
+//! while the lines it reads are full: at the load kept here ([`MAX_LOAD`]) nearly always
+//! one line. An insert writes into the line that the lookup before it has just read; there
+//! is no list of recent entries to chain and no merge to run.
 //!
 //! A fragment holds the shared prefix and the next bits of the key: a band key (32 bits)
 //! whole, a permuted simhash's first 32 bits. A probe returns the entries whose prefix equals
@@ -32,12 +32,13 @@
 //!
 //! A table may carry a *tail*: small read-only tables (layers) of the entries that a
 //! snapshot's copy of it lacks, made when the index opens from a snapshot whose copy is
-//! older than the database: the copy's delta sections, mapped, and a table of the
-//! documents after them, built. Probes read the table and every layer. Writing those entries into the mapped lines instead would copy nearly
-//! every page of the table first (one insert in a few thousand pages lands on most of them),
-//! which at 10 M documents costs more than the whole open from the snapshot. The tail is
-//! folded in later ([`Bucketed::fold`]), off the path of the open, and a snapshot taken
-//! meanwhile places it into its copy of the table ([`Bucketed::capture`]).
+//! older than the database: the copy's delta sections, mapped, and a table of the documents
+//! after them, built. Probes read the table and every layer. Writing those entries into the
+//! mapped lines instead would copy nearly every page of the table first (one insert in a
+//! few thousand pages lands on most of them), which at 10 M documents costs more than the
+//! whole open from the snapshot. The tail is folded in later ([`Bucketed::fold`]), off the
+//! path of the open, and a snapshot taken meanwhile places it into its copy of the table
+//! ([`Bucketed::capture`]).
 
 /// Entries per line: 8 fragments and 8 ids of 4 bytes fill a cache line.
 pub(crate) const SLOTS: usize = 8;

@@ -30,42 +30,42 @@
 //! Its check starts on a thread of its own before sled opens, and runs while sled recovers
 //! its log (see `early.rs`). A snapshot is used when it is of this index's formats and
 //! layout, every section's checksum is right, each delta and run of rows starts where the
-//! one before it ends, and it holds no document the manifest does not record. Rows below the manifest's floor (expired since) are skipped. The documents
-//! after a section's count are read from sled and added to that table as its *tail* (see
-//! `memory.rs`): a small table that probes read beside the mapped one, folded in by the
-//! background upkeep later. The snapshot's row checksum over the manifest's rows plus that of the rows read from sled must
-//! equal the manifest's, which proves the snapshot's rows are the database's. That is only
-//! done while the documents after it are at most twice what it holds (see
+//! one before it ends, and it holds no document the manifest does not record. Rows below
+//! the manifest's floor (expired since) are skipped. The documents after a section's count
+//! are read from sled and added to that table as its *tail* (see `memory.rs`): a small
+//! table that probes read beside the mapped one, folded in by the background upkeep later.
+//! The snapshot's row checksum over the manifest's rows plus that of the rows read from
+//! sled must equal the manifest's, which proves the snapshot's rows are the database's.
+//! That is only done while the documents after it are at most twice what it holds (see
 //! `MAX_TIMES_AFTER` in `open.rs`), and never past a roll-back to a checkpoint it is newer
-//! than.
-//! Anything else (a snapshot far behind the database, of other rows, a file cut short or
-//! overwritten, another machine's byte order, an older layout) is set aside with one line in
-//! the log and the tables are rebuilt from sled as before: a snapshot can make an open
-//! faster, never different. None is written below [`SNAPSHOT_MIN_DOCUMENTS`] (a rebuild
-//! takes less than writing one).
+//! than. Anything else (a snapshot far behind the database, of other rows, a file cut short
+//! or overwritten, another machine's byte order, an older layout) is set aside with one
+//! line in the log and the tables are rebuilt from sled as before: a snapshot can make an
+//! open faster, never different. None is written below [`SNAPSHOT_MIN_DOCUMENTS`] (a
+//! rebuild takes less than writing one).
 //!
 //! Layout: two header slots of 32 KiB, each 8 bytes (little-endian length of the JSON
 //! header), 8 bytes (its xxh3) and the header as JSON; the header in use is the valid one
 //! with the higher `sequence`. From 64 KiB on, the sections, each on a page boundary: the
 //! rows (encoded as in sled, `ROW_BYTES` each) in one or more runs, and per table its lines
-//! as native integers, then its deltas' lines, wherever the header says. A whole snapshot is written under a temporary name and put in
-//! place by a rename (a swap of names, on Linux: see `put_in_place`), so a crash while
-//! writing leaves the earlier file or none. While an index is open the file must not be
-//! changed by anything else (the state directory's lock keeps other crawldedup processes
-//! out).
+//! as native integers, then its deltas' lines, wherever the header says. A whole snapshot
+//! is written under a temporary name and put in place by a rename (a swap of names, on
+//! Linux: see `put_in_place`), so a crash while writing leaves the earlier file or none.
+//! While an index is open the file must not be changed by anything else (the state
+//! directory's lock keeps other crawldedup processes out).
 //!
 //! A snapshot this process wrote and put in place is brought up to date *in place* by the
 //! background snapshots after it (`in_place.rs`): each section is written into space no
 //! section of the header in use takes, and the other header slot is written once every
-//! document of the sections written since is durable, which frees the space of the
-//! sections they replace. Such an update mostly writes *deltas*: a table's entries of the
-//! documents stored since its sections were written, as a small table of their own, and
-//! the rows stored since; a section is written whole again once the index has about
-//! doubled since it last was. An open maps a table's deltas as the layers of its tail. A crash at any point leaves the header in use and its sections
-//! as they were, or the newer header and its sections. The file's pages are written over
-//! again instead of filling a second file: a second file is fresh memory and fresh blocks
-//! for every byte of it, the largest cost of the snapshots during a bulk load on the
-//! 2-core machine measured (`docs/benchmarks.md`).
+//! document of the sections written since is durable, which frees the space of the sections
+//! they replace. Such an update mostly writes *deltas*: a table's entries of the documents
+//! stored since its sections were written, as a small table of their own, and the rows
+//! stored since; a section is written whole again once the index has about doubled since it
+//! last was. An open maps a table's deltas as the layers of its tail. A crash at any point
+//! leaves the header in use and its sections as they were, or the newer header and its
+//! sections. The file's pages are written over again instead of filling a second file: a
+//! second file is fresh memory and fresh blocks for every byte of it, the largest cost of
+//! the snapshots during a bulk load on the 2-core machine measured (`docs/benchmarks.md`).
 //!
 //! A file that an open mapped is never written in place: its pages are the tables'. So the
 //! first background snapshot after an open is written whole to another file. When a whole

@@ -121,19 +121,14 @@ fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(),
     let mut sections_in_order = header.tables.iter().chain(&header.bands);
     if sections_in_order.any(|t| {
         t.held() > header.documents
-            || !follows(t.documents, t.deltas.iter().map(|d| (d.from, d.documents)))
+            || follows(t.documents, t.deltas.iter().map(|d| (d.from, d.documents))).is_none()
     }) || header.rows_documents > header.documents
         || header.rows_documents < header.floor
         || header.first_rows_end() < header.floor
-        || !follows(
+        || follows(
             header.first_rows_end(),
             header.more_rows.iter().map(|r| (r.from, r.documents)),
-        )
-        || header
-            .more_rows
-            .last()
-            .map_or(header.rows_documents, |r| r.documents)
-            != header.rows_documents
+        ) != Some(header.rows_documents)
     {
         return damaged("its counts of documents disagree");
     }
@@ -146,16 +141,16 @@ fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(),
     Ok(())
 }
 
-/// Whether each run (from, to) starts where the one before ends (the first at `end`) and
-/// holds documents.
-fn follows(mut end: u64, runs: impl Iterator<Item = (u64, u64)>) -> bool {
+/// Where the runs (from, to) end, if each starts where the one before ends (the first at
+/// `end`) and holds documents.
+fn follows(mut end: u64, runs: impl Iterator<Item = (u64, u64)>) -> Option<u64> {
     for (from, to) in runs {
         if from != end || to <= from {
-            return false;
+            return None;
         }
         end = to;
     }
-    true
+    Some(end)
 }
 
 /// Checks the sections on every core: the rows (decoded into room for `capacity` rows
