@@ -162,16 +162,68 @@ fn each_table_finds_each_document(index: &crate::index::SimhashIndex, n: u64) {
     }
 }
 
+/// What the updates of the delta test were: table sections that took a delta, tables
+/// written whole again after deltas, and runs of rows added.
+#[derive(Default)]
+struct Updates {
+    deltas: usize,
+    rebased: usize,
+    rows_added: usize,
+}
+
+impl Updates {
+    /// Checks the header `now` that an update in place wrote over `last`, with documents
+    /// `from..to` stored since and `wrote` bytes written, and counts what it did.
+    fn check(&mut self, last: &Header, now: &Header, (from, to): (u64, u64), wrote: u64) {
+        let mut all_deltas = true;
+        for t in 0..now.tables.len() + BANDS {
+            let (last, now) = (last.table(t), now.table(t));
+            if now.deltas.is_empty() {
+                self.rebased += usize::from(!last.deltas.is_empty());
+                all_deltas = false;
+                continue;
+            }
+            // The sections in use stay, and the delta holds the documents since.
+            assert_eq!(now.deltas.len(), last.deltas.len() + 1, "table {t}");
+            assert_eq!(
+                (now.lines, &now.deltas[..last.deltas.len()]),
+                (last.lines, &last.deltas[..])
+            );
+            let delta = now.deltas.last().unwrap();
+            assert_eq!((delta.from, delta.documents), (last.held(), to));
+            assert_eq!(delta.entries, to - from);
+            self.deltas += 1;
+        }
+        if let Some(more) = now.more_rows.last() {
+            if now.more_rows.len() == last.more_rows.len() + 1 {
+                assert_eq!(now.rows, last.rows);
+                assert_eq!((more.from, more.documents), (from, to));
+                self.rows_added += 1;
+            }
+        }
+        if all_deltas {
+            // What was stored since (a fifth of the documents), not the index.
+            let live: u64 = now.sections().map(|(_, len)| len).sum();
+            assert!(wrote * 2 < live, "{wrote} bytes written of {live}");
+        }
+    }
+}
+
 #[test]
 fn updates_in_place_write_the_documents_since_as_deltas_that_an_open_maps_as_tails() {
     use crate::index::{IndexConfig, SimhashIndex};
     let dir = tempfile::tempdir().unwrap();
     let open = || SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
     let index = open().with_snapshot_min_documents(1_000);
-    let (mut deltas, mut rebased, mut rows_added) = (0, 0, 0);
+    let mut updates = Updates::default();
     let mut before: Option<(Header, (u64, u64))> = None;
     for round in 0.. {
-        assert!(round < 16, "{deltas} deltas, {rebased} written whole again");
+        assert!(
+            round < 16,
+            "{} deltas, {} written whole again",
+            updates.deltas,
+            updates.rebased
+        );
         // A quarter more each round: due even while the thread rests.
         let (from, to) = (index.len(), (index.len() * 5 / 4).max(4_000));
         for i in from..to {
@@ -196,42 +248,12 @@ fn updates_in_place_write_the_documents_since_as_deltas_that_an_open_maps_as_tai
             assert!(header.tables.iter().all(|t| t.deltas.is_empty()));
             continue;
         }
-        let mut all_deltas = true;
-        for t in 0..header.tables.len() + BANDS {
-            let (last, now) = (last.table(t), header.table(t));
-            if now.deltas.is_empty() {
-                rebased += usize::from(!last.deltas.is_empty());
-                all_deltas = false;
-                continue;
-            }
-            // The sections in use stay, and the delta holds the documents since.
-            assert_eq!(now.deltas.len(), last.deltas.len() + 1, "table {t}");
-            assert_eq!(
-                (now.lines, &now.deltas[..last.deltas.len()]),
-                (last.lines, &last.deltas[..])
-            );
-            let delta = now.deltas.last().unwrap();
-            assert_eq!((delta.from, delta.documents), (last.held(), to));
-            assert_eq!(delta.entries, to - from);
-            deltas += 1;
-        }
-        if let Some(more) = header.more_rows.last() {
-            if header.more_rows.len() == last.more_rows.len() + 1 {
-                assert_eq!(header.rows, last.rows);
-                assert_eq!((more.from, more.documents), (from, to));
-                rows_added += 1;
-            }
-        }
-        if all_deltas {
-            // What was stored since (a fifth of the documents), not the index.
-            let live: u64 = header.sections().map(|(_, len)| len).sum();
-            assert!(wrote * 2 < live, "{wrote} bytes written of {live}");
-        }
-        if rebased > 0 && !header.tables[0].deltas.is_empty() {
+        updates.check(&last, &header, (from, to), wrote);
+        if updates.rebased > 0 && !header.tables[0].deltas.is_empty() {
             break;
         }
     }
-    assert!(rows_added > 0 && deltas > 0);
+    assert!(updates.rows_added > 0 && updates.deltas > 0);
     // More documents after the snapshot, durable, then an end without a snapshot (as a
     // crash leaves it): the open maps the deltas and reads the rest from the database.
     let n = index.len() + 500;
@@ -243,22 +265,7 @@ fn updates_in_place_write_the_documents_since_as_deltas_that_an_open_maps_as_tai
     let header = read_header(&std::fs::read(path(dir.path())).unwrap())
         .ok()
         .unwrap();
-    {
-        // The snapshot read: each table with its deltas as its tail's layers.
-        let manifest = crate::index::manifest::Manifest::read(dir.path());
-        let plan = Plan::with_blocks(header.k, header.blocks).unwrap();
-        let Ok((memory, held, _)) =
-            super::super::open(dir.path(), &plan, &manifest.unwrap().unwrap(), 0)
-        else {
-            panic!("the snapshot was not read");
-        };
-        let layers = (memory.tables.iter().map(|t| t.tail_layers()))
-            .chain(memory.bands.iter().map(|t| t.tail_layers()));
-        for (t, layers) in layers.enumerate() {
-            assert_eq!(layers, header.table(t).deltas.len(), "table {t}");
-            assert_eq!(held[t], header.table(t).held());
-        }
-    }
+    deltas_are_read_as_tail_layers(dir.path(), &header);
     let index = open().with_snapshot_min_documents(u64::MAX);
     assert!(index.opened_from_snapshot());
     assert_eq!(index.len(), n);
@@ -274,6 +281,23 @@ fn updates_in_place_write_the_documents_since_as_deltas_that_an_open_maps_as_tai
     let index = open().with_snapshot_min_documents(u64::MAX);
     assert!(!index.opened_from_snapshot());
     each_table_finds_each_document(&index, n);
+}
+
+/// The snapshot in `dir`, whose header is `header`, read: each table with its deltas as
+/// its tail's layers, and its count of documents held.
+fn deltas_are_read_as_tail_layers(dir: &Path, header: &Header) {
+    let manifest = crate::index::manifest::Manifest::read(dir);
+    let plan = Plan::with_blocks(header.k, header.blocks).unwrap();
+    let Ok((memory, held, _)) = super::super::open(dir, &plan, &manifest.unwrap().unwrap(), 0)
+    else {
+        panic!("the snapshot was not read");
+    };
+    let layers = (memory.tables.iter().map(|t| t.tail_layers()))
+        .chain(memory.bands.iter().map(|t| t.tail_layers()));
+    for (t, layers) in layers.enumerate() {
+        assert_eq!(layers, header.table(t).deltas.len(), "table {t}");
+        assert_eq!(held[t], header.table(t).held());
+    }
 }
 
 #[test]
