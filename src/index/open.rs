@@ -296,7 +296,7 @@ fn from_snapshot(
         .max(manifest.documents)
         .saturating_sub(manifest.floor);
     let started = std::time::Instant::now();
-    let checked = early.take(dir, plan, manifest);
+    let (checked, room) = early.take(dir, plan, manifest).unzip();
     let checked_early = checked.is_some();
     let opened = checked.unwrap_or_else(|| snapshot::open(dir, plan, manifest, rows));
     let (mut memory, held, extent) = match opened {
@@ -341,14 +341,17 @@ fn from_snapshot(
     let added = rows.docs.len();
     memory.checksum = rows.checksum;
     memory.docs.extend(rows.docs);
-    super::tables::add_tails(plan, &mut memory, &held);
+    let ready = room.as_ref().map_or(0, Vec::len);
+    super::tables::add_tails(plan, &mut memory, &held, room.unwrap_or_default());
     if memory.has_tails() {
         tracing::debug!(
             "{}: {added} documents after the snapshot's rows added from the database, the \
-             tables' tails from document {oldest} on (snapshot and rows {:.2} s, tails {:.2} s)",
+             tables' tails from document {oldest} on (snapshot and rows {:.2} s, tails {:.2} s; \
+             memory faulted in ahead for {ready} of {} tables)",
             dir.display(),
             read.as_secs_f64(),
-            (started.elapsed() - read).as_secs_f64()
+            (started.elapsed() - read).as_secs_f64(),
+            held.len()
         );
     }
     Ok(Some((memory, extent)))

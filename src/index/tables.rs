@@ -264,15 +264,17 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
 /// (see `memory.rs`): `from[t]` is the first id the copy of table `t` lacks (simhash tables
 /// first, then band tables), and `memory` holds every row up to its count. The tails are
 /// built from the [`Columns`] of the rows after the oldest copy, as jobs taken in turn by
-/// one thread per core.
-pub(super) fn add_tails(plan: &Plan, memory: &mut Memory, from: &[u64]) {
+/// one thread per core; table `t`'s into the memory of `room[t]`, when there is one
+/// (memory faulted in ahead: see `snapshot::Early`).
+pub(super) fn add_tails(plan: &Plan, memory: &mut Memory, from: &[u64], room: Vec<Vec<Line>>) {
     let count = memory.count();
     let base = memory.base;
     // A table's copy may hold expired documents' entries; its tail starts at the floor.
     let starts: Vec<u64> = from.iter().map(|&f| f.max(base).min(count)).collect();
     let first = starts.iter().copied().min().unwrap_or(count);
     let Columns { simhashes, bins } = Columns::of(memory.docs.range((first - base) as usize..));
-    let mut jobs: Vec<(TableMut<'_>, u64)> = Vec::new();
+    let mut jobs: Vec<(TableMut<'_>, u64, Vec<Line>)> = Vec::new();
+    let mut room = room.into_iter();
     let tables = memory
         .tables
         .iter_mut()
@@ -280,22 +282,23 @@ pub(super) fn add_tails(plan: &Plan, memory: &mut Memory, from: &[u64]) {
         .map(|(t, table)| TableMut::Simhash(t, table));
     let bands = (memory.bands.iter_mut().enumerate()).map(|(b, table)| TableMut::Band(b, table));
     for (job, &start) in tables.chain(bands).zip(&starts) {
+        let lines = room.next().unwrap_or_default();
         if start < count {
-            jobs.push((job, start));
+            jobs.push((job, start, lines));
         }
     }
-    in_turn(jobs, |(job, start)| {
+    in_turn(jobs, |(job, start, lines)| {
         let n = (count - start) as usize;
         let skip = (start - first) as usize;
         let id = |i: usize| start as u32 + i as u32;
         match job {
             TableMut::Simhash(t, table) => {
                 let column = &simhashes[skip..];
-                table.add_tail(n, |i| (plan.permute(t, column[i]), id(i)));
+                table.add_tail(n, |i| (plan.permute(t, column[i]), id(i)), lines);
             }
             TableMut::Band(band, table) => {
                 let column = &bins[band][skip..];
-                table.add_tail(n, |i| (Sketch::band_key_of(band, column[i]), id(i)));
+                table.add_tail(n, |i| (Sketch::band_key_of(band, column[i]), id(i)), lines);
             }
         }
     });
@@ -404,7 +407,7 @@ pub(super) mod tests {
         let mut memory = build_memory(plan, rows(first));
         memory.docs.extend((first..n).map(row));
         let from = vec![first; plan.tables.len() + BANDS];
-        add_tails(plan, &mut memory, &from);
+        add_tails(plan, &mut memory, &from, Vec::new());
         memory
     }
 
@@ -447,6 +450,7 @@ pub(super) mod tests {
 
     #[test]
     fn tails_that_start_at_each_tables_own_count_hold_exactly_the_documents_after_it() {
+        use crate::index::memory::ready_lines;
         let plan = Plan::with_blocks(3, 6).unwrap();
         let n = 3_000;
         // The tables copied at different moments: table t holds the documents below
@@ -470,7 +474,12 @@ pub(super) mod tests {
             }
             memory.docs.push_back(doc);
         }
-        add_tails(&plan, &mut memory, &from);
+        // Memory made ready for some of the tails: none, half, all or one and a half
+        // times what each needs, and none for the last two tables.
+        let room = (0..count - 2)
+            .map(|t| ready_lines((n - from[t]) * (t as u64 % 4) / 2))
+            .collect();
+        add_tails(&plan, &mut memory, &from, room);
         assert!(memory.has_tails());
         assert_each_table_finds_each_document(&plan, &memory, n);
         while memory.fold_one() {}

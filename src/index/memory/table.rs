@@ -109,10 +109,16 @@ impl<K: Key> Bucketed<K> {
 
     /// Adds a layer to the table's tail holding the `n` entries `entry(0)`, ...,
     /// `entry(n - 1)`: entries probes find, kept apart from the lines until
-    /// [`Bucketed::fold`].
-    pub(crate) fn add_tail(&mut self, n: usize, entry: impl Fn(usize) -> (K, u32)) {
+    /// [`Bucketed::fold`]. The layer is built into the memory of `lines` (see
+    /// [`Bucketed::build_in`]).
+    pub(crate) fn add_tail(
+        &mut self,
+        n: usize,
+        entry: impl Fn(usize) -> (K, u32),
+        lines: Vec<Line>,
+    ) {
         if n > 0 {
-            let layer = Bucketed::build_from(self.leading, n, entry);
+            let layer = Bucketed::build_in(self.leading, n, entry, lines);
             self.tail.push(std::sync::Arc::new(layer));
         }
     }

@@ -87,7 +87,7 @@ fn with_tail(entries: &[(u64, u32)], held: usize) -> Bucketed {
     let (keys, ids): (Vec<u64>, Vec<u32>) = entries[..held].iter().copied().unzip();
     let mut table = Bucketed::build(24, keys, ids);
     let rest = &entries[held..];
-    table.add_tail(rest.len(), |i| rest[i]);
+    table.add_tail(rest.len(), |i| rest[i], Vec::new());
     table
 }
 
