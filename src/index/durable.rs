@@ -18,7 +18,7 @@ impl SimhashIndex {
     /// under the background's rules (see [`upkeep`]), where writing the whole snapshot to
     /// another file holds the close up for a pass over the index (`docs/benchmarks.md`,
     /// note 4). The next session's background snapshots follow their own rule: one is due
-    /// once the documents after the one in place reach an eighth of it.
+    /// once the documents after the one in place reach a sixteenth of it.
     fn snapshot_for_next_open(&mut self, at_close: bool) -> Result<bool, IndexError> {
         let corrupt = |problem: String| IndexError::Corrupt {
             path: self.path.clone(),

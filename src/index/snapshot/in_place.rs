@@ -13,9 +13,11 @@
 //! are committed before any whole copy starts, so a crash while the copies are written
 //! leaves a snapshot short of no more than what was stored meanwhile. A section none of
 //! whose documents is new keeps what it has. Deltas are also left out, and the sections
-//! copied whole, when the header's slot has no room for a delta more each. An open maps a
-//! table's deltas as the layers of its tail (see `memory.rs`), folded in later as any
-//! tail is.
+//! copied whole, when the header's slot has no room for a delta more each. While the
+//! upkeep thread holds whole copies back (its rest after one), an update writes deltas
+//! alone: a section due for a whole copy takes a delta more, up to [`MOST_DELTAS_HELD`].
+//! An open maps a table's deltas as the layers of its tail (see `memory.rs`), folded in
+//! later as any tail is.
 //!
 //! The whole copies are written in batches of about a quarter of the snapshot ([`BATCH`]):
 //! once a section finds no free space and the batch is full, the batch is committed (the
@@ -84,12 +86,13 @@ pub(in crate::index) type Commit<'a> =
 /// Brings the snapshot `current` in `dir` up to date in place (see the module doc); returns
 /// the snapshot in place after it (`None` when the next should be written whole to another
 /// file) and what was written, or `None` when `stop()` turned true or `commit` declined.
+/// Unless `whole_allowed`, it writes deltas alone (see [`MOST_DELTAS_HELD`]).
 pub(in crate::index) fn update_in_place(
     dir: &Path,
     current: &InPlace,
     plan: &Plan,
     memory: &RwLock<Memory>,
-    stop: &dyn Fn() -> bool,
+    (stop, whole_allowed): (&dyn Fn() -> bool, bool),
     commit: &mut Commit<'_>,
 ) -> std::io::Result<Option<(Option<InPlace>, Written)>> {
     let file = std::fs::OpenOptions::new()
@@ -113,10 +116,19 @@ pub(in crate::index) fn update_in_place(
     let (first_floor, count) = rows_extent(memory);
     let tables = plan.tables.len() + BANDS;
     let (room, whole_rows, mut whole) = copied_whole(&update.live, tables, count);
+    let mut whole_rows = whole_rows && count > update.live.rows_documents;
+    let most = if whole_allowed {
+        MOST_DELTAS
+    } else {
+        // Held back: each section due for a whole copy takes a delta more instead, while it
+        // has fewer than `MOST_DELTAS_HELD`; past that it waits, as a table with nothing new.
+        whole_rows = false;
+        whole.fill(false);
+        MOST_DELTAS_HELD - 1
+    };
     // First a delta of every section with documents stored since, committed before any whole
     // copy is written: a crash during the copies then leaves every section up to date but
     // for what was stored during them.
-    let mut whole_rows = whole_rows && count > update.live.rows_documents;
     if room {
         if count > update.live.rows_documents {
             match update.more_rows(memory, stop, count)? {
@@ -124,7 +136,7 @@ pub(in crate::index) fn update_in_place(
                 Some(added) => whole_rows |= !added,
             }
         }
-        if !update.deltas(plan, memory, stop, count, &mut whole)? {
+        if !update.deltas(plan, memory, (stop, most), count, &mut whole)? {
             return Ok(None);
         }
         if (whole_rows || whole.contains(&true)) && !update.commit()? {
@@ -179,6 +191,16 @@ pub(in crate::index) fn update_in_place(
 /// Delta sections a table section carries (and runs of rows added the rows section)
 /// before it is written whole again.
 const MOST_DELTAS: usize = 8;
+
+/// Delta sections a table section carries at most while whole copies are held back (the
+/// upkeep thread's rest after one): sections due for a whole copy take deltas meanwhile,
+/// so that the snapshot keeps up with the documents stored at the cost of what was stored
+/// since, and the whole copies wait for the rest's end. A table section past it keeps what
+/// it has until then (its tail at the next open starts at its own count). The rows' runs
+/// are not held to it: they are the ids' order, and every update adds theirs. The header's
+/// slot has room for this many for the default plan's 26 tables (see [`header_room`],
+/// which holds back any delta when it has not).
+const MOST_DELTAS_HELD: usize = 12;
 
 /// Whether a section whose whole part holds the documents `whole` (first, end), with
 /// `deltas` delta sections after it, takes one more up to `count` rather than being written
@@ -341,22 +363,21 @@ impl Update<'_, '_> {
         Ok(true)
     }
 
-    /// Writes a delta up to `count` of every table with documents stored since and room
-    /// for one more (see [`takes_delta`]); a table whose documents since cannot be read
-    /// (one expired) is marked `whole` instead. False if the update stopped or a commit was
-    /// declined.
+    /// Writes a delta up to `count` of every table with documents stored since and at most
+    /// `most` deltas; a table whose documents since cannot be read (one expired) is marked
+    /// `whole` instead. False if the update stopped or a commit was declined.
     fn deltas(
         &mut self,
         plan: &Plan,
         memory: &RwLock<Memory>,
-        stop: &dyn Fn() -> bool,
+        (stop, most): (&dyn Fn() -> bool, usize),
         count: u64,
         whole: &mut [bool],
     ) -> std::io::Result<bool> {
         let tables = whole.len();
         let delta = |t: usize| {
             let table = self.live.table(t);
-            table.held() < count && table.deltas.len() <= MOST_DELTAS
+            table.held() < count && table.deltas.len() <= most
         };
         let wanted: Vec<usize> = (0..tables).filter(|&t| delta(t)).collect();
         let Some(from) = wanted.iter().map(|&t| self.live.table(t).held()).min() else {

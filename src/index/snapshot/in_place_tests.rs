@@ -439,6 +439,17 @@ fn update(
     plan: &Plan,
     memory: &RwLock<Memory>,
 ) -> (Vec<Header>, bool) {
+    update_allowing(dir, current, plan, memory, true)
+}
+
+/// [`update`], with whole copies allowed or held back (`whole`).
+fn update_allowing(
+    dir: &Path,
+    current: &mut InPlace,
+    plan: &Plan,
+    memory: &RwLock<Memory>,
+    whole: bool,
+) -> (Vec<Header>, bool) {
     let mut headers = Vec::new();
     let mut commit = |_: u64, _: Extent, write: &mut dyn FnMut() -> std::io::Result<()>| {
         write()?;
@@ -449,9 +460,10 @@ fn update(
         );
         Ok(true)
     };
-    let (next, written) = update_in_place(dir, current, plan, memory, &|| false, &mut commit)
-        .unwrap()
-        .unwrap();
+    let (next, written) =
+        update_in_place(dir, current, plan, memory, (&|| false, whole), &mut commit)
+            .unwrap()
+            .unwrap();
     *current = next.unwrap();
     assert_eq!(Some(&written.header), headers.last());
     (headers, written.copied_whole)
@@ -508,6 +520,55 @@ fn an_update_commits_a_delta_of_every_table_before_it_copies_any_whole() {
     }
     assert!(last.more_rows.is_empty());
     assert_eq!((last.floor, last.rows_documents), (0, 60_000));
+}
+
+#[test]
+fn while_whole_copies_are_held_back_every_section_takes_deltas_up_to_the_most_held() {
+    // The default plan: 10 simhash tables and the bands.
+    let plan = Plan::with_blocks(3, 5).unwrap();
+    let (dir, memory, mut current) = snapshot_in_place(&plan, 20_000);
+    let tables = plan.tables.len() + BANDS;
+    let mut count = 20_000;
+    for round in 1..=MOST_DELTAS_HELD + 1 {
+        // Past twice the whole sections from the first round on: due for whole copies.
+        let to = if round == 1 { 50_000 } else { count + 1_000 };
+        add_rows(&plan, &memory, count, to);
+        let before = current.header.clone();
+        let (headers, copied_whole) =
+            update_allowing(dir.path(), &mut current, &plan, &memory, false);
+        count = to;
+        assert_eq!((headers.len(), copied_whole), (1, false), "round {round}");
+        let header = &headers[0];
+        let json = serde_json::to_vec(header).unwrap().len() as u64;
+        assert!(json + HEADER_PREFIX <= HEADER_SLOT, "{json} bytes");
+        for t in 0..tables {
+            let (now, was) = (header.table(t), before.table(t));
+            assert_eq!(now.lines, was.lines, "table {t}: nothing copied whole");
+            if round <= MOST_DELTAS_HELD {
+                assert_eq!(now.deltas.len(), round, "table {t}");
+                assert_eq!(now.held(), count);
+            } else {
+                // At the most: the table keeps what it has.
+                assert_eq!(now, was, "table {t}");
+            }
+        }
+        // The rows take a run each time.
+        assert_eq!(
+            (header.more_rows.len(), header.rows_documents),
+            (round, count)
+        );
+    }
+    // Allowed again, with documents since: every section copied whole, up to date.
+    add_rows(&plan, &memory, count, count + 1_000);
+    count += 1_000;
+    let (headers, copied_whole) = update(dir.path(), &mut current, &plan, &memory);
+    assert!(copied_whole);
+    let last = headers.last().unwrap();
+    for t in 0..tables {
+        assert!(last.table(t).deltas.is_empty(), "table {t}");
+        assert_eq!(last.table(t).documents, count);
+    }
+    assert_eq!((last.more_rows.len(), last.rows_documents), (0, count));
 }
 
 #[test]

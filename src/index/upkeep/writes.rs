@@ -15,16 +15,21 @@ use super::{Shared, Work};
 /// in place up to date ([`write_in_place`]); returns the time the rest after it counts
 /// from (the time the write took; none after an update in place of deltas alone, whose
 /// cost is by the document stored, however often they are written), or `Ok(None)` when the
-/// index closed meanwhile.
+/// index closed meanwhile. Unless `whole_allowed`, it writes deltas alone, or nothing when
+/// there is no snapshot to bring up to date.
 pub(super) fn write(
     work: &Work,
     shared: &Shared,
     stopped: &dyn Fn() -> bool,
+    whole_allowed: bool,
 ) -> std::io::Result<Option<Duration>> {
     let started = Instant::now();
     let current = lock(&shared.state).in_place.clone();
     if let Some(current) = current {
-        return write_in_place(work, shared, stopped, &current, started);
+        return write_in_place(work, shared, (stopped, whole_allowed), &current, started);
+    }
+    if !whole_allowed {
+        return Ok(Some(Duration::ZERO));
     }
     let partial = snapshot::partial_path(&work.dir);
     take_spare(shared, &work.dir, &partial);
@@ -76,7 +81,7 @@ pub(super) fn write(
 fn write_in_place(
     work: &Work,
     shared: &Shared,
-    stopped: &dyn Fn() -> bool,
+    stopped: (&dyn Fn() -> bool, bool),
     current: &snapshot::InPlace,
     started: Instant,
 ) -> std::io::Result<Option<Duration>> {
@@ -190,7 +195,8 @@ pub(super) fn close_in_place(
          extent: Extent,
          write: &mut dyn FnMut() -> std::io::Result<()>|
          -> std::io::Result<bool> { commit_batch(shared, dir, None, extent, write) };
-    let updated = snapshot::update_in_place(dir, &current, plan, memory, &|| false, &mut commit);
+    let updated =
+        snapshot::update_in_place(dir, &current, plan, memory, (&|| false, true), &mut commit);
     let mut state = lock(&shared.state);
     match updated {
         Ok(Some((next, _))) => {
