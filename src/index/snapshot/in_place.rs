@@ -115,17 +115,8 @@ pub(in crate::index) fn update_in_place(
     update.live_bytes = update.live.sections().map(|(_, len)| len).sum();
     let (first_floor, count) = rows_extent(memory);
     let tables = plan.tables.len() + BANDS;
-    let (room, whole_rows, mut whole) = copied_whole(&update.live, tables, count);
-    let mut whole_rows = whole_rows && count > update.live.rows_documents;
-    let most = if whole_allowed {
-        MOST_DELTAS
-    } else {
-        // Held back: each section due for a whole copy takes a delta more instead, while it
-        // has fewer than `MOST_DELTAS_HELD`; past that it waits, as a table with nothing new.
-        whole_rows = false;
-        whole.fill(false);
-        MOST_DELTAS_HELD - 1
-    };
+    let (room, mut whole_rows, mut whole, most) =
+        copied_whole(&update.live, tables, count, whole_allowed);
     // First a delta of every section with documents stored since, committed before any whole
     // copy is written: a crash during the copies then leaves every section up to date but
     // for what was stored during them.
@@ -214,14 +205,26 @@ fn takes_delta((first, end): (u64, u64), deltas: usize, count: u64) -> bool {
 
 /// Which sections of `live` an update up to `count` copies whole: those past the bounds of
 /// their deltas ([`takes_delta`]), or all with documents stored since or deltas when the
-/// header has no room for a delta more each. Returns whether it has that room, whether the
-/// rows are copied whole, and whether each of the `tables` is.
-fn copied_whole(live: &Header, tables: usize, count: u64) -> (bool, bool, Vec<bool>) {
+/// header has no room for a delta more each; none unless `whole_allowed` (each section due
+/// for a whole copy then takes a delta more instead, while it has fewer than
+/// [`MOST_DELTAS_HELD`]; past that it waits, as a section with nothing new). Returns whether
+/// it has that room, whether the rows are copied whole, whether each of the `tables` is,
+/// and the most deltas a table may have to take one more.
+fn copied_whole(
+    live: &Header,
+    tables: usize,
+    count: u64,
+    whole_allowed: bool,
+) -> (bool, bool, Vec<bool>, usize) {
     let room = header_room(live, tables + 1);
-    let whole_rows = !room || {
-        let whole = (live.floor, live.first_rows_end());
-        !takes_delta(whole, live.more_rows.len(), count)
-    };
+    if !whole_allowed {
+        return (room, false, vec![false; tables], MOST_DELTAS_HELD - 1);
+    }
+    let whole_rows = count > live.rows_documents
+        && (!room || {
+            let whole = (live.floor, live.first_rows_end());
+            !takes_delta(whole, live.more_rows.len(), count)
+        });
     let whole = (0..tables)
         .map(|t| {
             let table = live.table(t);
@@ -234,7 +237,7 @@ fn copied_whole(live: &Header, tables: usize, count: u64) -> (bool, bool, Vec<bo
             }
         })
         .collect();
-    (room, whole_rows, whole)
+    (room, whole_rows, whole, MOST_DELTAS)
 }
 
 /// The most bytes of JSON a delta or a run of rows adds to the header: six numbers.
