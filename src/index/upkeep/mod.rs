@@ -59,7 +59,7 @@ use writes::{install, take_spare, write};
 /// the documents it holds: an open after a crash adds at most about that share (plus what
 /// was stored while the snapshot was written) as tails. A sixteenth: the updates in place
 /// between whole copies write deltas alone, whose cost is by the document stored, so a
-/// smaller share costs few more bytes (over a 10 M load, 7.0-7.6 GB against 7.0-7.5 at an
+/// smaller share costs few more bytes (over a 10 M load, 6.9-7.7 GB against 7.0-7.5 at an
 /// eighth) and halves what an open after a crash adds.
 pub const TAIL_SHARE: u64 = 16;
 

@@ -104,6 +104,12 @@ fn write_in_place(
     let took = started.elapsed().saturating_sub(waited);
     let mut state = lock(&shared.state);
     match updated {
+        // Held back with no room in the header for deltas, an update writes nothing: no
+        // snapshot was written.
+        Ok(Some((next, written))) if written.wrote == 0 => {
+            state.in_place = next;
+            Ok(Some(Duration::ZERO))
+        }
         Ok(Some((next, written))) => {
             state.in_place = next;
             state.stats.written += 1;
