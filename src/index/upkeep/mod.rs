@@ -21,9 +21,9 @@
 //!   place of deltas alone (see `snapshot/in_place.rs`: a section due for a whole copy takes
 //!   a delta more instead), which cost by the document stored since, however often they are
 //!   written, and start no rest: so the documents an open after a crash adds as tails stay
-//!   near the eighth, where a rest let them reach a quarter and more. Snapshots are written at a lower priority than the
-//!   index's other threads (a nice value 10 higher, on Linux): on busy cores they take what
-//!   decisions and sled's writes leave.
+//!   near that share, where a rest let them reach a quarter and more. Snapshots are written
+//!   at a lower priority than the index's other threads (a nice value 10 higher, on Linux):
+//!   on busy cores they take what decisions and sled's writes leave.
 //! - **Memory ready for growths.** A second thread (`index-grow`), after each checkpoint,
 //!   backs the memory of the next growth of every table within an eighth of it and with
 //!   no ids expired since its last re-placement (see `Bucketed::next_growth`), so that the
