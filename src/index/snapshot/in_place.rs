@@ -115,8 +115,12 @@ pub(in crate::index) fn update_in_place(
     update.live_bytes = update.live.sections().map(|(_, len)| len).sum();
     let (first_floor, count) = rows_extent(memory);
     let tables = plan.tables.len() + BANDS;
-    let (room, mut whole_rows, mut whole, most) =
-        copied_whole(&update.live, tables, count, whole_allowed);
+    let Copies {
+        room,
+        mut whole_rows,
+        mut whole,
+        most,
+    } = copied_whole(&update.live, tables, count, whole_allowed);
     // First a delta of every section with documents stored since, committed before any whole
     // copy is written: a crash during the copies then leaves every section up to date but
     // for what was stored during them.
@@ -203,22 +207,32 @@ fn takes_delta((first, end): (u64, u64), deltas: usize, count: u64) -> bool {
     deltas < MOST_DELTAS && count.saturating_sub(end) <= end.saturating_sub(first)
 }
 
+/// What an update copies whole, and what it may add as deltas (see [`copied_whole`]).
+struct Copies {
+    /// Whether the header has room for a delta more of every section.
+    room: bool,
+    /// Whether the rows are copied whole.
+    whole_rows: bool,
+    /// Whether each table is copied whole.
+    whole: Vec<bool>,
+    /// The most deltas a table may have to take one more.
+    most: usize,
+}
+
 /// Which sections of `live` an update up to `count` copies whole: those past the bounds of
 /// their deltas ([`takes_delta`]), or all with documents stored since or deltas when the
 /// header has no room for a delta more each; none unless `whole_allowed` (each section due
 /// for a whole copy then takes a delta more instead, while it has fewer than
-/// [`MOST_DELTAS_HELD`]; past that it waits, as a section with nothing new). Returns whether
-/// it has that room, whether the rows are copied whole, whether each of the `tables` is,
-/// and the most deltas a table may have to take one more.
-fn copied_whole(
-    live: &Header,
-    tables: usize,
-    count: u64,
-    whole_allowed: bool,
-) -> (bool, bool, Vec<bool>, usize) {
+/// [`MOST_DELTAS_HELD`]; past that it waits, as a section with nothing new).
+fn copied_whole(live: &Header, tables: usize, count: u64, whole_allowed: bool) -> Copies {
     let room = header_room(live, tables + 1);
     if !whole_allowed {
-        return (room, false, vec![false; tables], MOST_DELTAS_HELD - 1);
+        return Copies {
+            room,
+            whole_rows: false,
+            whole: vec![false; tables],
+            most: MOST_DELTAS_HELD - 1,
+        };
     }
     let whole_rows = count > live.rows_documents
         && (!room || {
@@ -237,7 +251,12 @@ fn copied_whole(
             }
         })
         .collect();
-    (room, whole_rows, whole, MOST_DELTAS)
+    Copies {
+        room,
+        whole_rows,
+        whole,
+        most: MOST_DELTAS,
+    }
 }
 
 /// The most bytes of JSON a delta or a run of rows adds to the header: six numbers.
