@@ -546,3 +546,7 @@ fn end_of(sections: impl Iterator<Item = (u64, u64)>) -> u64 {
 #[cfg(test)]
 #[path = "in_place_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "in_place_update_tests.rs"]
+mod update_tests;
