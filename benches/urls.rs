@@ -1,6 +1,7 @@
 //! Canonicalize + check-and-insert, URLs per second on one core: crawldedup's Bloom filter
 //! against a `HashSet<String>` of canonical URLs (the visited set spider and Scrapy keep),
-//! and the bytes each spends per URL.
+//! and the bytes each spends per URL; and a page's host read for the template stage
+//! (`host_of`) against a URL parse.
 //!
 //! `cargo bench --bench urls`
 
@@ -157,6 +158,23 @@ fn bench(c: &mut Criterion) {
             },
             BatchSize::LargeInput,
         )
+    });
+    // A page's host as the template stage reads it (up to three times a page), against
+    // a parse of the URL for it, on the canonical URLs.
+    group.bench_function("host_of", |b| {
+        b.iter(|| {
+            for u in &canonical {
+                black_box(crawldedup::dedup::template::host_of(u));
+            }
+        })
+    });
+    group.bench_function("host_by_url_parse", |b| {
+        b.iter(|| {
+            for u in &canonical {
+                let url = url::Url::parse(u).ok();
+                black_box(url.and_then(|u| u.host_str().map(str::to_ascii_lowercase)));
+            }
+        })
     });
     group.finish();
 }

@@ -76,6 +76,7 @@
 
 mod builder;
 mod error;
+mod host;
 mod memory;
 mod open;
 mod stats;

@@ -158,10 +158,23 @@ impl Default for HostTemplates {
     }
 }
 
-/// The host of a page's name, when its name is a URL.
+/// The host of a page's name, when its name is a URL: its host as `url` parses it, in
+/// lower case.
 pub fn host_of(name: &str) -> Option<String> {
+    host_in(name).map(Cow::into_owned)
+}
+
+/// [`host_of`], borrowed from `name` when it is in the form the crawl writes its URLs in
+/// (`http://` or `https://`, a host of lower-case letters, digits, hyphens and dots or a
+/// dotted IPv4 address, a port), which is read without a parse: the stage asks for a
+/// page's host up to three times a page (to drop its template, to profile its lines, to
+/// learn).
+fn host_in(name: &str) -> Option<Cow<'_, str>> {
+    if let Some(host) = super::host::plain_host(name) {
+        return Some(Cow::Borrowed(host));
+    }
     let url = url::Url::parse(name).ok()?;
-    url.host_str().map(str::to_ascii_lowercase)
+    url.host_str().map(|h| Cow::Owned(h.to_ascii_lowercase()))
 }
 
 pub use crate::fingerprint::blocks::block_key;
@@ -385,7 +398,7 @@ impl super::Dedup {
     /// templates are off, or the name is not a URL).
     pub(crate) fn strip_template(&self, name: &str, text: &str) -> Option<String> {
         let templates = self.templates.as_ref()?;
-        templates.strip(&host_of(name)?, text)
+        templates.strip(&host_in(name)?, text)
     }
 
     /// The text compared for `prepared` and its fingerprint: without its host's template,
@@ -418,7 +431,7 @@ impl super::Dedup {
         }
         let mut record = DocRecord::new(name, &compared.text, &compared.fingerprint);
         let mut template = Vec::new();
-        if let (Some(templates), Some(host)) = (&self.templates, host_of(name)) {
+        if let (Some(templates), Some(host)) = (&self.templates, host_in(name)) {
             let blocks = Blocks::of(&host, prepared.page_text());
             template = templates.template_keys(&host, blocks.lines.iter().map(|l| l.key));
             record.blocks = Some(blocks);
@@ -436,7 +449,7 @@ impl super::Dedup {
         let (Some(templates), PageVerdict::Unique { .. }) = (&self.templates, verdict) else {
             return;
         };
-        if let Some(host) = host_of(name) {
+        if let Some(host) = host_in(name) {
             templates.learn(&host, text);
         }
     }

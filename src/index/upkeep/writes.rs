@@ -77,11 +77,13 @@ pub(super) fn write(
 /// Brings the snapshot in place, which this process wrote, up to date in place (see
 /// `snapshot::in_place`): each batch of sections is put in use once the checkpoint before
 /// the last covers it, as a whole snapshot is. When the file is no longer the one in place
-/// or the write fails, the next snapshot is written whole to another file.
+/// or the write fails, the next snapshot is written whole to another file. Unless
+/// `whole_allowed`, the update adds deltas alone; one that writes nothing (no room in the
+/// header for them) is not counted as a snapshot written.
 fn write_in_place(
     work: &Work,
     shared: &Shared,
-    stopped: (&dyn Fn() -> bool, bool),
+    (stopped, whole_allowed): (&dyn Fn() -> bool, bool),
     current: &snapshot::InPlace,
     started: Instant,
 ) -> std::io::Result<Option<Duration>> {
@@ -99,8 +101,14 @@ fn write_in_place(
      -> std::io::Result<bool> {
         commit_batch(shared, dir, Some((documents, &mut waited)), extent, write)
     };
-    let updated =
-        snapshot::update_in_place(dir, current, &work.plan, &work.memory, stopped, &mut commit);
+    let updated = snapshot::update_in_place(
+        dir,
+        current,
+        &work.plan,
+        &work.memory,
+        (stopped, whole_allowed),
+        &mut commit,
+    );
     let took = started.elapsed().saturating_sub(waited);
     let mut state = lock(&shared.state);
     match updated {
