@@ -1,6 +1,19 @@
-//! A page name's host read without a URL parse, when the name is in the plain form the
-//! crawl writes its URLs in (see [`plain_host`]); the template stage asks for it up to
-//! three times a page.
+//! A page name's host for the template stage, which asks for it up to three times a page
+//! (to drop the host's template, to profile the page's lines, to learn): read without a
+//! URL parse when the name is in the plain form the crawl writes its URLs in
+//! ([`plain_host`]), and borrowed from the name.
+
+use std::borrow::Cow;
+
+/// The host of `name` as `url` parses it, in lower case ([`super::template::host_of`]),
+/// borrowed from `name` when [`plain_host`] reads it.
+pub(super) fn host_in(name: &str) -> Option<Cow<'_, str>> {
+    if let Some(host) = plain_host(name) {
+        return Some(Cow::Borrowed(host));
+    }
+    let url = url::Url::parse(name).ok()?;
+    url.host_str().map(|h| Cow::Owned(h.to_ascii_lowercase()))
+}
 
 /// The host of `name` when `url` would parse it to the same bytes: `http://` or `https://`,
 /// then a host whose labels are non-empty runs of `a-z`, `0-9` and `-`, none of them
@@ -18,10 +31,10 @@ pub(super) fn plain_host(name: &str) -> Option<&str> {
         Some((host, port)) => (host, Some(port)),
         None => (authority, None),
     };
-    if let Some(port) = port {
-        let number = (port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| port.parse::<u32>().unwrap_or(0))?;
-        if number > 65535 {
+    // An empty port is no port; a port is at most 65535 (`url` refuses more).
+    if let Some(port) = port.filter(|p| !p.is_empty()) {
+        let digits = port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+        if !digits || port.parse::<u32>().ok()? > 65535 {
             return None;
         }
     }
@@ -44,12 +57,11 @@ fn is_plain_domain(host: &str) -> bool {
 }
 
 fn is_dotted_ipv4(host: &str) -> bool {
+    // Digits only (a parse alone takes a leading `+`), no leading zero, at most 255.
     let part_ok = |part: &str| {
-        !part.is_empty()
-            && part.len() <= 3
-            && part.bytes().all(|b| b.is_ascii_digit())
+        part.bytes().all(|b| b.is_ascii_digit())
             && (part == "0" || !part.starts_with('0'))
-            && part.parse::<u16>().is_ok_and(|n| n <= 255)
+            && part.parse::<u8>().is_ok()
     };
     host.split('.').count() == 4 && host.split('.').all(part_ok)
 }

@@ -52,6 +52,7 @@ use std::borrow::Cow;
 
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::host::host_in;
 use crate::PageVerdict;
 use crate::fingerprint::{Blocks, Fingerprint};
 use crate::index::{DocRecord, Probe};
@@ -162,19 +163,6 @@ impl Default for HostTemplates {
 /// lower case.
 pub fn host_of(name: &str) -> Option<String> {
     host_in(name).map(Cow::into_owned)
-}
-
-/// [`host_of`], borrowed from `name` when it is in the form the crawl writes its URLs in
-/// (`http://` or `https://`, a host of lower-case letters, digits, hyphens and dots or a
-/// dotted IPv4 address, a port), which is read without a parse: the stage asks for a
-/// page's host up to three times a page (to drop its template, to profile its lines, to
-/// learn).
-fn host_in(name: &str) -> Option<Cow<'_, str>> {
-    if let Some(host) = super::host::plain_host(name) {
-        return Some(Cow::Borrowed(host));
-    }
-    let url = url::Url::parse(name).ok()?;
-    url.host_str().map(|h| Cow::Owned(h.to_ascii_lowercase()))
 }
 
 pub use crate::fingerprint::blocks::block_key;
