@@ -37,7 +37,8 @@ pub(super) enum Command {
     Extract(ExtractArgs),
     /// Prints the 64-bit simhash of each input's main text as 16 hex digits.
     Simhash(SimhashArgs),
-    /// Runs HTML files, in the order given, through the page stage and prints each verdict.
+    /// Runs HTML files and WARC files (.warc, .warc.gz: every response record), in the order
+    /// given, through the page stage and prints each verdict.
     Dedup(DedupArgs),
     /// Crawls from the seeds: fetches, deduplicates, stores unique pages; resumes from the
     /// state directory; Ctrl-C stops with a checkpoint.
@@ -124,6 +125,10 @@ pub(super) struct ServeArgs {
     /// next checkpoint; faster, and a kill -9 forgets the pages and URLs recorded since).
     #[arg(long, value_name = "WHEN", default_value = "answered")]
     pub(super) durability: crawldedup::adapters::serve::Durability,
+    /// Open a state directory that another command keeps (a crawl's, a sidecar's, a dedup
+    /// run's) instead of refusing it; both keep every document.
+    #[arg(long)]
+    pub(super) share_state: bool,
     #[command(flatten)]
     pub(super) config: ConfigArgs,
 }
@@ -222,6 +227,10 @@ pub(super) struct CrawlArgs {
     #[arg(long, value_name = "DURATION",
           default_value_t = crawldedup::crawl::CHECKPOINT_EVERY.into())]
     pub(super) checkpoint_every: humantime::Duration,
+    /// Open a state directory that another command keeps (a crawl's, a sidecar's, a dedup
+    /// run's) instead of refusing it; both keep every document.
+    #[arg(long)]
+    pub(super) share_state: bool,
 }
 
 #[derive(Args)]
@@ -251,13 +260,18 @@ pub(super) struct SimhashArgs {
 
 #[derive(Args)]
 pub(super) struct DedupArgs {
-    /// HTML files, decided in this order.
+    /// HTML files (or .html.gz) and WARC files (.warc, .warc.gz), decided in this order; each
+    /// response record of a WARC file is a page, named by its WARC-Target-URI.
     #[arg(required = true)]
     pub(super) files: Vec<PathBuf>,
     /// Keep the index (and URL filter) here, and resume from it; a temporary directory
     /// otherwise.
     #[arg(long, value_name = "DIR")]
     pub(super) state_dir: Option<PathBuf>,
+    /// Open a state directory that another command keeps (a crawl's, a sidecar's, a dedup
+    /// run's) instead of refusing it; both keep every document.
+    #[arg(long)]
+    pub(super) share_state: bool,
     /// One JSON line per page: "file", "verdict" (unique, exact_duplicate, near_duplicate,
     /// no_text); for a duplicate "of" and "distance", for a near one also "similarity" and
     /// "containment"; for a unique page "id", "simhash", "digest" and, when a stored page was
@@ -285,8 +299,7 @@ pub(super) struct IndexPlanArgs {
 
 #[derive(Args)]
 pub(super) struct CanonicalizeArgs {
-    /// URLs to canonicalize.
-    #[arg(required = true)]
+    /// URLs to canonicalize; none (or `-`): one URL a line from stdin.
     pub(super) urls: Vec<String>,
     /// Resolve the URLs as links found on this page.
     #[arg(long)]

@@ -26,17 +26,39 @@ pub(super) fn canonicalize(args: CanonicalizeArgs) -> Result<ExitCode, Failure> 
     };
     let mut out = BufWriter::new(io::stdout().lock());
     let mut any_bad = false;
-    for input in &args.urls {
+    // Writes the input's line; true when it was bad.
+    let one = |input: &str, out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<bool> {
         let result = match &base {
             Some(base) => canon.canonicalize_link(base, input),
             None => canon.canonicalize(input),
         };
         match result {
-            Ok(url) => writeln!(out, "{url}")?,
-            Err(e) => {
-                any_bad = true;
-                writeln!(out, "error: {e}")?;
+            Ok(url) => writeln!(out, "{url}").map(|()| false),
+            Err(e) => writeln!(out, "error: {e}").map(|()| true),
+        }
+    };
+    if args.urls.is_empty() || args.urls == ["-"] {
+        // A line an input, read as it comes, so that a pipe of millions streams through.
+        let mut stdin = io::stdin().lock();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if io::BufRead::read_until(&mut stdin, b'\n', &mut line)? == 0 {
+                break;
             }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            match std::str::from_utf8(text) {
+                Ok(input) => any_bad |= one(input, &mut out)?,
+                Err(_) => {
+                    any_bad = true;
+                    writeln!(out, "error: not UTF-8")?;
+                }
+            }
+        }
+    } else {
+        for input in &args.urls {
+            any_bad |= one(input, &mut out)?;
         }
     }
     out.flush()?;
@@ -216,6 +238,7 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
     let options = crawldedup::crawl::CrawlOptions {
         progress_bar: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         checkpoint_every: args.checkpoint_every.into(),
+        share_state: args.share_state,
         ..crawldedup::crawl::CrawlOptions::default()
     };
     let summary = runtime
@@ -233,7 +256,9 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
                 ..
             })
             | crawldedup::crawl::CrawlError::Dedup(
-                crawldedup::DedupError::Config(_) | crawldedup::DedupError::Damaged { .. },
+                crawldedup::DedupError::Config(_)
+                | crawldedup::DedupError::Damaged { .. }
+                | crawldedup::DedupError::OtherKind(_),
             ) => Failure::Setup(e.to_string()),
             other => Failure::from(other),
         })?;
@@ -241,6 +266,20 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
         println!("{}", serde_json::to_string(&summary)?);
     } else {
         print_summary(&summary);
+    }
+    // A crawl that ran to its end without one response (every seed refused, unreachable or
+    // failing) did nothing it was asked to: a script must see it. A cluster worker may
+    // rightly fetch nothing (the others own every host).
+    let nothing_fetched = summary.totals.fetched == 0
+        && !summary.stopped_early
+        && summary.frontier.pending == 0
+        && !config.cluster.enabled();
+    if nothing_fetched {
+        eprintln!(
+            "error: no seed could be fetched; {} says why",
+            config.crawl.out_dir.join("failures.jsonl").display()
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -279,17 +318,14 @@ pub(super) fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| Failure::Setup(format!("--listen {addr}: {e}")))?;
-        // Answers durable at checkpoints only need no URL journal.
-        let stage = match args.durability {
-            crawldedup::adapters::serve::Durability::Answered => {
-                crawldedup::Dedup::open(&args.state_dir, &config)
-            }
-            crawldedup::adapters::serve::Durability::Checkpoint => crawldedup::Dedup::builder()
-                .config(&config)
-                .url_journal(false)
-                .open(&args.state_dir),
-        }
-        .map_err(|e| Failure::Setup(e.to_string()))?;
+        let stage = crawldedup::Dedup::builder()
+            .config(&config)
+            .kind(crawldedup::dedup::StateKind::Sidecar)
+            .share_state(args.share_state)
+            // Answers durable at checkpoints only need no URL journal.
+            .url_journal(args.durability == crawldedup::adapters::serve::Durability::Answered)
+            .open(&args.state_dir)
+            .map_err(|e| Failure::Setup(e.to_string()))?;
         let bound = listener.local_addr().map_err(|e| anyhow::anyhow!("{e}"))?;
         // The first stdout line names the address, so that a script that asked for port 0
         // learns the port.

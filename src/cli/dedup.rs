@@ -27,8 +27,12 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
     };
     // A state directory that will not open (damaged, or of another format) is a problem
     // with what the command was given: one line, exit code 2.
-    let stage =
-        crawldedup::Dedup::open(&state_dir, &config).map_err(|e| Failure::Setup(e.to_string()))?;
+    let stage = crawldedup::Dedup::builder()
+        .config(&config)
+        .kind(crawldedup::dedup::StateKind::Dedup)
+        .share_state(args.share_state)
+        .open(&state_dir)
+        .map_err(|e| Failure::Setup(e.to_string()))?;
     let mut run = Inputs {
         stage: &stage,
         out: BufWriter::new(io::stdout().lock()),

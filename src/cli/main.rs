@@ -93,10 +93,12 @@ fn init_logging(verbose: u8, quiet: bool) {
         (false, _) => "trace",
     };
     // sled logs its own view of a damaged database (`failed to properly initialize
-    // segments`) before the error that crawldedup turns into one line: off unless RUST_LOG
-    // asks for it.
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default},sled=off")));
+    // segments`) before the error that crawldedup turns into one line, and html5ever its
+    // parse errors of ordinary pages (`foster parenting not implemented`), dozens a crawl,
+    // none of them the user's to act on: both off unless RUST_LOG asks for them.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{default},sled=off,html5ever=off"))
+    });
     // Colours only for a person at a terminal, never into a log file or a pipe.
     tracing_subscriber::fmt()
         .with_env_filter(filter)

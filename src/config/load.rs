@@ -245,37 +245,39 @@ impl Config {
                     ),
                 ));
             }
-            if !(1..=1000).contains(&k.weight) {
+        }
+        // The rest is checked whether or not the cluster is on: `config` shows what
+        // `crawl` would refuse, and a value set for later is right when it is used.
+        if !(1..=1000).contains(&k.weight) {
+            return Err(invalid(
+                "cluster.weight",
+                format!("must lie between 1 and 1000 (got {})", k.weight),
+            ));
+        }
+        if k.name.is_empty() || k.name.contains(['{', '}', ' ']) {
+            return Err(invalid(
+                "cluster.name",
+                format!("`{}`: must be non-empty, no braces or spaces", k.name),
+            ));
+        }
+        if k.heartbeat_ttl_ms < 300 {
+            return Err(invalid(
+                "cluster.heartbeat_ttl_ms",
+                format!("must be at least 300 (got {})", k.heartbeat_ttl_ms),
+            ));
+        }
+        if !(1..=10_000).contains(&k.wait_for_workers) {
+            return Err(invalid(
+                "cluster.wait_for_workers",
+                format!("must lie between 1 and 10000 (got {})", k.wait_for_workers),
+            ));
+        }
+        for (i, node) in k.nodes.iter().enumerate() {
+            if !node.starts_with("redis://") && !node.starts_with("rediss://") {
                 return Err(invalid(
-                    "cluster.weight",
-                    format!("must lie between 1 and 1000 (got {})", k.weight),
+                    &format!("cluster.nodes[{i}]"),
+                    format!("`{node}`: not a redis:// address"),
                 ));
-            }
-            if k.name.is_empty() || k.name.contains(['{', '}', ' ']) {
-                return Err(invalid(
-                    "cluster.name",
-                    format!("`{}`: must be non-empty, no braces or spaces", k.name),
-                ));
-            }
-            if k.heartbeat_ttl_ms < 300 {
-                return Err(invalid(
-                    "cluster.heartbeat_ttl_ms",
-                    format!("must be at least 300 (got {})", k.heartbeat_ttl_ms),
-                ));
-            }
-            if !(1..=10_000).contains(&k.wait_for_workers) {
-                return Err(invalid(
-                    "cluster.wait_for_workers",
-                    format!("must lie between 1 and 10000 (got {})", k.wait_for_workers),
-                ));
-            }
-            for (i, node) in k.nodes.iter().enumerate() {
-                if !node.starts_with("redis://") && !node.starts_with("rediss://") {
-                    return Err(invalid(
-                        &format!("cluster.nodes[{i}]"),
-                        format!("`{node}`: not a redis:// address"),
-                    ));
-                }
             }
         }
         Ok(())

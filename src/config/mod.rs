@@ -119,6 +119,24 @@ pub struct CrawlConfig {
     pub respect_robots: bool,
     /// Allow hosts that resolve to loopback, private, link-local or CGNAT addresses.
     pub allow_private_ips: bool,
+    /// Whose links are followed: every fetched page's (the default), or only stored
+    /// pages'.
+    pub follow_links_of: FollowLinksOf,
+}
+
+/// `crawl.follow_links_of`: which fetched pages have their links followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowLinksOf {
+    /// Every 2xx HTML page: stored, duplicate or without main text. A duplicate's menu
+    /// or a gallery hub may be the only way to a page, so nothing reachable is missed; a
+    /// link already seen costs one filter check.
+    #[default]
+    Every,
+    /// Stored pages only (and an unchanged page fetched again by a recrawl): fewer
+    /// filter checks, but a page linked only from a duplicate or from a page without
+    /// main text is never fetched.
+    Stored,
 }
 
 impl Default for CrawlConfig {
@@ -144,6 +162,7 @@ impl Default for CrawlConfig {
             .to_string(),
             respect_robots: true,
             allow_private_ips: false,
+            follow_links_of: FollowLinksOf::Every,
         }
     }
 }

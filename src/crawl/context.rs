@@ -22,6 +22,8 @@ pub(super) struct Context {
     /// Focus keywords (tokens); empty: breadth first.
     pub(super) keywords: Vec<String>,
     pub(super) max_depth: u32,
+    /// `crawl.follow_links_of`.
+    pub(super) follow_links_of: crate::config::FollowLinksOf,
     /// `per_host_delay_ms`.
     pub(super) base_delay: Duration,
 }

@@ -156,24 +156,59 @@ impl FetchError {
 pub struct ClientError(#[source] pub reqwest::Error);
 
 /// The HTTP client of the crawler.
+///
+/// Requests go over pooled keep-alive connections. A server may close an idle connection
+/// just as a request is sent on it (without `Connection: close`, when its keep-alive timer
+/// fires): the request then fails before any response. Such a GET is sent again at once,
+/// once, on a connection of its own, and the failure is not counted as an attempt.
 #[derive(Debug, Clone)]
 pub struct Fetcher {
     client: reqwest::Client,
+    /// The same client without a pool: every request on a new connection.
+    fresh: reqwest::Client,
     config: FetchConfig,
 }
 
 impl Fetcher {
     /// A fetcher with its own connection pool.
     pub fn new(config: FetchConfig) -> Result<Fetcher, ClientError> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .user_agent(config.user_agent.clone())
-            .dns_resolver(GuardedResolver::new(config.allow_private_ips))
+        let builder = || {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(config.connect_timeout)
+                .timeout(config.request_timeout)
+                .user_agent(config.user_agent.clone())
+                .dns_resolver(GuardedResolver::new(config.allow_private_ips))
+        };
+        let client = builder().build().map_err(ClientError)?;
+        let fresh = builder()
+            .pool_max_idle_per_host(0)
             .build()
             .map_err(ClientError)?;
-        Ok(Fetcher { client, config })
+        Ok(Fetcher {
+            client,
+            fresh,
+            config,
+        })
+    }
+
+    /// Sends a GET for `url`; a request that failed on a pooled connection the server had
+    /// closed goes again on a new connection.
+    async fn send(&self, url: &Url) -> Result<reqwest::Response, FetchError> {
+        match self.client.get(url.clone()).send().await {
+            Ok(response) => Ok(response),
+            Err(e) if closed_before_answer(&e) => {
+                tracing::debug!(
+                    "{url}: pooled connection closed by the server ({e}); sent again on a new one"
+                );
+                self.fresh
+                    .get(url.clone())
+                    .send()
+                    .await
+                    .map_err(|e| classify(url, &e))
+            }
+            Err(e) => Err(classify(url, &e)),
+        }
     }
 
     /// The settings in use.
@@ -209,12 +244,7 @@ impl Fetcher {
                 }
             })?;
             // The client's request timeout runs from connecting until the body's last byte.
-            let response = self
-                .client
-                .get(current.clone())
-                .send()
-                .await
-                .map_err(|e| classify(&current, &e))?;
+            let response = self.send(&current).await?;
             let status = response.status().as_u16();
             if (300..400).contains(&status) && response.headers().contains_key("location") {
                 let location = response
@@ -317,6 +347,32 @@ impl Fetcher {
         }
         Ok(body)
     }
+}
+
+/// Whether a request failed because its connection closed before any response came: the
+/// server ended a kept-alive connection as the request went out (hyper's "connection closed
+/// before message completed", or a reset or broken pipe on writing). Not a failure to
+/// connect, a timeout or the guard's refusal, and never an error while reading a body.
+fn closed_before_answer(error: &reqwest::Error) -> bool {
+    if error.is_connect() || error.is_timeout() || !error.is_request() {
+        return false;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if let Some(hyper) = e.downcast_ref::<hyper::Error>() {
+            if hyper.is_incomplete_message() || hyper.is_canceled() {
+                return true;
+            }
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+            if matches!(io.kind(), ConnectionReset | BrokenPipe | ConnectionAborted) {
+                return true;
+            }
+        }
+        source = e.source();
+    }
+    false
 }
 
 /// Maps a reqwest error to a fetch error, finding the guard's refusal in its causes.

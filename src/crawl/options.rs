@@ -22,6 +22,10 @@ pub struct CrawlOptions {
     pub compact_after: Option<usize>,
     /// The clock the time windows are measured on (`None`: the system clock).
     pub clock: Option<std::sync::Arc<dyn crate::clock::Clock>>,
+    /// Crawl in a state directory that another program keeps (a sidecar's, a `dedup`
+    /// run's) instead of refusing it; the crawl keeps that program's documents (see
+    /// [`crate::dedup::StateKind`]).
+    pub share_state: bool,
 }
 
 impl Default for CrawlOptions {
@@ -32,6 +36,7 @@ impl Default for CrawlOptions {
             robots_retry: ROBOTS_RETRY,
             compact_after: None,
             clock: None,
+            share_state: false,
         }
     }
 }

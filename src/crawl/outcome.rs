@@ -15,6 +15,7 @@ use super::record::CheckpointRecord;
 use super::schedule::Schedule;
 use super::scope::{priority, relevance};
 use super::worker::{Failure, FetchedPage, Work, backoff};
+use crate::config::FollowLinksOf;
 use crate::content::Extracted;
 use crate::content::RawLinks;
 use crate::dedup::{Dedup, Duplicate, PageVerdict, UrlVerdict};
@@ -299,7 +300,7 @@ fn redirected_away(
     )))
 }
 
-/// Queues the new, in-scope, followable links of a stored page, each with its priority: its
+/// Queues the new, in-scope, followable links of a fetched page, each with its priority: its
 /// anchor text's and URL's relevance to the focus keywords, and its page's.
 fn follow(
     dedup: &Dedup,
@@ -401,13 +402,15 @@ fn record_page(
         content_type,
         body: Bytes::from(body),
     };
-    // A stored page's links are followed. Duplicates' links are not (their originals'
-    // were), except an unchanged page fetched again by a recrawl: it is the original, and
-    // its links lead to pages that may have come due too.
-    let follow_links = if let Some(duplicate) = verdict.duplicate() {
+    // With `follow_links_of = "stored"`, a duplicate's links are taken to be its
+    // original's, except an unchanged page fetched again by a recrawl: it is the original,
+    // and its links lead to pages that may have come due too.
+    let every = shared.follow_links_of == FollowLinksOf::Every;
+    let (follow_links, no_text) = if let Some(duplicate) = verdict.duplicate() {
         totals.duplicates += 1;
         keep_duplicate(sinks, &task, response, &duplicate, earlier)?;
-        earlier.is_some_and(|v| v.doc == duplicate.of.id)
+        let recrawled = earlier.is_some_and(|v| v.doc == duplicate.of.id);
+        (every || recrawled, false)
     } else if let PageVerdict::Unique {
         id,
         simhash,
@@ -423,13 +426,11 @@ fn record_page(
             nearest,
         };
         keep_unique(sinks, dedup, &mut task, response, extracted, stored)?;
-        true
+        (true, false)
     } else {
-        // Neither stored nor a duplicate: no main text.
-        return Ok(Some((
-            task,
-            Failure::new("no_text", "no main text".into(), Some(status)),
-        )));
+        // Neither stored nor a duplicate: no main text (a gallery, a listing). Its links
+        // may be the only way to the pages it lists.
+        (every, true)
     };
     if follow_links && task.depth < shared.max_depth {
         follow(
@@ -441,6 +442,12 @@ fn record_page(
             &links,
             parent_relevance,
         )?;
+    }
+    if no_text {
+        return Ok(Some((
+            task,
+            Failure::new("no_text", "no main text".into(), Some(status)),
+        )));
     }
     frontier.finish(&task, false);
     Ok(None)

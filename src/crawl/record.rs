@@ -156,7 +156,7 @@ impl From<FrontierError> for Walk {
     }
 }
 
-pub(super) const CHECKPOINT_KEY: &str = "checkpoint";
+pub(super) use crate::ledger::CHECKPOINT_KEY;
 
 /// The last checkpoint record in the crawl database's meta tree (`None` before the first).
 pub(super) fn read_record(meta: &sled::Tree) -> Result<Option<CheckpointRecord>, String> {

@@ -26,7 +26,7 @@ use super::options::CrawlOptions;
 use super::outcome::{Ledger, Sinks, handle};
 use super::record::{CheckpointRecord, CrawlSummary, checkpoint};
 use super::schedule::Schedule;
-use super::start::{Opened, WARC_PAYLOADS, open_state, queue_seeds};
+use super::start::{Opened, Seeds, WARC_PAYLOADS, open_state, queue_seeds};
 use super::worker::{Work, work};
 use crate::config::Config;
 use crate::dedup::{Dedup, Sweeper};
@@ -154,7 +154,7 @@ impl<'a> Crawl<'a> {
         // few milliseconds at most.
         let dedup = Arc::new(dedup);
         let sweeper = Sweeper::start(dedup.clone());
-        let totals = record.clone().unwrap_or_default();
+        let mut totals = record.clone().unwrap_or_default();
         let mut sinks = Sinks {
             files: FileSink::new(&crawl.out_dir, &config.output).with_payloads(
                 db.open_tree(WARC_PAYLOADS)
@@ -174,13 +174,20 @@ impl<'a> Crawl<'a> {
             )?),
             None => None,
         };
-        let (scope, keywords) = queue_seeds(
+        let Seeds {
+            scope,
+            keywords,
+            requeued,
+        } = queue_seeds(
             config,
             &dedup,
             &mut frontier,
             worker.as_mut(),
             record.is_none(),
         )?;
+        // A seed refused before and queued again: its failure line stays in failures.jsonl
+        // (a log), but no longer counts; its new outcome will.
+        totals.failures = totals.failures.saturating_sub(requeued);
         let context = Arc::new(Context {
             fetcher: Fetcher::new(FetchConfig::from_crawl(crawl))
                 .map_err(|e| CrawlError::Setup(e.to_string()))?,
@@ -192,6 +199,7 @@ impl<'a> Crawl<'a> {
             user_agent: crawl.user_agent.clone(),
             keywords,
             max_depth: crawl.max_depth,
+            follow_links_of: crawl.follow_links_of,
             base_delay: Duration::from_millis(crawl.per_host_delay_ms),
         });
         let bar = options.progress_bar.then(|| {

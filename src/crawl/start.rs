@@ -11,7 +11,7 @@ use super::outcome::enqueue;
 use super::record::{CRAWL_DB, CheckpointRecord, committed_seq, read_record};
 use super::scope::{Scope, priority};
 use crate::config::Config;
-use crate::dedup::{Dedup, DedupError};
+use crate::dedup::{Dedup, DedupError, StateKind};
 
 /// The tree of the crawl database where the WARC writer keeps the payload digest of each
 /// response it archived, by URL.
@@ -43,8 +43,14 @@ pub(super) fn open_state(config: &Config, options: &CrawlOptions) -> Result<Open
         problem,
     };
     // Before anything is created: a part that is gone must not be started anew.
-    if let Err(mismatches) = crate::ledger::check(&state_dir) {
-        return Err(state_error(crate::ledger::refusal(&mismatches)));
+    match crate::ledger::check(&state_dir) {
+        Err(mismatches) => return Err(state_error(crate::ledger::refusal(&mismatches))),
+        // Another program's directory, before the crawl database is made in it.
+        Ok(Some(ledger)) => {
+            crate::ledger::claim(&state_dir, ledger, StateKind::Crawl, options.share_state)
+                .map_err(|e| CrawlError::Setup(e.to_string()))?;
+        }
+        Ok(None) => {}
     }
     let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
         .map_err(|e| state_error(crate::db::describe(&e)))?;
@@ -70,7 +76,7 @@ pub(super) fn open_state(config: &Config, options: &CrawlOptions) -> Result<Open
         )));
     }
     let index_documents = record.as_ref().map_or(0, |r| r.index_documents);
-    let dedup = Dedup::open_at(&state_dir, config, Some(index_documents))?;
+    let dedup = Dedup::open_at(&state_dir, config, index_documents, options.share_state)?;
     if let Some(problem) = record.as_ref().and_then(|r| r.foreign_to(dedup.state_id())) {
         return Err(state_error(format!(
             "damaged: {problem}; nothing was changed: restore the state directory from a \
@@ -104,15 +110,25 @@ pub(super) fn open_state(config: &Config, options: &CrawlOptions) -> Result<Open
     })
 }
 
-/// Canonicalizes the seeds, builds the scope from them, and queues those not seen yet;
-/// returns the scope and the focus keywords (as tokens). A new crawl needs a seed.
+/// What [`queue_seeds`] found.
+pub(super) struct Seeds {
+    pub(super) scope: Scope,
+    /// The focus keywords, as tokens.
+    pub(super) keywords: Vec<String>,
+    /// Seeds an earlier run recorded as failed (refused by the SSRF guard) and queued
+    /// again: their failures are superseded.
+    pub(super) requeued: u64,
+}
+
+/// Canonicalizes the seeds, builds the scope from them, and queues those not seen yet.
+/// A new crawl needs a seed.
 pub(super) fn queue_seeds(
     config: &Config,
     dedup: &Dedup,
     frontier: &mut Frontier,
     worker: Option<&mut Worker<'_>>,
     new_crawl: bool,
-) -> Result<(Scope, Vec<String>), CrawlError> {
+) -> Result<Seeds, CrawlError> {
     let crawl = &config.crawl;
     // Seeds: canonical, in scope, queued once.
     let mut seeds = Vec::new();
@@ -135,6 +151,7 @@ pub(super) fn queue_seeds(
     }
     // A seed the SSRF guard refuses: said at once, not after its retries; a later run
     // with the guard lifted fetches it, though an earlier one recorded it as failed.
+    let mut requeued = 0;
     for url in &seeds {
         let Some(reason) = super::guard::private_address(url) else {
             continue;
@@ -143,6 +160,7 @@ pub(super) fn queue_seeds(
             tracing::warn!("seed {url}: refused: {reason}");
         } else if frontier.requeue_failed(url)? {
             tracing::info!("seed {url}: refused in an earlier run, queued again");
+            requeued += 1;
         }
     }
     let scope = Scope::new(config, &seeds)?;
@@ -157,7 +175,11 @@ pub(super) fn queue_seeds(
         .map(|url| (url, 0, priority(&keywords, 0, 0)))
         .collect();
     enqueue(dedup, frontier, worker, seeds)?;
-    Ok((scope, keywords))
+    Ok(Seeds {
+        scope,
+        keywords,
+        requeued,
+    })
 }
 
 pub(super) fn read_seed_files(files: &[PathBuf]) -> Result<Vec<String>, CrawlError> {

@@ -4,7 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Dedup, DedupError};
+use super::open::Opening;
+use super::{Dedup, DedupError, StateKind};
 use crate::clock::Clock;
 use crate::config::{Config, Window};
 
@@ -29,6 +30,9 @@ pub struct DedupBuilder {
     pub(super) clock: Option<Arc<dyn Clock>>,
     /// `None`: the default (on).
     pub(super) url_journal: Option<bool>,
+    /// `None`: [`StateKind::Library`].
+    pub(super) kind: Option<StateKind>,
+    pub(super) share_state: bool,
 }
 
 impl DedupBuilder {
@@ -135,15 +139,38 @@ impl DedupBuilder {
         self
     }
 
+    /// The program that keeps the state directory, as its ledger records it (default
+    /// [`StateKind::Library`]; the sidecar and `crawldedup dedup` say theirs). A directory
+    /// another kind of program keeps is refused unless [`DedupBuilder::share_state`].
+    /// [`StateKind::Crawl`] is the crawler's own and is refused here.
+    pub fn kind(mut self, kind: StateKind) -> DedupBuilder {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// Opens a state directory that another kind of program keeps (a crawl's, a
+    /// sidecar's) instead of refusing it; both keep every document. A crawl's documents
+    /// after its last checkpoint are its own work since, which it decides again when it
+    /// resumes: they are dropped, as the crawl itself would drop them. A crawl running
+    /// there is refused all the same. Default off.
+    pub fn share_state(mut self, share: bool) -> DedupBuilder {
+        self.share_state = share;
+        self
+    }
+
     /// Checks the settings and opens the stage on `state_dir` (see [`Dedup::open`]).
     pub fn open(self, state_dir: &Path) -> Result<Dedup, DedupError> {
         self.config.validate("Dedup::builder")?;
-        let dedup = Dedup::open_with(
-            state_dir,
-            &self.config,
-            None,
-            self.url_journal != Some(false),
-        )?;
+        let kind = self.kind.unwrap_or(StateKind::Library);
+        if kind == StateKind::Crawl {
+            return Err(DedupError::OtherKind(
+                "Dedup::builder: StateKind::Crawl is the crawler's own (crawl::Crawler opens \
+                 its state directory)"
+                    .into(),
+            ));
+        }
+        let opening = Opening::stage(kind, self.share_state, self.url_journal != Some(false));
+        let dedup = Dedup::open_with(state_dir, &self.config, opening)?;
         Ok(match self.clock {
             Some(clock) => dedup.with_clock(clock),
             None => dedup,

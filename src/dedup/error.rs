@@ -27,6 +27,11 @@ pub enum DedupError {
         /// The parts and what is wrong with each, in one line.
         problem: String,
     },
+    /// The state directory is another program's (a crawl's, a sidecar's, ...: its ledger
+    /// says), and sharing it was not asked for; or it is shared with a crawl that runs there
+    /// now. Nothing was opened or changed. One line naming both.
+    #[error("{0}")]
+    OtherKind(String),
     /// The state directory, or a file at its root (the ledger), could not be created or
     /// written.
     #[error("state directory {}: {source}", path.display())]

@@ -98,8 +98,10 @@ use crate::index::{
     ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, SimhashIndex, Similarity,
 };
 use crate::ledger::Ledger;
+pub use crate::ledger::StateKind;
 use crate::page::{self, Prepared};
 use crate::urls::{CanonicalError, Canonicalizer, SeenStats, SeenUrls};
+use open::Opening;
 use stats::{Counters, bump};
 
 pub use builder::DedupBuilder;
@@ -167,12 +169,22 @@ impl Dedup {
     ///
     /// New URLs are journaled (see [`Dedup::sync_urls`]), so that a caller can make a "new"
     /// answer durable before it passes it on.
+    ///
+    /// The directory becomes this program's ([`StateKind::Library`]); one that another
+    /// program keeps (a crawl's, a sidecar's) is refused unless
+    /// [`DedupBuilder::share_state`] asks to share it (see [`StateKind`]).
     pub fn open(state_dir: &Path, config: &Config) -> Result<Dedup, DedupError> {
-        Dedup::open_with(state_dir, config, None, true)
+        Dedup::open_with(
+            state_dir,
+            config,
+            Opening::stage(StateKind::Library, false, true),
+        )
     }
 
-    /// As [`Dedup::open`], with the index rolled back to its first `index_documents`
-    /// documents (what a crawl's last checkpoint recorded), and without the URL journal:
+    /// As [`Dedup::open`] for a crawl ([`StateKind::Crawl`]; `share`: in another program's
+    /// directory), with the index rolled back to its first `index_documents` documents
+    /// (what the crawl's last checkpoint recorded) or to the ledger's `unsettled` count if
+    /// more, and without the URL journal:
     /// a crawl rolls its frontier back to the same checkpoint and finds the URLs recorded
     /// after it again, so its URL filter must not remember them. (A stage without the
     /// journal and without a roll-back: [`DedupBuilder::url_journal`].)
@@ -180,9 +192,16 @@ impl Dedup {
     pub(crate) fn open_at(
         state_dir: &Path,
         config: &Config,
-        index_documents: Option<u64>,
+        index_documents: u64,
+        share: bool,
     ) -> Result<Dedup, DedupError> {
-        Dedup::open_with(state_dir, config, index_documents, false)
+        let opening = Opening {
+            kind: StateKind::Crawl,
+            share,
+            journaled: false,
+            crawl_checkpoint: Some(index_documents),
+        };
+        Dedup::open_with(state_dir, config, opening)
     }
 
     /// The state directory.

@@ -49,6 +49,8 @@ mod seen;
 #[cfg(feature = "cli")]
 mod serve;
 mod snapshot;
+#[cfg(feature = "cli")]
+mod state_kinds;
 mod templates;
 mod upkeep;
 #[cfg(feature = "cli")]

@@ -80,7 +80,13 @@ fn a_loopback_seed_without_the_flag_is_refused_at_once_and_a_later_run_with_it_f
         crawldedup(&args)
     };
     let o = crawl(&[]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // Nothing could be fetched: exit 1, saying where the reasons are.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no seed could be fetched") && stderr(&o).contains("failures.jsonl"),
+        "{}",
+        stderr(&o)
+    );
     let said: Vec<String> = stderr(&o)
         .lines()
         .filter(|l| l.contains("--allow-private-ips"))
@@ -105,7 +111,14 @@ fn a_loopback_seed_without_the_flag_is_refused_at_once_and_a_later_run_with_it_f
             .contains("loopback address"),
         "{failure}"
     );
-    // The same state directory, with the flag: the seed is fetched and stored.
+    let stats = |state: &std::path::Path| {
+        let o = crawldedup(&["stats", "--json", "--state-dir", state.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    assert_eq!(stats(&state)["totals"]["failures"], 1);
+    // The same state directory, with the flag: the seed is fetched and stored, and its
+    // earlier failure no longer counts.
     let o = crawl(&["--allow-private-ips"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let pages = std::fs::read_to_string(out.join("pages.jsonl")).unwrap();
@@ -113,6 +126,9 @@ fn a_loopback_seed_without_the_flag_is_refused_at_once_and_a_later_run_with_it_f
         pages.contains(&format!("\"final_url\":\"{}\"", server.url("/"))),
         "{pages}"
     );
+    let after = stats(&state);
+    assert_eq!(after["totals"]["failures"], 0, "{after}");
+    assert!(after["totals"]["stored"].as_u64().unwrap() >= 1, "{after}");
 }
 
 #[test]
@@ -268,9 +284,10 @@ fn verify_only_reads_and_repair_refuses_a_read_only_or_held_directory() {
     drop(read_only);
 
     // Held by a live stage: repair says so, and suggests no loss.
-    let stage =
-        crawldedup::Dedup::open(std::path::Path::new(&state), &crawldedup::Config::default())
-            .unwrap();
+    let stage = crawldedup::Dedup::builder()
+        .kind(crawldedup::dedup::StateKind::Dedup)
+        .open(std::path::Path::new(&state))
+        .unwrap();
     let o = crawldedup(&["repair", "--state-dir", &state]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(

@@ -26,6 +26,36 @@ fn canonicalize_prints_one_line_per_input_in_order() {
     assert!(lines[3].starts_with("error: not a URL"), "{}", lines[3]);
 }
 
+/// Without arguments (or with `-`), `canonicalize` reads one URL a line from stdin, as
+/// `extract` and `simhash` read their input, with one output line per input line.
+#[test]
+fn canonicalize_reads_stdin_one_url_a_line() {
+    use std::io::Write;
+    for args in [vec!["canonicalize"], vec!["canonicalize", "-"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"HTTP://Example.com:80/a?b=1&a=2\r\n::bad::\n\nhttp://h.com/?utm_source=x")
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        let lines: Vec<_> = stdout(&o).lines().map(str::to_string).collect();
+        assert_eq!(lines.len(), 4, "{args:?}: {lines:?}");
+        assert_eq!(lines[0], "http://example.com/a?a=2&b=1");
+        assert!(lines[1].starts_with("error: "), "{}", lines[1]);
+        assert!(lines[2].starts_with("error: "), "{}", lines[2]);
+        assert_eq!(lines[3], "http://h.com/");
+    }
+}
+
 #[test]
 fn canonicalize_succeeds_when_all_inputs_are_good() {
     let o = crawldedup(&[
@@ -125,6 +155,52 @@ fn config_errors_are_one_line_and_exit_2() {
     let o = crawldedup(&["config", "--config", "/no/such/file.toml"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/no/such/file.toml"));
+
+    // `config` refuses what `crawl` would, cluster on or not.
+    for set in [
+        "cluster.weight=0",
+        "cluster.name=a b",
+        "cluster.heartbeat_ttl_ms=10",
+    ] {
+        let o = crawldedup(&["config", "--set", set]);
+        assert_eq!(o.status.code(), Some(2), "{set}: {}", stdout(&o));
+        let key = set.split('=').next().unwrap();
+        assert!(stderr(&o).contains(key), "{set}: {}", stderr(&o));
+    }
+}
+
+/// html5ever reports parse errors of ordinary pages (foster parenting of text inside a
+/// table) as warnings through `log`: none reaches the user's stderr by default.
+#[test]
+fn the_parser_s_own_warnings_stay_off_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("table.html");
+    let rows: String = (0..20)
+        .map(|i| format!("<table>stray text {i}<tr><td>cell {i}</td></tr></table>"))
+        .collect();
+    std::fs::write(
+        &page,
+        format!(
+            "<html><body><article><p>A story long enough to be the page's main text, about \
+             tables and the text that lands in the wrong place inside them.</p>{rows}\
+             </article></body></html>"
+        ),
+    )
+    .unwrap();
+    let page = page.to_str().unwrap();
+    for args in [
+        vec!["extract", page],
+        vec![
+            "dedup",
+            "--state-dir",
+            dir.path().join("s").to_str().unwrap(),
+            page,
+        ],
+    ] {
+        let o = crawldedup(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
 }
 
 #[test]
@@ -204,6 +280,56 @@ fn the_readme_and_the_commands_page_list_every_subcommand() {
         assert!(
             commands.contains(&format!("| `crawldedup {sub}")),
             "docs/commands.md: no row for `crawldedup {sub}`"
+        );
+    }
+}
+
+/// The long options a subcommand's `--help` lists, but the global ones.
+fn options_in_help(sub: &str) -> std::collections::BTreeSet<String> {
+    let o = crawldedup(&[sub, "--help"]);
+    let help = stdout(&o);
+    help.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l
+                .strip_prefix('-')
+                .filter(|r| !r.starts_with('-'))
+                .map_or(l, |r| r.split_once(", ").map_or(l, |(_, rest)| rest));
+            let name = l.strip_prefix("--")?;
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                .collect();
+            (!["help", "verbose", "quiet", "version"].contains(&name.as_str()))
+                .then(|| format!("--{name}"))
+        })
+        .collect()
+}
+
+/// Every option of every subcommand is in its synopsis in docs/commands.md, and the
+/// synopsis names no option the command lacks.
+#[test]
+fn every_command_s_help_matches_its_synopsis_in_the_commands_page() {
+    let commands = repository_file("docs/commands.md");
+    let option = regex::Regex::new(r"--[a-z][a-z-]*").unwrap();
+    for sub in subcommands() {
+        let prefix = format!("| `crawldedup {sub}");
+        let row = commands
+            .lines()
+            .find(|l| {
+                l.strip_prefix(&prefix)
+                    .is_some_and(|rest| rest.starts_with([' ', '`']))
+            })
+            .unwrap_or_else(|| panic!("docs/commands.md: no row for `crawldedup {sub}`"));
+        let synopsis = row.split('`').nth(1).unwrap();
+        let documented: std::collections::BTreeSet<String> = option
+            .find_iter(synopsis)
+            .map(|m| m.as_str().to_string())
+            .collect();
+        let helped = options_in_help(&sub);
+        assert_eq!(
+            documented, helped,
+            "`crawldedup {sub}`: docs/commands.md's synopsis against --help"
         );
     }
 }

@@ -14,6 +14,8 @@ use warc::lines;
 
 mod embedded;
 mod hosts;
+mod keepalive;
+mod reach;
 mod resume;
 mod site;
 

@@ -265,7 +265,7 @@ fn a_state_directory_held_by_a_running_server_is_refused_in_one_line() {
         env!("CARGO_MANIFEST_DIR")
     );
     let out = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
-        .args(["dedup", "--state-dir"])
+        .args(["dedup", "--share-state", "--state-dir"])
         .arg(state.path())
         .arg(&page)
         .output()

@@ -81,7 +81,16 @@ pub enum LedgerError {
 }
 
 const HEADER: &str = "crawldedup state ledger";
-const FORMAT: u64 = 1;
+/// Format 2 adds the directory's kind and the crawl's unsettled documents; format 1 is read
+/// as a crawl's when it records a crawl (unsettled from 0: the crawl's own roll-back).
+const FORMAT: u64 = 2;
+const FORMAT_WITHOUT_KIND: u64 = 1;
+
+mod kind;
+#[cfg(feature = "crawler")]
+pub(crate) use kind::CHECKPOINT_KEY;
+pub use kind::StateKind;
+pub(crate) use kind::{claim, crawl_checkpoint_documents};
 
 pub use crate::state_id::StateId;
 
@@ -102,6 +111,14 @@ pub struct Ledger {
     pub index: Option<u64>,
     /// A crawl runs here, and it committed this checkpoint or a later one.
     pub crawl: Option<u64>,
+    /// The program that keeps this directory (none yet for a new one); another is refused
+    /// unless it asks to share it (see [`claim`]).
+    pub kind: Option<StateKind>,
+    /// A crawl may hold documents from this many on that its last checkpoint did not
+    /// record (its work since, before a crash): every open but the crawl's own keeps only
+    /// what the crawl's checkpoint recorded, or this many if more. `None`: every document
+    /// in the index stays at every open (no crawl, or another command settled them since).
+    pub unsettled: Option<u64>,
 }
 
 /// A part of a state directory that does not match its ledger.
@@ -129,6 +146,8 @@ impl Ledger {
             journal: false,
             index: None,
             crawl: None,
+            kind: None,
+            unsettled: None,
         }
     }
 
@@ -136,12 +155,14 @@ impl Ledger {
         let optional = |v: Option<u64>| v.map_or("none".to_string(), |v| v.to_string());
         crate::sealed::seal(&format!(
             "{HEADER}\nformat {FORMAT}\nid {:032x}\nurl-filter {}\njournal {}\nindex {}\n\
-             crawl {}\n",
+             crawl {}\nkind {}\nunsettled {}\n",
             self.id,
             self.url_filter,
             if self.journal { "yes" } else { "no" },
             optional(self.index),
             optional(self.crawl),
+            self.kind.map_or("none", StateKind::name),
+            optional(self.unsettled),
         ))
     }
 
@@ -161,8 +182,10 @@ impl Ledger {
     fn parse(bytes: &[u8]) -> Result<Ledger, String> {
         let mut fields = crate::sealed::open(bytes, HEADER, "crawldedup state ledger")?;
         let format = fields.number("format")?;
-        if format != FORMAT {
-            return Err(format!("format {format}, this build reads format {FORMAT}"));
+        if format != FORMAT && format != FORMAT_WITHOUT_KIND {
+            return Err(format!(
+                "format {format}, this build reads formats {FORMAT_WITHOUT_KIND} and {FORMAT}"
+            ));
         }
         let id = fields.hex("id")?;
         let url_filter = fields.number("url-filter")?;
@@ -171,21 +194,37 @@ impl Ledger {
             "no" => false,
             other => return Err(format!("unreadable `journal`: {other}")),
         };
-        let mut optional = |name: &str| match fields.text(name)? {
+        let optional = |name: &str, value: &str| match value {
             "none" => Ok(None),
             value => value
                 .parse::<u64>()
                 .map(Some)
                 .map_err(|_| format!("unreadable `{name}`: {value}")),
         };
-        let index = optional("index")?;
-        let crawl = optional("crawl")?;
+        let index = optional("index", fields.text("index")?)?;
+        let crawl = optional("crawl", fields.text("crawl")?)?;
+        let (kind, unsettled) = if format == FORMAT_WITHOUT_KIND {
+            // Written before kinds: a crawl's when it records one, which rolls back to its
+            // checkpoint as it always did.
+            (crawl.map(|_| StateKind::Crawl), crawl.map(|_| 0))
+        } else {
+            let kind = match fields.text("kind")? {
+                "none" => None,
+                name => Some(
+                    StateKind::from_name(name)
+                        .ok_or_else(|| format!("unreadable `kind`: {name}"))?,
+                ),
+            };
+            (kind, optional("unsettled", fields.text("unsettled")?)?)
+        };
         Ok(Ledger {
             id,
             url_filter,
             journal,
             index,
             crawl,
+            kind,
+            unsettled,
         })
     }
 
@@ -480,9 +519,10 @@ pub fn open(state_dir: &Path) -> Result<Ledger, LedgerError> {
 #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
 pub fn adopt(state_dir: &Path) -> Result<Ledger, LedgerError> {
     let parts = Parts::read(state_dir);
-    let id = match Ledger::read(state_dir) {
-        Ok(Some(ledger)) => ledger.id,
-        _ => parts
+    let before = Ledger::read(state_dir).ok().flatten();
+    let id = match before {
+        Some(ledger) => ledger.id,
+        None => parts
             .ids()
             .find(|&id| id != 0)
             .unwrap_or_else(|| Ledger::new().id),
@@ -503,6 +543,15 @@ pub fn adopt(state_dir: &Path) -> Result<Ledger, LedgerError> {
             Some(Ok(seq)) => seq,
             _ => 0,
         }),
+        // The kind it had; else a crawl's when a crawl database is there.
+        kind: before
+            .and_then(|l| l.kind)
+            .or(parts.crawl_db.then_some(StateKind::Crawl)),
+        // Unsettled as it was; without a ledger, a crawl's roll-back to its checkpoint.
+        unsettled: match before {
+            Some(l) => l.unsettled,
+            None => parts.crawl_db.then_some(0),
+        },
     };
     ledger.write(state_dir).map_err(|source| LedgerError::Io {
         path: state_dir.join(LEDGER_FILE),
@@ -527,6 +576,9 @@ impl std::fmt::Display for Ledger {
         if let Some(seq) = self.crawl {
             write!(f, ", crawl at checkpoint {seq} or later")?;
         }
+        if let Some(kind) = self.kind {
+            write!(f, "; {}", kind.owner())?;
+        }
         Ok(())
     }
 }
@@ -542,52 +594,4 @@ pub fn refusal(mismatches: &[Mismatch]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> Ledger {
-        Ledger {
-            id: 0x0123_4567_89ab_cdef_0011_2233_4455_6677,
-            url_filter: 3,
-            journal: true,
-            index: Some(40),
-            crawl: None,
-        }
-    }
-
-    #[test]
-    fn a_ledger_reads_back_as_written() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(Ledger::read(dir.path()).unwrap(), None);
-        sample().write(dir.path()).unwrap();
-        assert_eq!(Ledger::read(dir.path()).unwrap(), Some(sample()));
-        let crawl = Ledger {
-            crawl: Some(7),
-            index: None,
-            journal: false,
-            ..sample()
-        };
-        crawl.write(dir.path()).unwrap();
-        assert_eq!(Ledger::read(dir.path()).unwrap(), Some(crawl));
-    }
-
-    #[test]
-    fn every_changed_or_cut_byte_of_a_ledger_is_detected() {
-        let text = sample().text().into_bytes();
-        for at in 0..text.len() {
-            let mut changed = text.clone();
-            changed[at] ^= 0x01;
-            assert!(Ledger::parse(&changed).is_err(), "byte {at} changed");
-            assert!(Ledger::parse(&text[..at]).is_err(), "cut at {at}");
-        }
-    }
-
-    #[test]
-    fn a_new_directory_gets_a_ledger_and_an_empty_one_needs_none() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(check(dir.path()), Ok(None));
-        let ledger = open(dir.path()).unwrap();
-        assert_eq!(check(dir.path()), Ok(Some(ledger)));
-        assert_eq!(open(dir.path()).unwrap(), ledger);
-    }
-}
+mod tests;
