@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use crawldedup::adapters::spider::SpiderStage;
+use crawldedup::adapters::spider::{FollowLinksOf, SpiderStage};
 use crawldedup::fixture::{Site, serve};
 use crawldedup::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
 use crawldedup::{Config, Dedup};
@@ -128,7 +128,8 @@ async fn spider_through_the_stage_stores_what_the_crawler_stores() {
     let seed = server.url("/");
     let dir = tempfile::tempdir().unwrap();
     let ours = own_crawl(&seed, dir.path()).await;
-    let run = spider_crawl(&seed, &dir.path().join("spider-state"), |s| s, false).await;
+    let stored_only = |s: SpiderStage| s.follow_links_of(FollowLinksOf::Stored);
+    let run = spider_crawl(&seed, &dir.path().join("spider-state"), stored_only, false).await;
 
     assert!(ours.len() >= 36, "{ours:?}");
     assert_eq!(run.stored, ours, "spider stored a different set of content");
@@ -145,6 +146,13 @@ async fn spider_through_the_stage_stores_what_the_crawler_stores() {
         "{report:?}"
     );
     assert!(report.links_not_followed > 0, "{report:?}");
+    // By default every page's links are followed, as the crawler follows them.
+    let every = spider_crawl(&seed, &dir.path().join("spider-every"), |s| s, false).await;
+    assert_eq!(
+        every.stored, ours,
+        "spider stored a different set of content"
+    );
+    assert_eq!(every.report.links_not_followed, 0, "{:?}", every.report);
     // Every fetched page came through the channel with spider's page attached, and no
     // article is stored twice.
     assert_eq!(report.lagged, 0);

@@ -5,11 +5,13 @@
 //!
 //! - **The should-crawl callback** (`with_on_should_crawl_callback_closure`) runs after
 //!   each fetch, before the page's links join spider's queue. The adapter decides the page
-//!   there ([`Dedup::check_page_extracted`]) and answers "do not follow" for an exact or
-//!   near duplicate of a page stored in this crawl: its links are the original's links.
-//!   Duplicates of pages stored by an earlier run on the same state directory are still
-//!   followed (spider keeps no frontier across runs, so a re-crawl must walk through
-//!   known pages to reach new ones), and they are still not stored.
+//!   there ([`Dedup::check_page_extracted`]). By default it lets spider follow every page's
+//!   links, as `crawldedup crawl` does (a mirror's menu can be the only way to a page);
+//!   with [`SpiderStage::follow_links_of`] set to [`FollowLinksOf::Stored`] it answers "do
+//!   not follow" for an exact or near duplicate of a page stored in this crawl, taking its
+//!   links for the original's. Duplicates of pages stored by an earlier run on the same
+//!   state directory are followed either way (spider keeps no frontier across runs, so a
+//!   re-crawl must walk through known pages to reach new ones), and never stored.
 //! - **The subscription** (`subscribe`) delivers each page; the adapter pairs it with the
 //!   verdict taken in the callback and hands both to a [`PageSink`], the same trait the
 //!   crawler's outputs implement: a unique page to `page`, a duplicate to `duplicate`, a
@@ -61,6 +63,7 @@ use tokio::sync::broadcast::error::RecvError;
 use bytes::Bytes;
 use url::Url;
 
+pub use crate::config::FollowLinksOf;
 use crate::dedup::{Dedup, DedupError, PageVerdict};
 use crate::index::DocId;
 use crate::store::{DuplicatePage, FailedPage, PageSink, SinkError, StoredPage};
@@ -131,6 +134,7 @@ struct Shared {
     /// Documents below this id were stored by earlier runs.
     first_id: DocId,
     pending: Mutex<HashMap<String, Pending>>,
+    follow: FollowLinksOf,
     not_followed: AtomicU64,
     errors: Mutex<Vec<String>>,
 }
@@ -196,8 +200,12 @@ impl Shared {
         pending
     }
 
-    /// The should-crawl answer: false for a duplicate of a page stored in this crawl.
+    /// The should-crawl answer: with [`FollowLinksOf::Stored`], false for a duplicate of a
+    /// page stored in this crawl; else true.
     fn should_follow(&self, outcome: &Outcome) -> bool {
+        if self.follow == FollowLinksOf::Every {
+            return true;
+        }
         let of = match outcome {
             Outcome::Checked(verdict) => verdict.original(),
             Outcome::Skipped(_) => None,
@@ -234,6 +242,7 @@ fn blocking<T>(work: impl FnOnce() -> T) -> T {
 pub struct SpiderStage {
     dedup: Arc<Dedup>,
     capacity: usize,
+    follow: FollowLinksOf,
 }
 
 impl SpiderStage {
@@ -242,7 +251,17 @@ impl SpiderStage {
         SpiderStage {
             dedup,
             capacity: DEFAULT_CHANNEL_CAPACITY,
+            follow: FollowLinksOf::Every,
         }
+    }
+
+    /// Whose links spider follows: every page's ([`FollowLinksOf::Every`], the default,
+    /// as `crawl.follow_links_of`), or stored pages' only ([`FollowLinksOf::Stored`]: a
+    /// duplicate of a page stored in this crawl is not followed, which saves spider the
+    /// requests of links it already has, and misses a page only a duplicate links to).
+    pub fn follow_links_of(mut self, follow: FollowLinksOf) -> SpiderStage {
+        self.follow = follow;
+        self
     }
 
     /// Sets how many pages spider's channel buffers for the sink.
@@ -264,6 +283,7 @@ impl SpiderStage {
             dedup: self.dedup.clone(),
             first_id: self.dedup.stats().indexed_documents,
             pending: Mutex::new(HashMap::new()),
+            follow: self.follow,
             not_followed: AtomicU64::new(0),
             errors: Mutex::new(Vec::new()),
         });

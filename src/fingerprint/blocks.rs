@@ -7,8 +7,9 @@
 //! - its **key**: the xxh3 (low 32 bits) of the line normalised (lower case, each run of
 //!   digits read as one `0`, whitespace collapsed), the unit that host templates learn
 //!   ([`crate::dedup::template`]) and that two pages share exactly when a site repeats it;
-//! - its **words**: its tokens, as the fingerprint counts them (a Han or Kana bigram is one),
-//!   capped at 255;
+//! - its **words**: its tokens, as the fingerprint counts them, but a run of Han or Kana
+//!   counted as one word per two characters, not a bigram each (`line_words`), capped at
+//!   255;
 //! - its **signature**: a 128-bit simhash of the line (two 64-bit simhashes of differently
 //!   mixed features), over word 3-shingles for a line of [`SHINGLED_LINE_WORDS`] words or
 //!   more, over single words for a shorter one, so that a line with a few words changed is
@@ -295,6 +296,38 @@ fn line_sig_reference(features: &[u64]) -> u128 {
     majority(&counts, features.len())
 }
 
+/// The words of `line`, of which the tokenizer made `tokens`: a run of a script written
+/// without spaces makes a bigram a character, but its words are about one every
+/// [`WIDE_CHARS_PER_WORD`](crate::text::WIDE_CHARS_PER_WORD) characters, so that the line
+/// rules' thresholds (a sentence is [`LONG_LINE_WORDS`], a copy adds at most
+/// [`OWN_WORDS`](crate::index::OWN_WORDS)) mean in Chinese and Japanese what they
+/// mean in English: a site's footer of 40 characters is about 20 words, not 39.
+fn line_words(line: &str, tokens: usize) -> usize {
+    if line.is_ascii() {
+        return tokens;
+    }
+    // Per run of unspaced characters: the tokens it made, and the words it holds.
+    let (mut made, mut holds, mut run) = (0usize, 0usize, 0usize);
+    let mut end_run = |run: &mut usize| {
+        if *run > 0 {
+            made += (*run - 1).max(1);
+            holds += run.div_ceil(crate::text::WIDE_CHARS_PER_WORD);
+            *run = 0;
+        }
+    };
+    for c in line.chars() {
+        if super::tokens::is_unspaced_script(c) {
+            run += 1;
+        } else {
+            end_run(&mut run);
+        }
+    }
+    end_run(&mut run);
+    (tokens + holds)
+        .saturating_sub(made)
+        .max(usize::from(tokens > 0))
+}
+
 /// The key of a host name (lower case).
 pub fn host_key(host: &str) -> u32 {
     xxh3_64(host.as_bytes()) as u32
@@ -329,7 +362,7 @@ impl Blocks {
             let ends = (first & 0xffff) as u32 | ((last & 0xffff) as u32) << 16;
             let line = Line {
                 key,
-                words: u8::try_from(words).unwrap_or(u8::MAX),
+                words: u8::try_from(line_words(line, words)).unwrap_or(u8::MAX),
                 sig,
                 ends,
             };

@@ -263,9 +263,9 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
     if let Some(description) = structured.product_description {
         // A product page's own description, when it is substantial and the visible text is
         // not much more than it, is the product's text without the shop around it.
-        let words = description.split_whitespace().count();
+        let words = crate::text::words(&description);
         if words >= PRODUCT_DESCRIPTION_WORDS
-            && text.split_whitespace().count() <= PRODUCT_TEXT_RATIO * words
+            && crate::text::words(&text) <= PRODUCT_TEXT_RATIO * words
         {
             text = description;
             blocks = all_story(&text);

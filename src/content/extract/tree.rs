@@ -8,7 +8,7 @@ use super::classify::{classify, is_streamed_segment};
 use super::links::{RawLink, RawLinks};
 use super::render::{clean_title, collapse_whitespace, push_words};
 use super::structured::structured_to_text;
-use crate::text::non_space_chars;
+use crate::text::text_weight;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Tag {
@@ -141,9 +141,10 @@ pub(super) struct Node {
     /// Text nodes: the byte range of their text in `Page::text`.
     pub(super) text_start: u32,
     pub(super) text_end: u32,
-    /// Characters of text in the subtree, whitespace not counted.
+    /// Text in the subtree: its characters, whitespace not counted, a Han, Kana or Hangul
+    /// character counted as three ([`crate::text::text_weight`]).
     pub(super) len: u32,
-    /// Of those, characters inside links.
+    /// Of that, the text inside links.
     pub(super) link_len: u32,
     /// `h1` and `main` elements in the subtree.
     pub(super) landmarks: u32,
@@ -399,7 +400,7 @@ impl Page {
     }
 
     pub(super) fn push_text(&mut self, text: &str, open: &[Option<u32>]) {
-        let len = non_space_chars(text);
+        let len = text_weight(text);
         let start = self.text.len() as u32;
         self.text.push_str(text);
         let index = self.nodes.len() as u32;
@@ -522,11 +523,7 @@ impl Page {
         let words = self.nodes[h1..self.nodes[h1].end as usize]
             .iter()
             .filter(|n| n.tag == Tag::Text)
-            .map(|n| {
-                self.text[n.text_start as usize..n.text_end as usize]
-                    .split_whitespace()
-                    .count()
-            })
+            .map(|n| crate::text::words(&self.text[n.text_start as usize..n.text_end as usize]))
             .sum::<usize>();
         if words < HEADLINE_WORDS {
             return (false, None);

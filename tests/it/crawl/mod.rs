@@ -12,6 +12,7 @@ use crate::common::{crawl_config, stored_urls};
 use crate::warc;
 use warc::lines;
 
+mod cjk;
 mod embedded;
 mod hosts;
 mod keepalive;

@@ -259,7 +259,12 @@ impl Analysis<'_> {
 
     /// Whether element `i` is the page's sidebar beside a story: named the sidebar, after
     /// the story's start, and outside its `article` (or, without one, holding no `h1`). It
-    /// goes whatever its share: under a short post the sidebar outweighs the post.
+    /// goes whatever its share: under a short post the sidebar outweighs the post. It must
+    /// follow [`STORY_CHARS`] of the story's prose, or come after the end of the story's own
+    /// `article` when that holds [`STORY_PROSE_CHARS`] of prose (text outside links) and more
+    /// of it than the sidebar: a brief of two sentences beside a sidebar of headlines,
+    /// counts and comments. (An `article` that is a card with the page's `h1` and a line or
+    /// two above the post holds less.)
     pub(in crate::content::extract) fn sidebar_beside_story(
         &self,
         i: usize,
@@ -267,15 +272,19 @@ impl Analysis<'_> {
     ) -> bool {
         let nodes = &self.page.nodes;
         let node = &nodes[i];
-        if !self.story || !node.sidebar || !after_story[i] {
+        if !self.story || !node.sidebar {
             return false;
         }
         if self.story_article == usize::MAX {
-            return node.landmarks == 0;
+            return after_story[i] && node.landmarks == 0;
         }
         let article = self.story_article;
         let holds = i <= article && article < node.end as usize;
         let inside = article <= i && i < nodes[article].end as usize;
-        !holds && !inside
+        let prose = |n: &Node| n.len - n.link_len;
+        let after_brief = i >= nodes[article].end as usize
+            && prose(&nodes[article]) >= STORY_PROSE_CHARS
+            && prose(node) < prose(&nodes[article]);
+        (after_story[i] || after_brief) && !holds && !inside
     }
 }

@@ -325,8 +325,8 @@ pub(super) const THIN_WORDS: usize = 60;
 
 /// True when `text` has fewer than `thin` words and `fallback` says at least twice as much.
 pub(super) fn is_thin(text: &str, fallback: &str, thin: usize) -> bool {
-    let visible = text.split_whitespace().count();
-    visible < thin && fallback.split_whitespace().count() > 2 * visible.max(10)
+    let visible = crate::text::words(text);
+    visible < thin && crate::text::words(fallback) > 2 * visible.max(10)
 }
 
 /// An element's category after the safeguards that a category named by class words must
