@@ -54,4 +54,4 @@ pub(crate) use record::CRAWL_DB;
 pub use record::CrawlSummary;
 pub(crate) use record::check_parts;
 pub(crate) use record::each_frontier_url;
-pub use record::{CheckpointRecord, stats};
+pub use record::{CheckpointRecord, Unsent, stats};

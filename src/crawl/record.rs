@@ -75,7 +75,41 @@ pub type CrawlParts = (
     Result<String, String>,
     Result<String, String>,
     Option<CheckpointRecord>,
+    Option<Unsent>,
 );
+
+/// The key of what a cluster worker's checkpoint has to send to Redis once it committed
+/// (see `crawl::cluster`), removed once it went.
+pub(crate) const PUBLISH_KEY: &[u8] = b"cluster-publish";
+
+/// What a cluster worker's last committed checkpoint wrote to send and may not have sent
+/// (the worker was killed or cut off before it reached Redis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unsent {
+    /// The checkpoint.
+    pub seq: u64,
+    /// The pages stored since the checkpoint before it, whose commit marks it carries.
+    pub pages: usize,
+}
+
+/// What `meta` holds to send after checkpoint `committed` or an earlier one.
+fn unsent(meta: &sled::Tree, committed: u64) -> Result<Option<Unsent>, String> {
+    let Some(bytes) = meta.get(PUBLISH_KEY).map_err(|e| crate::db::describe(&e))? else {
+        return Ok(None);
+    };
+    #[derive(Deserialize)]
+    struct Head {
+        seq: u64,
+        #[serde(default)]
+        docs: Vec<serde_json::Value>,
+    }
+    let head: Head = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("unreadable record of what to send to the cluster: {e}"))?;
+    Ok((head.seq <= committed).then_some(Unsent {
+        seq: head.seq,
+        pages: head.docs.len(),
+    }))
+}
 
 /// The crawl's parts of a state directory, checked for `crawldedup verify`: the crawl
 /// database (and its last checkpoint record) and the frontier. `None` when the directory
@@ -88,15 +122,20 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
     let skipped = || Err("not checked: the crawl database is unreadable".to_string());
     let db = match crate::db::open(&sled::Config::new().path(&db_path)) {
         Ok(db) => db,
-        Err(e) => return Some((Err(crate::db::describe(&e)), skipped(), None)),
+        Err(e) => return Some((Err(crate::db::describe(&e)), skipped(), None, None)),
     };
-    let record = db
-        .open_tree("meta")
-        .map_err(|e| crate::db::describe(&e))
-        .and_then(|meta| read_record(&meta));
-    let record = match record {
+    let meta = match db.open_tree("meta") {
+        Ok(meta) => meta,
+        Err(e) => return Some((Err(crate::db::describe(&e)), skipped(), None, None)),
+    };
+    let record = match read_record(&meta) {
         Ok(record) => record,
-        Err(problem) => return Some((Err(problem), skipped(), None)),
+        Err(problem) => return Some((Err(problem), skipped(), None, None)),
+    };
+    let seq = record.as_ref().map_or(0, |r| r.seq);
+    let unsent = match unsent(&meta, seq) {
+        Ok(unsent) => unsent,
+        Err(problem) => return Some((Err(problem), skipped(), record, None)),
     };
     let crawl_db = Ok(match &record {
         Some(r) => format!(
@@ -105,7 +144,6 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
         ),
         None => "no checkpoint yet".to_string(),
     });
-    let seq = record.as_ref().map_or(0, |r| r.seq);
     let frontier = db
         .open_tree("frontier")
         .map_err(|e| crate::db::describe(&e))
@@ -117,7 +155,7 @@ pub fn check_parts(state_dir: &Path) -> Option<CrawlParts> {
                 c.pending, c.in_flight, c.done, c.failed
             )
         });
-    Some((crawl_db, frontier, record))
+    Some((crawl_db, frontier, record, unsent))
 }
 
 /// Calls `f` with every URL in the frontier of the crawl in `state_dir` as of its last

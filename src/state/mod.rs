@@ -124,7 +124,7 @@ fn verify_with_record(
     let ledger = crate::ledger::check(state_dir);
     let crawl = crate::crawl::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
-    if let Some((mut db, frontier, r)) = crawl {
+    if let Some((mut db, frontier, r, unsent)) = crawl {
         // An older checkpoint than the one the state directory knows was committed: the
         // database was emptied, replaced or cut (a crawl refuses to resume from it).
         let found = r.as_ref().map_or(0, |r| r.seq);
@@ -151,6 +151,12 @@ fn verify_with_record(
             name: "frontier",
             result: frontier,
         });
+        if let Some(unsent) = unsent {
+            parts.push(Part {
+                name: "cluster hand-over",
+                result: Err(unsent_problem(unsent)),
+            });
+        }
         record = r;
     }
     let checkpoints_taken = record.as_ref().is_some_and(|r| r.seq > 0);
@@ -338,4 +344,17 @@ fn verify_outputs(out: &Path, record: &CheckpointRecord) -> Result<String, Strin
 /// Where [`repair()`] puts a damaged URL filter.
 fn set_aside_path(state_dir: &Path) -> PathBuf {
     state_dir.join(format!("{}.damaged", crate::urls::seen::SEEN_FILE))
+}
+
+/// What a cluster worker's unsent checkpoint means, and what to do (docs/cluster.md, "A
+/// worker killed").
+fn unsent_problem(unsent: crate::crawl::Unsent) -> String {
+    format!(
+        "not sent: checkpoint {} of this cluster worker holds {} pages whose commits, with \
+         its hand-offs and pending mirror, may not have reached Redis (it was killed or cut \
+         off first): the other workers take those pages for lost and fetch them again. Start \
+         the worker again on this directory (`crawl --cluster NODES --worker-id ID`; Ctrl-C \
+         it to leave) to send them, then run `crawldedup reconcile --cluster NODES`",
+        unsent.seq, unsent.pages
+    )
 }

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use crate::run_cli as cli;
-use cli::{crawldedup, stderr, stdout};
+use cli::{crawldedup, snapshot, stderr, stdout};
 
 fn article(i: usize) -> String {
     format!(
@@ -205,21 +205,6 @@ fn populated(dir: &std::path::Path) -> String {
     let o = crawldedup(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     state.to_str().unwrap().to_string()
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut found = Vec::new();
-    for item in std::fs::read_dir(dir).unwrap() {
-        let path = item.unwrap().path();
-        if path.is_dir() {
-            found.extend(snapshot(&path));
-        } else {
-            found.push((path.clone(), std::fs::read(&path).unwrap()));
-        }
-    }
-    found.sort();
-    found
 }
 
 /// A read-only bind mount of `source`, undone when dropped.

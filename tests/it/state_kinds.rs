@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::run_cli as cli;
-use cli::{crawldedup, stderr, stdout};
+use cli::{crawldedup, snapshot, stderr, stdout};
 
 fn page(dir: &Path, name: &str, i: usize) -> String {
     let site = crawldedup::fixture::Site::new(61, 4);
@@ -20,24 +20,6 @@ fn page(dir: &Path, name: &str, i: usize) -> String {
     )
     .unwrap();
     path.to_str().unwrap().to_string()
-}
-
-/// The files of a state directory and their bytes (a refusal must change none).
-fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 fn verdict(o: &std::process::Output) -> String {

@@ -68,7 +68,7 @@ use crate::index::DocId;
 use crate::page::Prepared;
 
 /// The crawl database key of what the last checkpoint has to send to the cluster.
-const PUBLISH_KEY: &[u8] = b"cluster-publish";
+use crate::crawl::record::PUBLISH_KEY;
 
 /// How often the inbox is read.
 const RECEIVE_EVERY: Duration = Duration::from_millis(50);

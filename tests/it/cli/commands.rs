@@ -30,22 +30,9 @@ fn canonicalize_prints_one_line_per_input_in_order() {
 /// `extract` and `simhash` read their input, with one output line per input line.
 #[test]
 fn canonicalize_reads_stdin_one_url_a_line() {
-    use std::io::Write;
     for args in [vec!["canonicalize"], vec!["canonicalize", "-"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
-            .args(&args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"HTTP://Example.com:80/a?b=1&a=2\r\n::bad::\n\nhttp://h.com/?utm_source=x")
-            .unwrap();
-        let o = child.wait_with_output().unwrap();
+        let input = b"HTTP://Example.com:80/a?b=1&a=2\r\n::bad::\n\nhttp://h.com/?utm_source=x";
+        let o = cli::with_stdin(&args, input);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
         let lines: Vec<_> = stdout(&o).lines().map(str::to_string).collect();
         assert_eq!(lines.len(), 4, "{args:?}: {lines:?}");

@@ -17,6 +17,40 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Runs the binary with `args`, `input` on its standard input.
+pub fn with_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawldedup"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .expect("a pipe")
+        .write_all(input)
+        .expect("the input written");
+    child.wait_with_output().expect("the binary ends")
+}
+
+/// Every file below `dir` with its bytes, sorted: what a refusal must leave as it was.
+pub fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    for item in std::fs::read_dir(dir).unwrap() {
+        let path = item.unwrap().path();
+        if path.is_dir() {
+            found.extend(snapshot(&path));
+        } else {
+            found.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Makes every write of `command`'s process past `bytes` in one file fail (EFBIG), as a
 /// full disk makes it fail: the file-size limit, with SIGXFSZ ignored so that the write
 /// returns the error instead of killing the process.
