@@ -3,7 +3,8 @@
 //! fixture hosts whose 15 articles are syndicated on each, with a fault at a random moment:
 //!
 //! - `sigkill`: a worker killed with SIGKILL for good (its outputs cut back to its last
-//!   checkpoint by `crawldedup repair`, as for a machine that is gone);
+//!   checkpoint, or given back to the cluster, by `crawldedup repair --cluster`, as for a
+//!   machine that is gone);
 //! - `restart`: a worker killed with SIGKILL and started again on its state directory;
 //! - `failover`: a master node killed, its replica taking over (three masters, three
 //!   replicas).
@@ -142,9 +143,15 @@ async fn main() {
                     .arg(dir.path().join(&killed).join("state"))
                     .arg("--out")
                     .arg(dir.path().join(&killed).join("out"))
+                    .arg("--cluster")
+                    .arg(nodes.join(","))
                     .output()
                     .unwrap();
-                assert!(repaired.status.success());
+                assert!(
+                    repaired.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&repaired.stdout)
+                );
             }
             if trial == 0 {
                 // What `crawldedup stats --cluster` shows after the crawl.

@@ -153,6 +153,14 @@ pub(super) struct RepairArgs {
     /// damaged index still holds.
     #[arg(long)]
     pub(super) accept_loss: bool,
+    /// A cluster worker that is not coming back: settle its last checkpoint's hand-over
+    /// with these Redis Cluster nodes (comma-separated redis://HOST:PORT), giving back the
+    /// pages the cluster never took (see docs/cluster.md).
+    #[arg(long, value_name = "NODES", value_delimiter = ',')]
+    pub(super) cluster: Vec<String>,
+    /// The crawl's name in the cluster (cluster.name).
+    #[arg(long, value_name = "NAME")]
+    pub(super) cluster_name: Option<String>,
     /// Sizes a rebuilt URL filter (`[url_filter]`, as for a new state directory).
     #[command(flatten)]
     pub(super) config: ConfigArgs,

@@ -7,8 +7,8 @@ use crawldedup::{BloomParams, Canonicalizer, SeenConfig};
 
 use super::Failure;
 use super::args::{
-    BloomParamsArgs, CanonicalizeArgs, ConfigArgs, CrawlArgs, ExtractArgs, IndexPlanArgs,
-    ReconcileArgs, ServeArgs, SimhashArgs, StateArgs, StatsArgs,
+    BloomParamsArgs, CanonicalizeArgs, CrawlArgs, ExtractArgs, IndexPlanArgs, ReconcileArgs,
+    RepairArgs, ServeArgs, SimhashArgs, StateArgs, StatsArgs,
 };
 use super::input::for_each_text_input;
 use super::print::print_summary;
@@ -121,7 +121,7 @@ pub(super) fn index_plan(args: IndexPlanArgs) -> Result<ExitCode, Failure> {
 /// wrong (verify) or could not be mended (repair).
 pub(super) fn state_command(
     args: &StateArgs,
-    repair: Option<(bool, &ConfigArgs)>,
+    repair: Option<&RepairArgs>,
 ) -> Result<ExitCode, Failure> {
     if !args.state_dir.is_dir() {
         return Err(Failure::Setup(format!(
@@ -138,9 +138,15 @@ pub(super) fn state_command(
     }
     let parts = match repair {
         None => crawldedup::state::verify(&args.state_dir, out),
-        Some((accept_loss, config)) => {
-            let config = config.load().map_err(Failure::Config)?;
-            crawldedup::state::repair(&args.state_dir, out, accept_loss, &config)
+        Some(repair) => {
+            let mut config = repair.config.load().map_err(Failure::Config)?;
+            if !repair.cluster.is_empty() {
+                config.cluster.nodes = repair.cluster.clone();
+            }
+            if let Some(name) = &repair.cluster_name {
+                config.cluster.name = name.clone();
+            }
+            crawldedup::state::repair(&args.state_dir, out, repair.accept_loss, &config)
         }
     };
     for part in &parts {

@@ -120,7 +120,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Crawl(args) => crawl(args),
         Command::Serve(args) => serve(args),
         Command::Verify(args) => state_command(&args, None),
-        Command::Repair(args) => state_command(&args.state, Some((args.accept_loss, &args.config))),
+        Command::Repair(args) => state_command(&args.state, Some(&args)),
         Command::Reconcile(args) => reconcile(&args),
         Command::FixtureSite(args) => fixture_site(&args),
         Command::Stats(args) if !args.cluster.is_empty() => cluster_stats(&args),

@@ -215,7 +215,7 @@ impl<'c> SharedIndex<'c> {
     }
 
     fn commit_key(&self, id: DocId) -> String {
-        format!("{}:nd:c:{{{id}}}", self.name)
+        super::keys::commit_key(&self.name, id)
     }
 
     fn owner_key(&self, id: DocId) -> String {

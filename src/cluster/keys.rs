@@ -6,6 +6,29 @@
 
 use url::Url;
 
+/// The mark that document `id` of the shared index `name` is committed: its worker's
+/// checkpoint holds its page.
+pub(crate) fn commit_key(name: &str, id: u64) -> String {
+    format!("{name}:nd:c:{{{id}}}")
+}
+
+/// Of documents `ids` of the shared index of crawl `name`, how many are committed.
+pub fn committed(
+    cluster: &super::filter::Cluster,
+    name: &str,
+    ids: &[u64],
+) -> Result<usize, super::filter::ClusterError> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let mut pipe = redis::cluster::cluster_pipe();
+    for &id in ids {
+        pipe.cmd("EXISTS").arg(commit_key(name, id));
+    }
+    let found: Vec<i64> = cluster.with(|con| pipe.query(con))?;
+    Ok(found.iter().filter(|&&n| n == 1).count())
+}
+
 /// The hash of a worker's pending and in-flight URLs, mirrored after each checkpoint.
 pub(crate) fn pending_key(name: &str, id: &str) -> String {
     format!("{name}:pending:{{{id}}}")

@@ -16,6 +16,7 @@ pub mod filter;
 pub mod inbox;
 pub mod index;
 pub(crate) mod keys;
+pub use keys::committed;
 pub mod members;
 pub mod ring;
 pub mod stats;

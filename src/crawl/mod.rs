@@ -55,3 +55,5 @@ pub use record::CrawlSummary;
 pub(crate) use record::check_parts;
 pub(crate) use record::each_frontier_url;
 pub use record::{CheckpointRecord, Unsent, stats};
+#[cfg(feature = "cluster")]
+pub(crate) use record::{forget_unsent, give_back};

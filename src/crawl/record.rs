@@ -84,12 +84,16 @@ pub(crate) const PUBLISH_KEY: &[u8] = b"cluster-publish";
 
 /// What a cluster worker's last committed checkpoint wrote to send and may not have sent
 /// (the worker was killed or cut off before it reached Redis).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsent {
     /// The checkpoint.
     pub seq: u64,
-    /// The pages stored since the checkpoint before it, whose commit marks it carries.
-    pub pages: usize,
+    /// The documents of the pages it stored (since the last checkpoint that sent in full),
+    /// whose commit marks it carries.
+    pub docs: Vec<u64>,
+    /// Where the outputs stood at the last checkpoint that sent in full (`None` in what
+    /// earlier builds wrote).
+    pub before: Option<([u64; 3], WarcPosition)>,
 }
 
 /// What `meta` holds to send after checkpoint `committed` or an earlier one.
@@ -101,14 +105,68 @@ fn unsent(meta: &sled::Tree, committed: u64) -> Result<Option<Unsent>, String> {
     struct Head {
         seq: u64,
         #[serde(default)]
-        docs: Vec<serde_json::Value>,
+        docs: Vec<u64>,
+        #[serde(default)]
+        before: Option<([u64; 3], WarcPosition)>,
     }
     let head: Head = serde_json::from_slice(&bytes)
         .map_err(|e| format!("unreadable record of what to send to the cluster: {e}"))?;
     Ok((head.seq <= committed).then_some(Unsent {
         seq: head.seq,
-        pages: head.docs.len(),
+        docs: head.docs,
+        before: head.before,
     }))
+}
+
+/// Lines of each output given back by [`give_back`]: pages, duplicates, failures.
+#[cfg(feature = "cluster")]
+pub type GivenBack = [u64; 3];
+
+/// Sets the last checkpoint of the crawl in `state_dir` back to the output positions
+/// `before` (a cluster worker's checkpoint whose pages the cluster never took: see
+/// `crawldedup repair --cluster`), its counts less the lines of `out`'s files past them,
+/// and forgets what it had to send. Returns those lines. The outputs themselves are cut by
+/// the caller (or the next open of the files), as after any checkpoint.
+#[cfg(feature = "cluster")]
+pub(crate) fn give_back(
+    state_dir: &Path,
+    out: &Path,
+    before: ([u64; 3], WarcPosition),
+) -> Result<GivenBack, String> {
+    let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
+        .map_err(|e| crate::db::describe(&e))?;
+    let meta = db.open_tree("meta").map_err(|e| crate::db::describe(&e))?;
+    let mut record = read_record(&meta)?.ok_or("no checkpoint")?;
+    let mut lines = [0u64; 3];
+    for (i, name) in crate::store::files::OUTPUT_NAMES.iter().enumerate() {
+        let bytes = std::fs::read(out.join(name)).unwrap_or_default();
+        let (from, to) = (before.0[i] as usize, record.output_bytes[i] as usize);
+        let cut = bytes.get(from..to.min(bytes.len())).unwrap_or_default();
+        lines[i] = cut.iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+    record.stored = record.stored.saturating_sub(lines[0]);
+    record.duplicates = record.duplicates.saturating_sub(lines[1]);
+    record.failures = record.failures.saturating_sub(lines[2]);
+    (record.output_bytes, record.warc) = before;
+    let bytes = serde_json::to_vec(&record).map_err(|e| e.to_string())?;
+    meta.insert(CHECKPOINT_KEY, bytes)
+        .and_then(|_| meta.remove(PUBLISH_KEY))
+        .map_err(|e| crate::db::describe(&e))?;
+    db.flush().map_err(|e| crate::db::describe(&e))?;
+    Ok(lines)
+}
+
+/// Forgets what the last checkpoint of the crawl in `state_dir` had to send (the cluster
+/// has what matters of it).
+#[cfg(feature = "cluster")]
+pub(crate) fn forget_unsent(state_dir: &Path) -> Result<(), String> {
+    let db = crate::db::open(&sled::Config::new().path(state_dir.join(CRAWL_DB)))
+        .map_err(|e| crate::db::describe(&e))?;
+    let meta = db.open_tree("meta").map_err(|e| crate::db::describe(&e))?;
+    meta.remove(PUBLISH_KEY)
+        .map_err(|e| crate::db::describe(&e))?;
+    db.flush().map_err(|e| crate::db::describe(&e))?;
+    Ok(())
 }
 
 /// The crawl's parts of a state directory, checked for `crawldedup verify`: the crawl

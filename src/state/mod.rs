@@ -26,6 +26,8 @@ use crate::crawl::CheckpointRecord;
 use crate::dedup::INDEX_DIR;
 use crate::index::{IndexConfig, SimhashIndex, manifest::Manifest};
 
+#[cfg(feature = "cluster")]
+mod hand_over;
 mod repair;
 
 pub use repair::{cannot_repair, repair};
@@ -49,7 +51,7 @@ impl std::fmt::Display for Part {
     }
 }
 
-const OUTPUTS: [&str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
+use crate::store::files::OUTPUT_NAMES as OUTPUTS;
 
 /// Checks every part of the state directory `state_dir` (and, for a crawl, its outputs in
 /// `out_dir`). A directory this process cannot write to (a backup on a read-only file
@@ -154,7 +156,7 @@ fn verify_with_record(
         if let Some(unsent) = unsent {
             parts.push(Part {
                 name: "cluster hand-over",
-                result: Err(unsent_problem(unsent)),
+                result: Err(unsent_problem(&unsent)),
             });
         }
         record = r;
@@ -348,13 +350,14 @@ fn set_aside_path(state_dir: &Path) -> PathBuf {
 
 /// What a cluster worker's unsent checkpoint means, and what to do (docs/cluster.md, "A
 /// worker killed").
-fn unsent_problem(unsent: crate::crawl::Unsent) -> String {
+fn unsent_problem(unsent: &crate::crawl::Unsent) -> String {
     format!(
         "not sent: checkpoint {} of this cluster worker holds {} pages whose commits, with \
          its hand-offs and pending mirror, may not have reached Redis (it was killed or cut \
          off first): the other workers take those pages for lost and fetch them again. Start \
          the worker again on this directory (`crawl --cluster NODES --worker-id ID`; Ctrl-C \
          it to leave) to send them, then run `crawldedup reconcile --cluster NODES`",
-        unsent.seq, unsent.pages
+        unsent.seq,
+        unsent.docs.len()
     )
 }

@@ -23,6 +23,8 @@ use crate::store::warc::{DuplicateOf, WarcPosition, WarcWriter, file_name};
 
 pub use super::error::FileError;
 
+/// The crawl's JSONL files, in the order of a checkpoint's `output_bytes`.
+pub const OUTPUT_NAMES: [&str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
 /// Refuses an output that is shorter than `expected`, the length the last checkpoint
 /// recorded (a missing file counts as empty): cutting it back is fine, extending it would
 /// write a hole of zeros.
@@ -58,7 +60,7 @@ struct OutputFiles {
 }
 
 impl OutputFiles {
-    const NAMES: [&'static str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
+    const NAMES: [&'static str; 3] = OUTPUT_NAMES;
 
     /// Opens the outputs, cut back to the last checkpoint's lengths and WARC position.
     fn open(

@@ -70,7 +70,21 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others() {
-    killed_mid_crawl(false).await;
+    killed_mid_crawl(Kill::OnceItStored, Back::Restarted).await;
+}
+
+/// SIGKILL of one of three workers at random moments, 10 trials, the worker never started
+/// again: `repair --cluster` on its directory, and the cluster holds every article exactly
+/// once, without `reconcile`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+async fn a_worker_killed_for_good_at_random_moments_leaves_every_article_stored_once() {
+    for trial in 0..10u64 {
+        // Spread over the crawl: from its first pages to near its end.
+        let after = Duration::from_millis(300 + (trial * 7_919) % 2_400);
+        eprintln!("trial {trial}: kill after {after:?}");
+        killed_mid_crawl(Kill::After(after), Back::Never).await;
+    }
 }
 
 /// The window between a worker's checkpoint and its commit marks reaching Redis: the pages
@@ -79,14 +93,44 @@ async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 async fn a_worker_killed_between_its_checkpoint_and_its_commit_marks_has_the_copies_reconciled() {
-    killed_mid_crawl(true).await;
+    killed_mid_crawl(Kill::BeforeCommitMarks, Back::Restarted).await;
 }
 
-/// Three workers, one killed once it stored pages (or, `in_the_window`, the seed host's
-/// owner, held at its first checkpoint with pages before it sends the commit marks);
-/// the others finish, it is repaired and started again, and the cluster stored what one
+/// The same window, the worker never started again: `repair --cluster` finds that none of
+/// the checkpoint's commits reached the cluster, gives its pages back (its outputs cut to
+/// the checkpoint before), and every article is stored exactly once without `reconcile`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+async fn a_worker_killed_for_good_before_its_commit_marks_gives_its_pages_back() {
+    killed_mid_crawl(Kill::BeforeCommitMarks, Back::Never).await;
+}
+
+/// When the victim of [`killed_mid_crawl`] is killed.
+#[derive(Clone, Copy, PartialEq)]
+enum Kill {
+    /// Once it stored five pages.
+    OnceItStored,
+    /// This long after the workers start.
+    After(Duration),
+    /// The seed host's owner, held at its first checkpoint with pages, before it sends the
+    /// commit marks.
+    BeforeCommitMarks,
+}
+
+/// What becomes of the killed worker.
+#[derive(Clone, Copy, PartialEq)]
+enum Back {
+    /// Repaired and started again, then `reconcile`.
+    Restarted,
+    /// Repaired with `--cluster` only (a machine that is gone).
+    Never,
+}
+
+/// Three workers, one killed as `kill` says; the others finish, it is repaired (and, as
+/// `back` says, started again, then `reconcile` run), and the cluster stored what one
 /// process stores, once the later copies `reconcile` names are set aside.
-async fn killed_mid_crawl(in_the_window: bool) {
+async fn killed_mid_crawl(kill: Kill, back: Back) {
+    let in_the_window = kill == Kill::BeforeCommitMarks;
     let redis = RedisCluster::start();
     let Setup {
         servers,
@@ -109,18 +153,24 @@ async fn killed_mid_crawl(in_the_window: bool) {
     let out = |id: &str| dir.path().join(id).join("out");
     let log = |id: &str| std::fs::read_to_string(dir.path().join(format!("{id}.log")));
     let mut victim = None;
-    wait_until(
-        dir.path(),
-        "a worker to store pages",
-        Duration::from_secs(60),
-        || {
-            victim = children.iter().position(|(id, _)| match in_the_window {
-                true => log(id).is_ok_and(|l| l.contains("paused at")),
-                false => lines(&out(id)) >= 5,
-            });
-            victim.is_some()
-        },
-    );
+    if let Kill::After(after) = kill {
+        std::thread::sleep(after);
+        // The worker that has stored most so far: one with work under way.
+        victim = (0..children.len()).max_by_key(|&i| lines(&out(children[i].0)));
+    } else {
+        wait_until(
+            dir.path(),
+            "a worker to store pages",
+            Duration::from_secs(60),
+            || {
+                victim = children.iter().position(|(id, _)| match in_the_window {
+                    true => log(id).is_ok_and(|l| l.contains("paused at")),
+                    false => lines(&out(id)) >= 5,
+                });
+                victim.is_some()
+            },
+        );
+    }
     let (killed, mut child) = children.remove(victim.unwrap());
     child.kill().unwrap();
     child.wait().unwrap();
@@ -129,16 +179,30 @@ async fn killed_mid_crawl(in_the_window: bool) {
     }
     // What the killed worker wrote after its last checkpoint is not its crawl's: cut it
     // back, as its own restart (or `crawldedup repair`) does.
-    let repaired = Command::new(binary())
+    let mut repair = Command::new(binary());
+    repair
         .arg("repair")
         .arg("--state-dir")
         .arg(dir.path().join(killed).join("state"))
         .arg("--out")
-        .arg(out(killed))
-        .output()
-        .unwrap();
+        .arg(out(killed));
+    if back == Back::Never {
+        repair.arg("--cluster").arg(nodes.join(","));
+    }
+    let repaired = repair.output().unwrap();
     let said = String::from_utf8_lossy(&repaired.stdout).into_owned()
         + &String::from_utf8_lossy(&repaired.stderr);
+    if back == Back::Never {
+        // Settled with the cluster: whatever the moment of the kill, nothing is left.
+        assert!(repaired.status.success(), "{said}");
+        eprintln!("repair --cluster: {}", said.trim().replace('\n', "; "));
+        if in_the_window {
+            assert!(said.contains("given back"), "{said}");
+        }
+        let cluster = stored(&outs(dir.path(), &["a", "b", "c"]));
+        same_content(&cluster, &alone, dir.path());
+        return;
+    }
     if in_the_window {
         // Its checkpoint's commits never reached Redis: repair cuts the outputs back, and
         // names what only a restart (and `reconcile`) mends.

@@ -66,6 +66,7 @@ use crate::config::Config;
 use crate::dedup::{Dedup, Original, PageVerdict, UrlVerdict};
 use crate::index::DocId;
 use crate::page::Prepared;
+use crate::store::warc::WarcPosition;
 
 /// The crawl database key of what the last checkpoint has to send to the cluster.
 use crate::crawl::record::PUBLISH_KEY;
@@ -98,6 +99,12 @@ struct Publish {
     acks: Vec<String>,
     /// The worker's figures, for `crawldedup stats --cluster`.
     stats: String,
+    /// Where the outputs stood at the last checkpoint whose publish went in full: this
+    /// one's pages lie after it. `crawldedup repair --cluster` cuts the outputs of a
+    /// worker that is not coming back to it when none of `docs` reached the cluster (the
+    /// others redo those pages).
+    #[serde(default)]
+    before: Option<([u64; 3], WarcPosition)>,
 }
 
 /// A cluster error as the crawl's.

@@ -14,6 +14,9 @@ impl Worker<'_> {
         meta: &sled::Tree,
     ) -> Result<(), CrawlError> {
         let mut publish = self.publish.take().unwrap_or_default();
+        // The totals are still the last checkpoint's; a publish carried over from one that
+        // could not send keeps its own.
+        publish.before = publish.before.or(Some((totals.output_bytes, totals.warc)));
         publish.seq = totals.seq + 1;
         publish.clear_recent = true;
         publish.handoffs.append(&mut self.outbox);

@@ -103,6 +103,35 @@ pub(crate) fn file_name(number: u64) -> String {
     format!("crawldedup-{number:05}.warc.gz")
 }
 
+/// Cuts the WARC files in `dir` back to `position`: the files after it removed, its file
+/// cut to its length (created when `create`); returns that file, open for writing.
+pub(crate) fn cut_back(
+    dir: &Path,
+    position: WarcPosition,
+    create: bool,
+) -> std::io::Result<std::fs::File> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let later = name
+            .strip_prefix("crawldedup-")
+            .and_then(|n| n.strip_suffix(".warc.gz"))
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n > position.file);
+        if later {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(create)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(file_name(position.file)))?;
+    file.set_len(position.length)?;
+    file.sync_all()?;
+    Ok(file)
+}
+
 impl WarcWriter {
     /// Opens the writer in `dir` at `position` (a checkpoint's): files after it are
     /// removed, its file is cut to its length.
@@ -116,25 +145,7 @@ impl WarcWriter {
             file: number,
             length,
         } = position;
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let later = name
-                .strip_prefix("crawldedup-")
-                .and_then(|n| n.strip_suffix(".warc.gz"))
-                .and_then(|n| n.parse::<u64>().ok())
-                .is_some_and(|n| n > number);
-            if later {
-                std::fs::remove_file(entry.path())?;
-            }
-        }
-        let path = dir.join(file_name(number));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)?;
-        file.set_len(length)?;
+        let file = cut_back(dir, position, true)?;
         use std::io::Seek;
         let mut file = file;
         file.seek(std::io::SeekFrom::Start(length))?;
