@@ -156,7 +156,7 @@ fn verify_with_record(
         if let Some(unsent) = unsent {
             parts.push(Part {
                 name: "cluster hand-over",
-                result: Err(unsent_problem(&unsent)),
+                result: Ok(unsent_note(&unsent)),
             });
         }
         record = r;
@@ -349,14 +349,15 @@ fn set_aside_path(state_dir: &Path) -> PathBuf {
 }
 
 /// What a cluster worker's unsent checkpoint means, and what to do (docs/cluster.md, "A
-/// worker killed").
-fn unsent_problem(unsent: &crate::crawl::Unsent) -> String {
+/// worker killed"). Not damage: work left to do, which the worker's next start does.
+fn unsent_note(unsent: &crate::crawl::Unsent) -> String {
     format!(
-        "not sent: checkpoint {} of this cluster worker holds {} pages whose commits, with \
-         its hand-offs and pending mirror, may not have reached Redis (it was killed or cut \
-         off first): the other workers take those pages for lost and fetch them again. Start \
-         the worker again on this directory (`crawl --cluster NODES --worker-id ID`; Ctrl-C \
-         it to leave) to send them, then run `crawldedup reconcile --cluster NODES`",
+        "not sent yet: checkpoint {} of this cluster worker holds {} pages whose commits, \
+         with its hand-offs and pending mirror, may not have reached Redis (it was killed or \
+         cut off first), and the other workers take those pages for lost: its next start \
+         sends them (then run `crawldedup reconcile --cluster NODES`); for a worker that is \
+         not coming back, `crawldedup repair --cluster NODES --out DIR` settles them with the \
+         cluster",
         unsent.seq,
         unsent.docs.len()
     )

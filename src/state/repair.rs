@@ -58,7 +58,6 @@ pub fn repair(
             "URL journal" if accept_loss => set_aside_journal(state_dir),
             // A summary of pages seen, not an answer: learned again, nothing lost.
             "host templates" => set_aside_templates(state_dir),
-            "cluster hand-over" => settle_hand_over(state_dir, out_dir, config, problem),
             "index" if accept_loss && index_lost(problem) => set_aside_index(state_dir),
             "index" if accept_loss => SimhashIndex::rewrite_manifest(&state_dir.join(INDEX_DIR))
                 .map(|(held, old)| match old {
@@ -95,6 +94,21 @@ pub fn repair(
         };
         done.push(Part {
             name: part.name,
+            result,
+        });
+    }
+    // A cluster worker's hand-over left unsent: settled with the cluster when it is named
+    // (`--cluster`), else said again with what to do.
+    if let Some(unsent) = crate::crawl::check_parts(state_dir).and_then(|parts| parts.3) {
+        #[cfg(feature = "cluster")]
+        let result = match config.cluster.enabled() {
+            true => super::hand_over::settle(state_dir, out_dir, config, &unsent),
+            false => Ok(super::unsent_note(&unsent)),
+        };
+        #[cfg(not(feature = "cluster"))]
+        let result = Ok(super::unsent_note(&unsent));
+        done.push(Part {
+            name: "cluster hand-over",
             result,
         });
     }
@@ -304,28 +318,4 @@ fn cut_outputs_back(out: &Path, record: &CheckpointRecord) -> Option<Result<Stri
         }
     }
     (!cut.is_empty()).then(|| Ok(cut.join("; ")))
-}
-
-/// A cluster worker's checkpoint whose hand-over may not have reached Redis: settled with
-/// the cluster when the configuration names it (`repair --cluster NODES`), else left as
-/// found, with what to do.
-fn settle_hand_over(
-    state_dir: &Path,
-    out_dir: Option<&Path>,
-    config: &Config,
-    problem: &str,
-) -> Result<String, String> {
-    #[cfg(feature = "cluster")]
-    if config.cluster.enabled() {
-        let unsent = crate::crawl::check_parts(state_dir).and_then(|parts| parts.3);
-        return match unsent {
-            Some(unsent) => super::hand_over::settle(state_dir, out_dir, config, &unsent),
-            None => Ok("nothing left to send".into()),
-        };
-    }
-    let _ = (state_dir, out_dir, config);
-    Err(format!(
-        "{problem}; or, for a worker that is not coming back, `repair --cluster NODES --out \
-         DIR` settles it with the cluster"
-    ))
 }
