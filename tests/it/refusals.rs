@@ -65,19 +65,9 @@ fn a_loopback_seed_without_the_flag_is_refused_at_once_and_a_later_run_with_it_f
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
     let seed = server.url("/");
     let crawl = |extra: &[&str]| {
-        let mut args = vec![
-            "crawl",
-            "--seed",
-            &seed,
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--set",
-            "crawl.max_depth=1",
-        ];
+        let mut args = vec!["--set", "crawl.max_depth=1"];
         args.extend_from_slice(extra);
-        crawldedup(&args)
+        cli::crawl(&seed, &state, &out, &args)
     };
     let o = crawl(&[]);
     // Nothing could be fetched: exit 1, saying where the reasons are.

@@ -39,16 +39,7 @@ fn dedup_sharing_a_crawl_s_directory_loses_nothing_and_without_sharing_is_refuse
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
     let seed = server.url("/");
     let crawl = || {
-        let o = crawldedup(&[
-            "crawl",
-            "--seed",
-            &seed,
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--allow-private-ips",
-        ]);
+        let o = cli::crawl(&seed, &state, &out, &["--allow-private-ips"]);
         assert!(o.status.success(), "{}", stderr(&o));
     };
     crawl();
@@ -71,29 +62,24 @@ fn dedup_sharing_a_crawl_s_directory_loses_nothing_and_without_sharing_is_refuse
         "a refusal changed the state directory"
     );
 
-    let o = crawldedup(&[
-        "dedup",
-        "--json",
-        "--share-state",
-        "--state-dir",
-        st,
-        &other,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(verdict(&o), "unique");
+    let shared_dedup = || {
+        let o = crawldedup(&[
+            "dedup",
+            "--json",
+            "--share-state",
+            "--state-dir",
+            st,
+            &other,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o
+    };
+    assert_eq!(verdict(&shared_dedup()), "unique");
     crawl();
     crawl();
     let o = crawldedup(&["verify", "--state-dir", st, "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let o = crawldedup(&[
-        "dedup",
-        "--json",
-        "--share-state",
-        "--state-dir",
-        st,
-        &other,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = shared_dedup();
     assert_eq!(
         verdict(&o),
         "exact_duplicate",
@@ -153,17 +139,8 @@ fn crawl_and_serve_refuse_each_other_s_directories_unless_shared() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(serve(Site::without_traps(9, 1))).unwrap();
     let out = dir.path().join("out");
-    let o = crawldedup(&[
-        "crawl",
-        "--share-state",
-        "--allow-private-ips",
-        "--seed",
-        &server.url("/"),
-        "--state-dir",
-        st,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let flags = ["--share-state", "--allow-private-ips"];
+    let o = cli::crawl(&server.url("/"), &sidecar, &out, &flags);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = crawldedup(&["dedup", "--json", "--state-dir", st, &first]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -17,6 +17,21 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `crawldedup crawl --seed SEED --state-dir STATE --out OUT`, then `extra`.
+pub fn crawl(seed: &str, state: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "crawl",
+        "--seed",
+        seed,
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    crawldedup(&args)
+}
+
 /// Runs the binary with `args`, `input` on its standard input.
 pub fn with_stdin(args: &[&str], input: &[u8]) -> Output {
     use std::io::Write;
