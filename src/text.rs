@@ -72,14 +72,19 @@ pub(crate) fn text_weight(text: &str) -> u32 {
         .sum()
 }
 
-/// Han, Kana or Hangul characters that make about one word, in [`words`]: words of
-/// Chinese average about 1.7 characters, and Japanese mixes one- and two-character
-/// particles with longer words.
-pub(crate) const WIDE_CHARS_PER_WORD: usize = 2;
+/// Han, Kana or Hangul characters that make about one word, in tenths ([`wide_words`]):
+/// words of Chinese average about 1.7 characters, and Japanese mixes one- and
+/// two-character particles with longer words.
+pub(crate) const WIDE_CHARS_PER_WORD_TENTHS: usize = 17;
+
+/// The words that `wide` Han, Kana or Hangul characters in a run make (at least one).
+pub(crate) fn wide_words(wide: usize) -> usize {
+    (wide * 10).div_ceil(WIDE_CHARS_PER_WORD_TENTHS).max(1)
+}
 
 /// The words of `text`: its runs between whitespace, each run of a script written without
-/// spaces counted as one word per [`WIDE_CHARS_PER_WORD`] of its Han, Kana or Hangul
-/// characters (a Chinese headline of twelve characters is six words, not one).
+/// spaces counted by [`wide_words`] of its Han, Kana or Hangul characters (a Chinese
+/// headline of twelve characters is eight words, not one).
 pub(crate) fn words(text: &str) -> usize {
     text.split_whitespace()
         .map(|run| {
@@ -88,7 +93,7 @@ pub(crate) fn words(text: &str) -> usize {
             } else {
                 run.chars().filter(|&c| is_wide(c)).count()
             };
-            wide.div_ceil(WIDE_CHARS_PER_WORD).max(1)
+            if wide == 0 { 1 } else { wide_words(wide) }
         })
         .sum()
 }
@@ -145,12 +150,12 @@ mod tests {
         }
 
         #[test]
-        fn words_are_runs_between_spaces_and_two_wide_characters_each(
+        fn words_are_runs_between_spaces_and_a_word_per_1_7_wide_characters(
             runs in proptest::collection::vec("[a-z]{1,6}|[中文日本語ひらがな]{1,9}", 0..12)
         ) {
             let expected: usize = runs
                 .iter()
-                .map(|r| if r.is_ascii() { 1 } else { r.chars().count().div_ceil(2) })
+                .map(|r| if r.is_ascii() { 1 } else { (r.chars().count() * 10).div_ceil(17) })
                 .sum();
             prop_assert_eq!(words(&runs.join(" ")), expected);
         }

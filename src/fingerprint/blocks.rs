@@ -8,7 +8,7 @@
 //!   digits read as one `0`, whitespace collapsed), the unit that host templates learn
 //!   ([`crate::dedup::template`]) and that two pages share exactly when a site repeats it;
 //! - its **words**: its tokens, as the fingerprint counts them, but a run of Han or Kana
-//!   counted as one word per two characters, not a bigram each (`line_words`), capped at
+//!   counted as one word per 1.7 characters, not a bigram each (`line_words`), capped at
 //!   255;
 //! - its **signature**: a 128-bit simhash of the line (two 64-bit simhashes of differently
 //!   mixed features), over word 3-shingles for a line of [`SHINGLED_LINE_WORDS`] words or
@@ -298,10 +298,10 @@ fn line_sig_reference(features: &[u64]) -> u128 {
 
 /// The words of `line`, of which the tokenizer made `tokens`: a run of a script written
 /// without spaces makes a bigram a character, but its words are about one every
-/// [`WIDE_CHARS_PER_WORD`](crate::text::WIDE_CHARS_PER_WORD) characters, so that the line
+/// 1.7 characters ([`crate::text::wide_words`]), so that the line
 /// rules' thresholds (a sentence is [`LONG_LINE_WORDS`], a copy adds at most
 /// [`OWN_WORDS`](crate::index::OWN_WORDS)) mean in Chinese and Japanese what they
-/// mean in English: a site's footer of 40 characters is about 20 words, not 39.
+/// mean in English: a site's footer of 40 characters is about 24 words, not 39.
 fn line_words(line: &str, tokens: usize) -> usize {
     if line.is_ascii() {
         return tokens;
@@ -311,7 +311,7 @@ fn line_words(line: &str, tokens: usize) -> usize {
     let mut end_run = |run: &mut usize| {
         if *run > 0 {
             made += (*run - 1).max(1);
-            holds += run.div_ceil(crate::text::WIDE_CHARS_PER_WORD);
+            holds += crate::text::wide_words(*run);
             *run = 0;
         }
     };
