@@ -38,6 +38,7 @@ mod robots;
 mod run;
 mod schedule;
 mod scope;
+mod sinks;
 mod start;
 mod worker;
 

@@ -14,6 +14,7 @@ use super::frontier::{Frontier, Task, Version, host_key};
 use super::record::CheckpointRecord;
 use super::schedule::Schedule;
 use super::scope::{priority, relevance};
+pub(crate) use super::sinks::Sinks;
 use super::worker::{Failure, FetchedPage, Work, backoff};
 use crate::config::FollowLinksOf;
 use crate::content::Extracted;
@@ -22,8 +23,7 @@ use crate::dedup::{Dedup, Duplicate, PageVerdict, UrlVerdict};
 use crate::fingerprint::{Digest, Simhash};
 use crate::index::{DocId, Similarity};
 use crate::page::Prepared;
-use crate::store::files::FileSink;
-use crate::store::{DuplicatePage, FailedPage, PageSink, PreviousVersion, SinkError, StoredPage};
+use crate::store::{DuplicatePage, FailedPage, PreviousVersion, StoredPage};
 
 /// Attempts per URL for failures worth retrying (timeouts, network errors, 5xx, 429).
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -37,84 +37,6 @@ const URL_WEIGHT: u32 = 2;
 /// ... and its page's text, counted up to this many keywords (a long page on the topic
 /// lifts its links, but not above a link that names the topic itself).
 const PARENT_RELEVANCE_CAP: u32 = 5;
-
-/// The crawl's sinks: its files first, then those given to the crawler, each handed every
-/// decision in order.
-pub(crate) struct Sinks {
-    pub(super) files: FileSink,
-    pub(super) given: Vec<Box<dyn PageSink>>,
-}
-
-/// A sink's error as the crawl's: the file sink's own errors keep their kind (and exit
-/// code), another sink's becomes [`CrawlError::Sink`].
-pub(super) fn sink_error(e: SinkError) -> CrawlError {
-    match e.downcast::<crate::store::files::FileError>() {
-        Ok(e) => CrawlError::Files(*e),
-        Err(e) => CrawlError::Sink(e),
-    }
-}
-
-impl Sinks {
-    pub(super) fn all(&mut self) -> impl Iterator<Item = &mut dyn PageSink> {
-        std::iter::once(&mut self.files as &mut dyn PageSink).chain(
-            self.given
-                .iter_mut()
-                .map(|s| s.as_mut() as &mut dyn PageSink),
-        )
-    }
-
-    pub(super) fn page(&mut self, page: &StoredPage) -> Result<(), CrawlError> {
-        self.all()
-            .try_for_each(|s| s.page(page))
-            .map_err(sink_error)
-    }
-
-    pub(super) fn duplicate(&mut self, duplicate: &DuplicatePage) -> Result<(), CrawlError> {
-        self.all()
-            .try_for_each(|s| s.duplicate(duplicate))
-            .map_err(sink_error)
-    }
-
-    pub(super) fn failure(&mut self, failure: &FailedPage) -> Result<(), CrawlError> {
-        self.all()
-            .try_for_each(|s| s.failure(failure))
-            .map_err(sink_error)
-    }
-
-    /// Each sink's position, into the record.
-    pub(super) fn checkpoint(&mut self, totals: &mut CheckpointRecord) -> Result<(), CrawlError> {
-        let files = self.files.checkpoint().map_err(sink_error)?;
-        (totals.output_bytes, totals.warc) = FileSink::lengths(&files).map_err(sink_error)?;
-        totals.sinks = self
-            .given
-            .iter_mut()
-            .map(|s| s.checkpoint())
-            .collect::<Result<_, _>>()
-            .map_err(sink_error)?;
-        Ok(())
-    }
-
-    /// Each sink back to the position the record holds for it.
-    pub(super) fn resume(&mut self, totals: &CheckpointRecord) -> Result<(), CrawlError> {
-        let files = FileSink::position(totals.output_bytes, totals.warc);
-        self.files.resume(Some(&files)).map_err(sink_error)?;
-        for (i, sink) in self.given.iter_mut().enumerate() {
-            sink.resume(totals.sinks.get(i)).map_err(sink_error)?;
-        }
-        Ok(())
-    }
-
-    /// The earliest time a sink wants to be called again.
-    pub(super) fn idle(&mut self) -> Result<Option<Instant>, CrawlError> {
-        let mut due: Option<Instant> = None;
-        for sink in self.all() {
-            if let Some(at) = sink.idle().map_err(sink_error)? {
-                due = Some(due.map_or(at, |d| d.min(at)));
-            }
-        }
-        Ok(due)
-    }
-}
 
 /// The state the owning task changes as results come in.
 pub(super) struct Ledger<'a, 'c> {
@@ -402,35 +324,19 @@ fn record_page(
         content_type,
         body: Bytes::from(body),
     };
+    let kept = keep(
+        sinks, dedup, totals, &mut task, response, extracted, verdict,
+    )?;
     // With `follow_links_of = "stored"`, a duplicate's links are taken to be its
     // original's, except an unchanged page fetched again by a recrawl: it is the original,
-    // and its links lead to pages that may have come due too.
+    // and its links lead to pages that may have come due too. A page without main text (a
+    // gallery, a listing) is followed only for "every": its links may be the only way to
+    // the pages it lists.
     let every = shared.follow_links_of == FollowLinksOf::Every;
-    let (follow_links, no_text) = if let Some(duplicate) = verdict.duplicate() {
-        totals.duplicates += 1;
-        keep_duplicate(sinks, &task, response, &duplicate, earlier)?;
-        let recrawled = earlier.is_some_and(|v| v.doc == duplicate.of.id);
-        (every || recrawled, false)
-    } else if let PageVerdict::Unique {
-        id,
-        simhash,
-        digest,
-        nearest,
-    } = verdict
-    {
-        totals.stored += 1;
-        let stored = Stored {
-            id,
-            simhash,
-            digest,
-            nearest,
-        };
-        keep_unique(sinks, dedup, &mut task, response, extracted, stored)?;
-        (true, false)
-    } else {
-        // Neither stored nor a duplicate: no main text (a gallery, a listing). Its links
-        // may be the only way to the pages it lists.
-        (every, true)
+    let follow_links = match kept {
+        Kept::Stored => true,
+        Kept::Duplicate { recrawled } => every || recrawled,
+        Kept::NoText => every,
     };
     if follow_links && task.depth < shared.max_depth {
         follow(
@@ -443,7 +349,7 @@ fn record_page(
             parent_relevance,
         )?;
     }
-    if no_text {
+    if kept == Kept::NoText {
         return Ok(Some((
             task,
             Failure::new("no_text", "no main text".into(), Some(status)),
@@ -451,6 +357,55 @@ fn record_page(
     }
     frontier.finish(&task, false);
     Ok(None)
+}
+
+/// What became of a decided page.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    Stored,
+    /// `recrawled`: an unchanged page fetched again by a recrawl (its own earlier version).
+    Duplicate {
+        recrawled: bool,
+    },
+    /// Neither stored nor a duplicate: no main text.
+    NoText,
+}
+
+/// Hands a decided page to the sinks by its verdict, and counts it.
+fn keep(
+    sinks: &mut Sinks,
+    dedup: &Dedup,
+    totals: &mut CheckpointRecord,
+    task: &mut Task,
+    response: Response,
+    extracted: Extracted,
+    verdict: PageVerdict,
+) -> Result<Kept, CrawlError> {
+    let earlier = task.last;
+    if let Some(duplicate) = verdict.duplicate() {
+        totals.duplicates += 1;
+        keep_duplicate(sinks, task, response, &duplicate, earlier)?;
+        let recrawled = earlier.is_some_and(|v| v.doc == duplicate.of.id);
+        return Ok(Kept::Duplicate { recrawled });
+    }
+    let PageVerdict::Unique {
+        id,
+        simhash,
+        digest,
+        nearest,
+    } = verdict
+    else {
+        return Ok(Kept::NoText);
+    };
+    totals.stored += 1;
+    let stored = Stored {
+        id,
+        simhash,
+        digest,
+        nearest,
+    };
+    keep_unique(sinks, dedup, task, response, extracted, stored)?;
+    Ok(Kept::Stored)
 }
 
 /// The redirect target is the page: it is remembered, and taken off the queue if a link

@@ -54,15 +54,8 @@ pub(super) fn settle(
     };
     let out = out.ok_or("give --out DIR (the worker's outputs) to cut them back")?;
     let given = crate::crawl::give_back(state_dir, out, before)?;
-    for (name, &length) in crate::store::files::OUTPUT_NAMES.iter().zip(&before.0) {
-        let path = out.join(name);
-        if path.exists() {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .and_then(|f| f.set_len(length).and_then(|()| f.sync_all()))
-                .map_err(|e| format!("could not cut {} back: {e}", path.display()))?;
-        }
+    if let Some(Err(e)) = super::repair::cut_outputs_back(out, &before.0) {
+        return Err(e);
     }
     let warc = out.join("warc");
     if warc.exists() {

@@ -58,7 +58,7 @@ use crate::store::files::OUTPUT_NAMES as OUTPUTS;
 /// system) is only read: its parts are checked in a copy, since opening a database writes.
 pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
     if crate::db::writable(state_dir) {
-        return verify_with_record(state_dir, out_dir).0;
+        return verify_with_record(state_dir, out_dir).parts;
     }
     let copied = tempfile::Builder::new()
         .prefix("crawldedup-verify-")
@@ -81,7 +81,7 @@ pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
     };
     let (copy_name, own_name) = (copy.display().to_string(), state_dir.display().to_string());
     let mut parts: Vec<Part> = verify_with_record(&copy, out_dir)
-        .0
+        .parts
         .into_iter()
         .map(|part| Part {
             name: part.name,
@@ -117,15 +117,21 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// [`verify`], also returning the crawl's last checkpoint record when it could be read.
-fn verify_with_record(
-    state_dir: &Path,
-    out_dir: Option<&Path>,
-) -> (Vec<Part>, Option<CheckpointRecord>) {
+/// What [`verify_with_record`] found: a line per part, and of a crawl its last checkpoint
+/// record and the hand-over that record left unsent (a cluster worker's), when read.
+struct Found {
+    parts: Vec<Part>,
+    record: Option<CheckpointRecord>,
+    unsent: Option<crate::crawl::Unsent>,
+}
+
+/// [`verify`], also returning what it read of the crawl's last checkpoint.
+fn verify_with_record(state_dir: &Path, out_dir: Option<&Path>) -> Found {
     let mut parts = Vec::new();
     let ledger = crate::ledger::check(state_dir);
     let crawl = crate::crawl::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
+    let mut left_unsent = None;
     if let Some((mut db, frontier, r, unsent)) = crawl {
         // An older checkpoint than the one the state directory knows was committed: the
         // database was emptied, replaced or cut (a crawl refuses to resume from it).
@@ -153,13 +159,14 @@ fn verify_with_record(
             name: "frontier",
             result: frontier,
         });
-        if let Some(unsent) = unsent {
+        if let Some(unsent) = &unsent {
             parts.push(Part {
                 name: "cluster hand-over",
-                result: Ok(unsent_note(&unsent)),
+                result: Ok(unsent_note(unsent)),
             });
         }
         record = r;
+        left_unsent = unsent;
     }
     let checkpoints_taken = record.as_ref().is_some_and(|r| r.seq > 0);
     parts.push(Part {
@@ -214,7 +221,11 @@ fn verify_with_record(
         });
     }
     add_ledger(&mut parts, ledger);
-    (parts, record)
+    Found {
+        parts,
+        record,
+        unsent: left_unsent,
+    }
 }
 
 /// What the ledger finds, added to `parts`: its own line first, then each part that is gone,

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use super::{OUTPUTS, Part, ledger_id, set_aside_path, verify_with_record};
 use crate::config::Config;
-use crate::crawl::CheckpointRecord;
 use crate::dedup::INDEX_DIR;
 use crate::index::{IndexConfig, SimhashIndex};
 use crate::urls::seen::SEEN_FILE;
@@ -43,7 +42,11 @@ pub fn repair(
     config: &Config,
 ) -> Vec<Part> {
     let mut done = Vec::new();
-    let (found, record) = verify_with_record(state_dir, out_dir);
+    let super::Found {
+        parts: found,
+        record,
+        unsent,
+    } = verify_with_record(state_dir, out_dir);
     for part in &found {
         let Err(problem) = &part.result else {
             continue;
@@ -97,20 +100,8 @@ pub fn repair(
             result,
         });
     }
-    // A cluster worker's hand-over left unsent: settled with the cluster when it is named
-    // (`--cluster`), else said again with what to do.
-    if let Some(unsent) = crate::crawl::check_parts(state_dir).and_then(|parts| parts.3) {
-        #[cfg(feature = "cluster")]
-        let result = match config.cluster.enabled() {
-            true => super::hand_over::settle(state_dir, out_dir, config, &unsent),
-            false => Ok(super::unsent_note(&unsent)),
-        };
-        #[cfg(not(feature = "cluster"))]
-        let result = Ok(super::unsent_note(&unsent));
-        done.push(Part {
-            name: "cluster hand-over",
-            result,
-        });
+    if let Some(unsent) = unsent {
+        done.push(hand_over(state_dir, out_dir, config, &unsent));
     }
     // Once every part is mended or accepted, the ledger describes them as they are.
     if !done.is_empty() && done.iter().all(|p| p.result.is_ok()) {
@@ -122,7 +113,7 @@ pub fn repair(
         }
     }
     if let (Some(record), Some(out)) = (&record, out_dir) {
-        if let Some(cut) = cut_outputs_back(out, record) {
+        if let Some(cut) = cut_outputs_back(out, &record.output_bytes) {
             done.push(Part {
                 name: "outputs",
                 result: cut,
@@ -295,10 +286,35 @@ fn set_aside_journal(state_dir: &Path) -> Result<String, String> {
     ))
 }
 
-/// Cuts outputs that run past the checkpoint back to it; `None` when none do.
-fn cut_outputs_back(out: &Path, record: &CheckpointRecord) -> Option<Result<String, String>> {
+/// A cluster worker's hand-over left unsent: settled with the cluster when the
+/// configuration names it (`repair --cluster`), else said again with what to do.
+fn hand_over(
+    state_dir: &Path,
+    out_dir: Option<&Path>,
+    config: &Config,
+    unsent: &crate::crawl::Unsent,
+) -> Part {
+    #[cfg(feature = "cluster")]
+    let result = match config.cluster.enabled() {
+        true => super::hand_over::settle(state_dir, out_dir, config, unsent),
+        false => Ok(super::unsent_note(unsent)),
+    };
+    #[cfg(not(feature = "cluster"))]
+    let result = {
+        let _ = (state_dir, out_dir, config);
+        Ok(super::unsent_note(unsent))
+    };
+    Part {
+        name: "cluster hand-over",
+        result,
+    }
+}
+
+/// Cuts the JSONL outputs in `out` that run past `lengths` (a checkpoint's) back to them;
+/// `None` when none do.
+pub(super) fn cut_outputs_back(out: &Path, lengths: &[u64; 3]) -> Option<Result<String, String>> {
     let mut cut = Vec::new();
-    for (name, &expected) in OUTPUTS.iter().zip(&record.output_bytes) {
+    for (name, &expected) in OUTPUTS.iter().zip(lengths) {
         let path = out.join(name);
         let Ok(meta) = std::fs::metadata(&path) else {
             continue;

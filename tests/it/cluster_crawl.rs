@@ -8,6 +8,8 @@ use crate::common;
 use crate::redis_cluster;
 use crate::workers;
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -126,6 +128,58 @@ enum Back {
     Never,
 }
 
+/// `crawldedup repair` on worker `id`'s state directory and outputs (with `--cluster`
+/// when `nodes` are given): whether it succeeded, and what it printed.
+fn repair_worker(
+    dir: &Path,
+    id: &str,
+    nodes: Option<&[String]>,
+) -> (std::process::ExitStatus, String) {
+    let mut repair = Command::new(binary());
+    repair
+        .arg("repair")
+        .arg("--state-dir")
+        .arg(dir.join(id).join("state"))
+        .arg("--out")
+        .arg(dir.join(id).join("out"));
+    if let Some(nodes) = nodes {
+        repair.arg("--cluster").arg(nodes.join(","));
+    }
+    let repaired = repair.output().unwrap();
+    let said = String::from_utf8_lossy(&repaired.stdout).into_owned()
+        + &String::from_utf8_lossy(&repaired.stderr);
+    (repaired.status, said)
+}
+
+/// Runs `reconcile` and takes each later copy of an article it names out of `cluster`'s
+/// counts (each must repeat its own article); returns how many it named.
+fn set_aside_reconciled(nodes: &[String], cluster: &mut BTreeMap<String, usize>) -> usize {
+    let reconciled = Command::new(binary())
+        .args(["reconcile", "--cluster", &nodes.join(",")])
+        .output()
+        .unwrap();
+    assert!(
+        reconciled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reconciled.stderr)
+    );
+    let mut articles = 0;
+    for line in String::from_utf8_lossy(&reconciled.stdout).lines() {
+        let copy: serde_json::Value = serde_json::from_str(line).unwrap();
+        let key = common::content_key(copy["url"].as_str().unwrap());
+        if key.starts_with("article") {
+            assert_eq!(
+                key,
+                common::content_key(copy["of"].as_str().unwrap()),
+                "{copy}"
+            );
+            *cluster.get_mut(&key).unwrap() -= 1;
+            articles += 1;
+        }
+    }
+    articles
+}
+
 /// Three workers, one killed as `kill` says; the others finish, it is repaired (and, as
 /// `back` says, started again, then `reconcile` run), and the cluster stored what one
 /// process stores, once the later copies `reconcile` names are set aside.
@@ -179,22 +233,11 @@ async fn killed_mid_crawl(kill: Kill, back: Back) {
     }
     // What the killed worker wrote after its last checkpoint is not its crawl's: cut it
     // back, as its own restart (or `crawldedup repair`) does.
-    let mut repair = Command::new(binary());
-    repair
-        .arg("repair")
-        .arg("--state-dir")
-        .arg(dir.path().join(killed).join("state"))
-        .arg("--out")
-        .arg(out(killed));
-    if back == Back::Never {
-        repair.arg("--cluster").arg(nodes.join(","));
-    }
-    let repaired = repair.output().unwrap();
-    let said = String::from_utf8_lossy(&repaired.stdout).into_owned()
-        + &String::from_utf8_lossy(&repaired.stderr);
+    let cluster_nodes = (back == Back::Never).then_some(nodes.as_slice());
+    let (repaired, said) = repair_worker(dir.path(), killed, cluster_nodes);
     if back == Back::Never {
         // Settled with the cluster: whatever the moment of the kill, nothing is left.
-        assert!(repaired.status.success(), "{said}");
+        assert!(repaired.success(), "{said}");
         eprintln!("repair --cluster: {}", said.trim().replace('\n', "; "));
         if in_the_window {
             assert!(said.contains("given back"), "{said}");
@@ -203,7 +246,7 @@ async fn killed_mid_crawl(kill: Kill, back: Back) {
         same_content(&cluster, &alone, dir.path());
         return;
     }
-    assert!(repaired.status.success(), "{said}");
+    assert!(repaired.success(), "{said}");
     if in_the_window {
         // Its checkpoint's commits never reached Redis: repair cuts the outputs back, and
         // says what only the restart (and `reconcile`) settles.
@@ -221,31 +264,8 @@ async fn killed_mid_crawl(kill: Kill, back: Back) {
         killed,
         dir.path(),
     );
-    let reconciled = Command::new(binary())
-        .args(["reconcile", "--cluster", &nodes.join(",")])
-        .output()
-        .unwrap();
-    assert!(
-        reconciled.status.success(),
-        "{}",
-        String::from_utf8_lossy(&reconciled.stderr)
-    );
     let mut cluster = stored(&outs(dir.path(), &["a", "b", "c"]));
-    let copies = String::from_utf8_lossy(&reconciled.stdout).into_owned();
-    let mut articles = 0;
-    for line in copies.lines() {
-        let copy: serde_json::Value = serde_json::from_str(line).unwrap();
-        let key = common::content_key(copy["url"].as_str().unwrap());
-        if key.starts_with("article") {
-            assert_eq!(
-                key,
-                common::content_key(copy["of"].as_str().unwrap()),
-                "{copy}"
-            );
-            *cluster.get_mut(&key).unwrap() -= 1;
-            articles += 1;
-        }
-    }
+    let articles = set_aside_reconciled(&nodes, &mut cluster);
     // Without the restart and the marks it sends, the copies kept in the window stay
     // unnamed (in the runs that showed it, 7 of the 15 articles were stored twice); how
     // many there are depends on what the held checkpoint had.

@@ -103,6 +103,31 @@ fn paragraphs(ps: &[String]) -> String {
     ps.iter().map(|p| format!("<p>{p}</p>")).collect()
 }
 
+/// The home page: a link to every variant of every article.
+fn home(lang: &Language) -> String {
+    let links: String = (0..lang.articles.len())
+        .flat_map(variants)
+        .map(|(p, kind)| format!("<li><a href=\"{p}\">{kind}</a></li>"))
+        .collect();
+    format!(
+        "<html><head><meta charset=\"utf-8\"><title>{}</title></head><body><ul>{links}</ul></body></html>",
+        lang.site
+    )
+}
+
+/// The readers' comments under an article.
+fn comments_section(lang: &Language) -> String {
+    let items: String = lang
+        .comments
+        .iter()
+        .map(|c| format!("<div class=\"comment\"><span class=\"user\">网友</span><p>{c}</p></div>"))
+        .collect();
+    format!(
+        "<section id=\"comments\" class=\"comments\"><h3>{}</h3>{items}</section>",
+        lang.comments_title
+    )
+}
+
 /// The page at `path` (and `query`) of the site in `lang`.
 fn respond(lang: &Language, path: &str, query: &str) -> Option<String> {
     let titles: String = lang
@@ -112,14 +137,7 @@ fn respond(lang: &Language, path: &str, query: &str) -> Option<String> {
         .map(|(i, (t, _))| format!("<li><a href=\"/a/{i}\">{t}</a></li>"))
         .collect();
     if path == "/" {
-        let links: String = (0..lang.articles.len())
-            .flat_map(variants)
-            .map(|(p, kind)| format!("<li><a href=\"{p}\">{kind}</a></li>"))
-            .collect();
-        return Some(format!(
-            "<html><head><meta charset=\"utf-8\"><title>{}</title></head><body><ul>{links}</ul></body></html>",
-            lang.site
-        ));
+        return Some(home(lang));
     }
     let (kind, i) = path.trim_start_matches('/').split_once('/')?;
     let i: usize = i.parse().ok()?;
@@ -149,15 +167,7 @@ fn respond(lang: &Language, path: &str, query: &str) -> Option<String> {
     Some(match kind {
         "a" => {
             let comments = if query.contains("comments=1") {
-                let items: String = lang
-                    .comments
-                    .iter()
-                    .map(|c| format!("<div class=\"comment\"><span class=\"user\">网友</span><p>{c}</p></div>"))
-                    .collect();
-                format!(
-                    "<section id=\"comments\" class=\"comments\"><h3>{}</h3>{items}</section>",
-                    lang.comments_title
-                )
+                comments_section(lang)
             } else {
                 String::new()
             };
