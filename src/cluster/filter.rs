@@ -135,6 +135,24 @@ impl Cluster {
         })
     }
 
+    /// A second connection to the same cluster, with the same timeouts and ride-out: for
+    /// a thread whose commands must not wait behind this connection's.
+    pub fn another(&self) -> Result<Cluster, ClusterError> {
+        let con = self
+            .client
+            .get_connection()
+            .map_err(|source| ClusterError::Redis {
+                nodes: self.nodes.clone(),
+                source,
+            })?;
+        Ok(Cluster {
+            nodes: self.nodes.clone(),
+            client: self.client.clone(),
+            con: Mutex::new(con),
+            ride_out: self.ride_out,
+        })
+    }
+
     /// The nodes it was given, for messages.
     pub fn nodes(&self) -> &str {
         &self.nodes

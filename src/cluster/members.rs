@@ -15,6 +15,9 @@
 //! expired is told so at its next heartbeat and must stop fetching, since its hosts have
 //! gone to the others.
 
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::filter::{Cluster, ClusterError};
@@ -128,32 +131,43 @@ impl<'c> Membership<'c> {
     /// Renews this worker's expiry. An error when the key had expired: the worker was taken
     /// for dead and its hosts moved, so it must stop.
     pub fn heartbeat(&self) -> Result<(), ClusterError> {
-        let renewed: Option<String> = self.cluster.with(|con| {
-            redis::cmd("SET")
-                .arg(worker_key(&self.name, &self.member.id))
-                .arg(format!("{} {}", self.member.weight, self.incarnation))
-                .arg("XX")
-                .arg("PX")
-                .arg(self.ttl.as_millis() as u64)
-                .query(con)
-        })?;
-        match renewed {
-            // The id goes back into the set too: a reader that found the key expired a
-            // moment before a rejoin may have taken it out.
-            Some(_) => self.cluster.with(|con| {
-                redis::cmd("SADD")
-                    .arg(set_key(&self.name))
-                    .arg(&self.member.id)
-                    .exec(con)
-            }),
-            None => Err(self.cluster.state_error(format!(
-                "worker `{}` missed its heartbeat for {} ms and was taken for dead in crawl \
-                 `{}`: its hosts have moved to the other workers",
-                self.member.id,
-                self.ttl.as_millis(),
-                self.name
-            ))),
-        }
+        renew(
+            self.cluster,
+            &self.name,
+            &self.member,
+            self.incarnation,
+            self.ttl,
+        )
+    }
+
+    /// Sends the heartbeat every `ttl / 3` from a thread of its own, on a connection of its
+    /// own, until the returned [`Beater`] is dropped: a worker busy for longer than `ttl`
+    /// (a checkpoint's flush on a slow disk, a loaded machine, commands queued behind one
+    /// another on its connection) is not taken for dead while its process lives. A process
+    /// that is killed or cut off stops beating, and is gone once its key expires.
+    pub fn beat_in_background(&self) -> Result<Beater, ClusterError> {
+        let cluster = self.cluster.another()?;
+        let (name, member) = (self.name.clone(), self.member.clone());
+        let (incarnation, ttl) = (self.incarnation, self.ttl);
+        let failed = Arc::new(Mutex::new(None));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let report = Arc::clone(&failed);
+        let thread = std::thread::Builder::new()
+            .name(format!("heartbeat {}", member.id))
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(ttl / 3) {
+                    if let Err(e) = renew(&cluster, &name, &member, incarnation, ttl) {
+                        *report.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| self.cluster.state_error(format!("heartbeat thread: {e}")))?;
+        Ok(Beater {
+            stop: Some(stop),
+            thread: Some(thread),
+            failed,
+        })
     }
 
     /// Leaves the crawl at once (a clean stop): the others take its hosts at their next
@@ -221,6 +235,69 @@ impl<'c> Membership<'c> {
     /// The ring of the workers alive now.
     pub fn ring(&self) -> Result<Ring, ClusterError> {
         Ok(Ring::new(live(self.cluster, &self.name)?))
+    }
+}
+
+/// Renews the expiry of `member`'s key in crawl `name` (see [`Membership::heartbeat`]).
+fn renew(
+    cluster: &Cluster,
+    name: &str,
+    member: &Member,
+    incarnation: u64,
+    ttl: Duration,
+) -> Result<(), ClusterError> {
+    let renewed: Option<String> = cluster.with(|con| {
+        redis::cmd("SET")
+            .arg(worker_key(name, &member.id))
+            .arg(format!("{} {incarnation}", member.weight))
+            .arg("XX")
+            .arg("PX")
+            .arg(ttl.as_millis() as u64)
+            .query(con)
+    })?;
+    match renewed {
+        // The id goes back into the set too: a reader that found the key expired a
+        // moment before a rejoin may have taken it out.
+        Some(_) => cluster.with(|con| {
+            redis::cmd("SADD")
+                .arg(set_key(name))
+                .arg(&member.id)
+                .exec(con)
+        }),
+        None => Err(cluster.state_error(format!(
+            "worker `{}` missed its heartbeat for {} ms and was taken for dead in crawl \
+             `{name}`: its hosts have moved to the other workers",
+            member.id,
+            ttl.as_millis(),
+        ))),
+    }
+}
+
+/// The heartbeat of [`Membership::beat_in_background`]; dropping it stops the thread.
+pub struct Beater {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    failed: Arc<Mutex<Option<ClusterError>>>,
+}
+
+impl Beater {
+    /// The error that stopped the heartbeat, once (the worker was taken for dead, or the
+    /// cluster could not be reached for longer than the ride-out); `Ok` while it beats.
+    pub fn check(&self) -> Result<(), ClusterError> {
+        match self.failed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Beater {
+    fn drop(&mut self) {
+        // Dropping the sender ends the thread's wait at once.
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 

@@ -234,6 +234,30 @@ fn workers_see_the_same_live_set_and_a_silent_worker_drops_out_with_only_its_hos
 
 #[test]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn a_worker_whose_own_thread_is_busy_past_its_ttl_stays_alive_while_its_heartbeat_thread_beats() {
+    use crawldedup::cluster::members::{Membership, live};
+    use crawldedup::cluster::ring::Member;
+    use std::time::Duration;
+    let redis = RedisCluster::start();
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    let ttl = Duration::from_millis(600);
+    let a = Membership::join(&cluster, "crawl", Member::new("a", 1), ttl).unwrap();
+    let beater = a.beat_in_background().unwrap();
+    // This thread sends nothing for five times the ttl (as a crawl loop in a long flush).
+    std::thread::sleep(Duration::from_millis(3000));
+    beater.check().unwrap();
+    assert_eq!(live(&cluster, "crawl").unwrap(), vec![Member::new("a", 1)]);
+    a.heartbeat().unwrap();
+    // Stopped (as in a process that hangs or dies): gone once the ttl passed, and told so.
+    drop(beater);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(live(&cluster, "crawl").unwrap().is_empty());
+    let late = a.heartbeat().expect_err("an expired worker is told");
+    assert!(late.to_string().contains("taken for dead"), "{late}");
+}
+
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn links_reach_their_hosts_owner_once_and_a_dead_workers_inbox_moves_to_the_new_owners() {
     use crawldedup::cluster::inbox::{Handoff, Inbox, reroute, send_by_owner};
     use crawldedup::cluster::ring::{Member, Ring};

@@ -59,7 +59,7 @@ use crate::cluster::index::{SharedDecision, SharedIndex};
 use crate::cluster::keys::{
     idle_key, known_key, parse_recent, pending_key, recent_entry, recent_key, taken_key,
 };
-use crate::cluster::members::Membership;
+use crate::cluster::members::{Beater, Membership};
 use crate::cluster::ring::{Member, Ring};
 use crate::cluster::stats::stats_key;
 use crate::config::Config;
@@ -131,6 +131,8 @@ pub(crate) struct Worker<'c> {
     cluster: &'c Cluster,
     name: String,
     membership: Membership<'c>,
+    /// The heartbeat, from a thread of its own (see [`Membership::beat_in_background`]).
+    beater: Beater,
     filter: ClusterFilter<'c>,
     index: SharedIndex<'c>,
     inbox: Inbox<'c>,
@@ -221,10 +223,18 @@ impl<'c> Worker<'c> {
                 return Err(cluster_error(e));
             }
         };
+        let beater = match membership.beat_in_background() {
+            Ok(beater) => beater,
+            Err(e) => {
+                let _ = membership.leave();
+                return Err(cluster_error(e));
+            }
+        };
         let mut worker = Worker {
             cluster,
             name,
             membership,
+            beater,
             filter,
             index,
             inbox,
@@ -340,9 +350,9 @@ impl<'c> Worker<'c> {
         self.ring.owner(host).is_some_and(|m| m.id == self.id())
     }
 
-    /// Called each round of the crawl loop: the heartbeat (and a new ring when the live
-    /// set changed: hosts handed on, gone workers' URLs rerouted) when it is due, then the
-    /// inbox.
+    /// Called each round of the crawl loop: at the heartbeat's pace, whether it still beats
+    /// and the live set (a new ring when it changed: hosts handed on, gone workers' URLs
+    /// rerouted); then the inbox.
     pub(crate) fn tick(
         &mut self,
         dedup: &Dedup,
@@ -350,7 +360,7 @@ impl<'c> Worker<'c> {
         idle: bool,
     ) -> Result<(), CrawlError> {
         if self.last_heartbeat.elapsed() >= self.heartbeat_every {
-            self.membership.heartbeat().map_err(cluster_error)?;
+            self.beater.check().map_err(cluster_error)?;
             self.last_heartbeat = Instant::now();
             let ring = self.membership.ring().map_err(cluster_error)?;
             let live: BTreeSet<&str> = ring.members().iter().map(|m| m.id.as_str()).collect();
@@ -534,6 +544,8 @@ impl<'c> Worker<'c> {
     /// Leaves the live set (a clean stop, after the last checkpoint): the others take this
     /// worker's hosts at their next heartbeat.
     pub(crate) fn leave(self) -> Result<(), CrawlError> {
+        // The heartbeat stops first: none goes after the key is deleted.
+        drop(self.beater);
         self.membership.leave().map_err(cluster_error)
     }
 }
