@@ -17,12 +17,14 @@
 //! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--limit N] [--verbose] [--dump FOLDER]
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use crawldedup::{Config, Dedup, PageVerdict};
 
+#[path = "templates/cjk.rs"]
+mod cjk;
 #[path = "templates/sets.rs"]
 mod sets;
 #[path = "templates/wcxb.rs"]
@@ -36,6 +38,9 @@ struct Page {
     /// For an edited copy: the URL of its original.
     copy_of: Option<String>,
     brief: bool,
+    /// The part of the evaluation it belongs to, for the figures by part: a site, or the
+    /// one-page templates of a language.
+    set: String,
 }
 
 fn sentences(text: &str) -> Vec<String> {
@@ -72,76 +77,202 @@ impl Sentences {
         }
     }
 
+    /// Sentences as they are (CJK prose, split already), each once.
+    fn of(sentences: Vec<String>) -> Sentences {
+        Sentences {
+            all: sentences.into_iter(),
+        }
+    }
+
     fn take(&mut self, n: usize) -> Option<Vec<String>> {
         let run: Vec<String> = self.all.by_ref().take(n).collect();
         (run.len() == n).then_some(run)
     }
 }
 
-fn build(templates: &[Template], texts: &[String]) -> Vec<Page> {
+/// The language of a page's text: how its sentences are joined and how a copy is edited.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Lang {
+    En,
+    Zh,
+    Ja,
+}
+
+impl Lang {
+    fn join(self, sentences: &[String]) -> String {
+        sentences.join(if self == Lang::En { " " } else { "" })
+    }
+
+    /// A sentence a copy adds at its end.
+    fn added(self) -> String {
+        match self {
+            Lang::En => "A reader wrote to add that the figures were confirmed later.",
+            Lang::Zh => "有读者来信补充说，这些数字后来得到了证实。",
+            Lang::Ja => "読者から、これらの数字は後に確認されたとの連絡があった。",
+        }
+        .into()
+    }
+
+    /// `text` with words changed: in English every seventh word of the first 25 (four),
+    /// in Chinese and Japanese one character in twelve of the first 42 (four, as far apart
+    /// as the English words at 1.7 characters a word, the mean length of a Chinese word).
+    fn three_changed(self, text: &str) -> String {
+        if self == Lang::En {
+            let words: Vec<&str> = text.split(' ').collect();
+            let changed: Vec<&str> = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| if i % 7 == 3 && i < 25 { "altered" } else { w })
+                .collect();
+            return changed.join(" ");
+        }
+        text.chars()
+            .enumerate()
+            .map(|(i, c)| if i % 12 == 5 && i < 42 { '改' } else { c })
+            .collect()
+    }
+}
+
+/// An article of `n` sentences in `lang`: one paragraph for a brief, else three sentences
+/// a paragraph; and its title.
+fn article(chosen: &[String], lang: Lang, brief: bool) -> (String, Vec<String>) {
+    let title = chosen[0].chars().take(70).collect::<String>();
+    let paragraphs = if brief {
+        vec![lang.join(chosen)]
+    } else {
+        chosen.chunks(3).map(|c| lang.join(c)).collect()
+    };
+    (title, paragraphs)
+}
+
+/// One template a host, each carrying six articles and two edited copies.
+fn build(
+    templates: &[Template],
+    pools: &mut HashMap<Lang, Sentences>,
+    lang_of: &dyn Fn(&Template) -> Lang,
+) -> Vec<Page> {
     let mut pages = Vec::new();
-    let mut pool = Sentences::new(texts);
-    let mut originals: Vec<Vec<(String, Vec<String>)>> = vec![Vec::new(); templates.len()];
+    let mut originals: Vec<Vec<(String, usize, Vec<String>)>> = vec![Vec::new(); templates.len()];
     for round in 0..8 {
         for (t, template) in templates.iter().enumerate() {
+            let lang = lang_of(template);
             let url = format!("https://{}/eval/{round}", template.host);
             if round < 6 {
                 let brief = round % 2 == 0;
                 let take = if brief { 2 + round % 3 } else { 8 + round % 8 };
-                let Some(chosen) = pool.take(take) else {
+                let Some(chosen) = pools.get_mut(&lang).and_then(|p| p.take(take)) else {
                     continue;
                 };
-                let title = chosen[0].chars().take(70).collect::<String>();
-                let paragraphs: Vec<String> = if brief {
-                    vec![chosen.join(" ")]
-                } else {
-                    chosen.chunks(3).map(|c| c.join(" ")).collect()
-                };
+                let (title, paragraphs) = article(&chosen, lang, brief);
                 pages.push(Page {
                     url: url.clone(),
                     html: fill(template, &title, &paragraphs),
                     copy_of: None,
                     brief,
+                    set: format!("one-page templates, {lang:?}"),
                 });
                 if !brief {
-                    originals[t].push((url, paragraphs));
+                    originals[t].push((url, title.chars().count(), paragraphs));
                 }
             } else {
-                let Some((original, paragraphs)) = originals[t].get(round - 6) else {
+                let Some((original, title_chars, paragraphs)) = originals[t].get(round - 6) else {
                     continue;
                 };
                 let mut edited = paragraphs.clone();
                 if round == 6 {
-                    // Three words changed.
-                    let words: Vec<String> = edited[0].split(' ').map(String::from).collect();
-                    let changed: Vec<String> = words
-                        .iter()
-                        .enumerate()
-                        .map(|(i, w)| {
-                            if i % 7 == 3 && i < 25 {
-                                "altered".into()
-                            } else {
-                                w.clone()
-                            }
-                        })
-                        .collect();
-                    edited[0] = changed.join(" ");
+                    edited[0] = lang.three_changed(&edited[0]);
                 } else {
-                    edited.push(
-                        "A reader wrote to add that the figures were confirmed later.".into(),
-                    );
+                    edited.push(lang.added());
                 }
-                let title = edited[0].chars().take(70).collect::<String>();
+                // The original's headline, edited as its text is.
+                let title = edited[0].chars().take(*title_chars).collect::<String>();
                 pages.push(Page {
                     url: format!("https://{}/eval/copy-{round}", template.host),
                     html: fill(template, &title, &edited),
                     copy_of: Some(original.clone()),
                     brief: false,
+                    set: format!("one-page templates, {lang:?}"),
                 });
             }
         }
     }
     pages
+}
+
+/// Many pages of one site (templates of one host): each carries one article, briefs (2-4
+/// sentences) and long ones (8-12) in turn; every long one has an edited copy, three
+/// characters changed or a sentence added in turn, in the same page of the site (as a
+/// mirror URL serves it), two pages on.
+fn build_site(templates: &[Template], pool: &mut Sentences, lang: Lang) -> Vec<Page> {
+    let mut pages = Vec::new();
+    let mut due: Vec<(usize, Page)> = Vec::new();
+    for (i, template) in templates.iter().enumerate() {
+        let brief = i % 2 == 0;
+        let take = if brief {
+            2 + (i / 2) % 3
+        } else {
+            8 + (i / 2) % 5
+        };
+        let Some(chosen) = pool.take(take) else {
+            break;
+        };
+        let (title, paragraphs) = article(&chosen, lang, brief);
+        let url = format!("https://{}/eval/{i}", template.host);
+        pages.push(Page {
+            url: url.clone(),
+            html: fill(template, &title, &paragraphs),
+            copy_of: None,
+            brief,
+            set: template.host.clone(),
+        });
+        if !brief {
+            let mut edited = paragraphs.clone();
+            if (i / 2) % 2 == 0 {
+                edited[0] = lang.three_changed(&edited[0]);
+            } else {
+                edited.push(lang.added());
+            }
+            due.push((
+                i + 2,
+                Page {
+                    url: format!("https://{}/eval/copy-{i}", template.host),
+                    html: fill(
+                        template,
+                        &edited[0]
+                            .chars()
+                            .take(title.chars().count())
+                            .collect::<String>(),
+                        &edited,
+                    ),
+                    copy_of: Some(url),
+                    brief: false,
+                    set: template.host.clone(),
+                },
+            ));
+        }
+        let (now, later): (Vec<_>, Vec<_>) = due.into_iter().partition(|(at, _)| *at <= i);
+        pages.extend(now.into_iter().map(|(_, p)| p));
+        due = later;
+    }
+    pages.extend(due.into_iter().map(|(_, p)| p));
+    pages
+}
+
+/// The pages of several sequences, one of each in turn (sites interleaved as a crawl of
+/// many sites meets them).
+fn interleave(sequences: Vec<Vec<Page>>) -> Vec<Page> {
+    let mut iters: Vec<std::vec::IntoIter<Page>> =
+        sequences.into_iter().map(Vec::into_iter).collect();
+    let mut out = Vec::new();
+    loop {
+        let before = out.len();
+        for it in &mut iters {
+            out.extend(it.next());
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
 }
 
 #[derive(Default, Debug)]
@@ -155,7 +286,14 @@ struct Result_ {
     copies_wrong: usize,
 }
 
-fn report(name: &str, r: &Result_) {
+/// The figures of a run: in all, and by part of the evaluation.
+#[derive(Default, Debug)]
+struct Tally {
+    total: Result_,
+    by_set: std::collections::BTreeMap<String, Result_>,
+}
+
+fn report_line(name: &str, r: &Result_) {
     println!(
         "{name:<32} lost {:>4} of {:>5} distinct articles ({} of {} briefs); copies found with the right original {:>4} of {:>4} ({:.3}), with another {}",
         r.lost,
@@ -169,21 +307,31 @@ fn report(name: &str, r: &Result_) {
     );
 }
 
+fn report(name: &str, r: &Tally) {
+    report_line(name, &r.total);
+    if r.by_set.len() > 1 {
+        for (set, part) in &r.by_set {
+            report_line(&format!("  {set}"), part);
+        }
+    }
+}
+
 /// Our decisions on `pages`, and the seconds they took (extraction and decision).
-fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<(Result_, f64)> {
+fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<(Tally, f64)> {
     let started = std::time::Instant::now();
     let dir = tempfile::tempdir()?;
     let mut config = Config::default();
     config.dedup.host_templates = templates;
     let stage = Dedup::open(dir.path(), &config)?;
-    let mut r = Result_::default();
+    let mut r = Tally::default();
     for page in pages {
         let verdict = stage.check_page(
             &page.url,
             page.html.as_bytes(),
             Some("text/html; charset=utf-8"),
         )?;
-        if verbose && !matches!(verdict, PageVerdict::Unique { .. }) {
+        // What was lost, and every copy's verdict.
+        if verbose && (page.copy_of.is_some() || !matches!(verdict, PageVerdict::Unique { .. })) {
             let kind = if page.copy_of.is_some() {
                 "copy"
             } else {
@@ -234,28 +382,31 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<(Result_, f64)
     Ok((r, seconds))
 }
 
-fn tally(r: &mut Result_, page: &Page, duplicate_of: Option<String>) {
-    match &page.copy_of {
-        None => {
-            r.articles += 1;
-            r.briefs += usize::from(page.brief);
-            if duplicate_of.is_some() {
-                r.lost += 1;
-                r.lost_briefs += usize::from(page.brief);
+fn tally(r: &mut Tally, page: &Page, duplicate_of: Option<String>) {
+    let part = r.by_set.entry(page.set.clone()).or_default();
+    for r in [&mut r.total, part] {
+        match &page.copy_of {
+            None => {
+                r.articles += 1;
+                r.briefs += usize::from(page.brief);
+                if duplicate_of.is_some() {
+                    r.lost += 1;
+                    r.lost_briefs += usize::from(page.brief);
+                }
             }
-        }
-        Some(original) => {
-            r.copies += 1;
-            match duplicate_of {
-                Some(of) if of == *original => r.copies_right += 1,
-                Some(_) => r.copies_wrong += 1,
-                None => {}
+            Some(original) => {
+                r.copies += 1;
+                match &duplicate_of {
+                    Some(of) if of == original => r.copies_right += 1,
+                    Some(_) => r.copies_wrong += 1,
+                    None => {}
+                }
             }
         }
     }
 }
 
-fn peer(python: &str, pages: &[Page]) -> Result<Result_> {
+fn peer(python: &str, pages: &[Page]) -> Result<Tally> {
     let dir = tempfile::tempdir()?;
     let list = dir.path().join("pages.jsonl");
     let mut lines = String::new();
@@ -274,12 +425,58 @@ fn peer(python: &str, pages: &[Page]) -> Result<Result_> {
     if !out.status.success() {
         bail!("peer: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let mut r = Result_::default();
+    let mut r = Tally::default();
     for (page, line) in pages.iter().zip(String::from_utf8(out.stdout)?.lines()) {
         let answer: serde_json::Value = serde_json::from_str(line)?;
         tally(&mut r, page, answer["of"].as_str().map(String::from));
     }
     Ok(r)
+}
+
+/// The language of a template's own paragraphs (English unless most letters are CJK).
+fn lang_of(template: &Template) -> Lang {
+    let text: String = template
+        .paragraphs
+        .iter()
+        .map(|&(s, e)| &template.html[s..e])
+        .collect();
+    if cjk::cjk_share(&text) < 0.5 {
+        Lang::En
+    } else if text.chars().any(|c| matches!(c as u32, 0x3040..=0x30ff)) {
+        Lang::Ja
+    } else {
+        Lang::Zh
+    }
+}
+
+/// The CJK evaluation (`--cjk N`): the one-page templates whose own text is Chinese or
+/// Japanese, and `per_site` pages of each of Debian's CJK sites (templates/cjk.rs), all
+/// carrying prose of Debian's Chinese and Japanese manual pages. Returns the pages and the
+/// number of sentences of prose.
+fn cjk_pages_of(templates: &mut Vec<Template>, per_site: usize) -> Result<(Vec<Page>, usize)> {
+    templates.retain(|t| lang_of(t) != Lang::En);
+    let (zh, ja) = (cjk::prose("zh")?, cjk::prose("ja")?);
+    let sentences = zh.len() + ja.len();
+    let mut pools = HashMap::from([(Lang::Zh, Sentences::of(zh)), (Lang::Ja, Sentences::of(ja))]);
+    let mut sequences = vec![build(templates, &mut pools, &lang_of)];
+    for site in cjk::SITES {
+        let lang = if site.lang == "ja" {
+            Lang::Ja
+        } else {
+            Lang::Zh
+        };
+        let pages = cjk::site_templates(site, per_site)?;
+        if pages.is_empty() {
+            println!(
+                "site {}: no pages under {} (its Debian package is not installed)",
+                site.host, site.folder
+            );
+            continue;
+        }
+        let pool = pools.get_mut(&lang).expect("a pool a language");
+        sequences.push(build_site(&pages, pool, lang));
+    }
+    Ok((interleave(sequences), sentences))
 }
 
 fn main() -> Result<()> {
@@ -290,8 +487,16 @@ fn main() -> Result<()> {
     let mut verbose = false;
     let mut boilerplate_set = None;
     let mut dump = None;
+    let mut cjk_pages = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--cjk" => {
+                cjk_pages = Some(
+                    args.next()
+                        .context("--cjk needs N, the pages of each site")?
+                        .parse()?,
+                )
+            }
             "--dump" => dump = Some(PathBuf::from(args.next().context("--dump needs a folder")?)),
             "--boilerplate-set" => {
                 boilerplate_set = Some(PathBuf::from(
@@ -320,7 +525,26 @@ fn main() -> Result<()> {
         index += 1;
         shown
     });
-    let pages = build(&templates, &texts);
+    let shown = templates.len();
+    println!(
+        "{shown} one-page templates ({kept_wcxb} from WCXB dev, {} from the boilerplate set; {} left out whose main paragraphs no browser shows as the page's body)",
+        shown - kept_wcxb,
+        found - shown
+    );
+    let (pages, texts) = match cjk_pages {
+        None => {
+            let mut pools = HashMap::from([(Lang::En, Sentences::new(&texts))]);
+            (build(&templates, &mut pools, &|_| Lang::En), texts.len())
+        }
+        Some(per_site) => {
+            let (pages, texts) = cjk_pages_of(&mut templates, per_site)?;
+            println!(
+                "{} of them with Chinese or Japanese paragraphs (the others left out), and Debian's CJK sites",
+                templates.len()
+            );
+            (pages, texts)
+        }
+    };
     if let Some(folder) = &dump {
         // Every page as served, to look at one with `crawldedup extract`.
         std::fs::create_dir_all(folder)?;
@@ -330,15 +554,12 @@ fn main() -> Result<()> {
         }
     }
     println!(
-        "{} templates ({kept_wcxb} from WCXB dev, {} from the boilerplate set; {} left out whose main paragraphs no browser shows as the page's body)",
-        templates.len(),
-        templates.len() - kept_wcxb,
-        found - templates.len()
-    );
-    println!(
-        "{} templates (hosts), {} texts, {} pages ({} distinct articles, each of its own sentences)",
-        templates.len(),
-        texts.len(),
+        "{} hosts, {texts} texts (sentences for CJK), {} pages ({} distinct articles, each of its own sentences)",
+        pages
+            .iter()
+            .map(|p| p.url.split('/').nth(2).unwrap_or(""))
+            .collect::<HashSet<_>>()
+            .len(),
         pages.len(),
         pages.iter().filter(|p| p.copy_of.is_none()).count()
     );

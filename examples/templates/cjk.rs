@@ -1,0 +1,341 @@
+//! Chinese and Japanese material for the template evaluation: real prose (the Chinese and
+//! Japanese manual pages Debian installs, `manpages-zh` and `manpages-ja`) and real sites
+//! with one template each, many pages a site (Debian's HTML help and manuals: GIMP,
+//! LibreOffice, LilyPond, the Debian Reference, the Debian maintainers' guide).
+//!
+//! A site page becomes a template by its own text: a block (`p`, `li`, `dt`, `dd`, `td`,
+//! `th`, `pre`, `h2`-`h6`, `blockquote`, `caption`, `figcaption`) whose text is found on
+//! at most a tenth of the site's sampled pages is the page's own content and is emptied,
+//! unless it is all one link (a "next page" line); what the pages share (menus, footers,
+//! the site's banners) is the template and stays as served. The new text goes into the
+//! first emptied paragraph.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use ego_tree::NodeId;
+use scraper::{Html, Node};
+
+use super::sets::{Template, normalise};
+
+/// A Han, Kana or Hangul character.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0xac00..=0xd7af)
+}
+
+/// The share of CJK characters among the letters of `text`.
+pub fn cjk_share(text: &str) -> f64 {
+    let letters = text.chars().filter(|c| c.is_alphanumeric()).count();
+    let cjk = text.chars().filter(|&c| is_cjk(c)).count();
+    cjk as f64 / letters.max(1) as f64
+}
+
+/// The text of a manual page's source, roughly: requests and comments left out, font and
+/// character escapes taken away.
+fn roff_text(source: &str) -> String {
+    let mut text = String::new();
+    for line in source.lines() {
+        if line.starts_with('.') || line.starts_with('\'') {
+            continue;
+        }
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                text.push(c);
+                continue;
+            }
+            match chars.next() {
+                // \fB, \fI, \fR, \fP, \f(XX
+                Some('f') if chars.next() == Some('(') => {
+                    chars.next();
+                    chars.next();
+                }
+                Some('(') => {
+                    chars.next();
+                    chars.next();
+                }
+                Some('-') => text.push('-'),
+                Some('e') => text.push('\\'),
+                Some('"') => break,
+                _ => {}
+            }
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Sentences of real prose in `lang` (`zh` or `ja`), from the manual pages under
+/// `/usr/share/man/{zh_CN,ja}`: 15 to 90 characters ending in 。！ or ？, nine tenths of
+/// their letters CJK, each once.
+pub fn prose(lang: &str) -> Result<Vec<String>> {
+    let folder = match lang {
+        "zh" => "/usr/share/man/zh_CN",
+        _ => "/usr/share/man/ja",
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    for section in std::fs::read_dir(folder)? {
+        let section = section?.path();
+        if section.is_dir() {
+            for file in std::fs::read_dir(&section)? {
+                files.push(file?.path());
+            }
+        }
+    }
+    files.sort();
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for file in files {
+        let bytes = std::fs::read(&file)?;
+        let mut source = Vec::new();
+        if file.extension().is_some_and(|e| e == "gz") {
+            if flate2::read::GzDecoder::new(&bytes[..])
+                .read_to_end(&mut source)
+                .is_err()
+            {
+                continue;
+            }
+        } else {
+            source = bytes;
+        }
+        let text = roff_text(&String::from_utf8_lossy(&source));
+        // Lines of one paragraph joined: CJK text is not spaced.
+        let joined: String = text.lines().map(str::trim).collect::<Vec<_>>().join("");
+        let mut current = String::new();
+        for c in joined.chars() {
+            current.push(c);
+            if matches!(c, '。' | '！' | '？') {
+                let sentence = current.trim().to_string();
+                current.clear();
+                let n = sentence.chars().count();
+                if (15..=90).contains(&n)
+                    && cjk_share(&sentence) >= 0.9
+                    && seen.insert(normalise(&sentence))
+                {
+                    out.push(sentence);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One of Debian's CJK sites: a name used as its host, its folder, its language.
+pub struct Site {
+    pub host: &'static str,
+    pub folder: &'static str,
+    pub lang: &'static str,
+    /// What a page's file name ends with.
+    pub suffix: &'static str,
+}
+
+/// The sites of the evaluation (those whose folder exists are used).
+pub const SITES: &[Site] = &[
+    Site {
+        host: "gimp-help.zh",
+        folder: "/usr/share/gimp/2.0/help/zh_CN",
+        lang: "zh",
+        suffix: ".html",
+    },
+    Site {
+        host: "gimp-help.ja",
+        folder: "/usr/share/gimp/2.0/help/ja",
+        lang: "ja",
+        suffix: ".html",
+    },
+    Site {
+        host: "libreoffice-help.zh",
+        folder: "/usr/share/libreoffice/help/zh-CN/text",
+        lang: "zh",
+        suffix: ".html",
+    },
+    Site {
+        host: "libreoffice-help.ja",
+        folder: "/usr/share/libreoffice/help/ja/text",
+        lang: "ja",
+        suffix: ".html",
+    },
+    Site {
+        host: "lilypond-doc.zh",
+        folder: "/usr/share/doc/lilypond/html/Documentation",
+        lang: "zh",
+        suffix: ".zh.html",
+    },
+    Site {
+        host: "debian-reference.zh",
+        folder: "/usr/share/debian-reference",
+        lang: "zh",
+        suffix: ".zh-cn.html",
+    },
+    Site {
+        host: "debian-reference.ja",
+        folder: "/usr/share/debian-reference",
+        lang: "ja",
+        suffix: ".ja.html",
+    },
+    Site {
+        host: "maint-guide.zh",
+        folder: "/usr/share/doc/maint-guide-zh-cn/html",
+        lang: "zh",
+        suffix: ".zh-cn.html",
+    },
+];
+
+fn html_files(folder: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            html_files(&path, suffix, out);
+        } else if path.to_string_lossy().ends_with(suffix) {
+            out.push(path);
+        }
+    }
+}
+
+const BLOCKS: &[&str] = &[
+    "p",
+    "li",
+    "dt",
+    "dd",
+    "td",
+    "th",
+    "pre",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "caption",
+    "figcaption",
+];
+
+/// The blocks of `html` that hold no other block, with their text.
+fn leaf_blocks(html: &Html) -> Vec<(NodeId, String, bool)> {
+    let mut out = Vec::new();
+    for node in html.tree.root().descendants() {
+        let Some(element) = node.value().as_element() else {
+            continue;
+        };
+        if !BLOCKS.contains(&element.name()) {
+            continue;
+        }
+        let inner_block = node.descendants().skip(1).any(|d| {
+            d.value()
+                .as_element()
+                .is_some_and(|e| BLOCKS.contains(&e.name()))
+        });
+        if inner_block {
+            continue;
+        }
+        let text: String = node
+            .descendants()
+            .filter_map(|d| d.value().as_text().map(|t| t.to_string()))
+            .collect();
+        let linked: String = node
+            .descendants()
+            .filter(|d| d.value().as_element().is_some_and(|e| e.name() == "a"))
+            .flat_map(|a| a.descendants())
+            .filter_map(|d| d.value().as_text().map(|t| t.to_string()))
+            .collect();
+        let text = normalise(&text);
+        let all_link = !text.is_empty() && normalise(&linked) == text;
+        out.push((node.id(), text, all_link));
+    }
+    out
+}
+
+/// Up to `limit` pages of `site`, taken evenly over its files, as templates (see the
+/// module documentation); pages with no paragraph of their own are left out.
+pub fn site_templates(site: &Site, limit: usize) -> Result<Vec<Template>> {
+    let mut files = Vec::new();
+    html_files(Path::new(site.folder), site.suffix, &mut files);
+    files.sort();
+    // Index and navigation pages hold little text of their own: the larger half.
+    let mut sized: Vec<(u64, PathBuf)> = files
+        .into_iter()
+        .filter_map(|f| Some((std::fs::metadata(&f).ok()?.len(), f)))
+        .collect();
+    sized.sort();
+    let larger: Vec<PathBuf> = sized
+        .split_off(sized.len() / 2)
+        .into_iter()
+        .map(|s| s.1)
+        .collect();
+    let mut chosen: Vec<PathBuf> = if larger.len() <= limit * 2 {
+        larger
+    } else {
+        let step = larger.len() as f64 / (limit * 2) as f64;
+        (0..limit * 2)
+            .map(|i| larger[(i as f64 * step) as usize].clone())
+            .collect()
+    };
+    chosen.sort();
+    let pages: Vec<String> = chosen
+        .iter()
+        .filter_map(|f| std::fs::read(f).ok())
+        .map(|b| crawldedup::content::decode::decode(&b, None, None).text)
+        .collect();
+    let parsed: Vec<Html> = pages.iter().map(|p| Html::parse_document(p)).collect();
+    let blocks: Vec<Vec<(NodeId, String, bool)>> = parsed.iter().map(leaf_blocks).collect();
+    // On how many pages each block text is found.
+    let mut found: HashMap<&str, usize> = HashMap::new();
+    for page in &blocks {
+        let texts: std::collections::HashSet<&str> = page.iter().map(|b| b.1.as_str()).collect();
+        for t in texts {
+            *found.entry(t).or_default() += 1;
+        }
+    }
+    let shared = (parsed.len() / 10).max(1);
+    let marker = "\u{e000}crawldedup-eval-body\u{e000}";
+    let mut templates = Vec::new();
+    for (mut html, page) in parsed.into_iter().zip(&blocks) {
+        let own: Vec<NodeId> = page
+            .iter()
+            .filter(|(_, text, all_link)| {
+                !text.is_empty() && !all_link && found[text.as_str()] <= shared
+            })
+            .map(|b| b.0)
+            .collect();
+        let Some(&first) = own.iter().find(|&&id| {
+            html.tree
+                .get(id)
+                .and_then(|n| n.value().as_element().map(|e| e.name() == "p"))
+                .unwrap_or(false)
+        }) else {
+            continue;
+        };
+        for &id in &own {
+            let Some(mut node) = html.tree.get_mut(id) else {
+                continue;
+            };
+            while let Some(mut child) = node.first_child() {
+                child.detach();
+            }
+            if id == first {
+                node.append(Node::Text(scraper::node::Text {
+                    text: marker.into(),
+                }));
+            }
+        }
+        let out = html.html();
+        let Some(at) = out.find(marker) else { continue };
+        let html = out.replacen(marker, "", 1);
+        templates.push(Template {
+            host: site.host.to_string(),
+            html,
+            paragraphs: vec![(at, at)],
+            first_p: 0,
+        });
+        if templates.len() >= limit {
+            break;
+        }
+    }
+    Ok(templates)
+}
