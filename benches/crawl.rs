@@ -1,13 +1,14 @@
 //! Crawl throughput on loopback: crawldedup (the whole pipeline: fetch, extract, simhash,
 //! index, JSONL and WARC output, checkpoints) against the `spider` crate
-//! (`default-features = false`, which fetches and follows links) on the same generated
-//! site, in the same run. Each crawler runs in its own child process, so that its peak
+//! (the adapter's build of it: `default-features = false` with `sync` and `headers`; it
+//! fetches and follows links) on the same generated site, in the same run. Rows measured
+//! before 2026-12-02 ran spider with no features at all, as a dev-dependency. Each crawler runs in its own child process, so that its peak
 //! memory (VmHWM) is its own.
 //!
 //! ```text
-//! cargo bench --bench crawl             # 1,000 articles per topic: 20,000+ pages
-//! cargo bench --bench crawl -- 200      # a smaller site
-//! cargo bench --bench crawl -- --rounds 5 ours   # five runs of crawldedup alone
+//! cargo bench --features spider --bench crawl             # 1,000 articles per topic: 20,000+ pages
+//! cargo bench --features spider --bench crawl -- 200      # a smaller site
+//! cargo bench --features spider --bench crawl -- --rounds 5 ours   # five runs of crawldedup alone
 //! ```
 
 use std::time::Instant;
