@@ -72,28 +72,57 @@ pub(crate) fn text_weight(text: &str) -> u32 {
         .sum()
 }
 
-/// Han, Kana or Hangul characters that make about one word, in tenths ([`wide_words`]):
+/// Han, Kana or Hangul characters that make about one word, in tenths ([`unspaced_words`]):
 /// words of Chinese average about 1.7 characters, and Japanese mixes one- and
 /// two-character particles with longer words.
 pub(crate) const WIDE_CHARS_PER_WORD_TENTHS: usize = 17;
 
-/// The words that `wide` Han, Kana or Hangul characters in a run make (at least one).
-pub(crate) fn wide_words(wide: usize) -> usize {
-    (wide * 10).div_ceil(WIDE_CHARS_PER_WORD_TENTHS).max(1)
+/// Characters of Thai, Lao, Khmer or Myanmar that make about one word, in tenths
+/// ([`unspaced_words`]). These scripts write a phrase without spaces, and their vowel and
+/// tone marks are characters of their own: the Thai National Corpus (33 million words, as
+/// pythainlp's `tnc_freq` counts them) averages 4.1 characters a word, and a plain sentence
+/// of each of the four, cut into words by its segmenter (pythainlp, laonlp, khmer-nltk,
+/// pyidaungsu), 4.8 to 5.4.
+pub(crate) const SOUTHEAST_CHARS_PER_WORD_TENTHS: usize = 45;
+
+/// Whether `c` is of Thai, Lao, Myanmar or Khmer: scripts written without spaces between
+/// words, a character of which says about what a Latin letter says.
+pub(crate) fn is_southeast_unspaced(c: char) -> bool {
+    matches!(u32::from(c), 0x0e00..=0x0eff | 0x1000..=0x109f | 0x1780..=0x17ff)
+}
+
+/// The words in a run of `wide` Han, Kana or Hangul characters and `southeast` Thai, Lao,
+/// Khmer or Myanmar ones (at least one): [`WIDE_CHARS_PER_WORD_TENTHS`] and
+/// [`SOUTHEAST_CHARS_PER_WORD_TENTHS`].
+pub(crate) fn unspaced_words(wide: usize, southeast: usize) -> usize {
+    ((wide * 10).div_ceil(WIDE_CHARS_PER_WORD_TENTHS)
+        + (southeast * 10).div_ceil(SOUTHEAST_CHARS_PER_WORD_TENTHS))
+    .max(1)
 }
 
 /// The words of `text`: its runs between whitespace, each run of a script written without
-/// spaces counted by [`wide_words`] of its Han, Kana or Hangul characters (a Chinese
-/// headline of twelve characters is eight words, not one).
+/// spaces counted by [`unspaced_words`] of its Han, Kana, Hangul, Thai, Lao, Khmer or
+/// Myanmar characters (a Chinese headline of twelve characters is eight words, not one; a
+/// Thai sentence of 65 characters, 15).
 pub(crate) fn words(text: &str) -> usize {
     text.split_whitespace()
         .map(|run| {
-            let wide = if run.is_ascii() {
-                0
+            if run.is_ascii() {
+                return 1;
+            }
+            let (mut wide, mut southeast) = (0, 0);
+            for c in run.chars() {
+                if is_wide(c) {
+                    wide += 1;
+                } else if is_southeast_unspaced(c) {
+                    southeast += 1;
+                }
+            }
+            if wide + southeast == 0 {
+                1
             } else {
-                run.chars().filter(|&c| is_wide(c)).count()
-            };
-            if wide == 0 { 1 } else { wide_words(wide) }
+                unspaced_words(wide, southeast)
+            }
         })
         .sum()
 }
@@ -130,6 +159,56 @@ pub(crate) fn contains_ignore_ascii_case(haystack: &[u8], needle: &[u8]) -> bool
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A plain sentence of each script written without spaces between its words, and the
+    /// words its segmenter cuts it into: jieba (Chinese), janome (Japanese, IPADIC as MeCab), pythainlp
+    /// (Thai), laonlp (Lao), khmer-nltk (Khmer), pyidaungsu (Myanmar).
+    const SEGMENTED: &[(&str, &str, usize)] = &[
+        ("Chinese", "我们今天去北京参观了故宫博物院", 7),
+        ("Japanese", "私は昨日東京で友達に会いました", 10),
+        (
+            "Thai",
+            "ประเทศไทยมีประชากรประมาณเจ็ดสิบล้านคน และเมืองหลวงคือกรุงเทพมหานคร",
+            12,
+        ),
+        (
+            "Lao",
+            "ປະເທດລາວມີພົນລະເມືອງປະມານເຈັດລ້ານຄົນ ແລະນະຄອນຫຼວງແມ່ນວຽງຈັນ",
+            11,
+        ),
+        (
+            "Khmer",
+            "ប្រទេសកម្ពុជាមានប្រជាជនប្រមាណដប់ប្រាំលាននាក់ ហើយរាជធានីគឺភ្នំពេញ",
+            13,
+        ),
+        (
+            "Myanmar",
+            "မြန်မာနိုင်ငံတွင် လူဦးရေ သန်းငါးဆယ်ခန့် ရှိပြီး မြို့တော်မှာ နေပြည်တော် ဖြစ်သည်",
+            15,
+        ),
+    ];
+
+    #[test]
+    fn each_unspaced_script_counts_about_the_words_its_segmenter_finds() {
+        for &(script, sentence, segmented) in SEGMENTED {
+            let counted = words(sentence);
+            // Within half and half again: one sentence's words are longer or shorter than
+            // the average (the Thai here has 5.4 characters a word, the corpus 4.1), but a
+            // run between spaces is not one word, nor a bigram a word.
+            let (low, high) = (segmented / 2, segmented * 3 / 2);
+            assert!(
+                (low..=high).contains(&counted),
+                "{script}: {counted} words counted, {segmented} segmented"
+            );
+            // One run between spaces would be one word.
+            assert!(
+                counted > sentence.split_whitespace().count() * 2,
+                "{script}"
+            );
+        }
+        // A spaced script is counted by its spaces.
+        assert_eq!(words("Thailand has about seventy million people"), 6);
+    }
 
     proptest! {
         #[test]

@@ -7,9 +7,9 @@
 //! - its **key**: the xxh3 (low 32 bits) of the line normalised (lower case, each run of
 //!   digits read as one `0`, whitespace collapsed), the unit that host templates learn
 //!   ([`crate::dedup::template`]) and that two pages share exactly when a site repeats it;
-//! - its **words**: its tokens, as the fingerprint counts them, but a run of Han or Kana
-//!   counted as one word per 1.7 characters, not a bigram each (`line_words`), capped at
-//!   255;
+//! - its **words**: its tokens, as the fingerprint counts them, but a run of a script
+//!   written without spaces counted as one word per 1.7 characters of Han or Kana and per
+//!   4.5 of Thai, Lao, Khmer or Myanmar, not a bigram each (`line_words`), capped at 255;
 //! - its **signature**: a 128-bit simhash of the line (two 64-bit simhashes of differently
 //!   mixed features), over word 3-shingles for a line of [`SHINGLED_LINE_WORDS`] words or
 //!   more, over single words for a shorter one, so that a line with a few words changed is
@@ -298,31 +298,36 @@ fn line_sig_reference(features: &[u64]) -> u128 {
 
 /// The words of `line`, of which the tokenizer made `tokens`: a run of a script written
 /// without spaces makes a bigram a character, but its words are about one every
-/// 1.7 characters ([`crate::text::wide_words`]), so that the line
-/// rules' thresholds (a sentence is [`LONG_LINE_WORDS`], a copy adds at most
-/// [`OWN_WORDS`](crate::index::OWN_WORDS)) mean in Chinese and Japanese what they
-/// mean in English: a site's footer of 40 characters is about 24 words, not 39.
+/// 1.7 characters in Chinese and Japanese and one every 4.5 in Thai, Lao, Khmer and
+/// Myanmar ([`crate::text::unspaced_words`]), so that the line rules' thresholds (a
+/// sentence is [`LONG_LINE_WORDS`], a copy adds at most
+/// [`OWN_WORDS`](crate::index::OWN_WORDS)) mean in those scripts what they mean in
+/// English: a site's Chinese footer of 40 characters is about 24 words, not 39.
 fn line_words(line: &str, tokens: usize) -> usize {
     if line.is_ascii() {
         return tokens;
     }
     // Per run of unspaced characters: the tokens it made, and the words it holds.
-    let (mut made, mut holds, mut run) = (0usize, 0usize, 0usize);
-    let mut end_run = |run: &mut usize| {
-        if *run > 0 {
-            made += (*run - 1).max(1);
-            holds += crate::text::wide_words(*run);
-            *run = 0;
+    let (mut made, mut holds) = (0usize, 0usize);
+    let (mut wide, mut southeast) = (0usize, 0usize);
+    let mut end_run = |wide: &mut usize, southeast: &mut usize| {
+        let run = *wide + *southeast;
+        if run > 0 {
+            made += (run - 1).max(1);
+            holds += crate::text::unspaced_words(*wide, *southeast);
+            (*wide, *southeast) = (0, 0);
         }
     };
     for c in line.chars() {
-        if super::tokens::is_unspaced_script(c) {
-            run += 1;
+        if !super::tokens::is_unspaced_script(c) {
+            end_run(&mut wide, &mut southeast);
+        } else if crate::text::is_southeast_unspaced(c) {
+            southeast += 1;
         } else {
-            end_run(&mut run);
+            wide += 1;
         }
     }
-    end_run(&mut run);
+    end_run(&mut wide, &mut southeast);
     (tokens + holds)
         .saturating_sub(made)
         .max(usize::from(tokens > 0))
@@ -516,6 +521,33 @@ mod tests {
         assert!(a.is_near(&b), "{}", (a.sig ^ b.sig).count_ones());
         assert!(!a.is_near(&c), "{}", (a.sig ^ c.sig).count_ones());
         assert_ne!(a.key, b.key);
+    }
+
+    #[test]
+    fn a_line_of_an_unspaced_script_counts_its_words_not_its_bigrams() {
+        // Sentences and their words as their segmenters cut them (jieba, pythainlp,
+        // khmer-nltk, pyidaungsu; crate::text's tests have the six scripts): each is a
+        // sentence of the page, counted near its segmenter's words.
+        for (line, segmented) in [
+            ("我们今天去北京参观了故宫博物院", 7usize),
+            (
+                "ประเทศไทยมีประชากรประมาณเจ็ดสิบล้านคน และเมืองหลวงคือกรุงเทพมหานคร",
+                12,
+            ),
+            ("ប្រទេសកម្ពុជាមានប្រជាជនប្រមាណដប់ប្រាំលាននាក់ ហើយរាជធានីគឺភ្នំពេញ", 13),
+            (
+                "မြန်မာနိုင်ငံတွင် လူဦးရေ သန်းငါးဆယ်ခန့် ရှိပြီး မြို့တော်မှာ နေပြည်တော် ဖြစ်သည်",
+                15,
+            ),
+        ] {
+            let blocks = Blocks::of("example.com", line);
+            let words = usize::from(blocks.lines[0].words);
+            assert!(blocks.lines[0].is_long(), "{line}: {words}");
+            assert!(
+                (segmented / 2..=segmented * 3 / 2).contains(&words),
+                "{line}: {words} words, {segmented} segmented"
+            );
+        }
     }
 
     #[test]
