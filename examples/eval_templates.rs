@@ -435,11 +435,14 @@ fn peer(python: &str, pages: &[Page]) -> Result<Tally> {
 
 /// The language of a template's own paragraphs (English unless most letters are CJK).
 fn lang_of(template: &Template) -> Lang {
-    let text: String = template
+    let html: String = template
         .paragraphs
         .iter()
         .map(|&(s, e)| &template.html[s..e])
         .collect();
+    // The text, not the markup (a Japanese paragraph with furigana is mostly tags).
+    let tags = regex::Regex::new(r"(?s)<rt\b.*?</rt>|<[^>]+>").expect("pattern");
+    let text = tags.replace_all(&html, "");
     if cjk::cjk_share(&text) < 0.5 {
         Lang::En
     } else if text.chars().any(|c| matches!(c as u32, 0x3040..=0x30ff)) {

@@ -134,6 +134,7 @@ pub fn load_boilerplate_set(
         .context("evaldata.json is not an object")?;
     let paragraph = Regex::new(r"(?is)<p\b[^>]*>(.*?)</p>")?;
     let tags = Regex::new(r"(?s)<[^>]+>")?;
+    let ruby = Regex::new(r"(?is)<rt\b[^>]*>.*?</rt>|<rp\b[^>]*>.*?</rp>")?;
     let mut urls: Vec<&String> = pages.keys().collect();
     urls.sort();
     let mut templates = Vec::new();
@@ -149,8 +150,14 @@ pub fn load_boilerplate_set(
             .as_array()
             .map(|a| a.iter().filter_map(|s| s.as_str()).map(normalise).collect())
             .unwrap_or_default();
-        // A short snippet ("Wissen") is found in menus and comments too.
-        let snippets: Vec<String> = snippets.into_iter().filter(|s| s.len() >= 25).collect();
+        // A short snippet ("Wissen") is found in menus and comments too; a Chinese or
+        // Japanese one says as much in a third of the bytes.
+        let cjk = super::cjk::cjk_share(&snippets.concat()) >= 0.5;
+        let shortest = if cjk { 8 * 3 } else { 25 };
+        let snippets: Vec<String> = snippets
+            .into_iter()
+            .filter(|s| s.len() >= shortest)
+            .collect();
         let file = info["file"].as_str().unwrap_or("");
         let Ok(gz) = std::fs::read(dataset.join(format!("html/{file}.gz"))) else {
             continue;
@@ -162,8 +169,10 @@ pub fn load_boilerplate_set(
             .captures_iter(&html)
             .filter_map(|c| c.get(1))
             .map(|inner| {
-                let fragment =
-                    scraper::Html::parse_fragment(&tags.replace_all(inner.as_str(), " "));
+                // Furigana (`<rt>`) is not in the snippets; CJK text is not spaced.
+                let plain = ruby.replace_all(inner.as_str(), "");
+                let gap = if cjk { "" } else { " " };
+                let fragment = scraper::Html::parse_fragment(&tags.replace_all(&plain, gap));
                 let text = normalise(&fragment.root_element().text().collect::<String>());
                 let main = snippets
                     .iter()
@@ -178,7 +187,11 @@ pub fn load_boilerplate_set(
             continue;
         };
         let span = &blocks[first..=last];
-        if span.len() < 2 || !hosts.insert(host.clone()) || templates.len() >= limit {
+        // One long Chinese or Japanese paragraph (a Xinhua story with `<br>` between its
+        // paragraphs) is a story too.
+        let one_long = cjk && span.len() == 1 && span[0].3 >= 300;
+        if (span.len() < 2 && !one_long) || !hosts.insert(host.clone()) || templates.len() >= limit
+        {
             continue;
         }
         // The new text goes in the longest paragraph that holds a snippet: surely the story.
