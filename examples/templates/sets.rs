@@ -187,11 +187,7 @@ pub fn load_boilerplate_set(
             continue;
         };
         let span = &blocks[first..=last];
-        // One long Chinese or Japanese paragraph (a Xinhua story with `<br>` between its
-        // paragraphs) is a story too.
-        let one_long = cjk && span.len() == 1 && span[0].3 >= 300;
-        if (span.len() < 2 && !one_long) || !hosts.insert(host.clone()) || templates.len() >= limit
-        {
+        if span.len() < 2 || !hosts.insert(host.clone()) || templates.len() >= limit {
             continue;
         }
         // The new text goes in the longest paragraph that holds a snippet: surely the story.
