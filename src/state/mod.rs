@@ -117,11 +117,16 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What [`verify_with_record`] found: a line per part, and of a crawl its last checkpoint
-/// record and the hand-over that record left unsent (a cluster worker's), when read.
+/// What [`verify_with_record`] found: a line per part, and of a crawl the record its
+/// outputs answer to and the hand-over its last checkpoint left unsent (a cluster
+/// worker's), when read.
 struct Found {
     parts: Vec<Part>,
-    record: Option<CheckpointRecord>,
+    /// The record the outputs answer to: the last checkpoint's, or the empty record for a
+    /// crawl database that holds no checkpoint yet (a crawl resumed from it writes its
+    /// outputs from their start, so what a worker killed before its first checkpoint wrote
+    /// is no one's).
+    outputs_at: Option<CheckpointRecord>,
     unsent: Option<crate::crawl::Unsent>,
 }
 
@@ -131,6 +136,7 @@ fn verify_with_record(state_dir: &Path, out_dir: Option<&Path>) -> Found {
     let ledger = crate::ledger::check(state_dir);
     let crawl = crate::crawl::check_parts(state_dir);
     let mut record: Option<CheckpointRecord> = None;
+    let mut outputs_at: Option<CheckpointRecord> = None;
     let mut left_unsent = None;
     if let Some((mut db, frontier, r, unsent)) = crawl {
         // An older checkpoint than the one the state directory knows was committed: the
@@ -151,6 +157,9 @@ fn verify_with_record(state_dir: &Path, out_dir: Option<&Path>) -> Found {
                 db = Err(format!("damaged: {problem}"));
             }
         }
+        if db.is_ok() && r.is_none() {
+            outputs_at = Some(CheckpointRecord::default());
+        }
         parts.push(Part {
             name: "crawl database",
             result: db,
@@ -168,6 +177,7 @@ fn verify_with_record(state_dir: &Path, out_dir: Option<&Path>) -> Found {
         record = r;
         left_unsent = unsent;
     }
+    let outputs_at = record.clone().or(outputs_at);
     let checkpoints_taken = record.as_ref().is_some_and(|r| r.seq > 0);
     parts.push(Part {
         name: "URL filter",
@@ -214,16 +224,16 @@ fn verify_with_record(state_dir: &Path, out_dir: Option<&Path>) -> Found {
         name: "index",
         result: verify_index(&state_dir.join(INDEX_DIR), record.as_ref()),
     });
-    if let (Some(record), Some(out)) = (&record, out_dir) {
+    if let (Some(at), Some(out)) = (&outputs_at, out_dir) {
         parts.push(Part {
             name: "outputs",
-            result: verify_outputs(out, record),
+            result: verify_outputs(out, at),
         });
     }
     add_ledger(&mut parts, ledger);
     Found {
         parts,
-        record,
+        outputs_at,
         unsent: left_unsent,
     }
 }

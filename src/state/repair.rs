@@ -44,7 +44,7 @@ pub fn repair(
     let mut done = Vec::new();
     let super::Found {
         parts: found,
-        record,
+        outputs_at,
         unsent,
     } = verify_with_record(state_dir, out_dir);
     for part in &found {
@@ -112,8 +112,8 @@ pub fn repair(
             });
         }
     }
-    if let (Some(record), Some(out)) = (&record, out_dir) {
-        if let Some(cut) = cut_outputs_back(out, &record.output_bytes) {
+    if let (Some(at), Some(out)) = (&outputs_at, out_dir) {
+        if let Some(cut) = cut_outputs_back(out, &at.output_bytes) {
             done.push(Part {
                 name: "outputs",
                 result: cut,

@@ -5,6 +5,7 @@ use std::process::{Command, Output};
 use crate::run_cli as cli;
 use cli::{crawldedup, stderr, stdout};
 
+mod before_checkpoint;
 mod commands;
 mod damage;
 mod pages;
