@@ -482,37 +482,65 @@ fn cjk_pages_of(templates: &mut Vec<Template>, per_site: usize) -> Result<(Vec<P
     Ok((interleave(sequences), sentences))
 }
 
-fn main() -> Result<()> {
+/// The command line (see the example's documentation).
+struct Args {
+    dataset: PathBuf,
+    python: Option<String>,
+    limit: usize,
+    verbose: bool,
+    boilerplate_set: Option<PathBuf>,
+    dump: Option<PathBuf>,
+    cjk_pages: Option<usize>,
+}
+
+fn parse_args() -> Result<Args> {
     let mut args = std::env::args().skip(1);
-    let mut dataset = PathBuf::from("../shared/datasets/wcxb-dev");
-    let mut python = None;
-    let mut limit = usize::MAX;
-    let mut verbose = false;
-    let mut boilerplate_set = None;
-    let mut dump = None;
-    let mut cjk_pages = None;
+    let mut parsed = Args {
+        dataset: PathBuf::from("../shared/datasets/wcxb-dev"),
+        python: None,
+        limit: usize::MAX,
+        verbose: false,
+        boilerplate_set: None,
+        dump: None,
+        cjk_pages: None,
+    };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--cjk" => {
-                cjk_pages = Some(
+                parsed.cjk_pages = Some(
                     args.next()
                         .context("--cjk needs N, the pages of each site")?
                         .parse()?,
                 )
             }
-            "--dump" => dump = Some(PathBuf::from(args.next().context("--dump needs a folder")?)),
+            "--dump" => {
+                parsed.dump = Some(PathBuf::from(args.next().context("--dump needs a folder")?))
+            }
             "--boilerplate-set" => {
-                boilerplate_set = Some(PathBuf::from(
+                parsed.boilerplate_set = Some(PathBuf::from(
                     args.next().context("--boilerplate-set needs a folder")?,
                 ));
             }
-            "--peer" => python = Some(args.next().context("--peer needs a python")?),
-            "--verbose" => verbose = true,
-            "--limit" => limit = args.next().context("--limit needs N")?.parse()?,
-            other if !other.starts_with('-') => dataset = PathBuf::from(other),
+            "--peer" => parsed.python = Some(args.next().context("--peer needs a python")?),
+            "--verbose" => parsed.verbose = true,
+            "--limit" => parsed.limit = args.next().context("--limit needs N")?.parse()?,
+            other if !other.starts_with('-') => parsed.dataset = PathBuf::from(other),
             other => bail!("unknown option {other}"),
         }
     }
+    Ok(parsed)
+}
+
+fn main() -> Result<()> {
+    let Args {
+        dataset,
+        python,
+        limit,
+        verbose,
+        boilerplate_set,
+        dump,
+        cjk_pages,
+    } = parse_args()?;
     let mut hosts = HashSet::new();
     let (mut templates, texts) = load(&dataset, limit, &mut hosts)?;
     let from_wcxb = templates.len();

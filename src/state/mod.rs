@@ -130,6 +130,34 @@ struct Found {
     unsent: Option<crate::crawl::Unsent>,
 }
 
+/// The crawl database's line `db`, checked against the ledger: an older checkpoint than
+/// the one the state directory knows was committed means the database was emptied,
+/// replaced or cut (a crawl refuses to resume from it); a checkpoint of another directory
+/// is damage too.
+fn against_the_ledger(
+    state_dir: &Path,
+    mut db: Result<String, String>,
+    record: Option<&CheckpointRecord>,
+) -> Result<String, String> {
+    let found = record.map_or(0, |r| r.seq);
+    match crate::ledger::committed_seq(state_dir) {
+        Ok(committed) if db.is_ok() && found < committed => {
+            db = Err(format!(
+                "damaged: it holds checkpoint {found}, while checkpoint {committed} was \
+                 committed"
+            ));
+        }
+        Err(problem) => db = Err(problem.to_string()),
+        _ => {}
+    }
+    if let (Ok(_), Some(id), Some(r)) = (&db, ledger_id(state_dir), record) {
+        if let Some(problem) = r.foreign_to(id) {
+            db = Err(format!("damaged: {problem}"));
+        }
+    }
+    db
+}
+
 /// [`verify`], also returning what it read of the crawl's last checkpoint.
 fn verify_with_record(state_dir: &Path, out_dir: Option<&Path>) -> Found {
     let mut parts = Vec::new();
@@ -138,25 +166,8 @@ fn verify_with_record(state_dir: &Path, out_dir: Option<&Path>) -> Found {
     let mut record: Option<CheckpointRecord> = None;
     let mut outputs_at: Option<CheckpointRecord> = None;
     let mut left_unsent = None;
-    if let Some((mut db, frontier, r, unsent)) = crawl {
-        // An older checkpoint than the one the state directory knows was committed: the
-        // database was emptied, replaced or cut (a crawl refuses to resume from it).
-        let found = r.as_ref().map_or(0, |r| r.seq);
-        match crate::ledger::committed_seq(state_dir) {
-            Ok(committed) if db.is_ok() && found < committed => {
-                db = Err(format!(
-                    "damaged: it holds checkpoint {found}, while checkpoint {committed} was \
-                     committed"
-                ));
-            }
-            Err(problem) => db = Err(problem.to_string()),
-            _ => {}
-        }
-        if let (Ok(_), Some(id), Some(r)) = (&db, ledger_id(state_dir), &r) {
-            if let Some(problem) = r.foreign_to(id) {
-                db = Err(format!("damaged: {problem}"));
-            }
-        }
+    if let Some((db, frontier, r, unsent)) = crawl {
+        let db = against_the_ledger(state_dir, db, r.as_ref());
         if db.is_ok() && r.is_none() {
             outputs_at = Some(CheckpointRecord::default());
         }
