@@ -36,8 +36,12 @@
 //!   copy of a page stored before the template was known is still found against it (its
 //!   record is looked up by the page's whole text too, [`Probe`]).
 //! - **Dropping.** A page's blocks that are its host's template are left out of its
-//!   fingerprint and of its stored text, unless nothing else is left (a page that is all
-//!   template keeps its whole text).
+//!   fingerprint and of its stored text. When nothing else is left of the main text,
+//!   extraction took a block the site repeats (a reference list, an app banner, a
+//!   newsletter box) over a story shorter than it: the story wins, and what is compared
+//!   and stored is the rest of the page's text without the template. A page with nothing
+//!   of its own left anywhere has no text ([`PageVerdict::NoText`]), never an exact
+//!   duplicate of another page that carried the same block.
 //!
 //! The table is saved with each checkpoint (`host-templates` in the state directory,
 //! written atomically, with a checksum). It is a summary, not an answer: after a crash it
@@ -159,6 +163,17 @@ impl Default for HostTemplates {
     }
 }
 
+/// What is left of a text once its host's template is left out ([`HostTemplates::strip`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stripped {
+    /// No line of the text is the host's template (or the host has none yet).
+    Untouched,
+    /// The text without the lines that are its host's template.
+    Rest(String),
+    /// Every line of the text is its host's template: nothing of its own is left.
+    AllTemplate,
+}
+
 /// The host of a page's name, when its name is a URL: its host as `url` parses it, in
 /// lower case.
 pub fn host_of(name: &str) -> Option<String> {
@@ -184,11 +199,12 @@ impl HostTemplates {
         (key, shard)
     }
 
-    /// `text` without the lines that are `host`'s template; `None` when none is, or when
-    /// nothing but template would be left.
-    pub fn strip(&self, host: &str, text: &str) -> Option<String> {
+    /// `text` without the lines that are `host`'s template.
+    pub fn strip(&self, host: &str, text: &str) -> Stripped {
         let (key, shard) = self.shard(host);
-        let host = shard.get(&key)?;
+        let Some(host) = shard.get(&key) else {
+            return Stripped::Untouched;
+        };
         let mut kept = String::with_capacity(text.len());
         let mut dropped = false;
         let mut substance = false;
@@ -206,7 +222,11 @@ impl HostTemplates {
                 }
             }
         }
-        (dropped && substance).then(|| kept.trim_end().to_string())
+        match (dropped, substance) {
+            (false, _) => Stripped::Untouched,
+            (true, true) => Stripped::Rest(kept.trim_end().to_string()),
+            (true, false) => Stripped::AllTemplate,
+        }
     }
 
     /// Learns from a page of `host` decided unique, whose whole main text is `text`.
@@ -365,12 +385,17 @@ impl super::Dedup {
     /// fingerprint is then of the page without it, and so is `extracted.text`, the text a
     /// crawler stores, unless `dedup.store_template_text` keeps it. Done once; [`Dedup::decide`](super::Dedup::decide)
     /// does it itself for a page that did not go through here.
+    ///
+    /// When the main text is all template (extraction took a block the site repeats, a
+    /// reference list or an app banner, over a story shorter than it), the story wins: what
+    /// is compared and stored is the rest of the page's text ([`Prepared::page_text`])
+    /// without the template, and a page with nothing of its own left has no text.
     pub fn drop_template(&self, name: &str, prepared: &mut Prepared) {
         if !matches!(prepared.template, Template::Unchecked) {
             return;
         }
         prepared.template = Template::Checked;
-        let Some(stripped) = self.strip_template(name, &prepared.extracted.text) else {
+        let Some(stripped) = self.without_template(name, prepared) else {
             return;
         };
         let whole = std::mem::replace(&mut prepared.fingerprint, Fingerprint::of(&stripped));
@@ -382,18 +407,30 @@ impl super::Dedup {
         };
     }
 
-    /// `text` without what `name`'s host repeats; `None` when nothing is dropped (or the
+    /// The text to compare for a page not yet looked at (`prepared.template` unchecked),
+    /// when its main text holds lines of its host's template: the main text without them,
+    /// or, when nothing else is left of it, the page's text without them ("" when nothing
+    /// of that is left either). `None` when no line of the main text is template (or the
     /// templates are off, or the name is not a URL).
-    pub(crate) fn strip_template(&self, name: &str, text: &str) -> Option<String> {
+    pub(crate) fn without_template(&self, name: &str, prepared: &Prepared) -> Option<String> {
         let templates = self.templates.as_ref()?;
-        templates.strip(&host_in(name)?, text)
+        let host = host_in(name)?;
+        match templates.strip(&host, &prepared.extracted.text) {
+            Stripped::Untouched => None,
+            Stripped::Rest(text) => Some(text),
+            Stripped::AllTemplate => Some(match templates.strip(&host, prepared.page_text()) {
+                Stripped::Rest(text) => text,
+                Stripped::AllTemplate => String::new(),
+                Stripped::Untouched => prepared.page_text().to_string(),
+            }),
+        }
     }
 
     /// The text compared for `prepared` and its fingerprint: without its host's template,
     /// whether or not [`Dedup::drop_template`](super::Dedup::drop_template) was called.
     pub(crate) fn compared<'a>(&self, name: &str, prepared: &'a Prepared) -> Compared<'a> {
         if matches!(prepared.template, Template::Unchecked) {
-            if let Some(stripped) = self.strip_template(name, &prepared.extracted.text) {
+            if let Some(stripped) = self.without_template(name, prepared) {
                 let fingerprint = Fingerprint::of(&stripped);
                 return Compared {
                     text: Cow::Owned(stripped),
@@ -495,19 +532,22 @@ mod tests {
             );
             assert_eq!(
                 t.strip("news.example", &page("Another story.")),
-                None,
+                Stripped::Untouched,
                 "{i}"
             );
         }
         t.learn("news.example", &page("Story 3 about the harbour."));
-        let stripped = t
-            .strip("news.example", &page("A brief about a fire."))
-            .unwrap();
-        assert_eq!(stripped, "A brief about a fire.");
+        assert_eq!(
+            t.strip("news.example", &page("A brief about a fire.")),
+            Stripped::Rest("A brief about a fire.".to_string())
+        );
         // Another host knows nothing of it.
-        assert_eq!(t.strip("other.example", &page("A brief.")), None);
-        // A page that is all template keeps its text.
-        assert_eq!(t.strip("news.example", &page("")), None);
+        assert_eq!(
+            t.strip("other.example", &page("A brief.")),
+            Stripped::Untouched
+        );
+        // A text that is all template has nothing of its own.
+        assert_eq!(t.strip("news.example", &page("")), Stripped::AllTemplate);
     }
 
     #[test]
@@ -516,12 +556,21 @@ mod tests {
         for i in 0..10 {
             t.learn("a.example", &format!("Old rail\n\nStory {i} words"));
         }
-        assert!(t.strip("a.example", "Old rail\n\nNew story").is_some());
+        assert!(matches!(
+            t.strip("a.example", "Old rail\n\nNew story"),
+            Stripped::Rest(_)
+        ));
         for i in 0..40 {
             t.learn("a.example", &format!("New rail\n\nStory {} words", 100 + i));
         }
-        assert_eq!(t.strip("a.example", "Old rail\n\nNew story"), None);
-        assert!(t.strip("a.example", "New rail\n\nNew story").is_some());
+        assert_eq!(
+            t.strip("a.example", "Old rail\n\nNew story"),
+            Stripped::Untouched
+        );
+        assert!(matches!(
+            t.strip("a.example", "New rail\n\nNew story"),
+            Stripped::Rest(_)
+        ));
     }
 
     #[test]
@@ -536,12 +585,18 @@ mod tests {
         let (hosts, blocks) = t.size();
         assert_eq!(hosts, 1);
         assert!(blocks <= MAX_BLOCKS, "{blocks}");
-        assert!(t.strip("big.example", "Menu line\nfresh text").is_some());
+        assert!(matches!(
+            t.strip("big.example", "Menu line\nfresh text"),
+            Stripped::Rest(_)
+        ));
         let dir = tempfile::tempdir().unwrap();
         t.save(dir.path()).unwrap();
         let back = HostTemplates::open(dir.path()).unwrap();
         assert_eq!(back.size(), t.size());
-        assert!(back.strip("big.example", "Menu line\nfresh text").is_some());
+        assert!(matches!(
+            back.strip("big.example", "Menu line\nfresh text"),
+            Stripped::Rest(_)
+        ));
         // Any byte changed or cut is refused.
         let bytes = std::fs::read(dir.path().join(TEMPLATES_FILE)).unwrap();
         for at in [0, 9, bytes.len() / 2, bytes.len() - 1] {

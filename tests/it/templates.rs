@@ -202,3 +202,72 @@ fn the_first_two_pages_of_a_site_with_different_stories_are_both_stored() {
         other => panic!("the copy: {other:?}"),
     }
 }
+
+/// A journal's page: a short abstract (`story`) beside the journal's notice to its
+/// readers, the same eight paragraphs (1,900 characters) on every page, which extraction
+/// takes for the main text over an abstract of at most 350 characters.
+fn journal_page(story: &str) -> String {
+    let notice: String = (1..=8)
+        .map(|i| {
+            format!(
+                "<p>Notice {i}: the journal publishes original research, reviews and letters \
+                 on influenza and vaccination, read by clinicians in many countries, and asks \
+                 its authors to declare every interest before review.</p>"
+            )
+        })
+        .collect();
+    format!(
+        "<html><body><nav><a href=\"/\">Home</a> <a href=\"/issues\">Issues</a></nav>\
+         <div class=\"abstract\"><h2>Abstract</h2><p>{story}</p></div>\
+         <div class=\"notice\"><h2>To our readers</h2>{notice}</div>\
+         <footer>(c) 2026 The Journal</footer></body></html>"
+    )
+}
+
+/// Six different abstracts of a journal, each shorter than the reference list its site
+/// repeats on every page, which extraction takes for their main text: each abstract is
+/// stored, and once the list is the host's template the abstract is what is stored.
+#[test]
+fn a_brief_shorter_than_a_block_its_site_repeats_is_never_lost_to_it() {
+    let site = Site::new(7, 6);
+    let (_dir, stage) = stage(true);
+    for (i, article) in site.articles().iter().enumerate() {
+        let story = brief(article);
+        let html = journal_page(&story);
+        let url = format!("https://journal.example/doi/{i}");
+        let (verdict, extracted) = stage
+            .check_page_extracted(&url, html.as_bytes(), Some("text/html"))
+            .unwrap();
+        assert!(
+            matches!(verdict, PageVerdict::Unique { .. }),
+            "abstract {i}: {verdict:?}"
+        );
+        // Extraction took the notice for the main text of the first pages (it did for the
+        // first); from the fifth on, the notice is the host's template and the abstract is
+        // what is stored.
+        if i >= 4 {
+            assert!(extracted.text.contains(&story), "{i}: {}", extracted.text);
+            assert!(
+                !extracted.text.contains("Notice 1"),
+                "{i}: {}",
+                extracted.text
+            );
+        }
+    }
+    let first = journal_page(&brief(&site.articles()[0]));
+    let extracted = crawldedup::content::extract(&first, None);
+    assert!(
+        extracted.text.starts_with("To our readers"),
+        "{}",
+        extracted.text
+    );
+    // A page with nothing but the notice has no text, and is no page's duplicate.
+    let verdict = stage
+        .check_page(
+            "https://journal.example/doi/empty",
+            journal_page("").as_bytes(),
+            Some("text/html"),
+        )
+        .unwrap();
+    assert_eq!(verdict, PageVerdict::NoText);
+}
