@@ -100,6 +100,24 @@ pub(crate) fn unspaced_words(wide: usize, southeast: usize) -> usize {
     .max(1)
 }
 
+/// Characters a word of a spaced script takes with its space, in tenths: 6.3 on the
+/// ground-truth main texts of WCXB dev (1,463 texts without CJK; characters over
+/// whitespace-separated words).
+pub(crate) const SPACED_CHARS_PER_WORD_TENTHS: usize = 63;
+
+/// The length of a text as the decision's size rule reads it (`dedup.short_text_chars`):
+/// `chars` characters, of which `wide` Han, Kana or Hangul and `southeast` Thai, Lao,
+/// Khmer or Myanmar, each of those counted as the characters of a spaced script its share
+/// of a word takes ([`SPACED_CHARS_PER_WORD_TENTHS`] over [`WIDE_CHARS_PER_WORD_TENTHS`]:
+/// about 3.7 a Han character; over [`SOUTHEAST_CHARS_PER_WORD_TENTHS`]: 1.4 a Thai one).
+/// A text of 500 is then about 80 words in every script: 500 characters of English, 135 of
+/// Chinese, 357 of Thai.
+pub(crate) fn text_size(chars: usize, wide: usize, southeast: usize) -> usize {
+    chars - wide - southeast
+        + (wide * SPACED_CHARS_PER_WORD_TENTHS).div_ceil(WIDE_CHARS_PER_WORD_TENTHS)
+        + (southeast * SPACED_CHARS_PER_WORD_TENTHS).div_ceil(SOUTHEAST_CHARS_PER_WORD_TENTHS)
+}
+
 /// The words of `text`: its runs between whitespace, each run of a script written without
 /// spaces counted by [`unspaced_words`] of its Han, Kana, Hangul, Thai, Lao, Khmer or
 /// Myanmar characters (a Chinese headline of twelve characters is eight words, not one; a
@@ -208,6 +226,27 @@ mod tests {
         }
         // A spaced script is counted by its spaces.
         assert_eq!(words("Thailand has about seventy million people"), 6);
+    }
+
+    #[test]
+    fn each_script_has_the_size_of_the_words_its_segmenter_finds_in_english_characters() {
+        // The size rule's length (`Fingerprint::chars`): a sentence of each unspaced script
+        // is within half and half again of its segmenter's words at 6.3 characters each.
+        for &(script, sentence, segmented) in SEGMENTED {
+            let size = crate::Fingerprint::of(sentence).chars;
+            let expected = segmented * SPACED_CHARS_PER_WORD_TENTHS / 10;
+            assert!(
+                (expected / 2..=expected * 3 / 2).contains(&size),
+                "{script}: size {size}, {segmented} words make {expected}"
+            );
+        }
+        // A spaced script's size is its characters.
+        let english = "Thailand has about seventy million people";
+        assert_eq!(crate::Fingerprint::of(english).chars, english.len());
+        assert_eq!(text_size(10, 0, 0), 10);
+        // 17 Han characters are ten words: 63 characters.
+        assert_eq!(text_size(17, 17, 0), 63);
+        assert_eq!(text_size(45, 0, 45), 63);
     }
 
     proptest! {

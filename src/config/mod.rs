@@ -266,7 +266,9 @@ pub struct DedupConfig {
     /// Simhashes within this many bits are near-duplicate candidates (k), 0 to 8; every
     /// candidate is confirmed on its sketch (see [`crate::dedup`]).
     pub max_distance: u32,
-    /// Main texts shorter than this (characters) are confirmed on resemblance alone.
+    /// Main texts shorter than this (characters; a character of a script without spaces
+    /// counts as the characters its share of a word takes, about 3.7 a Han character: see
+    /// [`crate::Fingerprint::chars`]) are confirmed on resemblance alone.
     pub short_text_chars: usize,
     /// Pages the index makes room for when it opens, so that its tables never grow on the
     /// way there (each growth re-places every entry: about a second of work at 10 M pages,

@@ -101,7 +101,9 @@ impl DedupBuilder {
     }
 
     /// Main texts shorter than this many characters are confirmed on their estimated
-    /// resemblance alone, never on containment (`dedup.short_text_chars`; default 500).
+    /// resemblance alone, never on containment (`dedup.short_text_chars`; default 500; a
+    /// character of a script without spaces counts as the characters its share of a word
+    /// takes, [`crate::Fingerprint::chars`]).
     pub fn short_text_chars(mut self, chars: usize) -> DedupBuilder {
         self.config.dedup.short_text_chars = chars;
         self

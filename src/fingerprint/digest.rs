@@ -67,7 +67,9 @@ fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
     (spaces, others)
 }
 
-/// Digest of the whitespace-normalised text, and its length in characters.
+/// Digest of the whitespace-normalised text, and its size: its length in characters, a
+/// character of a script written without spaces counted by the words it makes
+/// ([`crate::text::text_size`]).
 pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
     let bytes = text.as_bytes();
     // Every byte is written to the output and the output position only moves on when the
@@ -129,8 +131,33 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
         len -= 1;
     }
     let normalized = &out[..len];
-    let chars = normalized.len() - continuation_bytes(normalized);
-    (Digest(xxh3_128(normalized)), chars)
+    let continuation = continuation_bytes(normalized);
+    let chars = normalized.len() - continuation;
+    (
+        Digest(xxh3_128(normalized)),
+        size_of(normalized, chars, continuation),
+    )
+}
+
+/// The size of the normalised text `normalized` of `chars` characters, for the decision's
+/// size rule ([`crate::text::text_size`]): its characters, those of scripts without spaces
+/// counted by the words they make. An ASCII text (no continuation byte) is its characters.
+fn size_of(normalized: &[u8], chars: usize, continuation: usize) -> usize {
+    if continuation == 0 {
+        return chars;
+    }
+    let Ok(text) = std::str::from_utf8(normalized) else {
+        return chars;
+    };
+    let (mut wide, mut southeast) = (0, 0);
+    for c in text.chars().filter(|&c| c >= '\u{0e00}') {
+        if crate::text::is_wide(c) {
+            wide += 1;
+        } else if crate::text::is_southeast_unspaced(c) {
+            southeast += 1;
+        }
+    }
+    crate::text::text_size(chars, wide, southeast)
 }
 
 /// How many bytes of `bytes` continue a UTF-8 character (0x80 to 0xBF: the high bit set and

@@ -152,7 +152,9 @@ pub const MIN_CONTAINMENT: f64 = 0.9;
 pub const MIN_SIZE_RATIO: f64 = 0.3;
 
 /// Texts shorter than this (in characters) are short: their candidates are confirmed at
-/// [`SHORT_MIN_RESEMBLANCE`] (`dedup.short_text_chars`).
+/// [`SHORT_MIN_RESEMBLANCE`] (`dedup.short_text_chars`). The length is the text's size,
+/// [`crate::Fingerprint::chars`]: about 80 words in every script (500 characters of
+/// English, 135 of Chinese).
 pub const SHORT_TEXT_CHARS: u32 = 500;
 
 /// Largest Hamming distance the index supports: beyond it simhash stops separating

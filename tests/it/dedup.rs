@@ -407,3 +407,40 @@ fn a_closed_stage_reopens_with_everything_it_answered() {
         "{verdict:?}"
     );
 }
+
+/// A Chinese report of 450 characters (about 265 words, a long article by any count of
+/// words) and the same report with a readers' thread appended, nearly as long as it:
+/// the copy is the report's near-duplicate by containment, as an English article with its
+/// comments is. Its size counts each Han character as the characters of English its share
+/// of a word takes, so it is not "short" (under 500 characters it was, and a short text is
+/// never confirmed on containment: the two were stored apart).
+#[test]
+fn a_chinese_article_with_a_comment_thread_is_its_near_duplicate_as_an_english_one_is() {
+    let report = include_str!("../fixtures/cjk/zh-4.txt").trim();
+    // Readers' comments of 360 characters: the copy's resemblance to the report is 0.48.
+    let thread: String = include_str!("../fixtures/cjk/zh-5.txt")
+        .chars()
+        .take(360)
+        .collect();
+    assert!(report.chars().count() < 500);
+    let fingerprint = Fingerprint::of(report);
+    assert!(fingerprint.chars > 1_500, "{}", fingerprint.chars);
+    let with_comments = format!("{report}\n\n网友评论\n\n{thread}");
+    let dir = tempfile::tempdir().unwrap();
+    let dedup = open(dir.path());
+    assert!(matches!(
+        dedup.check_text("report", report).unwrap(),
+        PageVerdict::Unique { .. }
+    ));
+    match dedup
+        .check_text("report-with-comments", &with_comments)
+        .unwrap()
+    {
+        PageVerdict::NearDuplicate { of, similarity, .. } => {
+            assert_eq!(of.name, "report");
+            // Confirmed on containment: the thread halves the resemblance.
+            assert!(similarity.resemblance < 0.5, "{similarity:?}");
+        }
+        other => panic!("the report with its comments: {other:?}"),
+    }
+}
