@@ -19,7 +19,8 @@
 //!    extractor), other boilerplate lines around the text. Recall of the full decision per
 //!    kind, with the candidate source that found it.
 //! 3. **Short texts**: the same all-pairs count on the openings, plus short pages made from
-//!    one template with different names and prices.
+//!    one template with different names and prices; with `--cjk`, the man pages' openings
+//!    of 300 characters too (about 80 words: long texts to the size rule).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -657,6 +658,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect();
         let sample: Vec<String> = man.into_iter().take(1500).collect();
         all_pairs(&format!("long man pages under {folder}"), &sample, &policy);
+        // Their first 300 characters: about 80 words of Chinese or Japanese, under the
+        // size rule's 500 characters of English, so long texts to the decision.
+        let openings: Vec<String> = sample
+            .iter()
+            .map(|t| t.chars().take(300).collect::<String>())
+            .collect();
+        all_pairs(
+            &format!("man pages' openings of 300 characters under {folder}"),
+            &openings,
+            &policy,
+        );
     }
     recall("long texts", &long, true, &vocab, &policy);
     recall("short openings", &shorts, false, &vocab, &policy);
