@@ -39,9 +39,12 @@
 //!   fingerprint and of its stored text. When nothing else is left of the main text,
 //!   extraction took a block the site repeats (a reference list, an app banner, a
 //!   newsletter box) over a story shorter than it: the story wins, and what is compared
-//!   and stored is the rest of the page's text without the template. A page with nothing
-//!   of its own left anywhere has no text ([`PageVerdict::NoText`]), never an exact
-//!   duplicate of another page that carried the same block.
+//!   and stored is the rest of the page's text without the template, never the block
+//!   that makes it an exact duplicate of another page that carried it. A page with
+//!   nothing of its own anywhere (an empty month of a calendar) is decided on its whole
+//!   text, as before its host's template was known: its verdict then does not hang on how
+//!   much of the template has been learned (a crawl resumed from a checkpoint may have
+//!   learned a little less or more than the crawl it continues).
 //!
 //! The table is saved with each checkpoint (`host-templates` in the state directory,
 //! written atomically, with a checksum). It is a summary, not an answer: after a crash it
@@ -389,7 +392,7 @@ impl super::Dedup {
     /// When the main text is all template (extraction took a block the site repeats, a
     /// reference list or an app banner, over a story shorter than it), the story wins: what
     /// is compared and stored is the rest of the page's text ([`Prepared::page_text`])
-    /// without the template, and a page with nothing of its own left has no text.
+    /// without the template. A page with nothing of its own anywhere keeps its whole text.
     pub fn drop_template(&self, name: &str, prepared: &mut Prepared) {
         if !matches!(prepared.template, Template::Unchecked) {
             return;
@@ -409,20 +412,23 @@ impl super::Dedup {
 
     /// The text to compare for a page not yet looked at (`prepared.template` unchecked),
     /// when its main text holds lines of its host's template: the main text without them,
-    /// or, when nothing else is left of it, the page's text without them ("" when nothing
-    /// of that is left either). `None` when no line of the main text is template (or the
-    /// templates are off, or the name is not a URL).
+    /// or, when nothing else is left of it, the page's text without them. `None` when no
+    /// line of the main text is template, or when the whole page is (it is then decided on
+    /// its whole text), or the templates are off, or the name is not a URL.
     pub(crate) fn without_template(&self, name: &str, prepared: &Prepared) -> Option<String> {
         let templates = self.templates.as_ref()?;
         let host = host_in(name)?;
         match templates.strip(&host, &prepared.extracted.text) {
             Stripped::Untouched => None,
             Stripped::Rest(text) => Some(text),
-            Stripped::AllTemplate => Some(match templates.strip(&host, prepared.page_text()) {
-                Stripped::Rest(text) => text,
-                Stripped::AllTemplate => String::new(),
-                Stripped::Untouched => prepared.page_text().to_string(),
-            }),
+            // Nothing of its own anywhere (an empty month of a calendar): decided on its
+            // whole text, as before any template was known, so that its verdict does not
+            // hang on how much of the template a crawl resumed from a checkpoint has learned.
+            Stripped::AllTemplate => match templates.strip(&host, prepared.page_text()) {
+                Stripped::Rest(text) => Some(text),
+                Stripped::AllTemplate => None,
+                Stripped::Untouched => Some(prepared.page_text().to_string()),
+            },
         }
     }
 
