@@ -246,3 +246,36 @@ pub(super) const COMMENT_HEADINGS: &[&[&str]] = &[
     &["reacties"],
     &["komentarze"],
 ];
+
+/// Whole headings (lowercased, without a closing colon) that open a story's back matter:
+/// what it cites and annotates, never the story itself (`Analysis::back_matter`).
+pub(super) const BACK_MATTER_HEADINGS: &[&str] = &[
+    // English
+    "references",
+    "bibliography",
+    "works cited",
+    "literature cited",
+    "footnotes",
+    "notes and references",
+    "citations",
+    // German
+    "literatur",
+    "literaturverzeichnis",
+    "quellen",
+    "einzelnachweise",
+    // French
+    "références",
+    "bibliographie",
+    "références bibliographiques",
+    // Spanish, Portuguese, Italian
+    "referencias",
+    "bibliografía",
+    "referências",
+    "bibliografia",
+    "riferimenti bibliografici",
+    // Chinese, Japanese
+    "参考文献",
+    "参考资料",
+    "参考資料",
+    "引用文献",
+];

@@ -147,6 +147,43 @@ impl Analysis<'_> {
     ///
     /// of at most [`HEADING_CHARS`] with no link in it. A label ranks below every heading:
     /// the next heading or label ends its section.
+    /// Whether the element at `i` is a story's back matter: its first text is a heading
+    /// that names references, a bibliography or footnotes (`BACK_MATTER_HEADINGS`). On a
+    /// story page it is never the main block on its own: a journal's reference list of
+    /// 9,000 characters outweighed an abstract of 400.
+    pub(super) fn back_matter(&self, i: usize) -> bool {
+        let nodes = &self.page.nodes;
+        let end = nodes[i].end as usize;
+        let mut j = i + 1;
+        while j < end {
+            if self.heading_level(j).is_some() {
+                let mut heading = String::new();
+                for text in &nodes[j + 1..nodes[j].end as usize] {
+                    if text.tag == Tag::Text {
+                        heading.push_str(
+                            &self.page.text[text.text_start as usize..text.text_end as usize],
+                        );
+                    }
+                }
+                let heading = heading
+                    .trim()
+                    .trim_end_matches([':', '：'])
+                    .trim()
+                    .to_lowercase();
+                return super::headings::BACK_MATTER_HEADINGS.contains(&heading.as_str());
+            }
+            if nodes[j].tag == Tag::Text && nodes[j].text_end > nodes[j].text_start {
+                let text =
+                    &self.page.text[nodes[j].text_start as usize..nodes[j].text_end as usize];
+                if !text.trim().is_empty() {
+                    return false;
+                }
+            }
+            j += 1;
+        }
+        false
+    }
+
     pub(super) fn heading_level(&self, i: usize) -> Option<u8> {
         let nodes = &self.page.nodes;
         let node = &nodes[i];

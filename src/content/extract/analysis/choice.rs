@@ -26,10 +26,10 @@ impl Analysis<'_> {
             let mut child = current + 1;
             while child < nodes[current].end as usize {
                 let end = nodes[child].end as usize;
-                // On a story page, a list is never the main text.
+                // On a story page, a list is never the main text, nor its back matter.
                 if nodes[child].tag != Tag::Text
                     && !self.removed[child]
-                    && !(self.story && self.story_list(child))
+                    && !(self.story && (self.story_list(child) || self.back_matter(child)))
                 {
                     let w = self.weight(child);
                     if w > best_weight {
