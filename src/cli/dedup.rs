@@ -74,8 +74,21 @@ impl<W: Write> Inputs<'_, W> {
     /// others are still decided.
     fn unreadable(&mut self, problem: &str) -> io::Result<()> {
         self.out.flush()?;
-        eprintln!("error: {problem}");
+        eprintln!(
+            "error: {}",
+            super::print::printable_line(problem, super::print::PROBLEM_CHARS)
+        );
         self.unreadable = true;
+        Ok(())
+    }
+
+    /// What was wrong with a record and forgiven, on stderr after the lines before it.
+    fn forgiven(&mut self, problem: &str) -> io::Result<()> {
+        self.out.flush()?;
+        eprintln!(
+            "warning: {}",
+            super::print::printable_line(problem, super::print::PROBLEM_CHARS)
+        );
         Ok(())
     }
 
@@ -84,6 +97,9 @@ impl<W: Write> Inputs<'_, W> {
         let file = path.display().to_string();
         let read = warc_input::each_response(path, |record| {
             let where_ = format!("{file}@{}", record.offset);
+            for warning in &record.warnings {
+                self.forgiven(&format!("{where_} ({}): {warning}", record.uri))?;
+            }
             match record.body {
                 Ok(body) => {
                     // A record is named by its URL: its host's template applies.

@@ -121,3 +121,56 @@ pub(super) fn run_demo() -> Result<ExitCode, Failure> {
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// Characters of a problem line on stderr at most (`error:` or `warning:` and one record's
+/// problem): what a record quotes of itself (a chunk size line of PNG bytes) is cut there.
+pub(super) const PROBLEM_CHARS: usize = 200;
+
+/// `text` as one printable line of at most `most` characters: line breaks, tabs and other
+/// control characters escaped (`\n`, `\u{1b}`), bytes that were not UTF-8 (read as U+FFFD)
+/// shown as `?`, whitespace runs as one space, and the rest cut with `...`.
+pub(super) fn printable_line(text: &str, most: usize) -> String {
+    let mut line = String::with_capacity(text.len().min(most * 4));
+    let mut chars = 0;
+    let mut space = false;
+    for c in text.chars() {
+        if c == ' ' {
+            if space {
+                continue;
+            }
+            space = true;
+        } else {
+            space = false;
+        }
+        let shown: String = match c {
+            '\u{fffd}' => "?".to_string(),
+            c if c.is_control() => c.escape_debug().to_string(),
+            c => c.to_string(),
+        };
+        let width = shown.chars().count();
+        if chars + width > most.saturating_sub(3) {
+            line.push_str("...");
+            return line;
+        }
+        chars += width;
+        line.push_str(&shown);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_problem_is_one_printable_line_of_at_most_its_length() {
+        let png = String::from_utf8_lossy(b"chunk `\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR` bad");
+        let line = printable_line(&png, PROBLEM_CHARS);
+        assert_eq!(line, "chunk `?PNG\\r\\n\\u{1a}\\n\\0\\0\\0\\rIHDR` bad");
+        let long = "x".repeat(1000);
+        let line = printable_line(&long, PROBLEM_CHARS);
+        assert_eq!(line.chars().count(), PROBLEM_CHARS);
+        assert!(line.ends_with("..."));
+        assert_eq!(printable_line("a  b\tc", 50), "a b\\tc");
+    }
+}

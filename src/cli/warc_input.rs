@@ -5,8 +5,9 @@
 //! Records are parsed by the `warc` crate; each is named by the file, the offset of its
 //! member (or of the record, uncompressed) and its `WARC-Target-URI`. The HTTP response in
 //! its block is read as a crawler received it: the status line and headers, then the body,
-//! un-chunked (`Transfer-Encoding: chunked`) and decompressed (`Content-Encoding: gzip` or
-//! `deflate`; another coding is named, and the record has no text).
+//! un-chunked (`Transfer-Encoding: chunked`; a body stored de-chunked under that header is
+//! read as it is, with a warning) and decompressed (`Content-Encoding: gzip` or `deflate`;
+//! another coding is named, and the record has no text).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -24,6 +25,8 @@ pub(super) struct Response {
     pub(super) content_type: Option<String>,
     /// The body, or why it cannot be read.
     pub(super) body: Result<Vec<u8>, String>,
+    /// What was wrong with the record and forgiven in reading it (one line each).
+    pub(super) warnings: Vec<String>,
 }
 
 /// Whether `path` names a WARC file.
@@ -203,7 +206,8 @@ fn records(
             .header(WarcHeader::TargetURI)
             .map(|u| u.trim_matches(['<', '>']).to_string())
             .unwrap_or_default();
-        let (content_type, body) = match http_response(record.body()) {
+        let mut warnings = Vec::new();
+        let (content_type, body) = match http_response(record.body(), &mut warnings) {
             Ok((content_type, body)) => (content_type, Ok(body)),
             Err(problem) => (None, Err(problem)),
         };
@@ -212,13 +216,18 @@ fn records(
             uri,
             content_type,
             body,
+            warnings,
         })?;
     }
     Ok(Ok(()))
 }
 
-/// The content type and the body of an HTTP response as a WARC block holds it.
-fn http_response(block: &[u8]) -> Result<(Option<String>, Vec<u8>), String> {
+/// The content type and the body of an HTTP response as a WARC block holds it; what was
+/// forgiven goes to `warnings`.
+fn http_response(
+    block: &[u8],
+    warnings: &mut Vec<String>,
+) -> Result<(Option<String>, Vec<u8>), String> {
     let split = block
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -233,8 +242,16 @@ fn http_response(block: &[u8]) -> Result<(Option<String>, Vec<u8>), String> {
                 .then(|| value.trim().to_string())
         })
     };
+    // Many writers keep the `Transfer-Encoding: chunked` header of a body they stored
+    // de-chunked (warcio reads such a body as it is, too).
     let mut body = if header("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
-        dechunk(body)?
+        dechunk(body).unwrap_or_else(|problem| {
+            warnings.push(format!(
+                "`Transfer-Encoding: chunked` on a body that is not chunked ({problem}): \
+                 read as it is"
+            ));
+            body.to_vec()
+        })
     } else {
         body.to_vec()
     };
@@ -273,8 +290,12 @@ fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
             .ok_or("a chunk size line without its end")?;
         let size_text = String::from_utf8_lossy(&body[..line_end]);
         let size_text = size_text.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| format!("unreadable chunk size `{size_text}`"))?;
+        let size = usize::from_str_radix(size_text, 16).map_err(|_| {
+            format!(
+                "unreadable chunk size `{}`",
+                super::print::printable_line(size_text, 40)
+            )
+        })?;
         body = &body[line_end + 2..];
         if size == 0 {
             return Ok(out);

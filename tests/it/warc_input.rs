@@ -266,3 +266,52 @@ fn a_record_claiming_a_huge_block_is_named_and_not_read() {
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["verdict"], "unique");
 }
+
+/// Many writers keep the `Transfer-Encoding: chunked` header of a body they stored
+/// de-chunked: the body is read as it is, with one warning line naming the record, and the
+/// page is decided. A body that is neither (PNG bytes under that header) is named in one
+/// printable line of at most 200 characters, never its raw bytes.
+#[test]
+fn a_body_stored_de_chunked_under_a_chunked_header_is_read_as_it_is_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dechunked.warc");
+    let html = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+        &page(STORY),
+    ]
+    .concat();
+    let mut png =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n\
+        \x89PNG\x1a\x00\x00\x00\rIHDR\x00\x00\x01\x00"
+            .to_vec();
+    png.extend(std::iter::repeat_n(0xffu8, 600));
+    png.extend_from_slice(b"\r\n");
+    let bytes = [
+        record("WARC/1.0", "response", "https://news.example/a/1", &html),
+        record("WARC/1.0", "response", "https://news.example/logo", &png),
+    ]
+    .concat();
+    std::fs::write(&path, &bytes).unwrap();
+    let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+    let err = stderr(&o);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["verdict"], "unique", "{err}");
+    assert_eq!(lines[0]["url"], "https://news.example/a/1");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 2, "{err}");
+    assert!(
+        warnings[0].contains("dechunked.warc@0 (https://news.example/a/1)")
+            && warnings[0].contains("not chunked"),
+        "{err}"
+    );
+    for line in err.lines() {
+        assert!(line.chars().count() <= 200 + "warning: ".len(), "{line}");
+        assert!(
+            !line.chars().any(|c| c.is_control() || c == '\u{fffd}'),
+            "{line:?}"
+        );
+    }
+}
