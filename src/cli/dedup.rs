@@ -95,7 +95,13 @@ impl<W: Write> Inputs<'_, W> {
     /// Every response record of a WARC file.
     fn warc(&mut self, path: &std::path::Path) -> Result<(), Failure> {
         let file = path.display().to_string();
-        let read = warc_input::each_response(path, |record| {
+        let read = warc_input::each_response(path, |item| {
+            let record = match item {
+                warc_input::Item::Response(record) => record,
+                warc_input::Item::Forgiven { offset, problem } => {
+                    return Ok(self.forgiven(&format!("{file}@{offset}: {problem}"))?);
+                }
+            };
             let where_ = format!("{file}@{}", record.offset);
             for warning in &record.warnings {
                 self.forgiven(&format!("{where_} ({}): {warning}", record.uri))?;

@@ -29,6 +29,14 @@ pub(super) struct Response {
     pub(super) warnings: Vec<String>,
 }
 
+/// What reading a WARC file yields, in order.
+pub(super) enum Item {
+    /// A `response` record.
+    Response(Response),
+    /// What was wrong in the file at `offset` and forgiven: the reader went on.
+    Forgiven { offset: u64, problem: String },
+}
+
 /// Whether `path` names a WARC file.
 pub(super) fn is_warc(path: &Path) -> bool {
     let name = path.to_string_lossy().to_ascii_lowercase();
@@ -69,7 +77,7 @@ const MAX_HEADER_BYTES: usize = 1 << 20;
 /// cannot be read on.
 pub(super) fn each_response(
     path: &Path,
-    mut each: impl FnMut(Response) -> Result<(), super::Failure>,
+    mut each: impl FnMut(Item) -> Result<(), super::Failure>,
 ) -> Result<Result<(), String>, super::Failure> {
     let name = path.display();
     let file = match std::fs::File::open(path) {
@@ -84,18 +92,25 @@ pub(super) fn each_response(
         Ok(start) => start.starts_with(&[0x1f, 0x8b]),
         Err(e) => return Ok(Err(format!("{name}: {e}"))),
     };
+    // The first line of the next record when the record before it was read past its
+    // Content-Length, to the line that starts the next one.
+    let mut carry = Vec::new();
     loop {
-        let offset = input.consumed;
+        let offset = input.consumed - carry.len() as u64;
         match input.fill_buf() {
-            Ok([]) => return Ok(Ok(())),
+            Ok([]) if carry.is_empty() => return Ok(Ok(())),
             Ok(_) => {}
             Err(e) => return Ok(Err(format!("{name}: at offset {offset}: {e}"))),
         }
+        let mut forgiven = Vec::new();
         let record = if gzip {
             member(&mut input)
         } else {
-            plain_record(&mut input)
+            plain_record(&mut input, &mut carry, &mut forgiven)
         };
+        for problem in forgiven {
+            each(Item::Forgiven { offset, problem })?;
+        }
         let bytes = match record {
             Ok(bytes) => bytes,
             Err(problem) => return Ok(Err(format!("{name}: at offset {offset}: {problem}"))),
@@ -125,10 +140,55 @@ fn member(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
 }
 
 /// The next record of an uncompressed file: its header lines, the blank line, the block of
-/// `Content-Length` bytes and the two line ends after it.
-fn plain_record(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
+/// `Content-Length` bytes and the two line ends after it. `carry` holds the start of this
+/// record when the one before was read to it; what is forgiven goes to `forgiven`:
+///
+/// - bytes before the record that are not one (the rest of a block whose Content-Length
+///   was short) are skipped to the next line that starts `WARC/`;
+/// - a Content-Length that does not end the block (no blank line and `WARC/` after it), or
+///   is not a number, is named, and the block is read to the next line that starts
+///   `WARC/` instead (warcio reads such a record too); the record's Content-Length is set
+///   to what was read.
+fn plain_record(
+    input: &mut impl BufRead,
+    carry: &mut Vec<u8>,
+    forgiven: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
+    let mut bytes = std::mem::take(carry);
+    let mut skipped = 0usize;
+    // The first line: `WARC/` and a version.
+    loop {
+        if bytes.is_empty() {
+            let read = input
+                .by_ref()
+                .take(MAX_HEADER_BYTES as u64 + 1)
+                .read_until(b'\n', &mut bytes)
+                .map_err(|e| e.to_string())?;
+            if read == 0 {
+                if skipped > 0 {
+                    forgiven.push(format!(
+                        "{skipped} bytes after the last record that are not a record"
+                    ));
+                }
+                return Ok(Vec::new());
+            }
+        }
+        if bytes.starts_with(b"WARC/") {
+            break;
+        }
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            skipped += bytes.len();
+        }
+        bytes.clear();
+    }
+    if skipped > 0 {
+        forgiven.push(format!(
+            "{skipped} bytes that are not a record skipped to the next `WARC/` line (the \
+             record before it ran past its Content-Length)"
+        ));
+    }
     let mut length = None;
+    let mut length_text = None;
     loop {
         let start = bytes.len();
         let read = input
@@ -144,24 +204,30 @@ fn plain_record(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
         }
         let line = String::from_utf8_lossy(&bytes[start..]);
         if line.trim().is_empty() {
-            if start == 0 {
-                // Blank lines between records.
-                bytes.clear();
-                continue;
-            }
             break;
         }
         if let Some((key, value)) = line.split_once(':') {
             if key.trim().eq_ignore_ascii_case("content-length") {
                 length = value.trim().parse::<u64>().ok();
+                length_text = Some(value.trim().to_string());
             }
         }
     }
-    let length = length.ok_or("a record without a Content-Length")?;
+    let block = bytes.len();
+    let Some(length) = length else {
+        let Some(text) = length_text else {
+            return Err("a record without a Content-Length".into());
+        };
+        forgiven.push(format!(
+            "a Content-Length of `{}`, not a length: its block read to the next `WARC/` line",
+            super::print::printable_line(&text, 40)
+        ));
+        read_to_next_record(input, &mut bytes, carry)?;
+        return Ok(with_length(bytes, block));
+    };
     if length > MAX_BODY_BYTES {
         return Err(format!("a record larger than {} MiB", MAX_BODY_BYTES >> 20));
     }
-    let block = bytes.len();
     input
         .by_ref()
         .take(length + 4)
@@ -170,7 +236,98 @@ fn plain_record(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
     if ((bytes.len() - block) as u64) < length {
         return Err("a record cut short in its block".into());
     }
-    Ok(bytes)
+    if bytes.ends_with(b"\r\n\r\n") {
+        return Ok(bytes);
+    }
+    let end = block + length as usize;
+    if at_end(input)? {
+        // The last record, with fewer line ends after its block than the format has.
+        bytes.truncate(end);
+        bytes.extend_from_slice(b"\r\n\r\n");
+        return Ok(bytes);
+    }
+    // A writer that ends a block with fewer line ends: the next record starts in what was
+    // read after it.
+    let after = bytes[end..].trim_ascii_start();
+    if !after.is_empty() && b"WARC/".starts_with(&after[..after.len().min(5)]) {
+        let mut first = after.to_vec();
+        input
+            .by_ref()
+            .take(MAX_HEADER_BYTES as u64)
+            .read_until(b'\n', &mut first)
+            .map_err(|e| e.to_string())?;
+        *carry = first;
+        bytes.truncate(end);
+        return Ok(with_length(bytes, block));
+    }
+    // The block goes on past its Content-Length: read it to the next record.
+    forgiven.push(format!(
+        "its Content-Length of {length} does not end its block (no blank line after it): \
+         read to the next `WARC/` line"
+    ));
+    read_to_next_record(input, &mut bytes, carry)?;
+    Ok(with_length(bytes, block))
+}
+
+/// Whether `input` has nothing more to read.
+fn at_end(input: &mut impl BufRead) -> Result<bool, String> {
+    Ok(input.fill_buf().map_err(|e| e.to_string())?.is_empty())
+}
+
+/// Reads lines onto `bytes` up to the next line that starts `WARC/` (kept in `carry`, the
+/// start of the next record) or the end of the input.
+fn read_to_next_record(
+    input: &mut impl BufRead,
+    bytes: &mut Vec<u8>,
+    carry: &mut Vec<u8>,
+) -> Result<(), String> {
+    loop {
+        let mut line = Vec::new();
+        let read = input
+            .by_ref()
+            .take(MAX_BODY_BYTES + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| e.to_string())?;
+        if read == 0 {
+            return Ok(());
+        }
+        if line.starts_with(b"WARC/") {
+            *carry = line;
+            return Ok(());
+        }
+        bytes.extend_from_slice(&line);
+        if bytes.len() as u64 > MAX_BODY_BYTES {
+            return Err(format!("a record larger than {} MiB", MAX_BODY_BYTES >> 20));
+        }
+    }
+}
+
+/// A record's bytes (header lines ending at `block`, then its block and whatever line ends
+/// follow it) with its Content-Length set to the block as read, the line ends after it
+/// written as the format has them.
+fn with_length(bytes: Vec<u8>, block: usize) -> Vec<u8> {
+    let mut body = &bytes[block..];
+    while let Some(rest) = body
+        .strip_suffix(b"\r\n")
+        .or_else(|| body.strip_suffix(b"\n"))
+    {
+        body = rest;
+    }
+    let head = String::from_utf8_lossy(&bytes[..block]);
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    for line in head.split_inclusive('\n') {
+        let is_length = line
+            .split_once(':')
+            .is_some_and(|(key, _)| key.trim().eq_ignore_ascii_case("content-length"));
+        if is_length {
+            out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+        } else {
+            out.extend_from_slice(line.as_bytes());
+        }
+    }
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"\r\n\r\n");
+    out
 }
 
 /// The records of `bytes` (one gzip member's, or one uncompressed record), all named by
@@ -179,20 +336,45 @@ fn plain_record(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
 fn records(
     bytes: &[u8],
     offset: u64,
-    each: &mut impl FnMut(Response) -> Result<(), super::Failure>,
+    each: &mut impl FnMut(Item) -> Result<(), super::Failure>,
 ) -> Result<Result<(), String>, super::Failure> {
+    let mut bytes = std::borrow::Cow::Borrowed(bytes);
     let mut at = 0usize;
+    // The record whose date was rewritten: once a record.
+    let mut dated = None;
     while at < bytes.len() {
         if bytes[at..].iter().all(u8::is_ascii_whitespace) {
             break;
         }
-        let mut records = WarcReader::new(&bytes[at..]).iter_records();
-        let Some(record) = records.next() else {
+        let parsed = WarcReader::new(&bytes[at..]).iter_records().next();
+        let Some(record) = parsed else {
             break;
         };
-        let record = match record {
-            Ok(record) => record,
-            Err(e) => return Ok(Err(format!("at offset {offset}: not a WARC record: {e}"))),
+        let bad_date = matches!(
+            &record,
+            Err(warc::Error::MalformedHeader(WarcHeader::Date, _))
+        );
+        if bad_date && dated != Some(at) {
+            dated = Some(at);
+            // WARC/0.18 and other writers' dates (`2009-03-05T08:43:19-0800`, a 14-digit
+            // timestamp): the record is read with the date the parser takes.
+            if let Some((fixed, problem)) = with_iso_date(&bytes[at..]) {
+                each(Item::Forgiven { offset, problem })?;
+                bytes = std::borrow::Cow::Owned([&bytes[..at], &fixed[..]].concat());
+                continue;
+            }
+        }
+        let record = match WarcReader::new(&bytes[at..]).iter_records().next() {
+            Some(Ok(record)) => record,
+            Some(Err(e)) => {
+                // One record's header the parser refuses: named, and the file read on.
+                each(Item::Forgiven {
+                    offset,
+                    problem: format!("not a WARC record ({e}): skipped"),
+                })?;
+                break;
+            }
+            None => break,
         };
         let headers_end = bytes[at..]
             .windows(4)
@@ -211,15 +393,81 @@ fn records(
             Ok((content_type, body)) => (content_type, Ok(body)),
             Err(problem) => (None, Err(problem)),
         };
-        each(Response {
+        each(Item::Response(Response {
             offset,
             uri,
             content_type,
             body,
             warnings,
-        })?;
+        }))?;
     }
     Ok(Ok(()))
+}
+
+/// `record` (a record and what follows it) with its `WARC-Date` written as RFC 3339, and
+/// what was changed; `None` when it has no such line to rewrite. A numeric UTC offset
+/// without its colon (`-0800`) gets one, a 14-digit timestamp (`20090305084319`, as ARC
+/// files and WARC/0.17 writers have it) is spelt out, and anything else that is not a date
+/// is read as the epoch (the date decides nothing here).
+fn with_iso_date(record: &[u8]) -> Option<(Vec<u8>, String)> {
+    let head_end = record.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&record[..head_end]).ok()?;
+    let (line_start, line) = head
+        .split("\r\n")
+        .scan(0usize, |at, line| {
+            let start = *at;
+            *at += line.len() + 2;
+            Some((start, line))
+        })
+        .find(|(_, line)| {
+            line.split_once(':')
+                .is_some_and(|(key, _)| key.trim().eq_ignore_ascii_case("warc-date"))
+        })?;
+    let value = line.split_once(':')?.1.trim();
+    let bytes = value.as_bytes();
+    let iso = if bytes.len() == 14 && bytes.iter().all(u8::is_ascii_digit) {
+        format!(
+            "{}-{}-{}T{}:{}:{}Z",
+            &value[..4],
+            &value[4..6],
+            &value[6..8],
+            &value[8..10],
+            &value[10..12],
+            &value[12..14]
+        )
+    } else {
+        let n = bytes.len();
+        let offset_without_colon = n > 5
+            && matches!(bytes[n - 5], b'+' | b'-')
+            && bytes[n - 4..].iter().all(u8::is_ascii_digit);
+        let with_colon = offset_without_colon
+            .then(|| format!("{}:{}", &value[..n - 2], &value[n - 2..]))
+            .filter(|v| chrono_like_rfc3339(v));
+        with_colon.unwrap_or_else(|| "1970-01-01T00:00:00Z".to_string())
+    };
+    let problem = format!(
+        "a WARC-Date `{}` that is not RFC 3339: read as {iso}",
+        super::print::printable_line(value, 40)
+    );
+    let fixed = [
+        &record[..line_start],
+        format!("WARC-Date: {iso}").as_bytes(),
+        &record[line_start + line.len()..],
+    ]
+    .concat();
+    Some((fixed, problem))
+}
+
+/// Whether the `warc` crate reads `date` as a `WARC-Date`.
+fn chrono_like_rfc3339(date: &str) -> bool {
+    let record = format!(
+        "WARC/1.0\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:x>\r\nWARC-Date: {date}\r\n\
+         Content-Length: 0\r\n\r\n\r\n\r\n"
+    );
+    matches!(
+        WarcReader::new(record.as_bytes()).iter_records().next(),
+        Some(Ok(_))
+    )
 }
 
 /// The content type and the body of an HTTP response as a WARC block holds it; what was

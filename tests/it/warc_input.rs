@@ -315,3 +315,192 @@ fn a_body_stored_de_chunked_under_a_chunked_header_is_read_as_it_is_with_a_warni
         );
     }
 }
+
+/// A record whose Content-Length is wrong does not end the file: its block is read to the
+/// next line that starts `WARC/`, with one warning naming the field, and every record after
+/// it is decided. A halved length, a negative one and one past any integer, each in the
+/// first of five records (as warcio reads such files, with a warning).
+#[test]
+fn a_wrong_content_length_is_named_and_the_reader_goes_on_to_the_next_record() {
+    let texts = [
+        STORY,
+        OTHER,
+        "A third story about the ferry timetable, changed for the \
+        winter months so that the first boat leaves at seven and the last returns at six.",
+        "A fourth story: the library opens a new reading room on the ground floor, with \
+        newspapers from twelve countries and a corner for children's books and games.",
+        "A fifth story on the orchard harvest, late this year after a cold spring, with the \
+        pears picked in October and the apples still on the trees in the first week of November.",
+    ];
+    let responses: Vec<Vec<u8>> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let block = [
+                &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+                &page(text),
+            ]
+            .concat();
+            record(
+                "WARC/1.0",
+                "response",
+                &format!("https://news.example/a/{i}"),
+                &block,
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, wrong) in [
+        ("halved", None),
+        ("negative", Some("-5")),
+        ("huge", Some("99999999999999999999")),
+    ] {
+        let mut first = String::from_utf8(responses[0].clone()).unwrap();
+        let length = first
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .unwrap()
+            .to_string();
+        let value = match wrong {
+            Some(value) => value.to_string(),
+            None => (length.parse::<usize>().unwrap() / 2).to_string(),
+        };
+        first = first.replacen(
+            &format!("Content-Length: {length}"),
+            &format!("Content-Length: {value}"),
+            1,
+        );
+        let bytes = [first.as_bytes(), &responses[1..].concat()].concat();
+        let path = dir.path().join(format!("{name}.warc"));
+        std::fs::write(&path, &bytes).unwrap();
+        let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+        let err = stderr(&o);
+        let lines: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 5, "{name}: {err}\n{}", stdout(&o));
+        for (i, line) in lines.iter().enumerate() {
+            assert_eq!(line["url"], format!("https://news.example/a/{i}"), "{name}");
+            assert_eq!(line["verdict"], "unique", "{name}: {line}");
+        }
+        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+        assert_eq!(warnings.len(), 1, "{name}: {err}");
+        assert!(warnings[0].contains("Content-Length"), "{name}: {err}");
+        assert!(
+            warnings[0].contains(&format!("{name}.warc@0")),
+            "{name}: {err}"
+        );
+        if let Some(value) = wrong {
+            assert!(warnings[0].contains(value), "{name}: {err}");
+        }
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+    }
+}
+
+/// Records that end their blocks with one line end, or none, instead of two: each is read,
+/// and the next record with it.
+#[test]
+fn records_without_the_blank_lines_after_their_blocks_are_each_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, ends) in [("one", &b"\r\n"[..]), ("none", &b""[..])] {
+        let bytes: Vec<u8> = [STORY, OTHER]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, text)| {
+                let block = [
+                    &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+                    &page(text),
+                ]
+                .concat();
+                let mut r = record(
+                    "WARC/1.0",
+                    "response",
+                    &format!("https://n.example/{i}"),
+                    &block,
+                );
+                r.truncate(r.len() - 4);
+                r.extend_from_slice(ends);
+                r
+            })
+            .collect();
+        let path = dir.path().join(format!("{name}.warc"));
+        std::fs::write(&path, &bytes).unwrap();
+        let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+        let lines: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{name}: {}", stderr(&o));
+        assert_eq!(lines[1]["url"], "https://n.example/1", "{name}");
+        assert_eq!(lines[1]["verdict"], "unique", "{name}");
+    }
+}
+
+/// WARC/0.18 and WARC/0.17 records with their writers' dates (a UTC offset without its
+/// colon, a 14-digit timestamp, a day that is no day) are read, each date named once in a
+/// warning; every page is decided.
+#[test]
+fn warc_0_18_records_with_dates_that_are_not_rfc_3339_are_read() {
+    let block = |text: &str| {
+        [
+            &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+            &page(text),
+        ]
+        .concat()
+    };
+    let dated = |version: &str, date: &str, uri: &str, text: &str| {
+        let r = record(version, "response", uri, &block(text));
+        String::from_utf8(r)
+            .unwrap()
+            .replace(
+                "WARC-Date: 2026-01-01T00:00:00Z",
+                &format!("WARC-Date: {date}"),
+            )
+            .into_bytes()
+    };
+    let bytes = [
+        dated(
+            "WARC/0.18",
+            "2009-03-05T08:43:19-0800",
+            "http://a.example/1",
+            STORY,
+        ),
+        dated("WARC/0.17", "20090305084319", "http://a.example/2", OTHER),
+        dated(
+            "WARC/0.18",
+            "2009-03-65T08:43:19-0800",
+            "http://a.example/3",
+            "A third \
+            story on the ferry timetable, changed for the winter so that the first boat \
+            leaves at seven and the last one comes back at six.",
+        ),
+    ]
+    .concat();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clueweb.warc");
+    std::fs::write(&path, &bytes).unwrap();
+    let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+    let err = stderr(&o);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["url"], format!("http://a.example/{}", i + 1));
+        assert_eq!(line["verdict"], "unique");
+    }
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 3, "{err}");
+    assert!(
+        warnings[0].contains("read as 2009-03-05T08:43:19-08:00"),
+        "{err}"
+    );
+    assert!(
+        warnings[1].contains("read as 2009-03-05T08:43:19Z"),
+        "{err}"
+    );
+    assert!(warnings[2].contains("2009-03-65"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}

@@ -100,6 +100,7 @@ mod lines;
 #[cfg(test)]
 mod lines_tests;
 mod links;
+mod page_text;
 mod render;
 mod story;
 mod structured;
@@ -259,7 +260,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
     let root = analysis.root();
     let mut page_text = (container != root)
         .then(|| analysis.render(root, false))
-        .and_then(|whole| with_main_text(whole, &text));
+        .and_then(|whole| page_text::with_main_text(whole, &text));
     if let Some(description) = structured.product_description {
         // A product page's own description, when it is substantial and the visible text is
         // not much more than it, is the product's text without the shop around it.
@@ -303,27 +304,6 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
     (extracted, links, page_text)
 }
 
-/// The page's text for comparing it with the other pages of its host: the page rendered
-/// from its root (`whole`), when that holds more than the main text (`text`); `None` when it
-/// is the main text. When the main text came from a block the rest of the page leaves out
-/// (a reference list taken over a short abstract), the page's rendering is shorter than
-/// the main text or lacks it: the page's text is then the main text followed by the lines
-/// of the rest that it does not hold, so that it always holds what is compared.
-fn with_main_text(whole: String, text: &str) -> Option<String> {
-    if whole.len() > text.len() {
-        return Some(whole);
-    }
-    let main: std::collections::HashSet<&str> = text.lines().map(str::trim).collect();
-    let mut page = text.to_string();
-    let mut added = false;
-    for line in whole.lines().filter(|l| !main.contains(l.trim())) {
-        page.push_str(if added { "\n" } else { "\n\n" });
-        page.push_str(line);
-        added = true;
-    }
-    added.then_some(page)
-}
-
 /// One [`BlockKind::Story`] for each block of `text`.
 fn all_story(text: &str) -> Vec<BlockKind> {
     text.split("\n\n").map(|_| BlockKind::Story).collect()
@@ -336,60 +316,6 @@ mod tests {
     use super::tree::*;
     use super::*;
     use crate::text::non_space_chars;
-
-    #[test]
-    fn a_block_that_opens_with_a_references_heading_is_back_matter() {
-        let html = "<html><body><article><h1>A headline of the article in six words</h1>\
-            <div><h2>Background:</h2><p>The abstract.</p></div>\
-            <div><h2>References</h2><ul><li>1. Author SK. A paper.</li></ul></div>\
-            <div><h2>参考文献：</h2><ol><li>论文</li></ol></div>\
-            <div><p>Notes on the study.</p><h2>References</h2></div>\
-            </article></body></html>";
-        let stripped = strip::strip(html);
-        let dom = parse_document(&stripped.html);
-        let page = Page::build(&dom, stripped.html.len());
-        let analysis = Analysis::new(&page);
-        // The `div` whose first text is `opening`.
-        let block = |opening: &str| {
-            (0..page.nodes.len())
-                .find(|&i| {
-                    page.nodes[i].tag == Tag::Block
-                        && page.nodes[i + 1..page.nodes[i].end as usize]
-                            .iter()
-                            .find(|n| n.tag == Tag::Text)
-                            .is_some_and(|n| {
-                                page.text[n.text_start as usize..n.text_end as usize]
-                                    .starts_with(opening)
-                            })
-                })
-                .unwrap_or_else(|| panic!("no block opening with {opening}"))
-        };
-        assert!(!analysis.back_matter(block("Background")));
-        assert!(analysis.back_matter(block("References")));
-        assert!(analysis.back_matter(block("参考文献")));
-        // Only a block that opens with such a heading.
-        assert!(!analysis.back_matter(block("Notes")));
-    }
-
-    #[test]
-    fn the_page_text_always_holds_the_main_text() {
-        // The page rendered from its root holds more than the main text: it is the page text.
-        let whole = "Menu line\n\nThe story itself.\n\nMore text".to_string();
-        assert_eq!(
-            with_main_text(whole.clone(), "The story itself."),
-            Some(whole)
-        );
-        // The main text came from a block the page's rendering leaves out (a reference list
-        // taken over a short abstract): the page text is the main text and the rest.
-        let references = "References\n\n- 1. Peasah SK, et al. Influenza cost. Vaccine. 2013.\n\
-                          - 2. Longini IM. Strategy for distribution. Am J Epidemiol. 2005.";
-        assert_eq!(
-            with_main_text("Background:\n\nA short abstract.".to_string(), references),
-            Some(format!("{references}\n\nBackground:\nA short abstract."))
-        );
-        // Nothing more than the main text: no page text of its own.
-        assert_eq!(with_main_text("References".to_string(), references), None);
-    }
 
     #[test]
     fn class_words_match_whole_or_joined_with_a_structural_word_never_as_a_word_start() {

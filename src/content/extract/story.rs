@@ -296,3 +296,44 @@ impl Analysis<'_> {
         lead
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tree::{Page, Tag};
+    use super::super::{parse_document, strip};
+    use super::*;
+
+    #[test]
+    fn a_block_that_opens_with_a_references_heading_is_back_matter() {
+        let html = "<html><body><article><h1>A headline of the article in six words</h1>\
+            <div><h2>Background:</h2><p>The abstract.</p></div>\
+            <div><h2>References</h2><ul><li>1. Author SK. A paper.</li></ul></div>\
+            <div><h2>参考文献：</h2><ol><li>论文</li></ol></div>\
+            <div><p>Notes on the study.</p><h2>References</h2></div>\
+            </article></body></html>";
+        let stripped = strip::strip(html);
+        let dom = parse_document(&stripped.html);
+        let page = Page::build(&dom, stripped.html.len());
+        let analysis = Analysis::new(&page);
+        // The `div` whose first text is `opening`.
+        let block = |opening: &str| {
+            (0..page.nodes.len())
+                .find(|&i| {
+                    page.nodes[i].tag == Tag::Block
+                        && page.nodes[i + 1..page.nodes[i].end as usize]
+                            .iter()
+                            .find(|n| n.tag == Tag::Text)
+                            .is_some_and(|n| {
+                                page.text[n.text_start as usize..n.text_end as usize]
+                                    .starts_with(opening)
+                            })
+                })
+                .unwrap_or_else(|| panic!("no block opening with {opening}"))
+        };
+        assert!(!analysis.back_matter(block("Background")));
+        assert!(analysis.back_matter(block("References")));
+        assert!(analysis.back_matter(block("参考文献")));
+        // Only a block that opens with such a heading.
+        assert!(!analysis.back_matter(block("Notes")));
+    }
+}
