@@ -6,8 +6,8 @@
 //! member (or of the record, uncompressed) and its `WARC-Target-URI`. The HTTP response in
 //! its block is read as a crawler received it: the status line and headers, then the body,
 //! un-chunked (`Transfer-Encoding: chunked`; a body stored de-chunked under that header is
-//! read as it is, with a warning) and decompressed (`Content-Encoding: gzip` or `deflate`;
-//! another coding is named, and the record has no text).
+//! read as it is, with a warning) and decompressed (`Content-Encoding: gzip`, `deflate` or
+//! `br`; another coding is named, and the record has no text).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -104,7 +104,7 @@ pub(super) fn each_response(
         }
         let mut forgiven = Vec::new();
         let record = if gzip {
-            member(&mut input)
+            member(&mut input, &mut forgiven)
         } else {
             plain_record(&mut input, &mut carry, &mut forgiven)
         };
@@ -121,15 +121,28 @@ pub(super) fn each_response(
     }
 }
 
-/// The next gzip member, decompressed (a record, or records).
-fn member(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
-    let mut decoder = flate2::bufread::GzDecoder::new(input);
+/// The next gzip member, decompressed (a record, or records). The last member of a file
+/// cut short is what it held up to the cut, its record's Content-Length set to that, and
+/// said in `forgiven` (warcio reads such a file to the cut too).
+fn member(input: &mut impl BufRead, forgiven: &mut Vec<String>) -> Result<Vec<u8>, String> {
     let mut member = Vec::new();
-    decoder
-        .by_ref()
+    let read = flate2::bufread::GzDecoder::new(&mut *input)
         .take(MAX_BODY_BYTES + 1)
-        .read_to_end(&mut member)
-        .map_err(|e| format!("corrupt gzip: {e}"))?;
+        .read_to_end(&mut member);
+    if let Err(e) = read {
+        let head_end = member.windows(4).position(|w| w == b"\r\n\r\n");
+        match head_end {
+            Some(end) if at_end(input)? && member.starts_with(b"WARC/") => {
+                forgiven.push(format!(
+                    "the file's last gzip member is cut short ({e}): the {} bytes it held \
+                     are read",
+                    member.len()
+                ));
+                return Ok(with_length(member, end + 4));
+            }
+            _ => return Err(format!("corrupt gzip: {e}")),
+        }
+    }
     if member.len() as u64 > MAX_BODY_BYTES {
         return Err(format!(
             "a record larger than {} MiB decompressed",
@@ -506,16 +519,18 @@ fn http_response(
     match header("content-encoding").map(|c| c.to_ascii_lowercase()) {
         None => {}
         Some(c) if c == "identity" => {}
-        Some(c) if c == "gzip" || c == "x-gzip" || c == "deflate" => {
+        Some(c) if matches!(c.as_str(), "gzip" | "x-gzip" | "deflate" | "br") => {
             let mut plain = Vec::new();
-            let read = if c == "deflate" {
-                flate2::read::ZlibDecoder::new(&body[..])
+            let read = match c.as_str() {
+                "deflate" => flate2::read::ZlibDecoder::new(&body[..])
                     .take(MAX_BODY_BYTES + 1)
-                    .read_to_end(&mut plain)
-            } else {
-                flate2::read::MultiGzDecoder::new(&body[..])
+                    .read_to_end(&mut plain),
+                "br" => brotli_decompressor::Decompressor::new(&body[..], 1 << 16)
                     .take(MAX_BODY_BYTES + 1)
-                    .read_to_end(&mut plain)
+                    .read_to_end(&mut plain),
+                _ => flate2::read::MultiGzDecoder::new(&body[..])
+                    .take(MAX_BODY_BYTES + 1)
+                    .read_to_end(&mut plain),
             };
             read.map_err(|e| format!("corrupt {c} body: {e}"))?;
             if plain.len() as u64 > MAX_BODY_BYTES {

@@ -166,9 +166,17 @@ fn a_damaged_warc_file_is_named_and_the_other_inputs_decided() {
         path.to_str().unwrap(),
         html.to_str().unwrap(),
     ]);
+    // The last member is cut in its deflate data: what it held is read, and said; its
+    // record's body (in a coding that is not read) is named as before.
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("corrupt gzip"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cut.warc.gz@") && stderr(&o).contains("last gzip member is cut short"),
+        "{}",
+        stderr(&o)
+    );
     assert!(stdout(&o).contains("page.html"), "{}", stdout(&o));
+    assert_eq!(stdout(&o).matches("\"file\":").count(), 5, "{}", stdout(&o));
+    assert!(stderr(&o).contains("https://b.example/z"), "{}", stderr(&o));
 }
 
 /// An HTML file is named by the address it gives itself, so that two saved articles of one
@@ -502,5 +510,67 @@ fn warc_0_18_records_with_dates_that_are_not_rfc_3339_are_read() {
         "{err}"
     );
     assert!(warnings[2].contains("2009-03-65"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}
+
+/// A body in `Content-Encoding: br` is decompressed as gzip and deflate ones are: the page
+/// it holds is the same page as its plain copy. And the last gzip member of a file cut in
+/// its page is read to the cut, with a warning, and the page it held decided.
+#[test]
+fn a_brotli_body_is_read_and_a_cut_last_member_decided_on_what_it_held() {
+    let mut encoded = Vec::new();
+    {
+        let mut writer = brotli::CompressorWriter::new(&mut encoded, 4096, 5, 22);
+        writer.write_all(&page(STORY)).unwrap();
+    }
+    let br = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: br\r\n\r\n"[..],
+        &encoded,
+    ]
+    .concat();
+    let plain = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+        &page(STORY),
+    ]
+    .concat();
+    let long: String = [STORY, OTHER, STORY, OTHER].join(" ");
+    let last = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+        &page(&long),
+    ]
+    .concat();
+    let mut bytes: Vec<u8> = [
+        gzip(&record("WARC/1.1", "response", "https://a.example/br", &br)),
+        gzip(&record(
+            "WARC/1.1",
+            "response",
+            "https://b.example/plain",
+            &plain,
+        )),
+    ]
+    .concat();
+    let cut = gzip(&record(
+        "WARC/1.1",
+        "response",
+        "https://c.example/long",
+        &last,
+    ));
+    bytes.extend_from_slice(&cut[..cut.len() * 3 / 4]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("br.warc.gz");
+    std::fs::write(&path, &bytes).unwrap();
+    let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+    let err = stderr(&o);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert_eq!(lines[0]["verdict"], "unique", "{err}");
+    assert_eq!(lines[1]["verdict"], "exact_duplicate", "{}", lines[1]);
+    assert_eq!(lines[1]["of"], "https://a.example/br");
+    assert_eq!(lines[2]["url"], "https://c.example/long");
+    assert_eq!(lines[2]["verdict"], "unique", "{}", lines[2]);
+    assert!(err.contains("last gzip member is cut short"), "{err}");
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
