@@ -56,5 +56,7 @@ mod upkeep;
 #[cfg(feature = "cli")]
 mod warc_input;
 #[cfg(feature = "cli")]
+mod warc_real;
+#[cfg(feature = "cli")]
 mod window;
 mod window_precision;

@@ -1,0 +1,98 @@
+//! `crawldedup dedup` on WARC files written by other tools, made in the test: a crawl of the
+//! fixture site by wget `--warc-file` (Debian's wget; `.ci/run` installs it). Every response
+//! record wget wrote gets a verdict, none an error, and the site's copies are found.
+
+use std::io::Read;
+
+use crate::run_cli as cli;
+use cli::{crawldedup, stderr, stdout};
+use crawldedup::fixture::{Site, serve};
+
+/// wget on the PATH; `None` (the test says so and passes) when it is not there, except in
+/// CI, which installs it.
+fn wget() -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("wget"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "wget is not installed (.ci/run installs it)"
+        );
+        eprintln!("wget is not installed: the test of its WARC files does not run");
+    }
+    found
+}
+
+#[test]
+fn every_response_of_a_wget_warc_file_gets_a_verdict_and_its_copies_are_found() {
+    let Some(wget) = wget() else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::new(5, 3))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("crawl");
+    // One topic's index and every page it links to: its articles, their mirrors, print
+    // versions, discussions and old addresses (301s).
+    let o = std::process::Command::new(wget)
+        .arg(format!("--warc-file={}", prefix.display()))
+        .args([
+            "--recursive",
+            "--level=1",
+            "--no-verbose",
+            "--timeout=5",
+            "--tries=1",
+        ])
+        .arg(format!(
+            "--directory-prefix={}",
+            dir.path().join("files").display()
+        ))
+        .arg(server.url("/topic/astronomy/"))
+        .output()
+        .unwrap();
+    // wget exits 8 when a link answered with an error status (the site has such links).
+    assert!(
+        matches!(o.status.code(), Some(0 | 8)),
+        "wget: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let warc = dir.path().join("crawl.warc.gz");
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(&warc).unwrap())
+        .read_to_string(&mut text)
+        .ok();
+    let responses = text.matches("WARC-Type: response\r\n").count();
+    assert!(responses >= 10, "wget wrote {responses} responses");
+
+    let o = crawldedup(&["dedup", "--json", warc.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(!err.contains("error:"), "{err}");
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), responses, "{err}\n{}", stdout(&o));
+    let verdicts = |v: &str| lines.iter().filter(|l| l["verdict"] == v).count();
+    eprintln!(
+        "wget wrote {responses} responses: {} unique, {} exact and {} near duplicates, {} no text",
+        verdicts("unique"),
+        verdicts("exact_duplicate"),
+        verdicts("near_duplicate"),
+        verdicts("no_text")
+    );
+    assert!(verdicts("unique") >= 3, "{}", stdout(&o));
+    // The mirrors and print versions repeat their articles' text; the discussions add a
+    // comment to it.
+    assert!(verdicts("exact_duplicate") >= 3, "{}", stdout(&o));
+    assert!(verdicts("near_duplicate") >= 1, "{}", stdout(&o));
+    for line in &lines {
+        if line["verdict"] == "exact_duplicate" {
+            let of = line["of"].as_str().unwrap();
+            assert!(of.contains("/topic/astronomy/"), "{line}");
+        }
+    }
+    runtime.block_on(server.shutdown());
+}
