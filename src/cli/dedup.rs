@@ -39,6 +39,7 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         json: args.json,
         stored: HashMap::new(),
         unreadable: false,
+        records: Default::default(),
     };
     for path in &args.files {
         if warc_input::is_warc(path) {
@@ -67,6 +68,8 @@ struct Inputs<'a, W: Write> {
     stored: HashMap<String, Origin>,
     /// An input, or a record of one, could not be read.
     unreadable: bool,
+    /// The WARC response records read in this run, for the revisits that name them.
+    records: super::revisits::Records,
 }
 
 impl<W: Write> Inputs<'_, W> {
@@ -101,7 +104,17 @@ impl<W: Write> Inputs<'_, W> {
                 warc_input::Item::Forgiven { offset, problem } => {
                     return Ok(self.forgiven(&format!("{file}@{offset}: {problem}"))?);
                 }
+                warc_input::Item::Revisit(revisit) => return self.revisit(&file, &revisit),
             };
+            self.records.add(
+                super::revisits::Read {
+                    uri: record.uri.clone(),
+                    file: file.clone(),
+                    offset: record.offset,
+                },
+                record.record_id.as_deref(),
+                record.payload_digest.as_deref(),
+            );
             let where_ = format!("{file}@{}", record.offset);
             for warning in &record.warnings {
                 self.forgiven(&format!("{where_} ({}): {warning}", record.uri))?;
@@ -142,6 +155,48 @@ impl<W: Write> Inputs<'_, W> {
         })?;
         if let Err(problem) = read {
             self.unreadable(&problem)?;
+        }
+        Ok(())
+    }
+
+    /// A `revisit` record: never decided as a page; its line names the record it repeats
+    /// (`of`, `of_file`, `of_offset`), when this run read it, and says so on stderr when not.
+    fn revisit(&mut self, file: &str, revisit: &warc_input::Revisit) -> Result<(), Failure> {
+        let original = self.records.original(revisit).cloned();
+        let where_ = format!("{file}@{}", revisit.offset);
+        if self.json {
+            let mut fields = serde_json::Map::new();
+            fields.insert("file".into(), file.into());
+            fields.insert("offset".into(), revisit.offset.into());
+            fields.insert("url".into(), revisit.uri.clone().into());
+            fields.insert("verdict".into(), "revisit".into());
+            fields.insert("of".into(), original.as_ref().map(|o| o.uri.clone()).into());
+            if let Some(o) = &original {
+                fields.insert("of_file".into(), o.file.clone().into());
+                fields.insert("of_offset".into(), o.offset.into());
+            }
+            if let Some(profile) = &revisit.profile {
+                fields.insert("profile".into(), profile.clone().into());
+            }
+            writeln!(self.out, "{}", serde_json::Value::Object(fields))?;
+        } else {
+            let of = original.as_ref().map_or_else(
+                || "a record not read in this run".to_string(),
+                |o| format!("{} ({}@{})", o.uri, o.file, o.offset),
+            );
+            writeln!(self.out, "revisit          {where_}  of {of}")?;
+        }
+        if original.is_none() {
+            let named = revisit
+                .refers_to
+                .as_deref()
+                .or(revisit.refers_to_uri.as_deref())
+                .or(revisit.payload_digest.as_deref())
+                .unwrap_or("nothing");
+            self.forgiven(&format!(
+                "{where_} ({}): a revisit of {named}, a record this run did not read",
+                revisit.uri
+            ))?;
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ mod commands;
 mod dedup;
 mod input;
 mod print;
+mod revisits;
 mod warc_input;
 
 use std::io;

@@ -27,12 +27,29 @@ pub(super) struct Response {
     pub(super) body: Result<Vec<u8>, String>,
     /// What was wrong with the record and forgiven in reading it (one line each).
     pub(super) warnings: Vec<String>,
+    /// Its `WARC-Record-ID` and `WARC-Payload-Digest`, by which a revisit refers to it.
+    pub(super) record_id: Option<String>,
+    pub(super) payload_digest: Option<String>,
+}
+
+/// A `revisit` record: the same content as an earlier record, which it names by that
+/// record's id (`WARC-Refers-To`), its URI and date (`WARC-Refers-To-Target-URI`,
+/// `-Date`), or, URL-agnostic, only by the payload digest the two share.
+pub(super) struct Revisit {
+    pub(super) offset: u64,
+    pub(super) uri: String,
+    pub(super) refers_to: Option<String>,
+    pub(super) refers_to_uri: Option<String>,
+    pub(super) payload_digest: Option<String>,
+    pub(super) profile: Option<String>,
 }
 
 /// What reading a WARC file yields, in order.
 pub(super) enum Item {
     /// A `response` record.
     Response(Response),
+    /// A `revisit` record.
+    Revisit(Revisit),
     /// What was wrong in the file at `offset` and forgiven: the reader went on.
     Forgiven { offset: u64, problem: String },
 }
@@ -394,13 +411,27 @@ fn records(
             .position(|w| w == b"\r\n\r\n")
             .map_or(bytes.len() - at, |p| p + 4);
         at += headers_end + record.content_length() as usize + 4;
+        let header = |name: WarcHeader| {
+            record
+                .header(name)
+                .map(|v| v.trim().trim_matches(['<', '>']).to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let uri = header(WarcHeader::TargetURI).unwrap_or_default();
+        if *record.warc_type() == RecordType::Revisit {
+            each(Item::Revisit(Revisit {
+                offset,
+                uri,
+                refers_to: header(WarcHeader::RefersTo),
+                refers_to_uri: header(WarcHeader::Unknown("warc-refers-to-target-uri".into())),
+                payload_digest: header(WarcHeader::PayloadDigest),
+                profile: header(WarcHeader::Profile),
+            }))?;
+            continue;
+        }
         if *record.warc_type() != RecordType::Response {
             continue;
         }
-        let uri = record
-            .header(WarcHeader::TargetURI)
-            .map(|u| u.trim_matches(['<', '>']).to_string())
-            .unwrap_or_default();
         let mut warnings = Vec::new();
         let (content_type, body) = match http_response(record.body(), &mut warnings) {
             Ok((content_type, body)) => (content_type, Ok(body)),
@@ -412,6 +443,8 @@ fn records(
             content_type,
             body,
             warnings,
+            record_id: header(WarcHeader::RecordID),
+            payload_digest: header(WarcHeader::PayloadDigest),
         }))?;
     }
     Ok(Ok(()))

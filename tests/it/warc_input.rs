@@ -574,3 +574,129 @@ fn a_brotli_body_is_read_and_a_cut_last_member_decided_on_what_it_held() {
     assert!(err.contains("last gzip member is cut short"), "{err}");
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
+
+/// `record` with extra header lines (before its Content-Length).
+fn record_with(
+    version: &str,
+    kind: &str,
+    uri: &str,
+    extra: &[(&str, &str)],
+    block: &[u8],
+) -> Vec<u8> {
+    let lines: String = extra.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+    let r = String::from_utf8_lossy(&record(version, kind, uri, block)).into_owned();
+    r.replacen("Content-Length:", &format!("{lines}Content-Length:"), 1)
+        .into_bytes()
+}
+
+/// Revisit records are the duplicates they say they are, never pages: each is reported as
+/// `revisit` of the record it names, by id, by URI, or (URL-agnostic) by payload digest,
+/// whether that record is in the same file or an earlier one; one that names a record the
+/// run did not read is reported with no original and a warning.
+#[test]
+fn revisit_records_are_reported_against_the_records_they_name() {
+    let block = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+        &page(STORY),
+    ]
+    .concat();
+    let revisit_block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+    let profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+    let first = record_with(
+        "WARC/1.1",
+        "response",
+        "https://a.example/story",
+        &[("WARC-Payload-Digest", "sha1:AAAA")],
+        &block,
+    );
+    let first = String::from_utf8(first)
+        .unwrap()
+        .replacen(
+            "WARC-Record-ID: <urn:uuid:",
+            "WARC-Record-ID: <urn:uuid:1",
+            1,
+        )
+        .into_bytes();
+    let id = String::from_utf8_lossy(&first)
+        .lines()
+        .find_map(|l| l.strip_prefix("WARC-Record-ID: ").map(str::to_string))
+        .unwrap();
+    let by_id = record_with(
+        "WARC/1.1",
+        "revisit",
+        "https://a.example/story",
+        &[
+            ("WARC-Refers-To", &id),
+            ("WARC-Profile", profile),
+            ("WARC-Payload-Digest", "sha1:AAAA"),
+        ],
+        revisit_block,
+    );
+    let by_uri = record_with(
+        "WARC/1.1",
+        "revisit",
+        "https://a.example/story",
+        &[
+            ("WARC-Refers-To-Target-URI", "https://a.example/story"),
+            ("WARC-Refers-To-Date", "2026-01-01T00:00:00Z"),
+            ("WARC-Profile", profile),
+        ],
+        revisit_block,
+    );
+    let agnostic = record_with(
+        "WARC/1.1",
+        "revisit",
+        "https://mirror.example/same",
+        &[
+            ("WARC-Payload-Digest", "sha1:AAAA"),
+            ("WARC-Profile", profile),
+        ],
+        revisit_block,
+    );
+    let unknown = record_with(
+        "WARC/1.1",
+        "revisit",
+        "https://b.example/gone",
+        &[
+            ("WARC-Payload-Digest", "sha1:BBBB"),
+            ("WARC-Profile", profile),
+        ],
+        revisit_block,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.warc");
+    let two = dir.path().join("two.warc.gz");
+    std::fs::write(&one, [first, by_id].concat()).unwrap();
+    std::fs::write(
+        &two,
+        [gzip(&by_uri), gzip(&agnostic), gzip(&unknown)].concat(),
+    )
+    .unwrap();
+    let o = crawldedup(&[
+        "dedup",
+        "--json",
+        one.to_str().unwrap(),
+        two.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{err}\n{}", stdout(&o));
+    assert_eq!(lines[0]["verdict"], "unique");
+    for line in &lines[1..4] {
+        assert_eq!(line["verdict"], "revisit", "{line}");
+        assert_eq!(line["of"], "https://a.example/story", "{line}");
+        assert_eq!(line["of_file"], one.to_str().unwrap(), "{line}");
+        assert_eq!(line["of_offset"], 0, "{line}");
+        assert_eq!(line["profile"], profile, "{line}");
+    }
+    assert_eq!(lines[3]["url"], "https://mirror.example/same");
+    assert_eq!(lines[4]["verdict"], "revisit");
+    assert!(lines[4]["of"].is_null(), "{}", lines[4]);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("sha1:BBBB"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}
