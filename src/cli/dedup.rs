@@ -42,7 +42,7 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         records: Default::default(),
     };
     for path in &args.files {
-        if warc_input::is_warc(path) {
+        if warc_input::is_warc(path) || super::arc_input::is_arc(path) {
             run.warc(path)?;
         } else {
             run.file(path)?;
@@ -98,7 +98,12 @@ impl<W: Write> Inputs<'_, W> {
     /// Every response record of a WARC file.
     fn warc(&mut self, path: &std::path::Path) -> Result<(), Failure> {
         let file = path.display().to_string();
-        let read = warc_input::each_response(path, |item| {
+        let read_records = if super::arc_input::is_arc(path) {
+            super::arc_input::each_record
+        } else {
+            warc_input::each_response
+        };
+        let read = read_records(path, |item| {
             let record = match item {
                 warc_input::Item::Response(record) => record,
                 warc_input::Item::Forgiven { offset, problem } => {

@@ -1,5 +1,6 @@
 //! The `crawldedup` command line: parses arguments, calls the library, prints.
 
+mod arc_input;
 mod args;
 mod commands;
 mod dedup;

@@ -60,10 +60,13 @@ pub(super) fn is_warc(path: &Path) -> bool {
     name.ends_with(".warc") || name.ends_with(".warc.gz")
 }
 
+/// The most bytes of one record's block, for the ARC reader too.
+pub(super) const MAX_RECORD_BYTES: u64 = MAX_BODY_BYTES;
+
 /// A buffered reader that counts the bytes consumed: the offset of what comes next.
-struct Counting<R> {
-    inner: R,
-    consumed: u64,
+pub(super) struct Counting<R> {
+    pub(super) inner: R,
+    pub(super) consumed: u64,
 }
 
 impl<R: BufRead> Read for Counting<R> {
@@ -141,7 +144,10 @@ pub(super) fn each_response(
 /// The next gzip member, decompressed (a record, or records). The last member of a file
 /// cut short is what it held up to the cut, its record's Content-Length set to that, and
 /// said in `forgiven` (warcio reads such a file to the cut too).
-fn member(input: &mut impl BufRead, forgiven: &mut Vec<String>) -> Result<Vec<u8>, String> {
+pub(super) fn member(
+    input: &mut impl BufRead,
+    forgiven: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
     let mut member = Vec::new();
     let read = flate2::bufread::GzDecoder::new(&mut *input)
         .take(MAX_BODY_BYTES + 1)
@@ -518,7 +524,7 @@ fn chrono_like_rfc3339(date: &str) -> bool {
 
 /// The content type and the body of an HTTP response as a WARC block holds it; what was
 /// forgiven goes to `warnings`.
-fn http_response(
+pub(super) fn http_response(
     block: &[u8],
     warnings: &mut Vec<String>,
 ) -> Result<(Option<String>, Vec<u8>), String> {

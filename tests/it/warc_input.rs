@@ -700,3 +700,56 @@ fn revisit_records_are_reported_against_the_records_they_name() {
     assert!(warnings[0].contains("sha1:BBBB"), "{err}");
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
+
+/// ARC files, version 1, plain and a gzip member a record: the version block is not a page,
+/// every other record is decided as the response it holds, named by file, offset and URL.
+#[test]
+fn arc_files_are_read_as_their_responses() {
+    let arc_record = |url: &str, block: &[u8]| {
+        [
+            format!("{url} 192.0.2.1 20090305084319 text/html {}\n", block.len()).as_bytes(),
+            block,
+            b"\n",
+        ]
+        .concat()
+    };
+    let version = b"1 0 Alexa Internet\nURL IP-address Archive-date Content-type Archive-length\n";
+    let head = arc_record("filedesc://crawl.arc", version);
+    let page_block = |text: &str| {
+        [
+            &b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+            &page(text),
+        ]
+        .concat()
+    };
+    let records = [
+        head,
+        arc_record("http://a.example/story", &page_block(STORY)),
+        arc_record("http://b.example/copy", &page_block(STORY)),
+        arc_record("http://b.example/other", &page_block(OTHER)),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("crawl.arc");
+    let packed = dir.path().join("crawl.arc.gz");
+    std::fs::write(&plain, records.concat()).unwrap();
+    std::fs::write(
+        &packed,
+        records.iter().flat_map(|r| gzip(r)).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    for path in [&plain, &packed] {
+        let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+        let lines: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3, "{}: {}", path.display(), stderr(&o));
+        assert_eq!(lines[0]["url"], "http://a.example/story");
+        assert_eq!(lines[0]["verdict"], "unique");
+        assert_eq!(lines[1]["verdict"], "exact_duplicate");
+        assert_eq!(lines[1]["of"], "http://a.example/story");
+        assert_eq!(lines[2]["verdict"], "unique");
+        assert!(lines[2]["offset"].as_u64().unwrap() > 0);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+}

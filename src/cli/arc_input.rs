@@ -1,0 +1,173 @@
+//! ARC files (`.arc`, `.arc.gz`), the Internet Archive's format before WARC, read as
+//! arc2warc reads them: after the file's version block (`filedesc://`), each record is a
+//! header line (`URL IP-address date content-type length`, version 1, or the ten fields of
+//! version 2; the length is the last field either way) and that many bytes of the HTTP
+//! response as it was received, which becomes the page of a `response` record. A `.arc.gz`
+//! file is a gzip member a record, as a `.warc.gz` one is.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use super::warc_input::{Counting, Item, MAX_RECORD_BYTES, Response, http_response, member};
+
+/// Whether `path` names an ARC file.
+pub(super) fn is_arc(path: &Path) -> bool {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    name.ends_with(".arc") || name.ends_with(".arc.gz")
+}
+
+/// Calls `each` with every record of the ARC file `path` as a WARC `response` would be,
+/// one record (one gzip member) at a time; `Err` names the file, the offset and what is
+/// wrong when it cannot be read on.
+pub(super) fn each_record(
+    path: &Path,
+    mut each: impl FnMut(Item) -> Result<(), super::Failure>,
+) -> Result<Result<(), String>, super::Failure> {
+    let name = path.display();
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+    };
+    let mut input = Counting {
+        inner: BufReader::with_capacity(1 << 16, file),
+        consumed: 0,
+    };
+    let gzip = match input.fill_buf() {
+        Ok(start) => start.starts_with(&[0x1f, 0x8b]),
+        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+    };
+    loop {
+        let offset = input.consumed;
+        match input.fill_buf() {
+            Ok([]) => return Ok(Ok(())),
+            Ok(_) => {}
+            Err(e) => return Ok(Err(format!("{name}: at offset {offset}: {e}"))),
+        }
+        if gzip {
+            let mut forgiven = Vec::new();
+            let bytes = match member(&mut input, &mut forgiven) {
+                Ok(bytes) => bytes,
+                Err(problem) => return Ok(Err(format!("{name}: at offset {offset}: {problem}"))),
+            };
+            let mut rest = &bytes[..];
+            while let Some(found) = next_record(&mut rest) {
+                if let Err(problem) = found {
+                    return Ok(Err(format!("{name}: at offset {offset}: {problem}")));
+                }
+                if let Ok(Some(item)) = found.map(|r| r.into_item(offset)) {
+                    each(item)?;
+                }
+            }
+        } else {
+            let record = match plain_record(&mut input) {
+                Ok(Some(record)) => record,
+                Ok(None) => return Ok(Ok(())),
+                Err(problem) => return Ok(Err(format!("{name}: at offset {offset}: {problem}"))),
+            };
+            if let Some(item) = record.into_item(offset) {
+                each(item)?;
+            }
+        }
+    }
+}
+
+/// One ARC record: its URL and its block.
+struct Record {
+    url: String,
+    block: Vec<u8>,
+}
+
+impl Record {
+    /// The record as the response a WARC file would hold; `None` for the version block.
+    fn into_item(self, offset: u64) -> Option<Item> {
+        if self.url.starts_with("filedesc:") {
+            return None;
+        }
+        let mut warnings = Vec::new();
+        let (content_type, body) = match http_response(&self.block, &mut warnings) {
+            Ok((content_type, body)) => (content_type, Ok(body)),
+            Err(problem) => (None, Err(problem)),
+        };
+        Some(Item::Response(Response {
+            offset,
+            uri: self.url,
+            content_type,
+            body,
+            warnings,
+            record_id: None,
+            payload_digest: None,
+        }))
+    }
+}
+
+/// The URL and the length of a record's header line.
+fn header(line: &str) -> Result<(String, u64), String> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let (Some(url), Some(length)) = (fields.first(), fields.last()) else {
+        return Err("an empty ARC record header".into());
+    };
+    let length = length.parse::<u64>().map_err(|_| {
+        format!(
+            "an ARC record header without a length: `{}`",
+            super::print::printable_line(line, 80)
+        )
+    })?;
+    if fields.len() < 5 || length > MAX_RECORD_BYTES {
+        return Err(format!(
+            "not an ARC record header: `{}`",
+            super::print::printable_line(line, 80)
+        ));
+    }
+    Ok((url.to_string(), length))
+}
+
+/// The next record in `rest` (one gzip member's bytes), moving past it.
+fn next_record(rest: &mut &[u8]) -> Option<Result<Record, String>> {
+    while rest.first().is_some_and(u8::is_ascii_whitespace) {
+        *rest = &rest[1..];
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    let line = String::from_utf8_lossy(&rest[..line_end]).into_owned();
+    let (url, length) = match header(&line) {
+        Ok(found) => found,
+        Err(problem) => return Some(Err(problem)),
+    };
+    let start = (line_end + 1).min(rest.len());
+    let end = (start as u64 + length).min(rest.len() as u64) as usize;
+    let block = rest[start..end].to_vec();
+    *rest = &rest[end..];
+    Some(Ok(Record { url, block }))
+}
+
+/// The next record of an uncompressed ARC file, `None` at its end.
+fn plain_record(input: &mut impl BufRead) -> Result<Option<Record>, String> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = input
+            .by_ref()
+            .take(1 << 16)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| e.to_string())?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+    }
+    let (url, length) = header(&String::from_utf8_lossy(&line))?;
+    let mut block = Vec::new();
+    input
+        .by_ref()
+        .take(length)
+        .read_to_end(&mut block)
+        .map_err(|e| e.to_string())?;
+    if (block.len() as u64) < length {
+        return Err("an ARC record cut short in its block".into());
+    }
+    Ok(Some(Record { url, block }))
+}
