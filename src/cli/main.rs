@@ -7,6 +7,7 @@ mod dedup;
 mod input;
 mod print;
 mod revisits;
+mod warc_dates;
 mod warc_input;
 
 use std::io;
