@@ -96,3 +96,69 @@ fn every_response_of_a_wget_warc_file_gets_a_verdict_and_its_copies_are_found() 
     }
     runtime.block_on(server.shutdown());
 }
+
+/// A WARC file written by warcio (`tests/warcio_write.py`, when CI names a Python that has
+/// it): pages fetched from the fixture site by its `capture_http`, then a revisit record of
+/// each as warcio writes them, one URL-agnostic. Every response gets a verdict and every
+/// revisit is reported against its own response.
+#[test]
+fn a_warcio_warc_file_is_read_whole_and_its_revisits_find_their_responses() {
+    let Ok(python) = std::env::var("CRAWLDEDUP_WARCIO_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI names a Python with warcio in CRAWLDEDUP_WARCIO_PYTHON"
+        );
+        eprintln!("no CRAWLDEDUP_WARCIO_PYTHON: the test of warcio's WARC files does not run");
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let site = Site::new(5, 3);
+    let paths: Vec<String> = site.articles().iter().take(4).map(|a| a.path()).collect();
+    let server = runtime.block_on(serve(site)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("warcio.warc.gz");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_write.py");
+    let urls: Vec<String> = paths.iter().map(|p| server.url(p)).collect();
+    let o = std::process::Command::new(python)
+        .arg(script)
+        .arg(&warc)
+        .args(&urls)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "warcio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let fetched: Vec<String> = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(fetched.len(), urls.len());
+
+    let o = crawldedup(&["dedup", "--json", warc.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(
+        !err.contains("error:") && !err.contains("warning:"),
+        "{err}"
+    );
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2 * urls.len(), "{}", stdout(&o));
+    let (pages, revisits) = lines.split_at(urls.len());
+    for (line, url) in pages.iter().zip(&fetched) {
+        assert_eq!(line["url"], *url);
+        assert_eq!(line["verdict"], "unique", "{line}");
+    }
+    for (i, (line, url)) in revisits.iter().zip(&fetched).enumerate() {
+        assert_eq!(line["verdict"], "revisit", "{line}");
+        assert_eq!(line["of"], *url, "{line}");
+        assert_eq!(line["of_offset"], pages[i]["offset"], "{line}");
+    }
+    assert!(
+        revisits[0]["url"]
+            .as_str()
+            .unwrap()
+            .contains("mirror.example")
+    );
+    runtime.block_on(server.shutdown());
+}
