@@ -33,13 +33,14 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         .share_state(args.share_state)
         .open(&state_dir)
         .map_err(|e| Failure::Setup(e.to_string()))?;
+    let records = super::revisits::Records::open(&state_dir).map_err(Failure::Setup)?;
     let mut run = Inputs {
         stage: &stage,
         out: BufWriter::new(io::stdout().lock()),
         json: args.json,
         stored: HashMap::new(),
         unreadable: false,
-        records: Default::default(),
+        records,
     };
     for path in &args.files {
         if warc_input::is_warc(path) || super::arc_input::is_arc(path) {
@@ -49,6 +50,9 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         }
     }
     run.out.flush()?;
+    run.records
+        .save(&state_dir)
+        .map_err(|e| anyhow::anyhow!(e))?;
     let unreadable = run.unreadable;
     drop(run);
     stage.close()?;

@@ -753,3 +753,50 @@ fn arc_files_are_read_as_their_responses() {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
 }
+
+/// A revisit of a record that an earlier run on the same state directory read is reported
+/// against it: the state directory keeps where each response record was read.
+#[test]
+fn a_revisit_finds_its_record_from_an_earlier_run_on_the_state_directory() {
+    let block = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+        &page(STORY),
+    ]
+    .concat();
+    let first = record_with(
+        "WARC/1.1",
+        "response",
+        "https://a.example/story",
+        &[("WARC-Payload-Digest", "sha1:CCCC")],
+        &block,
+    );
+    let revisit = record_with(
+        "WARC/1.1",
+        "revisit",
+        "https://a.example/story",
+        &[("WARC-Payload-Digest", "sha1:CCCC")],
+        b"HTTP/1.1 200 OK\r\n\r\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let (one, two) = (dir.path().join("2025.warc"), dir.path().join("2026.warc"));
+    std::fs::write(&one, first).unwrap();
+    std::fs::write(&two, revisit).unwrap();
+    let run = |file: &std::path::Path| {
+        let o = crawldedup(&[
+            "dedup",
+            "--json",
+            "--state-dir",
+            state.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(stdout(&o).lines().next().unwrap()).unwrap()
+    };
+    assert_eq!(run(&one)["verdict"], "unique");
+    let line = run(&two);
+    assert_eq!(line["verdict"], "revisit", "{line}");
+    assert_eq!(line["of"], "https://a.example/story");
+    assert_eq!(line["of_file"], one.to_str().unwrap());
+    assert_eq!(line["of_offset"], 0);
+}
