@@ -32,6 +32,8 @@ pub(super) struct Records {
     by_digest: HashMap<String, Read>,
     /// This run's, as lines of the file, until they are saved.
     new: Vec<String>,
+    /// The file ends in a line cut short: the next line starts on a line of its own.
+    cut: bool,
 }
 
 impl Records {
@@ -44,8 +46,17 @@ impl Records {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(records),
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
-        for line in std::io::BufReader::new(file).lines() {
-            let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut reader = std::io::BufReader::new(file);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = reader
+                .read_line(&mut line)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if read == 0 {
+                break;
+            }
+            records.cut = !line.ends_with('\n');
             // A line cut short by a kill is not a record.
             let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
                 continue;
@@ -76,8 +87,14 @@ impl Records {
             .append(true)
             .open(&path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut text = std::mem::take(&mut self.new).join("\n");
+        let mut text = if self.cut {
+            "\n".to_string()
+        } else {
+            String::new()
+        };
+        text.push_str(&std::mem::take(&mut self.new).join("\n"));
         text.push('\n');
+        self.cut = false;
         file.write_all(text.as_bytes())
             .and_then(|()| file.sync_all())
             .map_err(|e| format!("{}: {e}", path.display()))

@@ -755,7 +755,8 @@ fn arc_files_are_read_as_their_responses() {
 }
 
 /// A revisit of a record that an earlier run on the same state directory read is reported
-/// against it: the state directory keeps where each response record was read.
+/// against it: the state directory keeps where each response record was read, and a line
+/// a killed run left cut short is left out without taking the next run's with it.
 #[test]
 fn a_revisit_finds_its_record_from_an_earlier_run_on_the_state_directory() {
     let block = [
@@ -781,7 +782,17 @@ fn a_revisit_finds_its_record_from_an_earlier_run_on_the_state_directory() {
     let state = dir.path().join("state");
     let (one, two) = (dir.path().join("2025.warc"), dir.path().join("2026.warc"));
     std::fs::write(&one, first).unwrap();
-    std::fs::write(&two, revisit).unwrap();
+    let other = record(
+        "WARC/1.1",
+        "response",
+        "https://a.example/other",
+        &[
+            &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+            &page(OTHER),
+        ]
+        .concat(),
+    );
+    std::fs::write(&two, [revisit, other].concat()).unwrap();
     let run = |file: &std::path::Path| {
         let o = crawldedup(&[
             "dedup",
@@ -794,9 +805,23 @@ fn a_revisit_finds_its_record_from_an_earlier_run_on_the_state_directory() {
         serde_json::from_str::<serde_json::Value>(stdout(&o).lines().next().unwrap()).unwrap()
     };
     assert_eq!(run(&one)["verdict"], "unique");
-    let line = run(&two);
-    assert_eq!(line["verdict"], "revisit", "{line}");
-    assert_eq!(line["of"], "https://a.example/story");
-    assert_eq!(line["of_file"], one.to_str().unwrap());
-    assert_eq!(line["of_offset"], 0);
+    // A run killed while it appended left a line cut short.
+    let records = state.join("warc-records.jsonl");
+    let mut kept = std::fs::read_to_string(&records).unwrap();
+    kept.push_str("{\"uri\":\"https://cut.example/\",\"fi");
+    std::fs::write(&records, &kept).unwrap();
+    for _ in 0..2 {
+        let line = run(&two);
+        assert_eq!(line["verdict"], "revisit", "{line}");
+        assert_eq!(line["of"], "https://a.example/story");
+        assert_eq!(line["of_file"], one.to_str().unwrap());
+        assert_eq!(line["of_offset"], 0);
+    }
+    // The run after the cut line started its own on a line of its own.
+    let text = std::fs::read_to_string(&records).unwrap();
+    let parsed: Vec<bool> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+        .collect();
+    assert_eq!(parsed, [true, false, true, true], "{text}");
 }
