@@ -58,5 +58,7 @@ mod warc_input;
 #[cfg(feature = "cli")]
 mod warc_real;
 #[cfg(feature = "cli")]
+mod warc_records;
+#[cfg(feature = "cli")]
 mod window;
 mod window_precision;
