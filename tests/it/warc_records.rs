@@ -256,3 +256,48 @@ fn a_revisit_finds_its_record_from_an_earlier_run_on_the_state_directory() {
         .collect();
     assert_eq!(parsed, [true, false, true, true], "{text}");
 }
+
+/// Responses whose status line is odd are read as any other: no reason phrase, an empty
+/// status line, a status line of HTTP/0.9's kind (no version).
+#[test]
+fn responses_with_odd_status_lines_are_decided() {
+    let odd = ["HTTP/1.1 200\r\n", "\r\n", "200 OK\r\n"];
+    let texts = [
+        STORY,
+        OTHER,
+        "A third story on the ferry timetable, changed for the winter \
+        so that the first boat leaves at seven and the last one comes back at six.",
+    ];
+    let bytes: Vec<u8> = odd
+        .iter()
+        .zip(texts)
+        .enumerate()
+        .flat_map(|(i, (status, text))| {
+            let block = [
+                status.as_bytes(),
+                b"Content-Type: text/html\r\n\r\n",
+                &page(text),
+            ]
+            .concat();
+            gzip(&record(
+                "WARC/1.0",
+                "response",
+                &format!("https://odd.example/{i}"),
+                &block,
+            ))
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.warc.gz");
+    std::fs::write(&path, bytes).unwrap();
+    let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{}", stderr(&o));
+    for line in &lines {
+        assert_eq!(line["verdict"], "unique", "{line}");
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
