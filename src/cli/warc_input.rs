@@ -1,7 +1,9 @@
 //! WARC files given to `crawldedup dedup`: every `response` record, as the page it holds.
 //!
 //! A `.warc` file is a run of records; a `.warc.gz` one a run of gzip members, a record
-//! each (WARC 1.1 annex D), as wget `--warc-file`, Heritrix and Common Crawl write them.
+//! each (WARC 1.1 annex D), as wget `--warc-file`, Heritrix and Common Crawl write them; a
+//! `.warc.zst` one a run of zstd frames, a record each, after the frame that holds their
+//! dictionary (the IIPC zstd profile).
 //! Records are parsed by the `warc` crate; each is named by the file, the offset of its
 //! member (or of the record, uncompressed) and its `WARC-Target-URI`. The HTTP response in
 //! its block is read as a crawler received it: the status line and headers, then the body,
@@ -57,7 +59,63 @@ pub(super) enum Item {
 /// Whether `path` names a WARC file.
 pub(super) fn is_warc(path: &Path) -> bool {
     let name = path.to_string_lossy().to_ascii_lowercase();
-    name.ends_with(".warc") || name.ends_with(".warc.gz")
+    name.ends_with(".warc") || name.ends_with(".warc.gz") || name.ends_with(".warc.zst")
+}
+
+/// The first bytes of a zstd frame, and of a skippable frame (which holds a `.warc.zst`
+/// file's dictionary), little-endian.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+const DICTIONARY_MAGIC: [u8; 4] = [0x5d, 0x2a, 0x4d, 0x18];
+
+/// A `.warc.zst` file's dictionary, when it starts with one (the IIPC zstd profile: a
+/// skippable frame holding it, itself zstd-compressed or not); empty otherwise.
+fn zstd_dictionary(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
+    let start = input.fill_buf().map_err(|e| e.to_string())?;
+    if !start.starts_with(&DICTIONARY_MAGIC) {
+        return Ok(Vec::new());
+    }
+    let mut head = [0u8; 8];
+    input
+        .read_exact(&mut head)
+        .map_err(|e| format!("a dictionary frame cut short: {e}"))?;
+    let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    let mut frame = Vec::new();
+    input
+        .by_ref()
+        .take(u64::from(size))
+        .read_to_end(&mut frame)
+        .map_err(|e| e.to_string())?;
+    if frame.len() < size as usize {
+        return Err("a dictionary frame cut short".into());
+    }
+    if frame.starts_with(&ZSTD_MAGIC) {
+        let mut dictionary = Vec::new();
+        zstd::stream::read::Decoder::new(&frame[..])
+            .and_then(|d| d.take(MAX_BODY_BYTES).read_to_end(&mut dictionary))
+            .map_err(|e| format!("a corrupt dictionary: {e}"))?;
+        return Ok(dictionary);
+    }
+    Ok(frame)
+}
+
+/// The next zstd frame of a `.warc.zst` file, decompressed with its dictionary (a record).
+fn zstd_member(input: &mut impl BufRead, dictionary: &[u8]) -> Result<Vec<u8>, String> {
+    let mut member = Vec::new();
+    zstd::stream::read::Decoder::with_dictionary(&mut *input, dictionary)
+        .and_then(|decoder| {
+            decoder
+                .single_frame()
+                .take(MAX_BODY_BYTES + 1)
+                .read_to_end(&mut member)
+        })
+        .map_err(|e| format!("corrupt zstd: {e}"))?;
+    if member.len() as u64 > MAX_BODY_BYTES {
+        return Err(format!(
+            "a record larger than {} MiB decompressed",
+            MAX_BODY_BYTES >> 20
+        ));
+    }
+    Ok(member)
 }
 
 /// The most bytes of one record's block, for the ARC reader too.
@@ -112,6 +170,18 @@ pub(super) fn each_response(
         Ok(start) => start.starts_with(&[0x1f, 0x8b]),
         Err(e) => return Ok(Err(format!("{name}: {e}"))),
     };
+    let zstd = match input.fill_buf() {
+        Ok(start) => start.starts_with(&ZSTD_MAGIC) || start.starts_with(&DICTIONARY_MAGIC),
+        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+    };
+    let dictionary = if zstd {
+        match zstd_dictionary(&mut input) {
+            Ok(dictionary) => dictionary,
+            Err(problem) => return Ok(Err(format!("{name}: {problem}"))),
+        }
+    } else {
+        Vec::new()
+    };
     // The first line of the next record when the record before it was read past its
     // Content-Length, to the line that starts the next one.
     let mut carry = Vec::new();
@@ -125,6 +195,8 @@ pub(super) fn each_response(
         let mut forgiven = Vec::new();
         let record = if gzip {
             member(&mut input, &mut forgiven)
+        } else if zstd {
+            zstd_member(&mut input, &dictionary)
         } else {
             plain_record(&mut input, &mut carry, &mut forgiven)
         };

@@ -301,3 +301,75 @@ fn responses_with_odd_status_lines_are_decided() {
     }
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// `.warc.zst` files (the IIPC zstd profile): a zstd frame a record, compressed with the
+/// dictionary that a skippable frame at the start holds (raw, or itself compressed), or
+/// with none. Every record is read, named by the offset of its frame.
+#[test]
+fn warc_zst_files_are_read_with_their_dictionary() {
+    use std::io::Write;
+    let block = |text: &str| {
+        [
+            &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
+            &page(text),
+        ]
+        .concat()
+    };
+    let records = [
+        record("WARC/1.1", "response", "https://z.example/1", &block(STORY)),
+        record("WARC/1.1", "response", "https://z.example/2", &block(OTHER)),
+        record(
+            "WARC/1.1",
+            "response",
+            "https://z.example/copy",
+            &block(STORY),
+        ),
+    ];
+    // A raw-content dictionary: text the records share.
+    let dictionary = b"WARC/1.1\r\nWARC-Type: response\r\nContent-Type: text/html\r\n\
+        HTTP/1.1 200 OK\r\n<html><body><article><p>"
+        .repeat(4);
+    let compressed_dictionary = zstd::encode_all(&dictionary[..], 3).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, frame) in [
+        ("raw", Some(dictionary.clone())),
+        ("packed", Some(compressed_dictionary)),
+        ("none", None),
+    ] {
+        let mut bytes = Vec::new();
+        let mut offsets = Vec::new();
+        if let Some(frame) = &frame {
+            bytes.extend_from_slice(&0x184D2A5Du32.to_le_bytes());
+            bytes.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(frame);
+        }
+        let with = if frame.is_some() {
+            &dictionary[..]
+        } else {
+            &[][..]
+        };
+        for r in &records {
+            offsets.push(bytes.len() as u64);
+            let mut encoder =
+                zstd::stream::write::Encoder::with_dictionary(Vec::new(), 3, with).unwrap();
+            encoder.write_all(r).unwrap();
+            bytes.extend_from_slice(&encoder.finish().unwrap());
+        }
+        let path = dir.path().join(format!("{name}.warc.zst"));
+        std::fs::write(&path, &bytes).unwrap();
+        let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
+        let lines: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3, "{name}: {}", stderr(&o));
+        for (line, offset) in lines.iter().zip(&offsets) {
+            assert_eq!(line["offset"], *offset, "{name}: {line}");
+        }
+        assert_eq!(lines[0]["verdict"], "unique");
+        assert_eq!(lines[1]["verdict"], "unique");
+        assert_eq!(lines[2]["verdict"], "exact_duplicate", "{name}");
+        assert_eq!(lines[2]["of"], "https://z.example/1");
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+    }
+}
