@@ -5,10 +5,10 @@
 //! response as it was received, which becomes the page of a `response` record. A `.arc.gz`
 //! file is a gzip member a record, as a `.warc.gz` one is.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::warc_input::{Counting, Item, MAX_RECORD_BYTES, Response, http_response, member};
+use super::warc_input::{Item, MAX_RECORD_BYTES, Response, http_response, member, open_archive};
 
 /// Whether `path` names an ARC file.
 pub(super) fn is_arc(path: &Path) -> bool {
@@ -24,18 +24,11 @@ pub(super) fn each_record(
     mut each: impl FnMut(Item) -> Result<(), super::Failure>,
 ) -> Result<Result<(), String>, super::Failure> {
     let name = path.display();
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+    let (mut input, start) = match open_archive(path) {
+        Ok(opened) => opened,
+        Err(problem) => return Ok(Err(problem)),
     };
-    let mut input = Counting {
-        inner: BufReader::with_capacity(1 << 16, file),
-        consumed: 0,
-    };
-    let gzip = match input.fill_buf() {
-        Ok(start) => start.starts_with(&[0x1f, 0x8b]),
-        Err(e) => return Ok(Err(format!("{name}: {e}"))),
-    };
+    let gzip = start.starts_with(&[0x1f, 0x8b]);
     loop {
         let offset = input.consumed;
         match input.fill_buf() {

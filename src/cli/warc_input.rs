@@ -149,6 +149,24 @@ impl<R: BufRead> BufRead for Counting<R> {
 /// The most bytes of a record's header lines.
 const MAX_HEADER_BYTES: usize = 1 << 20;
 
+/// An archive file opened for reading one record at a time, counting its offsets, and
+/// its first bytes (which say how it is compressed); `Err` names the file and the problem.
+pub(super) fn open_archive(
+    path: &Path,
+) -> Result<(Counting<BufReader<std::fs::File>>, [u8; 4]), String> {
+    let named = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(named)?;
+    let mut input = Counting {
+        inner: BufReader::with_capacity(1 << 16, file),
+        consumed: 0,
+    };
+    let mut start = [0u8; 4];
+    let first = input.fill_buf().map_err(named)?;
+    let n = first.len().min(4);
+    start[..n].copy_from_slice(&first[..n]);
+    Ok((input, start))
+}
+
 /// Calls `each` with every `response` record of the WARC file `path`, in order, reading
 /// one record (one gzip member) at a time: a file of any size is read in the memory of
 /// its largest record. `Err` names the file, the offset and what is wrong when the file
@@ -158,22 +176,12 @@ pub(super) fn each_response(
     mut each: impl FnMut(Item) -> Result<(), super::Failure>,
 ) -> Result<Result<(), String>, super::Failure> {
     let name = path.display();
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+    let (mut input, start) = match open_archive(path) {
+        Ok(opened) => opened,
+        Err(problem) => return Ok(Err(problem)),
     };
-    let mut input = Counting {
-        inner: BufReader::with_capacity(1 << 16, file),
-        consumed: 0,
-    };
-    let gzip = match input.fill_buf() {
-        Ok(start) => start.starts_with(&[0x1f, 0x8b]),
-        Err(e) => return Ok(Err(format!("{name}: {e}"))),
-    };
-    let zstd = match input.fill_buf() {
-        Ok(start) => start.starts_with(&ZSTD_MAGIC) || start.starts_with(&DICTIONARY_MAGIC),
-        Err(e) => return Ok(Err(format!("{name}: {e}"))),
-    };
+    let gzip = start.starts_with(&[0x1f, 0x8b]);
+    let zstd = start.starts_with(&ZSTD_MAGIC) || start.starts_with(&DICTIONARY_MAGIC);
     let dictionary = if zstd {
         match zstd_dictionary(&mut input) {
             Ok(dictionary) => dictionary,

@@ -20,6 +20,14 @@ pub(crate) fn record(version: &str, kind: &str, uri: &str, block: &[u8]) -> Vec<
     [head.as_bytes(), block, b"\r\n\r\n"].concat()
 }
 
+/// The `--json` lines of a run, parsed.
+pub(crate) fn json_lines(o: &std::process::Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 pub(crate) fn page(text: &str) -> Vec<u8> {
     format!("<html><body><article><p>{text}</p></article></body></html>").into_bytes()
 }
@@ -131,10 +139,7 @@ fn every_response_record_is_decided_and_named_by_file_offset_and_uri() {
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains("zstd"), "{}", stderr(&o));
         assert!(stderr(&o).contains("https://b.example/z"), "{}", stderr(&o));
-        let lines: Vec<serde_json::Value> = stdout(&o)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = json_lines(&o);
         assert_eq!(lines.len(), 4, "{lines:#?}");
         for (line, (offset, uri)) in lines.iter().zip(&expected) {
             assert_eq!(line["file"], file);
@@ -227,10 +232,7 @@ fn html_files_take_their_url_from_link_rel_canonical_or_og_url() {
     args.extend(files.iter().map(String::as_str));
     let o = crawldedup(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), 3, "{lines:#?}");
     for (i, line) in lines.iter().enumerate() {
         assert_eq!(line["file"], files[i]);
@@ -267,10 +269,7 @@ fn a_record_claiming_a_huge_block_is_named_and_not_read() {
     );
     assert!(problem.contains("larger than 256 MiB"), "{problem}");
     assert_eq!(problem.lines().count(), 1, "{problem}");
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["verdict"], "unique");
 }
@@ -302,10 +301,7 @@ fn a_body_stored_de_chunked_under_a_chunked_header_is_read_as_it_is_with_a_warni
     std::fs::write(&path, &bytes).unwrap();
     let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
     let err = stderr(&o);
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines[0]["verdict"], "unique", "{err}");
     assert_eq!(lines[0]["url"], "https://news.example/a/1");
     let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
@@ -383,10 +379,7 @@ fn a_wrong_content_length_is_named_and_the_reader_goes_on_to_the_next_record() {
         std::fs::write(&path, &bytes).unwrap();
         let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
         let err = stderr(&o);
-        let lines: Vec<serde_json::Value> = stdout(&o)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = json_lines(&o);
         assert_eq!(lines.len(), 5, "{name}: {err}\n{}", stdout(&o));
         for (i, line) in lines.iter().enumerate() {
             assert_eq!(line["url"], format!("https://news.example/a/{i}"), "{name}");
@@ -435,10 +428,7 @@ fn records_without_the_blank_lines_after_their_blocks_are_each_read() {
         let path = dir.path().join(format!("{name}.warc"));
         std::fs::write(&path, &bytes).unwrap();
         let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
-        let lines: Vec<serde_json::Value> = stdout(&o)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = json_lines(&o);
         assert_eq!(lines.len(), 2, "{name}: {}", stderr(&o));
         assert_eq!(lines[1]["url"], "https://n.example/1", "{name}");
         assert_eq!(lines[1]["verdict"], "unique", "{name}");
@@ -490,10 +480,7 @@ fn warc_0_18_records_with_dates_that_are_not_rfc_3339_are_read() {
     std::fs::write(&path, &bytes).unwrap();
     let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
     let err = stderr(&o);
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), 3, "{err}");
     for (i, line) in lines.iter().enumerate() {
         assert_eq!(line["url"], format!("http://a.example/{}", i + 1));
@@ -561,10 +548,7 @@ fn a_brotli_body_is_read_and_a_cut_last_member_decided_on_what_it_held() {
     std::fs::write(&path, &bytes).unwrap();
     let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
     let err = stderr(&o);
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), 3, "{err}");
     assert_eq!(lines[0]["verdict"], "unique", "{err}");
     assert_eq!(lines[1]["verdict"], "exact_duplicate", "{}", lines[1]);

@@ -4,6 +4,7 @@
 
 use std::io::Read;
 
+use super::warc_input::json_lines;
 use crate::run_cli as cli;
 use cli::{crawldedup, stderr, stdout};
 use crawldedup::fixture::{Site, serve};
@@ -70,10 +71,7 @@ fn every_response_of_a_wget_warc_file_gets_a_verdict_and_its_copies_are_found() 
     let o = crawldedup(&["dedup", "--json", warc.to_str().unwrap()]);
     let err = stderr(&o);
     assert!(!err.contains("error:"), "{err}");
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), responses, "{err}\n{}", stdout(&o));
     let verdicts = |v: &str| lines.iter().filter(|l| l["verdict"] == v).count();
     eprintln!(
@@ -139,10 +137,7 @@ fn a_warcio_warc_file_is_read_whole_and_its_revisits_find_their_responses() {
         !err.contains("error:") && !err.contains("warning:"),
         "{err}"
     );
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), 2 * urls.len(), "{}", stdout(&o));
     let (pages, revisits) = lines.split_at(urls.len());
     for (line, url) in pages.iter().zip(&fetched) {

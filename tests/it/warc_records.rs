@@ -2,7 +2,7 @@
 //! records, found against the records they name (in the same run, or an earlier run on the
 //! same state directory), and ARC files.
 
-use super::warc_input::{OTHER, STORY, gzip, page, record};
+use super::warc_input::{OTHER, STORY, gzip, json_lines, page, record};
 use crate::run_cli as cli;
 use cli::{crawldedup, stderr, stdout};
 
@@ -110,10 +110,7 @@ fn revisit_records_are_reported_against_the_records_they_name() {
         two.to_str().unwrap(),
     ]);
     let err = stderr(&o);
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), 5, "{err}\n{}", stdout(&o));
     assert_eq!(lines[0]["verdict"], "unique");
     for line in &lines[1..4] {
@@ -170,10 +167,7 @@ fn arc_files_are_read_as_their_responses() {
     .unwrap();
     for path in [&plain, &packed] {
         let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
-        let lines: Vec<serde_json::Value> = stdout(&o)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = json_lines(&o);
         assert_eq!(lines.len(), 3, "{}: {}", path.display(), stderr(&o));
         assert_eq!(lines[0]["url"], "http://a.example/story");
         assert_eq!(lines[0]["verdict"], "unique");
@@ -291,10 +285,7 @@ fn responses_with_odd_status_lines_are_decided() {
     let path = dir.path().join("odd.warc.gz");
     std::fs::write(&path, bytes).unwrap();
     let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&o);
     assert_eq!(lines.len(), 3, "{}", stderr(&o));
     for line in &lines {
         assert_eq!(line["verdict"], "unique", "{line}");
@@ -358,10 +349,7 @@ fn warc_zst_files_are_read_with_their_dictionary() {
         let path = dir.path().join(format!("{name}.warc.zst"));
         std::fs::write(&path, &bytes).unwrap();
         let o = crawldedup(&["dedup", "--json", path.to_str().unwrap()]);
-        let lines: Vec<serde_json::Value> = stdout(&o)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = json_lines(&o);
         assert_eq!(lines.len(), 3, "{name}: {}", stderr(&o));
         for (line, offset) in lines.iter().zip(&offsets) {
             assert_eq!(line["offset"], *offset, "{name}: {line}");
