@@ -215,9 +215,7 @@ pub(super) fn each_response(
             Ok(bytes) => bytes,
             Err(problem) => return Ok(Err(format!("{name}: at offset {offset}: {problem}"))),
         };
-        if let Err(problem) = records(&bytes, offset, &mut each)? {
-            return Ok(Err(format!("{name}: {problem}")));
-        }
+        records(&bytes, offset, &mut each)?;
     }
 }
 
@@ -453,7 +451,7 @@ fn records(
     bytes: &[u8],
     offset: u64,
     each: &mut impl FnMut(Item) -> Result<(), super::Failure>,
-) -> Result<Result<(), String>, super::Failure> {
+) -> Result<(), super::Failure> {
     let mut bytes = std::borrow::Cow::Borrowed(bytes);
     let mut at = 0usize;
     // The record whose date was rewritten: once a record.
@@ -480,9 +478,9 @@ fn records(
                 continue;
             }
         }
-        let record = match WarcReader::new(&bytes[at..]).iter_records().next() {
-            Some(Ok(record)) => record,
-            Some(Err(e)) => {
+        let record = match record {
+            Ok(record) => record,
+            Err(e) => {
                 // One record's header the parser refuses: named, and the file read on.
                 each(Item::Forgiven {
                     offset,
@@ -490,7 +488,6 @@ fn records(
                 })?;
                 break;
             }
-            None => break,
         };
         let headers_end = bytes[at..]
             .windows(4)
@@ -533,7 +530,7 @@ fn records(
             payload_digest: header(WarcHeader::PayloadDigest),
         }))?;
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
 /// The content type and the body of an HTTP response as a WARC block holds it; what was
