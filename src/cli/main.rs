@@ -9,6 +9,7 @@ mod print;
 mod revisits;
 mod warc_dates;
 mod warc_input;
+mod warc_zstd;
 
 use std::io;
 use std::process::ExitCode;

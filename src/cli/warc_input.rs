@@ -16,6 +16,8 @@ use std::path::Path;
 
 use warc::{RecordType, WarcHeader, WarcReader};
 
+use super::warc_zstd;
+
 /// The most bytes one record's body may hold, decompressed.
 const MAX_BODY_BYTES: u64 = 256 << 20;
 
@@ -62,65 +64,6 @@ pub(super) fn is_warc(path: &Path) -> bool {
     name.ends_with(".warc") || name.ends_with(".warc.gz") || name.ends_with(".warc.zst")
 }
 
-/// The first bytes of a zstd frame, and of a skippable frame (which holds a `.warc.zst`
-/// file's dictionary), little-endian.
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
-const DICTIONARY_MAGIC: [u8; 4] = [0x5d, 0x2a, 0x4d, 0x18];
-
-/// A `.warc.zst` file's dictionary, when it starts with one (the IIPC zstd profile: a
-/// skippable frame holding it, itself zstd-compressed or not); empty otherwise.
-fn zstd_dictionary(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
-    let start = input.fill_buf().map_err(|e| e.to_string())?;
-    if !start.starts_with(&DICTIONARY_MAGIC) {
-        return Ok(Vec::new());
-    }
-    let mut head = [0u8; 8];
-    input
-        .read_exact(&mut head)
-        .map_err(|e| format!("a dictionary frame cut short: {e}"))?;
-    let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-    let mut frame = Vec::new();
-    input
-        .by_ref()
-        .take(u64::from(size))
-        .read_to_end(&mut frame)
-        .map_err(|e| e.to_string())?;
-    if frame.len() < size as usize {
-        return Err("a dictionary frame cut short".into());
-    }
-    if frame.starts_with(&ZSTD_MAGIC) {
-        let mut dictionary = Vec::new();
-        zstd::stream::read::Decoder::new(&frame[..])
-            .and_then(|d| d.take(MAX_BODY_BYTES).read_to_end(&mut dictionary))
-            .map_err(|e| format!("a corrupt dictionary: {e}"))?;
-        return Ok(dictionary);
-    }
-    Ok(frame)
-}
-
-/// The next zstd frame of a `.warc.zst` file, decompressed with its dictionary (a record).
-fn zstd_member(input: &mut impl BufRead, dictionary: &[u8]) -> Result<Vec<u8>, String> {
-    let mut member = Vec::new();
-    zstd::stream::read::Decoder::with_dictionary(&mut *input, dictionary)
-        .and_then(|decoder| {
-            decoder
-                .single_frame()
-                .take(MAX_BODY_BYTES + 1)
-                .read_to_end(&mut member)
-        })
-        .map_err(|e| format!("corrupt zstd: {e}"))?;
-    if member.len() as u64 > MAX_BODY_BYTES {
-        return Err(format!(
-            "a record larger than {} MiB decompressed",
-            MAX_BODY_BYTES >> 20
-        ));
-    }
-    Ok(member)
-}
-
-/// The most bytes of one record's block, for the ARC reader too.
-pub(super) const MAX_RECORD_BYTES: u64 = MAX_BODY_BYTES;
-
 /// A buffered reader that counts the bytes consumed: the offset of what comes next.
 pub(super) struct Counting<R> {
     pub(super) inner: R,
@@ -148,6 +91,9 @@ impl<R: BufRead> BufRead for Counting<R> {
 
 /// The most bytes of a record's header lines.
 const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// The most bytes of one record's block, for the ARC and zstd readers too.
+pub(super) const MAX_RECORD_BYTES: u64 = MAX_BODY_BYTES;
 
 /// An archive file opened for reading one record at a time, counting its offsets, and
 /// its first bytes (which say how it is compressed); `Err` names the file and the problem.
@@ -181,9 +127,9 @@ pub(super) fn each_response(
         Err(problem) => return Ok(Err(problem)),
     };
     let gzip = start.starts_with(&[0x1f, 0x8b]);
-    let zstd = start.starts_with(&ZSTD_MAGIC) || start.starts_with(&DICTIONARY_MAGIC);
+    let zstd = warc_zstd::is_zstd(&start);
     let dictionary = if zstd {
-        match zstd_dictionary(&mut input) {
+        match warc_zstd::dictionary(&mut input) {
             Ok(dictionary) => dictionary,
             Err(problem) => return Ok(Err(format!("{name}: {problem}"))),
         }
@@ -204,7 +150,7 @@ pub(super) fn each_response(
         let record = if gzip {
             member(&mut input, &mut forgiven)
         } else if zstd {
-            zstd_member(&mut input, &dictionary)
+            warc_zstd::member(&mut input, &dictionary)
         } else {
             plain_record(&mut input, &mut carry, &mut forgiven)
         };
