@@ -99,6 +99,8 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod adapters;
+#[cfg(feature = "archive")]
+pub mod archive;
 pub mod clock;
 #[cfg(feature = "cluster")]
 pub mod cluster;

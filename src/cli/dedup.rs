@@ -9,7 +9,7 @@ use crawldedup::PageVerdict;
 use super::Failure;
 use super::args::DedupArgs;
 use super::input::read_input;
-use super::warc_input;
+use crawldedup::archive::{self, Item};
 
 /// Where a stored page came from in this run: a file, and for a WARC record its offset.
 type Origin = (String, Option<u64>);
@@ -43,7 +43,7 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         records,
     };
     for path in &args.files {
-        if warc_input::is_warc(path) || super::arc_input::is_arc(path) {
+        if archive::is_warc(path) || archive::is_arc(path) {
             run.warc(path)?;
         } else {
             run.file(path)?;
@@ -83,7 +83,7 @@ impl<W: Write> Inputs<'_, W> {
         self.out.flush()?;
         eprintln!(
             "error: {}",
-            super::print::printable_line(problem, super::print::PROBLEM_CHARS)
+            archive::printable_line(problem, archive::PROBLEM_CHARS)
         );
         self.unreadable = true;
         Ok(())
@@ -94,7 +94,7 @@ impl<W: Write> Inputs<'_, W> {
         self.out.flush()?;
         eprintln!(
             "warning: {}",
-            super::print::printable_line(problem, super::print::PROBLEM_CHARS)
+            archive::printable_line(problem, archive::PROBLEM_CHARS)
         );
         Ok(())
     }
@@ -102,18 +102,14 @@ impl<W: Write> Inputs<'_, W> {
     /// Every response record of a WARC file.
     fn warc(&mut self, path: &std::path::Path) -> Result<(), Failure> {
         let file = path.display().to_string();
-        let read_records = if super::arc_input::is_arc(path) {
-            super::arc_input::each_record
-        } else {
-            warc_input::each_response
-        };
-        let read = read_records(path, |item| {
+        let read = archive::each_record(path, false, |item| {
             let record = match item {
-                warc_input::Item::Response(record) => record,
-                warc_input::Item::Forgiven { offset, problem } => {
+                Item::Response(record) => record,
+                Item::Forgiven { offset, problem } => {
                     return Ok(self.forgiven(&format!("{file}@{offset}: {problem}"))?);
                 }
-                warc_input::Item::Revisit(revisit) => return self.revisit(&file, &revisit),
+                Item::Revisit(revisit) => return self.revisit(&file, &revisit),
+                Item::Other { .. } => return Ok(()),
             };
             self.records.add(
                 super::revisits::Read {
@@ -170,7 +166,7 @@ impl<W: Write> Inputs<'_, W> {
 
     /// A `revisit` record: never decided as a page; its line names the record it repeats
     /// (`of`, `of_file`, `of_offset`), when this run read it, and says so on stderr when not.
-    fn revisit(&mut self, file: &str, revisit: &warc_input::Revisit) -> Result<(), Failure> {
+    fn revisit(&mut self, file: &str, revisit: &archive::Revisit) -> Result<(), Failure> {
         let original = self.records.original(revisit).cloned();
         let where_ = format!("{file}@{}", revisit.offset);
         if self.json {

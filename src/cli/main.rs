@@ -1,15 +1,11 @@
 //! The `crawldedup` command line: parses arguments, calls the library, prints.
 
-mod arc_input;
 mod args;
 mod commands;
 mod dedup;
 mod input;
 mod print;
 mod revisits;
-mod warc_dates;
-mod warc_input;
-mod warc_zstd;
 
 use std::io;
 use std::process::ExitCode;

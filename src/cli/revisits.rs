@@ -127,7 +127,7 @@ impl Records {
 
     /// The record a revisit names: by its id first, then by the URI it names, then by the
     /// payload digest the two share.
-    pub(super) fn original(&self, revisit: &super::warc_input::Revisit) -> Option<&Read> {
+    pub(super) fn original(&self, revisit: &crawldedup::archive::Revisit) -> Option<&Read> {
         revisit
             .refers_to
             .as_ref()

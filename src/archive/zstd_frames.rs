@@ -3,10 +3,10 @@
 
 use std::io::{BufRead, Read};
 
-use super::warc_input::MAX_RECORD_BYTES;
+use super::warc::MAX_RECORD_BYTES;
 
 /// Whether a file starting with `start` is a `.warc.zst` one.
-pub(super) fn is_zstd(start: &[u8]) -> bool {
+pub fn is_zstd(start: &[u8]) -> bool {
     start.starts_with(&ZSTD_MAGIC) || start.starts_with(&DICTIONARY_MAGIC)
 }
 
@@ -17,7 +17,7 @@ const DICTIONARY_MAGIC: [u8; 4] = [0x5d, 0x2a, 0x4d, 0x18];
 
 /// A `.warc.zst` file's dictionary, when it starts with one (the IIPC zstd profile: a
 /// skippable frame holding it, itself zstd-compressed or not); empty otherwise.
-pub(super) fn dictionary(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
+pub fn dictionary(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
     let start = input.fill_buf().map_err(|e| e.to_string())?;
     if !start.starts_with(&DICTIONARY_MAGIC) {
         return Ok(Vec::new());
@@ -47,7 +47,7 @@ pub(super) fn dictionary(input: &mut impl BufRead) -> Result<Vec<u8>, String> {
 }
 
 /// The next zstd frame of a `.warc.zst` file, decompressed with its dictionary (a record).
-pub(super) fn member(input: &mut impl BufRead, dictionary: &[u8]) -> Result<Vec<u8>, String> {
+pub fn member(input: &mut impl BufRead, dictionary: &[u8]) -> Result<Vec<u8>, String> {
     let mut member = Vec::new();
     zstd::stream::read::Decoder::with_dictionary(&mut *input, dictionary)
         .and_then(|decoder| {

@@ -16,58 +16,87 @@ use std::path::Path;
 
 use warc::{RecordType, WarcHeader, WarcReader};
 
-use super::warc_zstd;
+use super::zstd_frames;
 
 /// The most bytes one record's body may hold, decompressed.
 const MAX_BODY_BYTES: u64 = 256 << 20;
 
 /// One `response` record.
-pub(super) struct Response {
+pub struct Response {
     /// Where its gzip member (or, uncompressed, the record) starts in the file.
-    pub(super) offset: u64,
-    pub(super) uri: String,
-    pub(super) content_type: Option<String>,
+    pub offset: u64,
+    /// Its `WARC-Target-URI` (empty when it has none).
+    pub uri: String,
+    /// The HTTP response's `Content-Type`.
+    pub content_type: Option<String>,
     /// The body, or why it cannot be read.
-    pub(super) body: Result<Vec<u8>, String>,
+    pub body: Result<Vec<u8>, String>,
     /// What was wrong with the record and forgiven in reading it (one line each).
-    pub(super) warnings: Vec<String>,
-    /// Its `WARC-Record-ID` and `WARC-Payload-Digest`, by which a revisit refers to it.
-    pub(super) record_id: Option<String>,
-    pub(super) payload_digest: Option<String>,
+    pub warnings: Vec<String>,
+    /// Its `WARC-Record-ID`, by which a revisit refers to it.
+    pub record_id: Option<String>,
+    /// Its `WARC-Payload-Digest`, by which a URL-agnostic revisit refers to it.
+    pub payload_digest: Option<String>,
+    /// The record's bytes when asked for (see [`Item::Other`]), else empty.
+    pub raw: Vec<u8>,
 }
 
 /// A `revisit` record: the same content as an earlier record, which it names by that
 /// record's id (`WARC-Refers-To`), its URI and date (`WARC-Refers-To-Target-URI`,
 /// `-Date`), or, URL-agnostic, only by the payload digest the two share.
-pub(super) struct Revisit {
-    pub(super) offset: u64,
-    pub(super) uri: String,
-    pub(super) refers_to: Option<String>,
-    pub(super) refers_to_uri: Option<String>,
-    pub(super) payload_digest: Option<String>,
-    pub(super) profile: Option<String>,
+pub struct Revisit {
+    /// Where its gzip member (or, uncompressed, the record) starts in the file.
+    pub offset: u64,
+    /// Its `WARC-Target-URI`.
+    pub uri: String,
+    /// `WARC-Refers-To`: the record id of the record it repeats.
+    pub refers_to: Option<String>,
+    /// `WARC-Refers-To-Target-URI`: that record's URI.
+    pub refers_to_uri: Option<String>,
+    /// `WARC-Payload-Digest`: the digest it shares with that record.
+    pub payload_digest: Option<String>,
+    /// `WARC-Profile`.
+    pub profile: Option<String>,
+    /// The record's bytes when asked for, else empty.
+    pub raw: Vec<u8>,
 }
 
-/// What reading a WARC file yields, in order.
-pub(super) enum Item {
+/// What reading an archive yields, in order.
+pub enum Item {
     /// A `response` record.
     Response(Response),
     /// A `revisit` record.
     Revisit(Revisit),
+    /// Any other record (`warcinfo`, `request`, `metadata`, `resource`...), yielded only
+    /// when records are read with their bytes: `raw` is the record as read, its header
+    /// lines, the blank line and its block (without the two line ends after it), a
+    /// Content-Length the reader corrected set to the block it read, and a date it
+    /// rewrote as rewritten.
+    Other {
+        /// Where its gzip member (or the record) starts in the file.
+        offset: u64,
+        /// The record's bytes.
+        raw: Vec<u8>,
+    },
     /// What was wrong in the file at `offset` and forgiven: the reader went on.
-    Forgiven { offset: u64, problem: String },
+    Forgiven {
+        /// Where the record forgiven starts.
+        offset: u64,
+        /// What was wrong, in one line.
+        problem: String,
+    },
 }
 
 /// Whether `path` names a WARC file.
-pub(super) fn is_warc(path: &Path) -> bool {
+pub fn is_warc(path: &Path) -> bool {
     let name = path.to_string_lossy().to_ascii_lowercase();
     name.ends_with(".warc") || name.ends_with(".warc.gz") || name.ends_with(".warc.zst")
 }
 
 /// A buffered reader that counts the bytes consumed: the offset of what comes next.
-pub(super) struct Counting<R> {
-    pub(super) inner: R,
-    pub(super) consumed: u64,
+pub struct Counting<R> {
+    pub inner: R,
+    pub consumed: u64,
 }
 
 impl<R: BufRead> Read for Counting<R> {
@@ -93,17 +122,17 @@ impl<R: BufRead> BufRead for Counting<R> {
 const MAX_HEADER_BYTES: usize = 1 << 20;
 
 /// The most bytes of one record's block, for the ARC and zstd readers too.
-pub(super) const MAX_RECORD_BYTES: u64 = MAX_BODY_BYTES;
+pub const MAX_RECORD_BYTES: u64 = MAX_BODY_BYTES;
 
-/// An archive file opened for reading one record at a time, counting its offsets, and
-/// its first bytes (which say how it is compressed); `Err` names the file and the problem.
-pub(super) fn open_archive(
-    path: &Path,
-) -> Result<(Counting<BufReader<std::fs::File>>, [u8; 4]), String> {
-    let named = |e: std::io::Error| format!("{}: {e}", path.display());
-    let file = std::fs::File::open(path).map_err(named)?;
+/// An archive opened for reading one record at a time, counting its offsets, and its
+/// first bytes (which say how it is compressed); `Err` names the archive and the problem.
+pub(super) fn open_archive<R: Read>(
+    name: &str,
+    input: R,
+) -> Result<(Counting<BufReader<R>>, [u8; 4]), String> {
+    let named = |e: std::io::Error| format!("{name}: {e}");
     let mut input = Counting {
-        inner: BufReader::with_capacity(1 << 16, file),
+        inner: BufReader::with_capacity(1 << 16, input),
         consumed: 0,
     };
     let mut start = [0u8; 4];
@@ -113,23 +142,25 @@ pub(super) fn open_archive(
     Ok((input, start))
 }
 
-/// Calls `each` with every `response` record of the WARC file `path`, in order, reading
-/// one record (one gzip member) at a time: a file of any size is read in the memory of
-/// its largest record. `Err` names the file, the offset and what is wrong when the file
-/// cannot be read on.
-pub(super) fn each_response(
-    path: &Path,
-    mut each: impl FnMut(Item) -> Result<(), super::Failure>,
-) -> Result<Result<(), String>, super::Failure> {
-    let name = path.display();
-    let (mut input, start) = match open_archive(path) {
+/// Calls `each` with every `response` and `revisit` record of the WARC archive `input`
+/// (named `name`), in order, reading one record (one gzip member) at a time: a file of any
+/// size is read in the memory of its largest record; with `raw`, the other records too
+/// ([`Item::Other`]), and each record's bytes. `Err` names the archive, the offset and
+/// what is wrong when it cannot be read on.
+pub(super) fn each_response<R: Read, E>(
+    name: &str,
+    input: R,
+    raw: bool,
+    mut each: impl FnMut(Item) -> Result<(), E>,
+) -> Result<Result<(), String>, E> {
+    let (mut input, start) = match open_archive(name, input) {
         Ok(opened) => opened,
         Err(problem) => return Ok(Err(problem)),
     };
     let gzip = start.starts_with(&[0x1f, 0x8b]);
-    let zstd = warc_zstd::is_zstd(&start);
+    let zstd = zstd_frames::is_zstd(&start);
     let dictionary = if zstd {
-        match warc_zstd::dictionary(&mut input) {
+        match zstd_frames::dictionary(&mut input) {
             Ok(dictionary) => dictionary,
             Err(problem) => return Ok(Err(format!("{name}: {problem}"))),
         }
@@ -150,7 +181,7 @@ pub(super) fn each_response(
         let record = if gzip {
             member(&mut input, &mut forgiven)
         } else if zstd {
-            warc_zstd::member(&mut input, &dictionary)
+            zstd_frames::member(&mut input, &dictionary)
         } else {
             plain_record(&mut input, &mut carry, &mut forgiven)
         };
@@ -161,17 +192,14 @@ pub(super) fn each_response(
             Ok(bytes) => bytes,
             Err(problem) => return Ok(Err(format!("{name}: at offset {offset}: {problem}"))),
         };
-        records(&bytes, offset, &mut each)?;
+        records(&bytes, offset, raw, &mut each)?;
     }
 }
 
 /// The next gzip member, decompressed (a record, or records). The last member of a file
 /// cut short is what it held up to the cut, its record's Content-Length set to that, and
 /// said in `forgiven` (warcio reads such a file to the cut too).
-pub(super) fn member(
-    input: &mut impl BufRead,
-    forgiven: &mut Vec<String>,
-) -> Result<Vec<u8>, String> {
+pub fn member(input: &mut impl BufRead, forgiven: &mut Vec<String>) -> Result<Vec<u8>, String> {
     let mut member = Vec::new();
     let read = flate2::bufread::GzDecoder::new(&mut *input)
         .take(MAX_BODY_BYTES + 1)
@@ -280,7 +308,7 @@ fn plain_record(
         };
         forgiven.push(format!(
             "a Content-Length of `{}`, not a length: its block read to the next `WARC/` line",
-            super::print::printable_line(&text, 40)
+            super::printable_line(&text, 40)
         ));
         read_to_next_record(input, &mut bytes, carry)?;
         return Ok(with_length(bytes, block));
@@ -393,11 +421,12 @@ fn with_length(bytes: Vec<u8>, block: usize) -> Vec<u8> {
 /// The records of `bytes` (one gzip member's, or one uncompressed record), all named by
 /// the offset `offset` where they start in the file: header lines, a blank line,
 /// `Content-Length` bytes of block and two CRLFs each.
-fn records(
+fn records<E>(
     bytes: &[u8],
     offset: u64,
-    each: &mut impl FnMut(Item) -> Result<(), super::Failure>,
-) -> Result<(), super::Failure> {
+    raw: bool,
+    each: &mut impl FnMut(Item) -> Result<(), E>,
+) -> Result<(), E> {
     let mut bytes = std::borrow::Cow::Borrowed(bytes);
     let mut at = 0usize;
     // The record whose date was rewritten: once a record.
@@ -418,7 +447,7 @@ fn records(
             dated = Some(at);
             // WARC/0.18 and other writers' dates (`2009-03-05T08:43:19-0800`, a 14-digit
             // timestamp): the record is read with the date the parser takes.
-            if let Some((fixed, problem)) = super::warc_dates::with_iso_date(&bytes[at..]) {
+            if let Some((fixed, problem)) = super::dates::with_iso_date(&bytes[at..]) {
                 each(Item::Forgiven { offset, problem })?;
                 bytes = std::borrow::Cow::Owned([&bytes[..at], &fixed[..]].concat());
                 continue;
@@ -439,6 +468,12 @@ fn records(
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
             .map_or(bytes.len() - at, |p| p + 4);
+        let end = (at + headers_end + record.content_length() as usize).min(bytes.len());
+        let raw = if raw {
+            bytes[at..end].to_vec()
+        } else {
+            Vec::new()
+        };
         at += headers_end + record.content_length() as usize + 4;
         let header = |name: WarcHeader| {
             record
@@ -455,10 +490,14 @@ fn records(
                 refers_to_uri: header(WarcHeader::Unknown("warc-refers-to-target-uri".into())),
                 payload_digest: header(WarcHeader::PayloadDigest),
                 profile: header(WarcHeader::Profile),
+                raw,
             }))?;
             continue;
         }
         if *record.warc_type() != RecordType::Response {
+            if !raw.is_empty() {
+                each(Item::Other { offset, raw })?;
+            }
             continue;
         }
         let mut warnings = Vec::new();
@@ -474,6 +513,7 @@ fn records(
             warnings,
             record_id: header(WarcHeader::RecordID),
             payload_digest: header(WarcHeader::PayloadDigest),
+            raw,
         }))?;
     }
     Ok(())
@@ -481,7 +521,7 @@ fn records(
 
 /// The content type and the body of an HTTP response as a WARC block holds it; what was
 /// forgiven goes to `warnings`.
-pub(super) fn http_response(
+pub fn http_response(
     block: &[u8],
     warnings: &mut Vec<String>,
 ) -> Result<(Option<String>, Vec<u8>), String> {
@@ -552,7 +592,7 @@ fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
         let size = usize::from_str_radix(size_text, 16).map_err(|_| {
             format!(
                 "unreadable chunk size `{}`",
-                super::print::printable_line(size_text, 40)
+                super::printable_line(size_text, 40)
             )
         })?;
         body = &body[line_end + 2..];

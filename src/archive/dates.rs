@@ -9,7 +9,7 @@ use warc::WarcReader;
 /// without its colon (`-0800`) gets one, a 14-digit timestamp (`20090305084319`, as ARC
 /// files and WARC/0.17 writers have it) is spelt out, and anything else that is not a date
 /// is read as the epoch (the date decides nothing here).
-pub(super) fn with_iso_date(record: &[u8]) -> Option<(Vec<u8>, String)> {
+pub fn with_iso_date(record: &[u8]) -> Option<(Vec<u8>, String)> {
     let head_end = record.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&record[..head_end]).ok()?;
     let (line_start, line) = head
@@ -47,7 +47,7 @@ pub(super) fn with_iso_date(record: &[u8]) -> Option<(Vec<u8>, String)> {
     };
     let problem = format!(
         "a WARC-Date `{}` that is not RFC 3339: read as {iso}",
-        super::print::printable_line(value, 40)
+        super::printable_line(value, 40)
     );
     let fixed = [
         &record[..line_start],
