@@ -29,16 +29,22 @@
 //! verdict refers to it until that page is stored again, which writes the entry anew. An
 //! original whose digest is not known is treated as having other bytes.
 //!
-//! Files are `OUT/warc/crawldedup-NNNNN.warc.gz`. The position (file number, length) is
-//! part of every crawl checkpoint; on resume, later files are removed and the current one
-//! is cut back, so no record is torn or written twice.
+//! Files are `OUT/warc/crawldedup-NNNNN.warc.gz`, each with its CDXJ index
+//! `crawldedup-NNNNN.cdxj` beside it (pywb's format, see [`Cdxj`]), written at every sync.
+//! The position (file number, length) is
+//! part of every crawl checkpoint; on resume, later files (and their indexes) are removed and
+//! the current one is cut back, so no record is torn or written twice, and its index is made
+//! again from what the file holds.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha1::Digest as _;
 
+mod cdxj;
 mod duplicates;
+
+pub use cdxj::{Cdxj, index_path};
 
 #[cfg(test)]
 use duplicates::IDENTICAL_PAYLOAD_PROFILE;
@@ -97,6 +103,8 @@ pub struct WarcWriter {
     responses: std::collections::HashMap<u64, ([u8; 20], String)>,
     /// The same for every run, kept in the crawl's database (flushed at its checkpoints).
     payloads: Option<sled::Tree>,
+    /// The CDXJ index of the current file, written beside it at every sync.
+    cdxj: Cdxj,
 }
 
 pub(crate) fn file_name(number: u64) -> String {
@@ -113,11 +121,17 @@ pub(crate) fn cut_back(
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let later = name
+        let number = name
             .strip_prefix("crawldedup-")
-            .and_then(|n| n.strip_suffix(".warc.gz"))
-            .and_then(|n| n.parse::<u64>().ok())
-            .is_some_and(|n| n > position.file);
+            .and_then(|n| {
+                n.strip_suffix(".warc.gz")
+                    .or_else(|| n.strip_suffix(".cdxj"))
+            })
+            .and_then(|n| n.parse::<u64>().ok());
+        // The current file's index too: it may list records past the cut (it is written
+        // anew at the next sync).
+        let later = number.is_some_and(|n| n > position.file)
+            || (number == Some(position.file) && name.ends_with(".cdxj"));
         if later {
             std::fs::remove_file(entry.path())?;
         }
@@ -160,9 +174,13 @@ impl WarcWriter {
             duplicates: DuplicateRecords::default(),
             responses: std::collections::HashMap::new(),
             payloads: None,
+            cdxj: Cdxj::new(),
         };
         if length == 0 {
             writer.warcinfo()?;
+        } else {
+            writer.file.flush()?;
+            writer.cdxj = Cdxj::of_file(&dir.join(file_name(number)))?;
         }
         Ok(writer)
     }
@@ -173,10 +191,13 @@ impl WarcWriter {
         self.file.flush()
     }
 
-    /// Writes the gathered records and syncs the file; returns the position.
+    /// Writes the gathered records and syncs the file, then its CDXJ index (when records
+    /// were added since the last sync); returns the position. The index lists the records
+    /// up to that position, the file and its index agree at every checkpoint.
     pub fn sync(&mut self) -> std::io::Result<WarcPosition> {
         self.file.flush()?;
         self.file.get_ref().sync_data()?;
+        self.write_index()?;
         Ok(WarcPosition {
             file: self.number,
             length: self.length,
@@ -197,10 +218,18 @@ impl WarcWriter {
         .map(drop)
     }
 
+    /// Writes the current file's CDXJ index beside it.
+    fn write_index(&mut self) -> std::io::Result<()> {
+        self.cdxj
+            .write(&index_path(&self.dir.join(file_name(self.number))))
+    }
+
     fn rotate_if_full(&mut self) -> std::io::Result<()> {
         if self.length >= self.rotate_bytes {
             self.file.flush()?;
             self.file.get_ref().sync_data()?;
+            self.write_index()?;
+            self.cdxj.clear();
             self.number += 1;
             self.file = std::io::BufWriter::with_capacity(
                 BUFFER_BYTES,
@@ -248,6 +277,13 @@ impl WarcWriter {
             self.compressed_member(&pieces, total)?;
         }
         self.file.write_all(&self.member)?;
+        let at = (self.length, self.member.len() as u64);
+        self.cdxj.add(
+            head.as_bytes(),
+            parts.first().copied().unwrap_or_default(),
+            at,
+            &file_name(self.number),
+        );
         self.length += self.member.len() as u64;
         Ok(id)
     }
