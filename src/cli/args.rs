@@ -288,8 +288,34 @@ pub(super) struct DedupArgs {
     /// "of_offset".
     #[arg(long)]
     pub(super) json: bool,
+    /// Write a deduplicated copy of each WARC or ARC input here, `NAME.warc.gz`, with its
+    /// CDXJ index `NAME.cdxj` (pywb's format): every record as it was, but responses whose
+    /// payload repeats one copied before, which become identical-payload-digest revisits
+    /// of it; other duplicates keep their bytes and get crawldedup's verdict in
+    /// `WARC-Crawldedup-*` fields (see --warc-duplicates). The bytes saved are reported.
+    #[arg(long, value_name = "DIR")]
+    pub(super) warc_out: Option<PathBuf>,
+    /// How --warc-out writes a duplicate whose payload is not its original's: `response`
+    /// (its own bytes, with the verdict) or `revisit` (a revisit under crawldedup's own
+    /// profile: smaller, and its bytes are not kept).
+    #[arg(
+        long,
+        value_name = "HOW",
+        default_value = "response",
+        requires = "warc_out"
+    )]
+    pub(super) warc_duplicates: WarcDuplicates,
     #[command(flatten)]
     pub(super) config: ConfigArgs,
+}
+
+/// How `dedup --warc-out` writes a duplicate whose payload is not its original's.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(super) enum WarcDuplicates {
+    /// Its own bytes, with the verdict.
+    Response,
+    /// A revisit under crawldedup's own profile.
+    Revisit,
 }
 
 #[derive(Args)]

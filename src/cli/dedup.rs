@@ -6,9 +6,12 @@ use std::process::ExitCode;
 
 use crawldedup::PageVerdict;
 
+use crawldedup::store::warc::DuplicateRecords;
+
 use super::Failure;
-use super::args::DedupArgs;
+use super::args::{DedupArgs, WarcDuplicates};
 use super::input::read_input;
+use super::warc_out::ArchiveOut;
 use crawldedup::archive::{self, Item};
 
 /// Where a stored page came from in this run: a file, and for a WARC record its offset.
@@ -34,6 +37,22 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         .open(&state_dir)
         .map_err(|e| Failure::Setup(e.to_string()))?;
     let records = super::revisits::Records::open(&state_dir).map_err(Failure::Setup)?;
+    let copies = match &args.warc_out {
+        Some(dir) => {
+            let archives: Vec<&std::path::Path> = args
+                .files
+                .iter()
+                .map(|p| p.as_path())
+                .filter(|p| archive::is_warc(p) || archive::is_arc(p))
+                .collect();
+            let duplicates = match args.warc_duplicates {
+                WarcDuplicates::Response => DuplicateRecords::Response,
+                WarcDuplicates::Revisit => DuplicateRecords::Revisit,
+            };
+            Some(ArchiveOut::new(dir, duplicates, &archives).map_err(Failure::Setup)?)
+        }
+        None => None,
+    };
     let mut run = Inputs {
         stage: &stage,
         out: BufWriter::new(io::stdout().lock()),
@@ -41,6 +60,7 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         stored: HashMap::new(),
         unreadable: false,
         records,
+        copies,
     };
     for path in &args.files {
         if archive::is_warc(path) || archive::is_arc(path) {
@@ -50,6 +70,9 @@ pub(super) fn dedup(args: DedupArgs) -> Result<ExitCode, Failure> {
         }
     }
     run.out.flush()?;
+    if let Some(copies) = &run.copies {
+        eprintln!("{}", copies.summary());
+    }
     run.records
         .save(&state_dir)
         .map_err(|e| anyhow::anyhow!(e))?;
@@ -74,6 +97,8 @@ struct Inputs<'a, W: Write> {
     unreadable: bool,
     /// The WARC response records read in this run, for the revisits that name them.
     records: super::revisits::Records,
+    /// The deduplicated copies of the archives (`--warc-out`).
+    copies: Option<ArchiveOut>,
 }
 
 impl<W: Write> Inputs<'_, W> {
@@ -102,14 +127,21 @@ impl<W: Write> Inputs<'_, W> {
     /// Every response record of a WARC file.
     fn warc(&mut self, path: &std::path::Path) -> Result<(), Failure> {
         let file = path.display().to_string();
-        let read = archive::each_record(path, false, |item| {
+        if let Some(copies) = &mut self.copies {
+            copies.begin(path).map_err(|e| anyhow::anyhow!(e))?;
+        }
+        let raw = self.copies.is_some();
+        let read = archive::each_record(path, raw, |item| {
             let record = match item {
                 Item::Response(record) => record,
                 Item::Forgiven { offset, problem } => {
                     return Ok(self.forgiven(&format!("{file}@{offset}: {problem}"))?);
                 }
-                Item::Revisit(revisit) => return self.revisit(&file, &revisit),
-                Item::Other { .. } => return Ok(()),
+                Item::Revisit(revisit) => {
+                    self.copy(|c| c.keep(&revisit.raw))?;
+                    return self.revisit(&file, &revisit);
+                }
+                Item::Other { raw, .. } => return self.copy(|c| c.keep(&raw)),
             };
             self.records.add(
                 super::revisits::Read {
@@ -148,11 +180,13 @@ impl<W: Write> Inputs<'_, W> {
                         &verdict,
                         &self.stored,
                     )?;
+                    self.copy(|c| c.response(&record.raw, Some(&verdict)))?;
                     if matches!(verdict, PageVerdict::Unique { .. }) {
                         self.stored.insert(name, origin);
                     }
                 }
                 Err(problem) => {
+                    self.copy(|c| c.response(&record.raw, None))?;
                     self.unreadable(&format!("{where_} ({}): {problem}", record.uri))?;
                 }
             }
@@ -161,7 +195,21 @@ impl<W: Write> Inputs<'_, W> {
         if let Err(problem) = read {
             self.unreadable(&problem)?;
         }
+        if let Some(copies) = &mut self.copies {
+            copies.end().map_err(|e| anyhow::anyhow!(e))?;
+        }
         Ok(())
+    }
+
+    /// Writes to the deduplicated copy, when there is one.
+    fn copy(
+        &mut self,
+        write: impl FnOnce(&mut ArchiveOut) -> Result<(), String>,
+    ) -> Result<(), Failure> {
+        match &mut self.copies {
+            Some(copies) => write(copies).map_err(|e| Failure::from(anyhow::anyhow!(e))),
+            None => Ok(()),
+        }
     }
 
     /// A `revisit` record: never decided as a page; its line names the record it repeats

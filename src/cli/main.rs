@@ -6,6 +6,7 @@ mod dedup;
 mod input;
 mod print;
 mod revisits;
+mod warc_out;
 
 use std::io;
 use std::process::ExitCode;

@@ -27,17 +27,15 @@ fn wget() -> Option<std::path::PathBuf> {
     found
 }
 
-#[test]
-fn every_response_of_a_wget_warc_file_gets_a_verdict_and_its_copies_are_found() {
-    let Some(wget) = wget() else {
-        return;
-    };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime.block_on(serve(Site::new(5, 3))).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = dir.path().join("crawl");
-    // One topic's index and every page it links to: its articles, their mirrors, print
-    // versions, discussions and old addresses (301s).
+/// wget's crawl of one topic's index of the fixture site and of every page it links to (its
+/// articles, their mirrors, print versions, discussions and old addresses, 301s), into
+/// `dir/crawl.warc.gz`; `None` when wget is not there (see [`wget`]).
+pub(crate) fn wget_crawl(
+    server: &crawldedup::fixture::FixtureServer,
+    dir: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    let wget = wget()?;
+    let prefix = dir.join("crawl");
     let o = std::process::Command::new(wget)
         .arg(format!("--warc-file={}", prefix.display()))
         .args([
@@ -49,7 +47,7 @@ fn every_response_of_a_wget_warc_file_gets_a_verdict_and_its_copies_are_found() 
         ])
         .arg(format!(
             "--directory-prefix={}",
-            dir.path().join("files").display()
+            dir.join("files").display()
         ))
         .arg(server.url("/topic/astronomy/"))
         .output()
@@ -60,7 +58,17 @@ fn every_response_of_a_wget_warc_file_gets_a_verdict_and_its_copies_are_found() 
         "wget: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let warc = dir.path().join("crawl.warc.gz");
+    Some(dir.join("crawl.warc.gz"))
+}
+
+#[test]
+fn every_response_of_a_wget_warc_file_gets_a_verdict_and_its_copies_are_found() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(serve(Site::new(5, 3))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(warc) = wget_crawl(&server, dir.path()) else {
+        return;
+    };
     let mut text = String::new();
     flate2::read::MultiGzDecoder::new(std::fs::File::open(&warc).unwrap())
         .read_to_string(&mut text)

@@ -16,11 +16,20 @@ use std::path::{Path, PathBuf};
 use sha1::Digest as _;
 
 /// The index of one WARC file, gathered record by record.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Cdxj {
     lines: Vec<String>,
-    /// Lines were added since the index was last written.
+    /// Lines were added (or the file begun) since the index was last written.
     dirty: bool,
+}
+
+impl Default for Cdxj {
+    fn default() -> Cdxj {
+        Cdxj {
+            lines: Vec::new(),
+            dirty: true,
+        }
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -76,10 +85,10 @@ impl Cdxj {
     /// Forgets every line (a new file begins).
     pub fn clear(&mut self) {
         self.lines.clear();
-        self.dirty = false;
+        self.dirty = true;
     }
 
-    /// Writes the index, sorted, to `path` if lines were added since it was last written:
+    /// Writes the index, sorted, to `path` unless it is as it was last written there:
     /// whole to a temporary file beside it, synced, then renamed over it.
     pub fn write(&mut self, path: &Path) -> std::io::Result<()> {
         if !self.dirty {
@@ -184,8 +193,12 @@ fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str)
         .filter(char::is_ascii_digit)
         .take(14)
         .collect();
-    let http = header(&head, "Content-Type")
-        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/http"));
+    // An HTTP response in the block: as the record says, or (a writer that names no
+    // content type) as the block starts.
+    let http = header(&head, "Content-Type").map_or_else(
+        || kind != "resource" && block.starts_with(b"HTTP/"),
+        |t| t.to_ascii_lowercase().starts_with("application/http"),
+    );
     // The HTTP status and content type of a response (and of a revisit's headers).
     let (status, mime, payload) = if http {
         let split = block.windows(4).position(|w| w == b"\r\n\r\n");

@@ -7,7 +7,7 @@ use sha1::Digest as _;
 use super::{WarcWriter, base32_digest, http_head, sha1_digest};
 
 /// WARC 1.1's profile for a revisit whose payload is, byte for byte, the record it refers to.
-pub(super) const IDENTICAL_PAYLOAD_PROFILE: &str =
+pub const IDENTICAL_PAYLOAD_PROFILE: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
 /// The revisit profile of a near duplicate archived as a revisit
@@ -88,31 +88,7 @@ impl WarcWriter {
         let payload: [u8; 20] = sha1::Sha1::digest(body).into();
         let original = self.archived(of.original)?;
         let identical = original.as_ref().is_some_and(|(p, _)| *p == payload);
-        let mut verdict = vec![
-            (
-                "WARC-Crawldedup-Verdict",
-                match of.distance {
-                    None => "exact-duplicate",
-                    Some(_) => "near-duplicate",
-                }
-                .to_string(),
-            ),
-            ("WARC-Crawldedup-Original", of.original.to_string()),
-        ];
-        if let Some((_, id)) = &original {
-            verdict.push(("WARC-Crawldedup-Original-Record-ID", id.clone()));
-        }
-        if let Some(d) = of.distance {
-            verdict.push(("WARC-Crawldedup-Distance", d.to_string()));
-            verdict.push((
-                "WARC-Crawldedup-Similarity",
-                format!("{:.3}", of.similarity.resemblance),
-            ));
-            verdict.push((
-                "WARC-Crawldedup-Containment",
-                format!("{:.3}", of.similarity.containment),
-            ));
-        }
+        let verdict = verdict_fields(of, original.as_ref().map(|(_, id)| id.as_str()));
         if identical {
             let refers_to = original.map(|(_, id)| id);
             return self.revisit(
@@ -188,6 +164,41 @@ impl WarcWriter {
         self.record("revisit", Some(url), &fields, &[&block])?;
         Ok(())
     }
+}
+
+/// The `WARC-Crawldedup-*` fields of a duplicate's record: the verdict, the original's
+/// URL (and record id, `original_record`, when known), and for a near duplicate its
+/// distance and the estimates it was confirmed on.
+pub fn verdict_fields(
+    of: &DuplicateOf<'_>,
+    original_record: Option<&str>,
+) -> Vec<(&'static str, String)> {
+    let mut verdict = vec![
+        (
+            "WARC-Crawldedup-Verdict",
+            match of.distance {
+                None => "exact-duplicate",
+                Some(_) => "near-duplicate",
+            }
+            .to_string(),
+        ),
+        ("WARC-Crawldedup-Original", of.original.to_string()),
+    ];
+    if let Some(id) = original_record {
+        verdict.push(("WARC-Crawldedup-Original-Record-ID", id.to_string()));
+    }
+    if let Some(d) = of.distance {
+        verdict.push(("WARC-Crawldedup-Distance", d.to_string()));
+        verdict.push((
+            "WARC-Crawldedup-Similarity",
+            format!("{:.3}", of.similarity.resemblance),
+        ));
+        verdict.push((
+            "WARC-Crawldedup-Containment",
+            format!("{:.3}", of.similarity.containment),
+        ));
+    }
+    verdict
 }
 
 /// The key of a URL in the writer's table of archived responses.

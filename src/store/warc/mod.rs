@@ -42,14 +42,17 @@ use std::path::{Path, PathBuf};
 use sha1::Digest as _;
 
 mod cdxj;
+mod copy;
 mod duplicates;
 
 pub use cdxj::{Cdxj, index_path};
+pub use copy::ArchiveCopy;
 
-#[cfg(test)]
-use duplicates::IDENTICAL_PAYLOAD_PROFILE;
 use duplicates::url_key;
-pub use duplicates::{DuplicateOf, DuplicateRecords, NEAR_DUPLICATE_PROFILE, SAME_TEXT_PROFILE};
+pub use duplicates::{
+    DuplicateOf, DuplicateRecords, IDENTICAL_PAYLOAD_PROFILE, NEAR_DUPLICATE_PROFILE,
+    SAME_TEXT_PROFILE, verdict_fields,
+};
 
 /// Records up to this many bytes (revisit records, warcinfo) are stored in their gzip
 /// member uncompressed: deflate would save a few hundred bytes at the price of resetting the
@@ -91,11 +94,8 @@ pub struct WarcWriter {
     /// when the buffer is full: one write call for many small records.
     file: std::io::BufWriter<std::fs::File>,
     length: u64,
-    /// One gzip compressor for all records, reset between them: setting one up costs more
-    /// than compressing a small record.
-    gzip: flate2::Compress,
-    /// The compressed record being built.
-    member: Vec<u8>,
+    /// The gzip members records are written as.
+    members: Members,
     /// How duplicates with other bytes than their original's are archived.
     duplicates: DuplicateRecords,
     /// The payload digest (SHA-1) and record id of each response archived in this run, by
@@ -169,8 +169,7 @@ impl WarcWriter {
             number,
             file: std::io::BufWriter::with_capacity(BUFFER_BYTES, file),
             length,
-            gzip: flate2::Compress::new_gzip(flate2::Compression::fast(), 15),
-            member: Vec::new(),
+            members: Members::new(),
             duplicates: DuplicateRecords::default(),
             responses: std::collections::HashMap::new(),
             payloads: None,
@@ -269,60 +268,18 @@ impl WarcWriter {
         pieces.push(head.as_bytes());
         pieces.extend_from_slice(parts);
         pieces.push(b"\r\n\r\n");
-        let total: usize = pieces.iter().map(|p| p.len()).sum();
-        self.member.clear();
-        if total <= STORED_RECORD_BYTES {
-            stored_member(&pieces, total, &mut self.member);
-        } else {
-            self.compressed_member(&pieces, total)?;
-        }
-        self.file.write_all(&self.member)?;
-        let at = (self.length, self.member.len() as u64);
+        let member = self.members.member(&pieces)?;
+        self.file.write_all(member)?;
+        let at = (self.length, member.len() as u64);
         self.cdxj.add(
             head.as_bytes(),
             parts.first().copied().unwrap_or_default(),
             at,
             &file_name(self.number),
         );
-        self.length += self.member.len() as u64;
+        self.length += at.1;
         Ok(id)
     }
-
-    /// Compresses `pieces` into `self.member` as one gzip member.
-    fn compressed_member(&mut self, pieces: &[&[u8]], total: usize) -> std::io::Result<()> {
-        self.gzip.reset();
-        self.member.reserve(total / 3 + 1024);
-        let last = pieces.len() - 1;
-        for (i, piece) in pieces.iter().enumerate() {
-            let flush = if i == last {
-                flate2::FlushCompress::Finish
-            } else {
-                flate2::FlushCompress::None
-            };
-            let mut input = *piece;
-            loop {
-                if self.member.capacity() - self.member.len() < 256 {
-                    self.member.reserve(input.len() / 2 + 4096);
-                }
-                let before = self.gzip.total_in();
-                let status = self
-                    .gzip
-                    .compress_vec(input, &mut self.member, flush)
-                    .map_err(std::io::Error::other)?;
-                input = &input[(self.gzip.total_in() - before) as usize..];
-                let done = if i == last {
-                    status == flate2::Status::StreamEnd
-                } else {
-                    input.is_empty()
-                };
-                if done {
-                    break;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// A `response` record for a stored page.
     pub fn response(
         &mut self,
@@ -369,6 +326,85 @@ impl WarcWriter {
         ];
         fields.extend(extra);
         self.record("response", Some(url), &fields, &[&head, body])
+    }
+}
+
+/// Builds the gzip member of each record: one compressor for all records, reset between
+/// them (setting one up costs more than compressing a small record), and small records
+/// stored uncompressed.
+pub(crate) struct Members {
+    gzip: flate2::Compress,
+    /// The member being built.
+    member: Vec<u8>,
+    /// Records up to this many bytes are stored uncompressed.
+    stored_bytes: usize,
+}
+
+impl Members {
+    /// For a crawl: fast compression, small records stored ([`STORED_RECORD_BYTES`]).
+    pub(crate) fn new() -> Members {
+        Members {
+            gzip: flate2::Compress::new_gzip(flate2::Compression::fast(), 15),
+            member: Vec::new(),
+            stored_bytes: STORED_RECORD_BYTES,
+        }
+    }
+
+    /// For an archive's copy, where size counts more than time: zlib's default level,
+    /// every record compressed.
+    pub(crate) fn smallest() -> Members {
+        Members {
+            gzip: flate2::Compress::new_gzip(flate2::Compression::default(), 15),
+            member: Vec::new(),
+            stored_bytes: 0,
+        }
+    }
+
+    /// The gzip member holding `pieces`, one after the other.
+    pub(crate) fn member(&mut self, pieces: &[&[u8]]) -> std::io::Result<&[u8]> {
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        self.member.clear();
+        if total <= self.stored_bytes {
+            stored_member(pieces, total, &mut self.member);
+        } else {
+            self.compressed_member(pieces, total)?;
+        }
+        Ok(&self.member)
+    }
+
+    /// Compresses `pieces` into `self.member` as one gzip member.
+    fn compressed_member(&mut self, pieces: &[&[u8]], total: usize) -> std::io::Result<()> {
+        self.gzip.reset();
+        self.member.reserve(total / 3 + 1024);
+        let last = pieces.len() - 1;
+        for (i, piece) in pieces.iter().enumerate() {
+            let flush = if i == last {
+                flate2::FlushCompress::Finish
+            } else {
+                flate2::FlushCompress::None
+            };
+            let mut input = *piece;
+            loop {
+                if self.member.capacity() - self.member.len() < 256 {
+                    self.member.reserve(input.len() / 2 + 4096);
+                }
+                let before = self.gzip.total_in();
+                let status = self
+                    .gzip
+                    .compress_vec(input, &mut self.member, flush)
+                    .map_err(std::io::Error::other)?;
+                input = &input[(self.gzip.total_in() - before) as usize..];
+                let done = if i == last {
+                    status == flate2::Status::StreamEnd
+                } else {
+                    input.is_empty()
+                };
+                if done {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -18,6 +18,7 @@ pub fn warc_text(out: &Path) -> String {
     let mut names: Vec<_> = std::fs::read_dir(out.join("warc"))
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
         .collect();
     names.sort();
     let mut text = Vec::new();
@@ -28,4 +29,62 @@ pub fn warc_text(out: &Path) -> String {
             .unwrap();
     }
     String::from_utf8_lossy(&text).into_owned()
+}
+
+/// The Python that has pywb, as CI names it (`CRAWLDEDUP_PYWB_PYTHON`); `None` (the caller's
+/// replay check does not run) when it is not named, except in CI, which installs pywb.
+pub fn pywb_python() -> Option<String> {
+    let python = std::env::var("CRAWLDEDUP_PYWB_PYTHON").ok();
+    if python.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CRAWLDEDUP_PYWB_PYTHON is not set (.ci/run installs pywb and sets it)"
+        );
+    }
+    python
+}
+
+/// Each of `urls` replayed by pywb (`tests/pywb_replay.py`) from the WARC files and CDXJ
+/// indexes in `dir`, as its HTTP status and the `sha1:` digest of its body; `None` when no
+/// Python with pywb is named.
+pub fn replay_with_pywb(
+    dir: &Path,
+    urls: &[String],
+) -> Option<std::collections::HashMap<String, (u16, String)>> {
+    use std::io::Write;
+    let python = pywb_python()?;
+    let root = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pywb_replay.py");
+    let mut child = std::process::Command::new(python)
+        .arg(script)
+        .arg(root.path().join("pywb"))
+        .arg(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(urls).unwrap().as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "pywb: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let replayed: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&o.stdout).unwrap();
+    Some(
+        replayed
+            .into_iter()
+            .map(|(url, r)| {
+                let status = r["status"].as_u64().unwrap() as u16;
+                (url, (status, r["digest"].as_str().unwrap().to_string()))
+            })
+            .collect(),
+    )
 }

@@ -119,6 +119,67 @@ fn check_warc_bytes_are_each_urls_own(
         "{checked} of {}",
         served.len()
     );
+    check_replay_with_pywb(
+        &out.join("warc"),
+        site,
+        server,
+        served.keys().cloned().collect(),
+    );
+}
+
+/// pywb, given the WARC files in `dir` and the CDXJ indexes beside them, replays each of
+/// `urls` with the bytes the site served for it (a revisit's with its original's), when CI
+/// names a Python that has pywb.
+pub(crate) fn check_replay_with_pywb(
+    dir: &Path,
+    site: &Site,
+    server: &crawldedup::fixture::FixtureServer,
+    urls: Vec<String>,
+) {
+    let Some(replayed) = warc::replay_with_pywb(dir, &urls) else {
+        return;
+    };
+    let mut checked = 0;
+    for url in &urls {
+        let path = &url[server.url("/").len() - 1..];
+        let crawldedup::fixture::Reply::Full {
+            status,
+            headers,
+            body,
+        } = site.respond(path)
+        else {
+            continue;
+        };
+        // The archive holds a body as it was decoded, not as it was sent.
+        if headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("content-encoding"))
+        {
+            continue;
+        }
+        let (replayed_status, digest) = &replayed[url];
+        assert_eq!(
+            *replayed_status, status,
+            "{url}: pywb answered {replayed_status}"
+        );
+        if status == 200 {
+            assert_eq!(
+                *digest,
+                crawldedup::store::warc::sha1_digest(&body),
+                "{url}: pywb replays other bytes than the site served"
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked * 10 >= urls.len() * 8,
+        "{checked} of {} replayed",
+        urls.len()
+    );
+    eprintln!(
+        "pywb replayed {checked} of {} URLs with their bytes",
+        urls.len()
+    );
 }
 
 /// The stored pages (final URLs), sorted, after checking that no line is torn and no page
