@@ -112,4 +112,28 @@ mod tests {
         assert!(line.ends_with("..."));
         assert_eq!(printable_line("a  b\tc", 50), "a b\\tc");
     }
+
+    /// The fuzz target's first find: a revisit whose `WARC-Target-URI` has a byte that is
+    /// not UTF-8 made the WARC parser panic.
+    #[test]
+    fn a_header_that_is_not_utf8_is_read_percent_encoded_and_said() {
+        let crash = include_bytes!("../../tests/fixtures/fuzz/warc-latin1-target-uri");
+        let mut uris = Vec::new();
+        let mut forgiven = Vec::new();
+        let read = each_record_in("fuzz.warc", &crash[1..], true, |item| {
+            match item {
+                Item::Response(r) => uris.push(r.uri),
+                Item::Revisit(r) => uris.push(r.uri),
+                Item::Forgiven { problem, .. } => forgiven.push(problem),
+                Item::Other { .. } => {}
+            }
+            Ok::<(), ()>(())
+        });
+        assert!(read.unwrap().is_ok());
+        assert_eq!(uris, ["http://a.test/", "http:/%E6/b.test/"]);
+        assert!(
+            forgiven.iter().any(|p| p.contains("not UTF-8")),
+            "{forgiven:?}"
+        );
+    }
 }

@@ -435,6 +435,17 @@ fn records<E>(
         if bytes[at..].iter().all(u8::is_ascii_whitespace) {
             break;
         }
+        // Header lines that are not UTF-8 (a URI in Latin-1): the parser takes them with
+        // those bytes percent-encoded, as a URI would have them.
+        if let Some(fixed) = utf8_head(&bytes[at..]) {
+            each(Item::Forgiven {
+                offset,
+                problem: "header lines that are not UTF-8: their other bytes read \
+                          percent-encoded"
+                    .into(),
+            })?;
+            bytes = std::borrow::Cow::Owned([&bytes[..at], &fixed[..]].concat());
+        }
         let parsed = WarcReader::new(&bytes[at..]).iter_records().next();
         let Some(record) = parsed else {
             break;
@@ -517,6 +528,28 @@ fn records<E>(
         }))?;
     }
     Ok(())
+}
+
+/// `record` with its header lines' bytes past ASCII percent-encoded, when those lines are
+/// not UTF-8; `None` when they are.
+fn utf8_head(record: &[u8]) -> Option<Vec<u8>> {
+    let end = record
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(record.len().min(MAX_HEADER_BYTES));
+    if std::str::from_utf8(&record[..end]).is_ok() {
+        return None;
+    }
+    let mut fixed = Vec::with_capacity(record.len() + 64);
+    for &b in &record[..end] {
+        if b.is_ascii() {
+            fixed.push(b);
+        } else {
+            fixed.extend_from_slice(format!("%{b:02X}").as_bytes());
+        }
+    }
+    fixed.extend_from_slice(&record[end..]);
+    Some(fixed)
 }
 
 /// The content type and the body of an HTTP response as a WARC block holds it; what was
