@@ -64,6 +64,50 @@ fn warcio_report(out: &Path) -> Option<serde_json::Value> {
     Some(serde_json::from_slice(&o.stdout).unwrap())
 }
 
+/// Each WARC file in `out/warc` has its CDXJ index beside it, as made from the file itself,
+/// and (when CI names a Python with warcio and pywb) pywb replays every URL of the files, from
+/// those indexes, with the bytes the files hold for it.
+fn check_indexes(out: &Path) {
+    let dir = out.join("warc");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.to_string_lossy().ends_with(".warc.gz") {
+            continue;
+        }
+        files += 1;
+        let scratch = tempfile::tempdir().unwrap();
+        let made = scratch.path().join("made.cdxj");
+        crawldedup::store::warc::Cdxj::of_file(&path)
+            .unwrap()
+            .write(&made)
+            .unwrap();
+        let index = crawldedup::store::warc::index_path(&path);
+        assert_eq!(
+            std::fs::read_to_string(&index).unwrap(),
+            std::fs::read_to_string(&made).unwrap(),
+            "{} is not the index of its file",
+            index.display()
+        );
+    }
+    assert!(files >= 1);
+    let Some(report) = warcio_report(out) else {
+        return;
+    };
+    let served = report["served"].as_object().unwrap();
+    let urls: Vec<String> = served.keys().cloned().collect();
+    let Some(replayed) = warc::replay_with_pywb(&dir, &urls) else {
+        return;
+    };
+    for (url, digest) in served {
+        assert_eq!(
+            replayed[url],
+            (200, digest.as_str().unwrap().to_string()),
+            "{url}"
+        );
+    }
+}
+
 /// Runs warcio over the WARC files when CI names a Python that has it.
 fn check_with_warcio(out: &Path, stored: usize) {
     let Some(report) = warcio_report(out) else {
