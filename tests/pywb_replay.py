@@ -41,10 +41,14 @@ def main():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     wayback = os.path.join(os.path.dirname(sys.executable), "wayback")
+    # pywb's cookie rewriter would fetch the public suffix list from the internet; an empty
+    # list of sources makes it use the copy it ships.
+    env = dict(os.environ, TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS="")
     server = subprocess.Popen(
         [wayback, "-p", str(port), "-b", "127.0.0.1", "-d", root],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env=env,
     )
     opener = urllib.request.build_opener(NoRedirect)
     base = "http://127.0.0.1:%d/c/id_/" % port

@@ -1,6 +1,7 @@
 //! `crawldedup dedup` on WARC files written by other tools, made in the test: a crawl of the
-//! fixture site by wget `--warc-file` (Debian's wget; `.ci/run` installs it). Every response
-//! record wget wrote gets a verdict, none an error, and the site's copies are found.
+//! fixture site by wget `--warc-file` (Debian's wget; `.ci/run` installs it), pages captured
+//! by warcio's `capture_http`, and pages recorded by pywb's recorder. Every response record
+//! they wrote gets a verdict, none an error, and the site's copies are found.
 
 use std::io::Read;
 
@@ -163,5 +164,74 @@ fn a_warcio_warc_file_is_read_whole_and_its_revisits_find_their_responses() {
             .unwrap()
             .contains("mirror.example")
     );
+    runtime.block_on(server.shutdown());
+}
+
+/// WARC files written by pywb's recorder (`tests/pywb_record.py`, when CI names a Python that
+/// has pywb): articles of the fixture site and their mirror copies, fetched through pywb in
+/// live recording mode. Every response gets a verdict, with no warning, and each mirror is
+/// found as its article's duplicate.
+#[test]
+fn warc_files_of_pywbs_recorder_are_read_whole() {
+    let Some(python) = crate::warc::pywb_python() else {
+        eprintln!("no CRAWLDEDUP_PYWB_PYTHON: the test of pywb's WARC files does not run");
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let site = Site::new(5, 3);
+    // Each article and its mirror: the same article on another path of the site.
+    let (articles, mirrors): (Vec<String>, Vec<String>) = site
+        .articles()
+        .iter()
+        .take(3)
+        .map(|a| {
+            let mirror = format!(
+                "/mirror/{}/{}",
+                crawldedup::fixture::TOPICS[a.topic],
+                a.index
+            );
+            (a.path(), mirror)
+        })
+        .unzip();
+    let server = runtime.block_on(serve(site)).unwrap();
+    let mut urls: Vec<String> = articles.iter().map(|p| server.url(p)).collect();
+    let mirrors: Vec<String> = mirrors.iter().map(|p| server.url(p)).collect();
+    urls.extend(mirrors.iter().cloned());
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pywb_record.py");
+    let o = std::process::Command::new(python)
+        .arg(script)
+        .arg(dir.path().join("pywb"))
+        .args(&urls)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "pywb: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let files: Vec<String> = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(!files.is_empty());
+    let mut args = vec!["dedup", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = crawldedup(&args);
+    let err = stderr(&o);
+    assert!(
+        !err.contains("error:") && !err.contains("warning:"),
+        "{err}"
+    );
+    let lines = json_lines(&o);
+    let verdict = |url: &str| {
+        lines
+            .iter()
+            .find(|l| l["url"] == url)
+            .unwrap_or_else(|| panic!("no verdict for {url}: {}", stdout(&o)))["verdict"]
+            .clone()
+    };
+    for (article, mirror) in urls.iter().zip(&mirrors) {
+        assert_eq!(verdict(article), "unique", "{}", stdout(&o));
+        assert_eq!(verdict(mirror), "exact_duplicate", "{}", stdout(&o));
+    }
+    assert_eq!(lines.len(), urls.len(), "{}", stdout(&o));
     runtime.block_on(server.shutdown());
 }
