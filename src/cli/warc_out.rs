@@ -50,6 +50,9 @@ pub(super) struct ArchiveOut {
     payloads: HashMap<String, Kept>,
     /// The responses copied, by URI.
     by_uri: HashMap<String, Kept>,
+    /// The responses made revisits, by record id and by URI: the response each repeats,
+    /// which an input's revisit of them is pointed to instead.
+    replaced: HashMap<String, Kept>,
     pub(super) totals: Totals,
 }
 
@@ -104,6 +107,7 @@ impl ArchiveOut {
             current: None,
             payloads: HashMap::new(),
             by_uri: HashMap::new(),
+            replaced: HashMap::new(),
             totals: Totals::default(),
         })
     }
@@ -138,15 +142,34 @@ impl ArchiveOut {
             .map_err(|e| format!("--warc-out {}: {e}", self.dir.display()))
     }
 
-    /// A record copied as it was (not a response).
+    /// A record copied as it was (not a response). A revisit of a response that this copy
+    /// made a revisit itself is pointed to the response that one repeats: a replay tool
+    /// finds no payload behind a revisit.
     pub(super) fn keep(&mut self, raw: &[u8]) -> Result<(), String> {
         if raw.is_empty() {
             return Ok(());
         }
-        if header(raw, "WARC-Type").is_some_and(|t| t.eq_ignore_ascii_case("revisit")) {
-            self.totals.revisits += 1;
+        if !header(raw, "WARC-Type").is_some_and(|t| t.eq_ignore_ascii_case("revisit")) {
+            return self.write(raw);
         }
-        self.write(raw)
+        self.totals.revisits += 1;
+        let names = [
+            header(raw, "WARC-Refers-To"),
+            header(raw, "WARC-Refers-To-Target-URI"),
+        ];
+        let original = names
+            .iter()
+            .flatten()
+            .find_map(|name| self.replaced.get(name))
+            .cloned();
+        let (Some(original), Some((head, block))) = (original, split_record(raw)) else {
+            return self.write(raw);
+        };
+        let mut fields = vec![("WARC-Refers-To-Target-URI", original.uri.clone())];
+        fields.extend(original.date.map(|d| ("WARC-Refers-To-Date", d)));
+        fields.extend(original.record_id.map(|id| ("WARC-Refers-To", id)));
+        let record = with_fields(&without_refers_to(head), block, &fields);
+        self.write(&record)
     }
 
     /// A response record, `verdict` the page stage's decision on it (none when its body
@@ -179,6 +202,12 @@ impl ArchiveOut {
                     fields.push(("WARC-Refers-To", id.clone()));
                 }
                 let record = revisit(head, http_head, IDENTICAL_PAYLOAD_PROFILE, &payload, fields);
+                for name in [header(raw, "WARC-Record-ID"), Some(uri)]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.replaced.insert(name, original.clone());
+                }
                 return self.write(&record);
             }
         }
@@ -287,6 +316,23 @@ fn header(raw: &[u8], name: &str) -> Option<String> {
                 v
             }
         })
+}
+
+/// Header lines without their `WARC-Refers-To*` fields.
+fn without_refers_to(head: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(head);
+    let mut out = Vec::with_capacity(head.len());
+    for line in text.split_inclusive('\n') {
+        let named = line.split_once(':').is_some_and(|(key, _)| {
+            key.trim()
+                .to_ascii_lowercase()
+                .starts_with("warc-refers-to")
+        });
+        if !named {
+            out.extend_from_slice(line.as_bytes());
+        }
+    }
+    out
 }
 
 /// The record with `fields` added after its header lines.

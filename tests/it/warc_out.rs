@@ -54,11 +54,32 @@ fn other_archive(path: &Path) -> HashMap<String, Vec<u8>> {
             bytes.extend(record("WARC/1.1", "metadata", uri, b"outlinks: none\r\n"));
         }
     }
+    // The input's own revisit of the mirror's copy, which the copy makes a revisit too: it
+    // is pointed to the story.
+    let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+    let digest = sha1_digest(&served[0].1);
+    bytes.extend(
+        format!(
+            "WARC/1.1\r\nWARC-Type: revisit\r\nWARC-Record-ID: <urn:uuid:revisit-1>\r\n\
+             WARC-Date: 2026-02-01T00:00:00Z\r\nWARC-Target-URI: http://news.test/again\r\n\
+             WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n\
+             WARC-Refers-To-Target-URI: http://mirror.test/copy-of-story\r\n\
+             WARC-Refers-To-Date: 2026-01-01T00:00:00Z\r\nWARC-Payload-Digest: {digest}\r\n\
+             Content-Type: application/http;msgtype=response\r\nContent-Length: {}\r\n\r\n",
+            block.len()
+        )
+        .as_bytes(),
+    );
+    bytes.extend_from_slice(block);
+    bytes.extend_from_slice(b"\r\n\r\n");
     std::fs::write(path, bytes).unwrap();
-    served
+    let mut held: HashMap<String, Vec<u8>> = served
         .into_iter()
         .map(|(u, b)| (u.to_string(), b))
-        .collect()
+        .collect();
+    let story = held["http://news.test/story"].clone();
+    held.insert("http://news.test/again".into(), story);
+    held
 }
 
 /// The records of the archives in `dir` as warcio reads them (`tests/warcio_check.py`,
@@ -141,13 +162,14 @@ fn a_deduplicated_copy_keeps_every_record_makes_repeated_payloads_revisits_and_r
         kinds,
         [
             "warcinfo", "request", "response", "metadata", "revisit", "response", "response",
-            "response", "revisit"
+            "response", "revisit", "revisit"
         ],
         "{records:?}"
     );
     assert_eq!(records[4].1, "http://mirror.test/copy-of-story");
     assert!(records[4].2.ends_with("/identical-payload-digest"));
     assert_eq!(records[8].1, "http://news.test/logo-2.png");
+    assert_eq!(records[9].1, "http://news.test/again");
 
     let Some(report) = warcio_check(&out) else {
         return;

@@ -51,7 +51,7 @@ fn warc_records(out: &Path) -> Vec<(String, String)> {
 fn warcio_report(out: &Path) -> Option<serde_json::Value> {
     let python = std::env::var("CRAWLDEDUP_WARCIO_PYTHON").ok()?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_check.py");
-    let o = std::process::Command::new(python)
+    let o = std::process::Command::new(&python)
         .arg(script)
         .arg(out.join("warc"))
         .output()
@@ -61,7 +61,25 @@ fn warcio_report(out: &Path) -> Option<serde_json::Value> {
         "warcio: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    Some(serde_json::from_slice(&o.stdout).unwrap())
+    let report = serde_json::from_slice(&o.stdout).unwrap();
+    // warcio's own `check` (every record's digests) on every file written.
+    let files: Vec<_> = std::fs::read_dir(out.join("warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    let o = std::process::Command::new(Path::new(&python).with_file_name("warcio"))
+        .arg("check")
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "warcio check: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(report)
 }
 
 /// Each WARC file in `out/warc` has its CDXJ index beside it, as made from the file itself,
