@@ -101,6 +101,25 @@ fn warcio_check(dir: &Path) -> Option<serde_json::Value> {
     Some(serde_json::from_slice(&o.stdout).unwrap())
 }
 
+/// The lines of a CDXJ index as (key, timestamp, fields), the fields without a `-` status
+/// (pywb's indexer leaves that out) and without `filename` (it names the file as given).
+fn cdxj_entries(text: &str) -> Vec<(String, String, serde_json::Value)> {
+    text.lines()
+        .filter(|l| !l.starts_with('!') && !l.trim().is_empty())
+        .map(|l| {
+            let mut parts = l.splitn(3, ' ');
+            let (key, ts) = (parts.next().unwrap(), parts.next().unwrap());
+            let mut fields: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(parts.next().unwrap()).unwrap();
+            if fields.get("status").and_then(|s| s.as_str()) == Some("-") {
+                fields.remove("status");
+            }
+            fields.remove("filename");
+            (key.to_string(), ts.to_string(), fields.into())
+        })
+        .collect()
+}
+
 /// The (type, URI, profile) of every record of a copy, in order.
 fn records_of(path: &Path) -> Vec<(String, String, String)> {
     use std::io::Read;
@@ -206,6 +225,21 @@ fn a_deduplicated_copy_keeps_every_record_makes_repeated_payloads_revisits_and_r
     };
     for url in &urls {
         assert_eq!(replayed[url], (200, sha1_digest(&held[url])), "{url}");
+    }
+    // pywb's own indexer, on the same copies, writes the same index.
+    let python = crate::warc::pywb_python().unwrap();
+    for copy in &copies {
+        let o = std::process::Command::new(Path::new(&python).with_file_name("cdx-indexer"))
+            .args(["--sort", "--cdxj"])
+            .arg(copy)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let theirs = cdxj_entries(&String::from_utf8_lossy(&o.stdout));
+        let index = crawldedup::store::warc::index_path(copy);
+        let ours = cdxj_entries(&std::fs::read_to_string(&index).unwrap());
+        assert!(ours.len() >= 8);
+        assert_eq!(ours, theirs, "{}", index.display());
     }
     if crawl.is_some() {
         let served: Vec<String> = report["served"]

@@ -1,12 +1,14 @@
 //! CDXJ indexes, pywb's format, of the WARC files crawldedup writes: `NAME.cdxj` beside
-//! `NAME.warc.gz`, a line for each `response`, `revisit` and `resource` record:
+//! `NAME.warc.gz`, a line for each record but `request` and `warcinfo` ones and those
+//! holding WARC fields (`application/warc-fields`), as pywb's own indexer makes them:
 //!
 //! ```text
 //! com,example)/a 20261202120000 {"url":"https://example.com/a","mime":"text/html","status":"200","digest":"…","length":"1043","offset":"512","filename":"crawldedup-00001.warc.gz"}
 //! ```
 //!
 //! the record's [SURT key](crate::urls::surt), its date as 14 digits, and where its gzip
-//! member lies in the file; a revisit's `mime` is `warc/revisit`. Lines are sorted
+//! member lies in the file; a revisit's `mime` is `warc/revisit`; only a response has a
+//! `status` (`-` for the others), and a response without an HTTP status has no line. Lines are sorted
 //! bytewise, as pywb's binary search over an index needs them. An index is written whole to
 //! a temporary file and renamed over the old one: a reader never sees half of one.
 
@@ -74,7 +76,8 @@ impl Cdxj {
     /// Adds the line of a record written as `length` bytes at `offset` of `filename`:
     /// `head` is its header lines (with the blank line after them), `block` its block, or
     /// the block's start when the header has a `WARC-Payload-Digest`. A record that replays
-    /// nothing (`warcinfo`, `request`, `metadata`...) or has no target URI has no line.
+    /// nothing (`warcinfo`, `request`, one of WARC fields), a response without an HTTP
+    /// status, and a record without a target URI have no line.
     pub fn add(&mut self, head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str) {
         if let Some(line) = line(head, block, (offset, length), filename) {
             self.lines.push(line);
@@ -181,7 +184,11 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str) -> Option<String> {
     let head = String::from_utf8_lossy(head);
     let kind = header(&head, "WARC-Type")?.to_ascii_lowercase();
-    if !matches!(kind.as_str(), "response" | "revisit" | "resource") {
+    let warc_fields = header(&head, "Content-Type").is_some_and(|t| {
+        t.to_ascii_lowercase()
+            .starts_with("application/warc-fields")
+    });
+    if matches!(kind.as_str(), "request" | "warcinfo") || warc_fields {
         return None;
     }
     let url = header(&head, "WARC-Target-URI")?
@@ -214,7 +221,14 @@ fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str)
         (status, mime, &block[split.map_or(block.len(), |s| s + 4)..])
     } else {
         let mime = header(&head, "Content-Type").map(str::to_string);
-        ("200".to_string(), mime, block)
+        ("-".to_string(), mime, block)
+    };
+    // As pywb's own indexer: a status for a response only, and no line for a response
+    // without one.
+    let status = match kind.as_str() {
+        "response" if status == "-" => return None,
+        "response" => status,
+        _ => "-".to_string(),
     };
     let mime = if kind == "revisit" {
         "warc/revisit".to_string()
@@ -277,7 +291,7 @@ mod tests {
             lines,
             [
                 "com,example)/a 20261202120000 {\"url\":\"https://www.example.com/a\",\
-                 \"mime\":\"warc/revisit\",\"status\":\"200\",\"digest\":\"ABC\",\
+                 \"mime\":\"warc/revisit\",\"status\":\"-\",\"digest\":\"ABC\",\
                  \"length\":\"50\",\"offset\":\"100\",\"filename\":\"a.warc.gz\"}"
                     .to_string(),
                 format!(
