@@ -7,7 +7,8 @@
 
 use std::io::{BufRead, Read};
 
-use super::warc::{Item, MAX_RECORD_BYTES, Response, http_response, member, open_archive};
+use super::http::http_response;
+use super::warc::{Item, MAX_RECORD_BYTES, Response, member, open_archive};
 
 /// Whether `path` names an ARC file.
 pub fn is_arc(path: &std::path::Path) -> bool {

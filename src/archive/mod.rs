@@ -23,11 +23,13 @@ use std::path::Path;
 
 mod arc;
 mod dates;
+mod http;
 mod warc;
 mod zstd_frames;
 
 pub use arc::is_arc;
-pub use warc::{Item, MAX_RECORD_BYTES, Response, Revisit, http_response, is_warc};
+pub use http::http_response;
+pub use warc::{Item, MAX_RECORD_BYTES, Response, Revisit, is_warc};
 
 /// The most characters of a problem's line ([`printable_line`]).
 pub const PROBLEM_CHARS: usize = 200;
