@@ -7,12 +7,10 @@ usage: python pywb_record.py ROOT URL...
 """
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
 import urllib.request
+
+import pywb_server
 
 
 def main():
@@ -20,31 +18,8 @@ def main():
     archive = os.path.join(root, "collections", "c", "archive")
     os.makedirs(archive)
     os.makedirs(os.path.join(root, "collections", "c", "indexes"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    wayback = os.path.join(os.path.dirname(sys.executable), "wayback")
-    # pywb's cookie rewriter would fetch the public suffix list from the internet; an empty
-    # list of sources makes it use the copy it ships.
-    env = dict(os.environ, TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS="")
-    server = subprocess.Popen(
-        [wayback, "--live", "--record", "-p", str(port), "-b", "127.0.0.1", "-d", root],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    server, port = pywb_server.start(root, "--live", "--record")
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5).read()
-                break
-            except urllib.error.HTTPError:
-                break
-            except OSError:
-                if time.time() > deadline or server.poll() is not None:
-                    raise SystemExit("pywb did not start: " + server.stderr.read().decode())
-                time.sleep(0.2)
         for url in urls:
             reply = urllib.request.urlopen(
                 "http://127.0.0.1:%d/c/record/id_/%s" % (port, url), timeout=30
@@ -53,8 +28,7 @@ def main():
             if reply.status != 200:
                 raise SystemExit("pywb answered %d for %s" % (reply.status, url))
     finally:
-        server.terminate()
-        server.wait()
+        pywb_server.stop(server)
     print(json.dumps(sorted(os.path.join(archive, n) for n in os.listdir(archive))))
 
 

@@ -12,12 +12,11 @@ import hashlib
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
+
+import pywb_server
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -37,33 +36,10 @@ def main():
             shutil.copy(os.path.join(warcs, name), archive)
         elif name.endswith(".cdxj"):
             shutil.copy(os.path.join(warcs, name), indexes)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    wayback = os.path.join(os.path.dirname(sys.executable), "wayback")
-    # pywb's cookie rewriter would fetch the public suffix list from the internet; an empty
-    # list of sources makes it use the copy it ships.
-    env = dict(os.environ, TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS="")
-    server = subprocess.Popen(
-        [wayback, "-p", str(port), "-b", "127.0.0.1", "-d", root],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    server, port = pywb_server.start(root)
     opener = urllib.request.build_opener(NoRedirect)
     base = "http://127.0.0.1:%d/c/id_/" % port
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                opener.open("http://127.0.0.1:%d/" % port, timeout=5).read()
-                break
-            except urllib.error.HTTPError:
-                break
-            except OSError:
-                if time.time() > deadline or server.poll() is not None:
-                    raise SystemExit("pywb did not start: " + server.stderr.read().decode())
-                time.sleep(0.2)
         replayed = {}
         for url in urls:
             try:
@@ -75,8 +51,7 @@ def main():
             replayed[url] = {"status": status, "digest": "sha1:" + digest}
         print(json.dumps(replayed))
     finally:
-        server.terminate()
-        server.wait()
+        pywb_server.stop(server)
 
 
 if __name__ == "__main__":

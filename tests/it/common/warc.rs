@@ -88,3 +88,39 @@ pub fn replay_with_pywb(
             .collect(),
     )
 }
+
+/// What `tests/warcio_check.py` reports of the WARC files in `dir`, when CI names a Python
+/// that has warcio (`None` otherwise); it fails on a record warcio cannot read, and so does
+/// warcio's own `check` (every record's digests), run on every file too.
+pub fn warcio_report(dir: &Path) -> Option<serde_json::Value> {
+    let python = std::env::var("CRAWLDEDUP_WARCIO_PYTHON").ok()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_check.py");
+    let o = std::process::Command::new(&python)
+        .arg(script)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "warcio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report = serde_json::from_slice(&o.stdout).unwrap();
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    let o = std::process::Command::new(Path::new(&python).with_file_name("warcio"))
+        .args(["check", "-v"])
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "warcio check: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(report)
+}

@@ -46,40 +46,9 @@ fn warc_records(out: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// What `tests/warcio_check.py` reports of the WARC files in `out`, when CI names a Python
-/// that has warcio (`None` otherwise); it fails on a record warcio cannot read.
+/// What warcio reports of the WARC files in `out/warc` ([`warc::warcio_report`]).
 fn warcio_report(out: &Path) -> Option<serde_json::Value> {
-    let python = std::env::var("CRAWLDEDUP_WARCIO_PYTHON").ok()?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_check.py");
-    let o = std::process::Command::new(&python)
-        .arg(script)
-        .arg(out.join("warc"))
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "warcio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report = serde_json::from_slice(&o.stdout).unwrap();
-    // warcio's own `check` (every record's digests) on every file written.
-    let files: Vec<_> = std::fs::read_dir(out.join("warc"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    let o = std::process::Command::new(Path::new(&python).with_file_name("warcio"))
-        .arg("check")
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "warcio check: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    Some(report)
+    warc::warcio_report(&out.join("warc"))
 }
 
 /// Each WARC file in `out/warc` has its CDXJ index beside it, as made from the file itself,
