@@ -124,20 +124,11 @@ fn a_warcio_warc_file_is_read_whole_and_its_revisits_find_their_responses() {
     let server = runtime.block_on(serve(site)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("warcio.warc.gz");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_write.py");
     let urls: Vec<String> = paths.iter().map(|p| server.url(p)).collect();
-    let o = std::process::Command::new(python)
-        .arg(script)
-        .arg(&warc)
-        .args(&urls)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "warcio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let fetched: Vec<String> = serde_json::from_slice(&o.stdout).unwrap();
+    let mut args = vec![warc.as_os_str()];
+    args.extend(urls.iter().map(std::ffi::OsStr::new));
+    let written = crate::warc::run_script(&python, "warcio_write.py", &args, b"");
+    let fetched: Vec<String> = serde_json::from_slice(&written).unwrap();
     assert_eq!(fetched.len(), urls.len());
 
     let o = crawldedup(&["dedup", "--json", warc.to_str().unwrap()]);
@@ -198,19 +189,11 @@ fn warc_files_of_pywbs_recorder_are_read_whole() {
     let mirrors: Vec<String> = mirrors.iter().map(|p| server.url(p)).collect();
     urls.extend(mirrors.iter().cloned());
     let dir = tempfile::tempdir().unwrap();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pywb_record.py");
-    let o = std::process::Command::new(python)
-        .arg(script)
-        .arg(dir.path().join("pywb"))
-        .args(&urls)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "pywb: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let files: Vec<String> = serde_json::from_slice(&o.stdout).unwrap();
+    let pywb = dir.path().join("pywb");
+    let mut args = vec![pywb.as_os_str()];
+    args.extend(urls.iter().map(std::ffi::OsStr::new));
+    let written = crate::warc::run_script(&python, "pywb_record.py", &args, b"");
+    let files: Vec<String> = serde_json::from_slice(&written).unwrap();
     assert!(!files.is_empty());
     let mut args = vec!["dedup", "--json"];
     args.extend(files.iter().map(String::as_str));

@@ -31,6 +31,31 @@ pub fn warc_text(out: &Path) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
+/// Runs the project's script `tests/SCRIPT` with `python` and `args`, `stdin` given to it;
+/// its standard output, after checking that it succeeded.
+pub fn run_script(python: &str, script: &str, args: &[&std::ffi::OsStr], stdin: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
+    let mut child = std::process::Command::new(python)
+        .arg(path)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
 /// The Python that has pywb, as CI names it (`CRAWLDEDUP_PYWB_PYTHON`); `None` (the caller's
 /// replay check does not run) when it is not named, except in CI, which installs pywb.
 pub fn pywb_python() -> Option<String> {
@@ -51,33 +76,17 @@ pub fn replay_with_pywb(
     dir: &Path,
     urls: &[String],
 ) -> Option<std::collections::HashMap<String, (u16, String)>> {
-    use std::io::Write;
     let python = pywb_python()?;
     let root = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pywb_replay.py");
-    let mut child = std::process::Command::new(python)
-        .arg(script)
-        .arg(root.path().join("pywb"))
-        .arg(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(urls).unwrap().as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
-        "pywb: {}",
-        String::from_utf8_lossy(&o.stderr)
+    let pywb = root.path().join("pywb");
+    let stdout = run_script(
+        &python,
+        "pywb_replay.py",
+        &[pywb.as_os_str(), dir.as_os_str()],
+        serde_json::to_string(urls).unwrap().as_bytes(),
     );
     let replayed: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(&o.stdout).unwrap();
+        serde_json::from_slice(&stdout).unwrap();
     Some(
         replayed
             .into_iter()
@@ -94,18 +103,8 @@ pub fn replay_with_pywb(
 /// warcio's own `check` (every record's digests), run on every file too.
 pub fn warcio_report(dir: &Path) -> Option<serde_json::Value> {
     let python = std::env::var("CRAWLDEDUP_WARCIO_PYTHON").ok()?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warcio_check.py");
-    let o = std::process::Command::new(&python)
-        .arg(script)
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "warcio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report = serde_json::from_slice(&o.stdout).unwrap();
+    let stdout = run_script(&python, "warcio_check.py", &[dir.as_os_str()], b"");
+    let report = serde_json::from_slice(&stdout).unwrap();
     let files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
