@@ -55,6 +55,7 @@ mod templates;
 mod upkeep;
 #[cfg(feature = "cli")]
 mod warc_input;
+#[cfg(feature = "cli")]
 mod warc_out;
 #[cfg(feature = "cli")]
 mod warc_real;
