@@ -192,11 +192,15 @@ impl<W: Write> Inputs<'_, W> {
             }
             Ok(())
         })?;
+        let whole = read.is_ok();
         if let Err(problem) = read {
             self.unreadable(&problem)?;
         }
-        if let Some(copies) = &mut self.copies {
-            copies.end().map_err(|e| anyhow::anyhow!(e))?;
+        let Some(copies) = &mut self.copies else {
+            return Ok(());
+        };
+        if let Some(partial) = copies.end(whole).map_err(|e| anyhow::anyhow!(e))? {
+            self.unreadable(&partial)?;
         }
         Ok(())
     }

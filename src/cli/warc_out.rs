@@ -39,6 +39,8 @@ pub(super) struct Totals {
     revisits: u64,
     bytes_in: u64,
     bytes_out: u64,
+    /// Copies left under their `.partial` name.
+    partial: usize,
 }
 
 /// The copies of a run's archives.
@@ -123,14 +125,27 @@ impl ArchiveOut {
         Ok(())
     }
 
-    /// Ends the copy begun last.
-    pub(super) fn end(&mut self) -> Result<(), String> {
-        if let Some(copy) = self.current.take() {
-            self.totals.bytes_out += copy
-                .finish()
-                .map_err(|e| format!("--warc-out {}: {e}", self.dir.display()))?;
+    /// Ends the copy begun last: `whole` when its input was read to its end. A copy of
+    /// an input that could not be read on is left under its `.partial` name, which never
+    /// passes for a whole copy; `Ok` then says where it is.
+    pub(super) fn end(&mut self, whole: bool) -> Result<Option<String>, String> {
+        let Some(copy) = self.current.take() else {
+            return Ok(None);
+        };
+        let failed = |e: std::io::Error| format!("--warc-out {}: {e}", self.dir.display());
+        if whole {
+            self.totals.bytes_out += copy.finish().map_err(failed)?;
+            return Ok(None);
         }
-        Ok(())
+        let length = copy.length();
+        let partial = copy.abandon().map_err(failed)?;
+        self.totals.bytes_out += length;
+        self.totals.partial += 1;
+        Ok(Some(format!(
+            "--warc-out: the copy of an input read only in part is left as {} (not a whole \
+             copy: the records after the damage are not in it)",
+            partial.display()
+        )))
     }
 
     fn write(&mut self, record: &[u8]) -> Result<(), String> {
@@ -265,8 +280,12 @@ impl ArchiveOut {
     pub(super) fn summary(&self) -> String {
         let t = &self.totals;
         let saved = t.bytes_in.saturating_sub(t.bytes_out);
+        let partial = match t.partial {
+            0 => String::new(),
+            n => format!(" ({n} of them in part only, left as .partial)"),
+        };
         format!(
-            "--warc-out {}: {} archives copied, {} records ({} made revisits of identical \
+            "--warc-out {}: {} archives copied{partial}, {} records ({} made revisits of identical \
              payloads, {} duplicates {}, {} revisits of the input kept); {} bytes in, {} out, \
              {} saved ({:.1}%)",
             self.dir.display(),

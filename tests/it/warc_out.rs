@@ -285,3 +285,32 @@ fn a_copy_is_never_written_over_a_file_or_another_copy() {
     );
     assert!(!out.join("other.warc.gz").exists());
 }
+
+#[test]
+fn the_copy_of_an_archive_read_only_in_part_never_passes_for_a_whole_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("cut.warc.gz");
+    // A record, then a gzip member whose deflate data is damaged mid-file, then a record
+    // the reader cannot reach.
+    let first = super::warc_input::gzip(&response("http://news.test/a", &page(STORY)));
+    let mut damaged = super::warc_input::gzip(&response("http://news.test/b", &page(OTHER)));
+    let middle = damaged.len() / 2;
+    damaged[middle..middle + 8].copy_from_slice(b"\xff\xff\xff\xff\xff\xff\xff\xff");
+    let last = super::warc_input::gzip(&response("http://news.test/c", &page(THIRD)));
+    std::fs::write(&input, [first, damaged, last].concat()).unwrap();
+    let out = dir.path().join("out");
+    let o = crawldedup(&[
+        "dedup",
+        "--warc-out",
+        out.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("corrupt gzip"), "{err}");
+    assert!(err.contains("cut.warc.gz.partial"), "{err}");
+    assert!(!out.join("cut.warc.gz").exists());
+    assert!(!out.join("cut.cdxj").exists());
+    let records = records_of(&out.join("cut.warc.gz.partial"));
+    assert_eq!(records[1].1, "http://news.test/a", "{records:?}");
+}

@@ -84,6 +84,14 @@ impl ArchiveCopy {
         self.length
     }
 
+    /// Syncs the file and leaves it under its `.partial` name, without an index (a copy
+    /// that is not whole); returns that name.
+    pub fn abandon(mut self) -> std::io::Result<PathBuf> {
+        self.file.flush()?;
+        self.file.get_ref().sync_all()?;
+        Ok(self.partial)
+    }
+
     /// Syncs the file, gives it its name and writes its index beside it; returns its
     /// length in bytes.
     pub fn finish(mut self) -> std::io::Result<u64> {
