@@ -325,6 +325,20 @@ fn plain_record(
     if ((bytes.len() - block) as u64) < length {
         return Err("a record cut short in its block".into());
     }
+    block_end(input, bytes, (block, length), carry, forgiven)
+}
+
+/// A record read through its block (`bytes`, its header lines ending at `block`, then
+/// `length` bytes of block and up to four more), ended as the format has it: two line ends
+/// after the block, or fewer when the next record or the end of the input follows, or a
+/// block read on to the next `WARC/` line when its Content-Length did not end it.
+fn block_end(
+    input: &mut impl BufRead,
+    mut bytes: Vec<u8>,
+    (block, length): (usize, u64),
+    carry: &mut Vec<u8>,
+    forgiven: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
     if bytes.ends_with(b"\r\n\r\n") {
         return Ok(bytes);
     }
@@ -487,48 +501,52 @@ fn records<E>(
             Vec::new()
         };
         at += headers_end + record.content_length() as usize + 4;
-        let header = |name: WarcHeader| {
-            record
-                .header(name)
-                .map(|v| v.trim().trim_matches(['<', '>']).to_string())
-                .filter(|v| !v.is_empty())
-        };
-        let uri = header(WarcHeader::TargetURI).unwrap_or_default();
-        if *record.warc_type() == RecordType::Revisit {
-            each(Item::Revisit(Revisit {
-                offset,
-                uri,
-                refers_to: header(WarcHeader::RefersTo),
-                refers_to_uri: header(WarcHeader::Unknown("warc-refers-to-target-uri".into())),
-                payload_digest: header(WarcHeader::PayloadDigest),
-                profile: header(WarcHeader::Profile),
-                raw,
-            }))?;
-            continue;
+        if let Some(item) = item(&record, offset, raw) {
+            each(item)?;
         }
-        if *record.warc_type() != RecordType::Response {
-            if !raw.is_empty() {
-                each(Item::Other { offset, raw })?;
-            }
-            continue;
-        }
-        let mut warnings = Vec::new();
-        let (content_type, body) = match http_response(record.body(), &mut warnings) {
-            Ok((content_type, body)) => (content_type, Ok(body)),
-            Err(problem) => (None, Err(problem)),
-        };
-        each(Item::Response(Response {
-            offset,
-            uri,
-            content_type,
-            body,
-            warnings,
-            record_id: header(WarcHeader::RecordID),
-            payload_digest: header(WarcHeader::PayloadDigest),
-            raw,
-        }))?;
     }
     Ok(())
+}
+
+/// What a parsed record is to the reader: a response, a revisit, another record (only
+/// when its bytes `raw` were kept), or nothing.
+fn item(record: &warc::Record<warc::BufferedBody>, offset: u64, raw: Vec<u8>) -> Option<Item> {
+    let header = |name: WarcHeader| {
+        record
+            .header(name)
+            .map(|v| v.trim().trim_matches(['<', '>']).to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let uri = header(WarcHeader::TargetURI).unwrap_or_default();
+    if *record.warc_type() == RecordType::Revisit {
+        return Some(Item::Revisit(Revisit {
+            offset,
+            uri,
+            refers_to: header(WarcHeader::RefersTo),
+            refers_to_uri: header(WarcHeader::Unknown("warc-refers-to-target-uri".into())),
+            payload_digest: header(WarcHeader::PayloadDigest),
+            profile: header(WarcHeader::Profile),
+            raw,
+        }));
+    }
+    if *record.warc_type() != RecordType::Response {
+        return (!raw.is_empty()).then_some(Item::Other { offset, raw });
+    }
+    let mut warnings = Vec::new();
+    let (content_type, body) = match http_response(record.body(), &mut warnings) {
+        Ok((content_type, body)) => (content_type, Ok(body)),
+        Err(problem) => (None, Err(problem)),
+    };
+    Some(Item::Response(Response {
+        offset,
+        uri,
+        content_type,
+        body,
+        warnings,
+        record_id: header(WarcHeader::RecordID),
+        payload_digest: header(WarcHeader::PayloadDigest),
+        raw,
+    }))
 }
 
 /// `record` with its header lines' bytes past ASCII percent-encoded, when those lines are
