@@ -1,6 +1,7 @@
 """pywb's `wayback` server on loopback, for tests/pywb_replay.py and tests/pywb_record.py:
 started on a free port over a root folder of collections, ready when this returns."""
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -9,11 +10,23 @@ import urllib.error
 import urllib.request
 
 
+def free_port():
+    """A free port below the kernel's ephemeral range (32768 on), so that no server a
+    concurrent test binds to port 0 can take it between this check and wayback's bind."""
+    for _ in range(200):
+        port = random.randint(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise SystemExit("no free port for pywb")
+
+
 def start(root, *options):
     """Starts `wayback OPTIONS` over `root`; returns the process and its port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     wayback = os.path.join(os.path.dirname(sys.executable), "wayback")
     # pywb's cookie rewriter would fetch the public suffix list from the internet; an empty
     # list of sources makes it use the copy it ships.
@@ -27,10 +40,11 @@ def start(root, *options):
     deadline = time.time() + 60
     while True:
         try:
-            urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5).read()
-            return server, port
-        except urllib.error.HTTPError:
-            return server, port
+            # pywb's home page names it: not another test's server on the same port.
+            page = urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5).read()
+            if b"pywb" in page.lower() and server.poll() is None:
+                return server, port
+            raise OSError("not pywb")
         except OSError:
             if time.time() > deadline or server.poll() is not None:
                 server.kill()
