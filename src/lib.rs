@@ -116,6 +116,8 @@ pub mod demo;
 #[doc(hidden)]
 pub mod faults;
 pub mod fingerprint;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 // Internal: public for the crate's own tests and benchmarks, not part of the API.
 #[doc(hidden)]
 pub mod fixture;

@@ -239,6 +239,19 @@ pub(super) struct CrawlArgs {
     /// run's) instead of refusing it; both keep every document.
     #[arg(long)]
     pub(super) share_state: bool,
+    /// Serve Prometheus metrics (/metrics), the status page (/) and its figures
+    /// (/status.json) on this address while the crawl runs, for example 127.0.0.1:9898
+    #[arg(long, value_name = "IP:PORT")]
+    pub(super) metrics: Option<String>,
+    /// Keep --metrics up this long after the crawl is over (for example 1m), serving the
+    /// final figures for a last scrape; Ctrl-C ends it sooner
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "0s",
+        requires = "metrics"
+    )]
+    pub(super) metrics_linger: humantime::Duration,
 }
 
 #[derive(Args)]

@@ -119,6 +119,9 @@ pub(super) fn index_plan(args: IndexPlanArgs) -> Result<ExitCode, Failure> {
 
 /// `verify` (no `accept_loss`) or `repair`: one line per part; exit code 1 if any part is
 /// wrong (verify) or could not be mended (repair).
+/// `verify`'s exit code for a state directory that a live process holds.
+pub(super) const IN_USE: u8 = 3;
+
 pub(super) fn state_command(
     args: &StateArgs,
     repair: Option<&RepairArgs>,
@@ -130,6 +133,18 @@ pub(super) fn state_command(
         )));
     }
     let out = args.out_dir.as_deref();
+    if repair.is_none() {
+        if let Some(holder) = crawldedup::state::in_use(&args.state_dir) {
+            // Not damage: a live directory changes under the check. Its own exit code.
+            eprintln!(
+                "error: state directory {}: {holder}; verify checks a directory that no \
+                 process holds: stop it, or verify a copy of the directory taken while it is \
+                 stopped (`crawldedup stats` reads a running crawl)",
+                args.state_dir.display()
+            );
+            return Ok(ExitCode::from(IN_USE));
+        }
+    }
     if let Some(problem) = repair.and_then(|_| crawldedup::state::cannot_repair(&args.state_dir)) {
         return Err(Failure::Setup(format!(
             "state directory {}: {problem}",
@@ -239,12 +254,27 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
         config.cluster.wait_for_workers = n;
     }
     config.validate("command line")?;
+    let metrics_listen = match &args.metrics {
+        Some(addr) => Some(
+            addr.parse::<std::net::SocketAddr>()
+                .map_err(|e| Failure::Setup(format!("--metrics {addr}: {e} (expected IP:PORT)")))?,
+        ),
+        None => None,
+    };
+    if let Some(addr) = metrics_listen.filter(|a| !crawldedup::adapters::serve::is_loopback(a)) {
+        tracing::warn!(
+            "--metrics {addr}: the status page and metrics are open to anyone who can reach \
+             this address (they name the URLs crawled)"
+        );
+    }
     let runtime =
         tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
     let options = crawldedup::crawl::CrawlOptions {
         progress_bar: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         checkpoint_every: args.checkpoint_every.into(),
         share_state: args.share_state,
+        metrics_listen,
+        metrics_linger: args.metrics_linger.into(),
         ..crawldedup::crawl::CrawlOptions::default()
     };
     let summary = runtime

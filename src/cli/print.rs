@@ -9,12 +9,40 @@ use super::Failure;
 pub(super) fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {
     let t = &summary.totals;
     let f = &summary.frontier;
+    if let Some(r) = &summary.running {
+        println!(
+            "running      PID {}: figures of its last checkpoint, {:.0} s ago",
+            r.pid, r.figures_age_seconds
+        );
+    }
     println!("fetched      {}", t.fetched);
     println!("stored       {}", t.stored);
     println!("duplicates   {}", t.duplicates);
     println!("failed       {}", t.failures);
     println!("queued       {} (in flight {})", f.pending, f.in_flight);
     println!("checkpoints  {}", t.seq);
+    if t.fetched_bytes > 0 {
+        println!(
+            "bytes        {} fetched, {} stored",
+            bytes(t.fetched_bytes),
+            bytes(t.stored_bytes)
+        );
+    }
+    if let Some(ms) = t.last_stored_at_ms {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+        println!("last stored  {}", humantime::format_rfc3339_seconds(at));
+    }
+    if !t.failure_kinds.is_empty() {
+        let mut kinds: Vec<_> = t.failure_kinds.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let listed: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!("failures by  {}", listed.join(", "));
+    }
+    if let Some(s) = &summary.status {
+        print_times("fetch time", &s.fetch_seconds);
+        print_times("extraction", &s.extraction_seconds);
+        print_times("decision", &s.decision_seconds);
+    }
     if let Some(w) = &t.windows {
         print_windows(w);
     }
@@ -35,6 +63,36 @@ pub(super) fn print_summary(summary: &crawldedup::crawl::CrawlSummary) {
         } else {
             ""
         }
+    );
+}
+
+/// A size in bytes, in the unit that reads best.
+fn bytes(n: u64) -> String {
+    match n {
+        0..1_000_000 => format!("{:.1} kB", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", n as f64 / 1e6),
+        _ => format!("{:.2} GB", n as f64 / 1e9),
+    }
+}
+
+/// A line of the run's percentiles of one time (from its status file).
+fn print_times(name: &str, q: &crawldedup::metrics::Quantiles) {
+    if q.count == 0 {
+        return;
+    }
+    let at = |v: Option<f64>| match v {
+        Some(s) if s < 0.001 => format!("{:.0} us", s * 1e6),
+        Some(s) if s < 1.0 => format!("{:.1} ms", s * 1e3),
+        Some(s) => format!("{s:.1} s"),
+        None => "over the last bucket".into(),
+    };
+    println!(
+        "{:<12} p50 <= {}, p90 <= {}, p99 <= {} ({} this run)",
+        name,
+        at(q.p50),
+        at(q.p90),
+        at(q.p99),
+        q.count
     );
 }
 

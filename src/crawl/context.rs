@@ -26,6 +26,10 @@ pub(super) struct Context {
     pub(super) follow_links_of: crate::config::FollowLinksOf,
     /// `per_host_delay_ms`.
     pub(super) base_delay: Duration,
+    /// What the crawl shows of itself (`/metrics`, the status page, the status file).
+    pub(super) metrics: std::sync::Arc<crate::metrics::Metrics>,
+    /// The crawl's own counts in `metrics`.
+    pub(super) counts: std::sync::Arc<crate::metrics::CrawlCounts>,
 }
 
 impl Context {

@@ -15,6 +15,7 @@
 //! outcome.rs   back in the loop: retry or fail, Dedup::decide, the sinks
 //!              (crate::store), links queued by focus score
 //! record.rs    the checkpoint: sinks' positions, index size, frontier, one record
+//! status.rs    the status file each checkpoint leaves for `stats` on a running crawl
 //! ```
 
 mod arenas;
@@ -40,6 +41,7 @@ mod schedule;
 mod scope;
 mod sinks;
 mod start;
+mod status;
 mod worker;
 
 pub use arenas::limit_malloc_arenas;
@@ -58,3 +60,4 @@ pub(crate) use record::each_frontier_url;
 pub use record::{CheckpointRecord, Unsent, stats};
 #[cfg(feature = "cluster")]
 pub(crate) use record::{forget_unsent, give_back};
+pub use status::{CrawlStatus, STATUS_FILE};

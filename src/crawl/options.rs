@@ -26,6 +26,13 @@ pub struct CrawlOptions {
     /// run's) instead of refusing it; the crawl keeps that program's documents (see
     /// [`crate::dedup::StateKind`]).
     pub share_state: bool,
+    /// Serve `/metrics` (Prometheus), `/status.json` and the status page `/` on this
+    /// address while the crawl runs (`crawl --metrics`); `None`: no listener.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// How long the listener of `metrics_listen` stays up once the crawl is over, serving
+    /// its final figures (for a last scrape); a stop ends it sooner. Zero: it closes with
+    /// the crawl.
+    pub metrics_linger: Duration,
 }
 
 impl Default for CrawlOptions {
@@ -37,6 +44,8 @@ impl Default for CrawlOptions {
             compact_after: None,
             clock: None,
             share_state: false,
+            metrics_listen: None,
+            metrics_linger: Duration::ZERO,
         }
     }
 }

@@ -88,6 +88,12 @@ pub(super) fn handle(
 ) -> Result<(), CrawlError> {
     if let Some((task, failure)) = outcome(work, ledger, shared)? {
         ledger.totals.failures += 1;
+        *ledger
+            .totals
+            .failure_kinds
+            .entry(failure.kind.clone())
+            .or_default() += 1;
+        shared.metrics.failed(task.url.as_str(), &failure.kind);
         ledger.sinks.failure(&FailedPage {
             url: task.url.clone(),
             kind: failure.kind,
@@ -146,6 +152,7 @@ pub(super) fn outcome(
             )));
         }
         Work::Failed { task, error } => {
+            shared.counts.fetch("error");
             let retry = error.is_retryable() && task.attempts + 1 < MAX_ATTEMPTS;
             if retry {
                 // This URL waits; the host's other pages go on.
@@ -161,16 +168,20 @@ pub(super) fn outcome(
         }
         Work::Page(mut page) => {
             totals.fetched += 1;
+            totals.fetched_bytes += page.body.len() as u64;
+            shared.counts.fetched_bytes.inc_by(page.body.len() as u64);
             state.delay = base_delay.max(page.crawl_delay.unwrap_or_default());
             state.next_allowed = Some(now + state.delay);
             let (status, retry_after) = (page.status, page.retry_after);
             if let Some(target) = page.deferred.take() {
+                shared.counts.fetch("redirected");
                 return redirected_away(
                     dedup, frontier, worker, keywords, page.task, &target, status,
                 );
             }
             let retryable = status >= 500 || status == 429;
             if retryable && page.task.attempts + 1 < MAX_ATTEMPTS {
+                shared.counts.fetch("retried");
                 let task = page.task;
                 let wait = backoff(task.attempts, retry_after, &task.url);
                 if retry_after.is_some() || status == 429 {
@@ -180,6 +191,11 @@ pub(super) fn outcome(
                 delayed.push((now + wait, task));
                 return Ok(None);
             }
+            shared.counts.fetch(if (200..300).contains(&status) {
+                "ok"
+            } else {
+                "http_error"
+            });
             let stores = Stores {
                 dedup,
                 frontier,
@@ -313,7 +329,11 @@ fn record_page(
     // What the host repeats on its pages is compared on no path, and stored on none.
     dedup.drop_template(final_url.as_str(), &mut prepared);
     let earlier = task.last;
+    let deciding = Instant::now();
     let verdict = decide(dedup, worker.as_deref_mut(), &final_url, &prepared, earlier)?;
+    shared
+        .metrics
+        .decided(final_url.as_str(), &verdict, deciding.elapsed());
     let (extracted, links) = prepared.into_parts();
     let parent_relevance = relevance(&shared.keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
     let response = Response {
@@ -324,9 +344,13 @@ fn record_page(
         content_type,
         body: Bytes::from(body),
     };
+    let body_bytes = response.body.len() as u64;
     let kept = keep(
         sinks, dedup, totals, &mut task, response, extracted, verdict,
     )?;
+    if kept == Kept::Stored {
+        shared.counts.stored_bytes.inc_by(body_bytes);
+    }
     // With `follow_links_of = "stored"`, a duplicate's links are taken to be its
     // original's, except an unchanged page fetched again by a recrawl: it is the original,
     // and its links lead to pages that may have come due too. A page without main text (a
@@ -398,6 +422,8 @@ fn keep(
         return Ok(Kept::NoText);
     };
     totals.stored += 1;
+    totals.stored_bytes += response.body.len() as u64;
+    totals.last_stored_at_ms = Some(crate::metrics::epoch_ms(SystemTime::now()));
     let stored = Stored {
         id,
         simhash,

@@ -31,11 +31,36 @@ pub struct CrawlSummary {
     pub page_limit_reached: bool,
     /// Whether the crawl stopped early (Ctrl-C or the page limit).
     pub stopped_early: bool,
+    /// Read from a running crawl (`stats` while it runs): its process, and how old the
+    /// figures are (its last checkpoint's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<Running>,
+    /// The status file of the run the figures are of, when there is one: its request,
+    /// extraction and decision times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<super::status::CrawlStatus>,
+}
+
+/// A crawl running while `stats` read it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Running {
+    /// Its process.
+    pub pid: u32,
+    /// Seconds since its last checkpoint, whose figures these are.
+    pub figures_age_seconds: f64,
 }
 
 /// The figures of a crawl on disk (`crawldedup stats`): the last checkpoint's totals and
-/// the frontier as it was then. Fails with one line when a crawl is running there (sled
-/// holds a lock) or the directory holds no crawl.
+/// the frontier as it was then, with the times of the run that took it (its status file).
+///
+/// - A crawl running there holds its database: the figures are read from its status file
+///   (see [`super::status`]), which repeats its last checkpoint, and the summary says it
+///   is running and how old they are. A running crawl without one yet (before its first
+///   checkpoint) is refused with one line.
+/// - A directory this process cannot write (a backup on a read-only file system) is read
+///   in a copy of its crawl database, since opening a database writes.
+///
+/// Fails with one line when the directory holds no crawl.
 pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     let state_error = |problem: String| CrawlError::State {
         path: state_dir.to_path_buf(),
@@ -45,28 +70,84 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     if !db_path.exists() {
         return Err(state_error("no crawl here".into()));
     }
-    let db = crate::db::open(&sled::Config::new().path(&db_path))
-        .map_err(|e| state_error(crate::db::describe(&e)))?;
-    let meta = db
-        .open_tree("meta")
-        .map_err(|e| state_error(crate::db::describe(&e)))?;
-    let Some(totals) = read_record(&meta).map_err(state_error)? else {
-        return Err(state_error("no checkpoint yet".into()));
+    let status = super::status::CrawlStatus::read(state_dir).map_err(state_error)?;
+    if crate::db::held(&db_path) {
+        let Some(status) = status.filter(|s| !s.finished) else {
+            return Err(state_error(
+                "a crawl is running here and has not taken its first checkpoint yet; run \
+                 stats again once it has"
+                    .into(),
+            ));
+        };
+        let frontier = status.frontier;
+        return Ok(CrawlSummary {
+            totals: status.checkpoint.clone(),
+            frontier,
+            seconds: run_seconds(&status),
+            fetched_this_run: status.fetched_this_run,
+            page_limit_reached: false,
+            stopped_early: false,
+            running: Some(Running {
+                pid: status.pid,
+                figures_age_seconds: status.age_seconds(),
+            }),
+            status: Some(status),
+        });
+    }
+    let (totals, frontier) = if crate::db::writable(state_dir) {
+        read_checkpoint(&db_path).map_err(state_error)?
+    } else {
+        let scratch = tempfile::Builder::new()
+            .prefix("crawldedup-stats-")
+            .tempdir()
+            .map_err(|e| state_error(format!("read-only, and no room to copy it: {e}")))?;
+        let copy = scratch.path().join(CRAWL_DB);
+        crate::state::copy_tree(&db_path, &copy).map_err(|e| {
+            state_error(format!(
+                "read-only, and its crawl database could not be copied: {e}"
+            ))
+        })?;
+        read_checkpoint(&copy).map_err(state_error)?
+    };
+    // The status file of the run that took this checkpoint (an older one belongs to
+    // another run: its times would not be this checkpoint's).
+    let status = status.filter(|s| s.checkpoint.seq == totals.seq);
+    Ok(CrawlSummary {
+        stopped_early: frontier.pending > 0,
+        seconds: status.as_ref().map_or(0.0, run_seconds),
+        fetched_this_run: status.as_ref().map_or(0, |s| s.fetched_this_run),
+        totals,
+        frontier,
+        page_limit_reached: false,
+        running: None,
+        status,
+    })
+}
+
+/// The seconds from a run's start to its status file.
+fn run_seconds(status: &super::status::CrawlStatus) -> f64 {
+    status
+        .written_at_ms
+        .saturating_sub(status.run_started_at_ms) as f64
+        / 1000.0
+}
+
+/// The last checkpoint's record and the frontier as of it, from the crawl database at
+/// `db_path`.
+fn read_checkpoint(db_path: &Path) -> Result<(CheckpointRecord, FrontierCounts), String> {
+    let db =
+        crate::db::open(&sled::Config::new().path(db_path)).map_err(|e| crate::db::describe(&e))?;
+    let meta = db.open_tree("meta").map_err(|e| crate::db::describe(&e))?;
+    let Some(totals) = read_record(&meta)? else {
+        return Err("no checkpoint yet".into());
     };
     let frontier = Frontier::open(
         db.open_tree("frontier")
-            .map_err(|e| state_error(crate::db::describe(&e)))?,
+            .map_err(|e| crate::db::describe(&e))?,
         totals.seq,
     )
-    .map_err(|e| state_error(e.to_string()))?;
-    Ok(CrawlSummary {
-        totals,
-        frontier: frontier.counts(),
-        seconds: 0.0,
-        fetched_this_run: 0,
-        page_limit_reached: false,
-        stopped_early: frontier.counts().pending > 0,
-    })
+    .map_err(|e| e.to_string())?;
+    Ok((totals, frontier.counts()))
 }
 
 /// What [`check_parts`] found: the crawl database, the frontier (each a line saying it is
@@ -285,6 +366,20 @@ pub struct CheckpointRecord {
     pub duplicates: u64,
     /// Failures and skips recorded.
     pub failures: u64,
+    /// Failure lines written, by kind (`http_status`, `not_html`, `robots`, ...), over
+    /// every run; a seed refused and queued again by a later run keeps its line here
+    /// (`failures` no longer counts it).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub failure_kinds: std::collections::BTreeMap<String, u64>,
+    /// Bytes of the response bodies received, over every run.
+    #[serde(default)]
+    pub fetched_bytes: u64,
+    /// Bytes of the response bodies of the pages stored, over every run.
+    #[serde(default)]
+    pub stored_bytes: u64,
+    /// When the last page was stored, in milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_stored_at_ms: Option<u64>,
     /// Where the WARC writer stood.
     #[serde(default)]
     pub warc: WarcPosition,

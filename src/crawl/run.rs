@@ -61,10 +61,33 @@ pub(super) async fn run(
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) -> Result<CrawlSummary, CrawlError> {
     let started = Instant::now();
+    // The address first: a port in use is refused before the state directory is opened.
+    let listener = match options.metrics_listen {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| CrawlError::Setup(format!("--metrics {addr}: {e}")))?,
+        ),
+        None => None,
+    };
     let opened = open_state(&config, &options)?;
     let cluster = super::cluster::connect(&config)?;
     let mut crawl = Crawl::new(&config, &options, opened, sinks, cluster.as_ref(), started)?;
+    let (watch_stop, watch_stopped) = tokio::sync::oneshot::channel::<()>();
+    let watch = listener.map(|listener| {
+        if let Ok(addr) = listener.local_addr() {
+            tracing::info!("status page on http://{addr}/, metrics on http://{addr}/metrics");
+        }
+        tokio::spawn(crate::metrics::server::serve(
+            listener,
+            crawl.context.metrics.clone(),
+            async move {
+                let _ = watch_stopped.await;
+            },
+        ))
+    });
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Work>();
+    let mut stop_received = false;
     loop {
         let Some(wake_at) = crawl.dispatch(&done_tx)? else {
             break;
@@ -76,13 +99,36 @@ pub(super) async fn run(
                 }
             }
             _ = tokio::time::sleep_until(wake_at.into()) => {}
-            _ = &mut stop, if !crawl.stopping() => crawl.ask_stop(),
+            _ = &mut stop, if !stop_received => {
+                stop_received = true;
+                if !crawl.stopping() {
+                    crawl.ask_stop();
+                }
+            }
         }
         crawl.show_progress();
+        crawl.watch(false);
         let send_now = crawl.tick_cluster()?;
         crawl.maybe_checkpoint(send_now)?;
     }
-    crawl.finish()
+    let linger = options.metrics_linger;
+    let summary = crawl.finish();
+    if watch.is_some() && !linger.is_zero() && !stop_received {
+        // The final figures stay up for a last scrape, until the time is up or a stop.
+        tracing::info!(
+            "crawl over: the status page and metrics stay up for {}",
+            humantime::format_duration(linger)
+        );
+        tokio::select! {
+            _ = tokio::time::sleep(linger) => {}
+            _ = &mut stop => {}
+        }
+    }
+    let _ = watch_stop.send(());
+    if let Some(task) = watch {
+        let _ = task.await;
+    }
+    summary
 }
 
 fn state_error(config: &Config, problem: String) -> CrawlError {
@@ -129,6 +175,10 @@ struct Crawl<'a> {
     started: Instant,
     /// Pages fetched before this run.
     fetched_before: u64,
+    /// When the metrics' gauges and the status board were last brought up to date.
+    watched: Option<Instant>,
+    /// What the last status file said.
+    last_status: Option<super::status::CrawlStatus>,
 }
 
 impl<'a> Crawl<'a> {
@@ -185,6 +235,7 @@ impl<'a> Crawl<'a> {
             worker.as_mut(),
             record.is_none(),
         )?;
+        let (metrics, counts) = crate::metrics::Metrics::for_crawl(dedup.clone());
         // A seed refused before and queued again: its failure line stays in failures.jsonl
         // (a log), but no longer counts; its new outcome will.
         totals.failures = totals.failures.saturating_sub(requeued);
@@ -201,6 +252,8 @@ impl<'a> Crawl<'a> {
             max_depth: crawl.max_depth,
             follow_links_of: crawl.follow_links_of,
             base_delay: Duration::from_millis(crawl.per_host_delay_ms),
+            metrics,
+            counts,
         });
         let bar = options.progress_bar.then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
@@ -227,6 +280,8 @@ impl<'a> Crawl<'a> {
             page_limit_reached: false,
             bar,
             started,
+            watched: None,
+            last_status: None,
         })
     }
 
@@ -355,6 +410,72 @@ impl<'a> Crawl<'a> {
         }
     }
 
+    /// Brings the metrics' gauges and the status board's totals up to date, at most every
+    /// [`WATCH_EVERY`] (or `now`).
+    fn watch(&mut self, now: bool) {
+        if !now && self.watched.is_some_and(|t| t.elapsed() < WATCH_EVERY) {
+            return;
+        }
+        self.watched = Some(Instant::now());
+        let counts = &self.context.counts;
+        let frontier = self.frontier.counts();
+        counts.frontier_urls.set(to_i64(frontier.pending));
+        counts
+            .frontier_hosts
+            .set(to_i64(self.frontier.hosts().count() as u64));
+        counts.in_flight.set(to_i64(self.schedule.in_flight as u64));
+        let t = &self.totals;
+        let mut board = self
+            .context
+            .metrics
+            .board
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        board.set_totals(crate::metrics::board::Sample {
+            at_ms: crate::metrics::epoch_ms(std::time::SystemTime::now()),
+            fetched: t.fetched,
+            stored: t.stored,
+            duplicates: t.duplicates,
+            failures: t.failures,
+        });
+    }
+
+    /// After a checkpoint committed: the metrics learn it, and the status file says it.
+    fn checkpointed(&mut self, finished: bool) {
+        let metrics = &self.context.metrics;
+        metrics.checkpointed();
+        metrics
+            .board
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .checkpoint_seq = self.totals.seq;
+        let counts = &self.context.counts;
+        let status = super::status::CrawlStatus {
+            pid: std::process::id(),
+            written_at_ms: crate::metrics::epoch_ms(std::time::SystemTime::now()),
+            run_started_at_ms: crate::metrics::epoch_ms(metrics.started),
+            finished,
+            checkpoint: self.totals.clone(),
+            frontier: self.frontier.counts(),
+            fetched_this_run: self.totals.fetched - self.fetched_before,
+            fetch_seconds: counts.fetch_seconds.quantiles(),
+            extraction_seconds: counts.extract_seconds.quantiles(),
+            decision_seconds: metrics.decision_seconds.quantiles(),
+        };
+        // The figures only: a crawl goes on without them.
+        if let Err(e) = status.write(&self.config.crawl.state_dir) {
+            tracing::warn!(
+                "{}: {e}; `stats` on this running crawl shows the figures of an earlier checkpoint",
+                self.config
+                    .crawl
+                    .state_dir
+                    .join(super::status::STATUS_FILE)
+                    .display()
+            );
+        }
+        self.last_status = Some(status);
+    }
+
     /// On a cluster: reads the inbox and beats the heartbeat. Returns whether what waits to
     /// be sent should go now (an idle worker sends at once: the others may be waiting).
     fn tick_cluster(&mut self) -> Result<bool, CrawlError> {
@@ -381,7 +502,9 @@ impl<'a> Crawl<'a> {
         if !(due || now) {
             return Ok(());
         }
-        if let Saved::SendFailed(e) = blocking(|| self.save(true))? {
+        let saved = blocking(|| self.save(true))?;
+        self.checkpointed(false);
+        if let Saved::SendFailed(e) = saved {
             self.fail(e)?;
         }
         self.frontier.compact()?;
@@ -428,7 +551,10 @@ impl<'a> Crawl<'a> {
             w.hand_over(&mut self.frontier);
         }
         // After a cluster error nothing is sent: the checkpoint keeps it for the next start.
-        if let Saved::SendFailed(e) = self.save(!faulted)? {
+        let saved = self.save(!faulted)?;
+        self.watch(true);
+        self.checkpointed(true);
+        if let Saved::SendFailed(e) = saved {
             let e = cluster_fault(e)?;
             if !faulted {
                 self.stop = Stop::Fault(e);
@@ -465,8 +591,18 @@ impl<'a> Crawl<'a> {
             seconds: self.started.elapsed().as_secs_f64(),
             page_limit_reached: self.page_limit_reached,
             stopped_early,
+            running: None,
+            status: self.last_status.take(),
         })
     }
+}
+
+/// How often the metrics' gauges and the status board are brought up to date.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// A count as a gauge's value.
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// How often a worker of a cluster looks at its inbox and heartbeat.

@@ -105,7 +105,13 @@ pub(super) async fn work(shared: &Context, task: Task) -> Work {
         }
         Ok(Hop::Follow(canonical))
     };
-    match shared.fetcher.fetch_with(&task.url, hop).await {
+    let fetching = Instant::now();
+    let fetched = shared.fetcher.fetch_with(&task.url, hop).await;
+    shared
+        .counts
+        .fetch_seconds
+        .observe_duration(fetching.elapsed());
+    match fetched {
         Ok(fetched) => {
             let fetched_at = std::time::SystemTime::now();
             // By its type here; `prepare` looks at the bytes ([`page::is_page`]).
@@ -115,6 +121,7 @@ pub(super) async fn work(shared: &Context, task: Task) -> Work {
                     true,
                 );
             let mut fetched = fetched;
+            let extracting = Instant::now();
             let prepared = if !to_prepare {
                 None
             } else if fetched.body.len() <= INLINE_EXTRACTION_BYTES {
@@ -137,6 +144,12 @@ pub(super) async fn work(shared: &Context, task: Task) -> Work {
                 fetched.body = body;
                 prepared
             };
+            if to_prepare {
+                shared
+                    .counts
+                    .extract_seconds
+                    .observe_duration(extracting.elapsed());
+            }
             Work::Page(Box::new(FetchedPage {
                 task,
                 deferred: fetched.deferred,

@@ -548,6 +548,11 @@ impl Dedup {
         Ok(())
     }
 
+    /// Bytes of the index's database on disk (0 when sled cannot say).
+    pub fn index_disk_bytes(&self) -> u64 {
+        self.index.disk_bytes()
+    }
+
     /// Counters since opening, and the sizes of the filter and index.
     pub fn stats(&self) -> DedupStats {
         let c = &self.counters;
@@ -568,6 +573,8 @@ impl Dedup {
             indexed_documents: self.index.len(),
             seen_urls: seen.count,
             seen_filter_bytes: seen.bytes,
+            seen_fill_ratio: seen.count as f64 / seen.capacity.max(1) as f64,
+            seen_fp_rate: seen.expected_fp_rate,
             checkpoints: get(&c.checkpoints),
             snapshot_documents: snapshots.documents,
             snapshots_written: snapshots.written,

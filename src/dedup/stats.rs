@@ -32,6 +32,12 @@ pub struct DedupStats {
     pub seen_urls: u64,
     /// Bytes of the URL filter.
     pub seen_filter_bytes: u64,
+    /// URLs in the filter over the URLs its live layers were sized for (`url_filter`'s
+    /// expected count, doubled with each layer added).
+    pub seen_fill_ratio: f64,
+    /// The filter's false-positive rate now, from its fill: the chance that a new URL is
+    /// taken for one seen.
+    pub seen_fp_rate: f64,
     /// Checkpoints taken since opening.
     pub checkpoints: u64,
     /// Documents the index's snapshot in place holds (absent: none yet): an open after a

@@ -242,6 +242,11 @@ impl SimhashIndex {
         &self.plan
     }
 
+    /// Bytes of the index's database on disk (0 when sled cannot say).
+    pub fn disk_bytes(&self) -> u64 {
+        self.db.size_on_disk().unwrap_or(0)
+    }
+
     /// Number of documents stored since the index was created, expired ones included (the
     /// id the next document gets).
     pub fn len(&self) -> u64 {

@@ -32,6 +32,31 @@ mod repair;
 
 pub use repair::{cannot_repair, repair};
 
+/// Who holds `state_dir`, when a process does (a crawl, `serve` or `dedup` running on it):
+/// the process and its last checkpoint, as the crawl's status file says, else that some
+/// process holds it. `None` when no process holds any of its databases.
+pub fn in_use(state_dir: &Path) -> Option<String> {
+    let databases = [
+        state_dir.join(crate::dedup::INDEX_DIR),
+        state_dir.join(crate::crawl::CRAWL_DB),
+        state_dir.join(crate::urls::seen::CONFIRM_DIR),
+    ];
+    if !databases.iter().any(|db| crate::db::held(db)) {
+        return None;
+    }
+    Some(match crate::crawl::CrawlStatus::read(state_dir) {
+        Ok(Some(status)) if !status.finished => format!(
+            "in use by PID {} (a crawl; its last checkpoint, #{}, {:.0} s ago)",
+            status.pid,
+            status.checkpoint.seq,
+            status.age_seconds()
+        ),
+        _ => "another process holds this state directory (a crawl, `serve` or `dedup` running \
+             on it?)"
+            .into(),
+    })
+}
+
 /// What was found (or done) for one part of a state directory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
@@ -103,7 +128,7 @@ pub fn verify(state_dir: &Path, out_dir: Option<&Path>) -> Vec<Part> {
 }
 
 /// Copies the folder `from` to `to`, files and folders.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for item in std::fs::read_dir(from)? {
         let item = item?;

@@ -12,17 +12,8 @@ use crate::urls::{Canonicalizer, SeenUrls};
 
 /// Why `repair` must not start on `state_dir`: a process holds it, or it cannot be written.
 pub fn cannot_repair(state_dir: &Path) -> Option<String> {
-    let databases = [
-        state_dir.join(INDEX_DIR),
-        state_dir.join(crate::crawl::CRAWL_DB),
-        state_dir.join(crate::urls::seen::CONFIRM_DIR),
-    ];
-    if databases.iter().any(|db| crate::db::held(db)) {
-        return Some(
-            "another process holds this state directory (a crawl, `serve` or `dedup` running \
-             on it?); stop it first; nothing was changed"
-                .into(),
-        );
+    if let Some(holder) = super::in_use(state_dir) {
+        return Some(format!("{holder}; stop it first; nothing was changed"));
     }
     (!crate::db::writable(state_dir)).then(|| {
         "read-only: repair writes; copy the directory somewhere writable and repair the copy; \

@@ -147,6 +147,7 @@ pub enum ServeError {
 struct AppState {
     dedup: Arc<Dedup>,
     options: ServeOptions,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// An error answer: a status and one line of explanation, sent as `{"error": "..."}`.
@@ -245,13 +246,19 @@ fn api_words(message: &str) -> String {
 /// The router with every route, for embedding in a server of one's own (see [`serve`]).
 pub fn router(dedup: Arc<Dedup>, options: ServeOptions) -> Router {
     let max_request_bytes = options.max_request_bytes;
-    let state = Arc::new(AppState { dedup, options });
+    let metrics = Arc::new(crate::metrics::Metrics::for_stage(dedup.clone()));
+    let state = Arc::new(AppState {
+        dedup,
+        options,
+        metrics,
+    });
     let api = Router::new()
         .route("/v1/urls/check", post(check_urls))
         .route("/v1/pages/check", post(check_page))
         .route("/v1/stats", get(stats))
         .route("/v1/checkpoint", post(checkpoint))
         .route("/v1/openapi.json", get(openapi))
+        .route("/metrics", get(scrape))
         .route_layer(middleware::from_fn_with_state(state.clone(), authorize));
     Router::new()
         .route("/healthz", get(healthz))
@@ -458,7 +465,9 @@ async fn check_page(
     } = read_page_check(&body?, state.dedup.canonicalizer())?;
     let dedup = state.dedup.clone();
     let durability = state.options.durability;
+    let metrics = state.metrics.clone();
     let answer = tokio::task::spawn_blocking(move || -> Result<Value, DedupError> {
+        let checking = std::time::Instant::now();
         let (verdict, title, text) = match input {
             Input::Html(bytes) => {
                 let (verdict, extracted) =
@@ -467,6 +476,7 @@ async fn check_page(
             }
             Input::Text(text) => (dedup.check_text(&url, &text)?, None, text),
         };
+        metrics.decided(&url, &verdict, checking.elapsed());
         // A stored page is durable before it is answered; a duplicate changed nothing
         // (its original was made durable when it was answered).
         if durability == Durability::Answered
@@ -491,6 +501,11 @@ async fn check_page(
     Ok(axum::Json(answer))
 }
 
+/// `/metrics`: the Prometheus text format, or OpenMetrics when the `Accept` header asks.
+async fn scrape(State(state): State<Arc<AppState>>, headers: axum::http::HeaderMap) -> Response {
+    crate::metrics::respond(&state.metrics, &headers)
+}
+
 async fn stats(State(state): State<Arc<AppState>>) -> Result<axum::Json<Value>, ApiError> {
     let stats = state.dedup.stats();
     serde_json::to_value(stats)
@@ -509,6 +524,7 @@ async fn checkpoint(State(state): State<Arc<AppState>>) -> Result<axum::Json<Val
             status: StatusCode::INTERNAL_SERVER_ERROR,
             message: format!("checkpoint task: {e}"),
         })??;
+    state.metrics.checkpointed();
     Ok(axum::Json(json!({
         "checkpointed": true,
         "indexed_documents": stats.indexed_documents,

@@ -119,7 +119,7 @@ impl Task {
 }
 
 /// Counts of tasks by state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FrontierCounts {
     /// Waiting.
     pub pending: u64,

@@ -190,6 +190,8 @@ pub struct SeenStats {
     pub generations: usize,
     /// Bytes of all bit vectors.
     pub bytes: u64,
+    /// The URLs the live layers were sized for (each layer's n).
+    pub capacity: u64,
     /// The compound false-positive rate expected now, over every live generation.
     pub expected_fp_rate: f64,
     /// Sequence number of the last checkpoint saved or opened.
@@ -461,6 +463,7 @@ impl SeenUrls {
         let mut bytes = 0;
         let mut count = 0;
         let mut layers = 0;
+        let mut capacity = 0;
         let mut live = 0;
         let mut oldest = None;
         for generation in generations.iter().filter(|g| g.slice >= from) {
@@ -470,6 +473,7 @@ impl SeenUrls {
                 let c = layer.count.load(Ordering::Relaxed);
                 count += c;
                 bytes += layer.params.bytes();
+                capacity += layer.params.n;
                 layers += 1;
                 miss *= 1.0 - layer.params.expected_fp_rate(c);
             }
@@ -479,6 +483,7 @@ impl SeenUrls {
             layers: layers.max(1),
             generations: live.max(1),
             bytes,
+            capacity,
             expected_fp_rate: 1.0 - miss,
             checkpoint_seq: self.checkpoint_seq.load(Ordering::Relaxed),
             expire_after: self.config.expire_after,

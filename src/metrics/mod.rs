@@ -1,0 +1,741 @@
+//! What a running crawl or sidecar shows of itself: Prometheus metrics, the figures of its
+//! status page, and the status file a checkpoint leaves for `crawldedup stats`.
+//!
+//! [`Metrics`] holds a [`prometheus_client`] registry. Every name starts with
+//! `crawldedup_`; counters end in `_total`, times are in seconds and sizes in bytes; no
+//! label names a URL or a host (the busiest hosts are on the status page, [`board`]). The
+//! page stage's own counters (URLs and pages by verdict, the index, the URL filter) are
+//! read from [`Dedup::stats`] at each scrape, so they are the figures `stats` and
+//! `/v1/stats` give; what only the crawl knows (fetches, failures, bytes, times, the
+//! frontier) is counted as it happens. [`Metrics::render`] writes the Prometheus text
+//! format (version 0.0.4) or OpenMetrics 1.0, both by the crate's encoders. The list of
+//! every metric, with its meaning, is in docs/operations.md.
+
+pub mod board;
+#[cfg(feature = "crawler")]
+pub(crate) mod server;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::dedup::Dedup;
+
+pub use board::Board;
+
+/// The content type of the Prometheus text format.
+pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// The content type of OpenMetrics text.
+pub const OPENMETRICS_TEXT: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Upper bounds of the fetch-time buckets, in seconds.
+const FETCH_BUCKETS: [f64; 12] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// Upper bounds of the extraction-time buckets, in seconds.
+const EXTRACT_BUCKETS: [f64; 12] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+];
+
+/// Upper bounds of the decision-time buckets, in seconds (the decision's budget is a few
+/// microseconds).
+const DECISION_BUCKETS: [f64; 12] = [
+    0.000_002, 0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001,
+    0.002_5, 0.01, 0.1,
+];
+
+/// Upper bounds of the near-duplicate distance buckets, in bits of 64.
+pub const DISTANCE_BUCKETS: [f64; 14] = [
+    0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 24.0, 32.0, 64.0,
+];
+
+/// Upper bounds of the near-duplicate resemblance buckets.
+const SIMILARITY_BUCKETS: [f64; 10] = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99, 1.0];
+
+/// A histogram with fixed buckets whose counts can be read back (for the status page and
+/// the status file's percentiles, which the crate's histogram does not give); it is encoded
+/// by the crate's encoder like any histogram.
+#[derive(Debug)]
+pub struct Buckets {
+    bounds: &'static [f64],
+    /// One count per bound, and one for the values above the last.
+    counts: Vec<AtomicU64>,
+    /// The sum of the values, as f64 bits.
+    sum: AtomicU64,
+}
+
+impl Buckets {
+    fn new(bounds: &'static [f64]) -> Buckets {
+        Buckets {
+            bounds,
+            counts: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+            sum: AtomicU64::new(0f64.to_bits()),
+        }
+    }
+
+    /// Counts one value.
+    pub fn observe(&self, v: f64) {
+        let at = self.bounds.partition_point(|&b| b < v);
+        self.counts[at].fetch_add(1, Ordering::Relaxed);
+        let _ = self
+            .sum
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
+                Some((f64::from_bits(s) + v).to_bits())
+            });
+    }
+
+    /// Each bucket as `{"le": bound, "count": n}` (not cumulative; the last bound `null`,
+    /// for what is above the last).
+    pub fn buckets_json(&self) -> serde_json::Value {
+        self.buckets()
+            .into_iter()
+            .map(|(le, count)| serde_json::json!({"le": le.is_finite().then_some(le), "count": count}))
+            .collect()
+    }
+
+    /// Counts one duration.
+    pub fn observe_duration(&self, d: Duration) {
+        self.observe(d.as_secs_f64());
+    }
+
+    /// The values counted.
+    pub fn count(&self) -> u64 {
+        self.counts.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The sum of the values counted.
+    pub fn sum(&self) -> f64 {
+        f64::from_bits(self.sum.load(Ordering::Relaxed))
+    }
+
+    /// Each bucket's upper bound (`inf` for the last) and the values in it (not cumulative).
+    pub fn buckets(&self) -> Vec<(f64, u64)> {
+        self.counts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let bound = self.bounds.get(i).copied().unwrap_or(f64::INFINITY);
+                (bound, c.load(Ordering::Relaxed))
+            })
+            .collect()
+    }
+
+    /// The upper bound of the bucket that holds the `q` quantile (0 to 1): the value that
+    /// at least that share of the observations are at or below. `None` before any value;
+    /// `inf` when it is above the last bound.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        let buckets = self.buckets();
+        let total: u64 = buckets.iter().map(|b| b.1).sum();
+        if total == 0 {
+            return None;
+        }
+        let rank = (q.clamp(0.0, 1.0) * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        buckets.iter().find_map(|&(bound, n)| {
+            seen += n;
+            (seen >= rank).then_some(bound)
+        })
+    }
+}
+
+/// The median, 90th and 99th percentiles of a [`Buckets`] (each the upper bound of the
+/// bucket that holds it; `None` above the last bound or before any value).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Quantiles {
+    /// Values counted.
+    pub count: u64,
+    /// The median.
+    pub p50: Option<f64>,
+    /// The 90th percentile.
+    pub p90: Option<f64>,
+    /// The 99th percentile.
+    pub p99: Option<f64>,
+}
+
+impl Buckets {
+    /// Its [`Quantiles`].
+    pub fn quantiles(&self) -> Quantiles {
+        let finite = |q: f64| self.quantile(q).filter(|v| v.is_finite());
+        Quantiles {
+            count: self.count(),
+            p50: finite(0.5),
+            p90: finite(0.9),
+            p99: finite(0.99),
+        }
+    }
+}
+
+impl EncodeMetric for Buckets {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        // The encoders take each bucket's own count and add them up; the last bound is
+        // `+Inf`.
+        let buckets = self.buckets();
+        let count = buckets.iter().map(|b| b.1).sum();
+        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+            self.sum(),
+            count,
+            &buckets,
+            None,
+        )
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+/// A label set of one label, such as `outcome="ok"`.
+type Label = [(&'static str, String); 1];
+
+fn label(key: &'static str, value: &str) -> Label {
+    [(key, value.to_string())]
+}
+
+/// What the crawl loop counts as it goes, beside what the page stage counts itself.
+#[derive(Debug)]
+pub struct CrawlCounts {
+    /// Fetches by outcome: `ok` (2xx), `http_error` (another status, final), `retried`
+    /// (5xx or 429, to be tried again), `error` (no response: refused, timed out, too big).
+    pub fetches: Family<Label, Counter>,
+    /// Failures and skips recorded, by kind (`http_status`, `not_html`, `robots`, ...: the
+    /// `kind` of failures.jsonl).
+    pub failures: Family<Label, Counter>,
+    /// Bytes of the bodies received.
+    pub fetched_bytes: Counter,
+    /// Bytes of the bodies of the pages stored.
+    pub stored_bytes: Counter,
+    /// URLs waiting in the frontier.
+    pub frontier_urls: Gauge,
+    /// Hosts with URLs waiting.
+    pub frontier_hosts: Gauge,
+    /// Requests in flight.
+    pub in_flight: Gauge,
+    /// The time of a request, its redirects included.
+    pub fetch_seconds: Buckets,
+    /// The time of a page's extraction and fingerprint.
+    pub extract_seconds: Buckets,
+}
+
+/// A crawl's or a sidecar's metrics and status figures. See the [module documentation](self).
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// The crawl's own counts (`None` for a sidecar).
+    pub crawl: Option<Arc<CrawlCounts>>,
+    /// The time of a page's decision (the index's look-up and insert); in a sidecar, of
+    /// the whole page check.
+    pub decision_seconds: Arc<Buckets>,
+    /// Near-duplicates' simhash distance.
+    pub distance: Arc<Buckets>,
+    /// Near-duplicates' resemblance.
+    pub similarity: Arc<Buckets>,
+    /// When the last checkpoint committed (milliseconds since the epoch; 0: none yet).
+    checkpoint_ms: Arc<AtomicU64>,
+    /// The status page's figures.
+    pub board: Arc<std::sync::Mutex<Board>>,
+    /// When these metrics began (this run).
+    pub started: SystemTime,
+    dedup: Arc<Dedup>,
+}
+
+/// Milliseconds since the epoch of `t`.
+pub(crate) fn epoch_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Metrics {
+    /// The metrics of a sidecar serving `dedup`.
+    pub fn for_stage(dedup: Arc<Dedup>) -> Metrics {
+        Metrics::new(dedup, None)
+    }
+
+    /// The metrics of a crawl whose page stage is `dedup`, and the crawl's counts in them.
+    pub fn for_crawl(dedup: Arc<Dedup>) -> (Arc<Metrics>, Arc<CrawlCounts>) {
+        let counts = CrawlCounts {
+            fetches: Family::default(),
+            failures: Family::default(),
+            fetched_bytes: Counter::default(),
+            stored_bytes: Counter::default(),
+            frontier_urls: Gauge::default(),
+            frontier_hosts: Gauge::default(),
+            in_flight: Gauge::default(),
+            fetch_seconds: Buckets::new(&FETCH_BUCKETS),
+            extract_seconds: Buckets::new(&EXTRACT_BUCKETS),
+        };
+        let counts = Arc::new(counts);
+        let metrics = Metrics::new(dedup, Some(counts.clone()));
+        (Arc::new(metrics), counts)
+    }
+
+    fn new(dedup: Arc<Dedup>, crawl: Option<Arc<CrawlCounts>>) -> Metrics {
+        let mut registry = Registry::with_prefix("crawldedup");
+        let decision_seconds = Arc::new(Buckets::new(&DECISION_BUCKETS));
+        let distance = Arc::new(Buckets::new(&DISTANCE_BUCKETS));
+        let similarity = Arc::new(Buckets::new(&SIMILARITY_BUCKETS));
+        let checkpoint_ms = Arc::new(AtomicU64::new(0));
+        // A crawl times the decision alone; the sidecar the whole check of a page, its
+        // extraction included.
+        let (name, help) = if crawl.is_some() {
+            (
+                "decision_duration",
+                "Time of a page's decision: the index's look-up, confirmation and insert",
+            )
+        } else {
+            (
+                "page_check_duration",
+                "Time of a page check (/v1/pages/check): extraction, when the page is HTML, \
+                 and decision",
+            )
+        };
+        registry.register_with_unit(name, help, Unit::Seconds, Shared(decision_seconds.clone()));
+        registry.register(
+            "near_duplicate_distance_bits",
+            "Simhash distance (bits of 64) of each page called a near-duplicate to its original",
+            Shared(distance.clone()),
+        );
+        registry.register(
+            "near_duplicate_resemblance",
+            "Estimated resemblance (Jaccard similarity of word 3-shingles) of each \
+             near-duplicate to its original",
+            Shared(similarity.clone()),
+        );
+        if let Some(c) = &crawl {
+            registry.register(
+                "fetches",
+                "Requests finished, by outcome: ok (2xx), http_error (another final status), \
+                 retried (5xx or 429, tried again later), error (no response)",
+                c.fetches.clone(),
+            );
+            registry.register(
+                "failures",
+                "URLs recorded in failures.jsonl, by kind",
+                c.failures.clone(),
+            );
+            registry.register_with_unit(
+                "fetched",
+                "Bytes of the response bodies received",
+                Unit::Bytes,
+                c.fetched_bytes.clone(),
+            );
+            registry.register_with_unit(
+                "stored",
+                "Bytes of the response bodies of the pages stored",
+                Unit::Bytes,
+                c.stored_bytes.clone(),
+            );
+            registry.register(
+                "frontier_urls",
+                "URLs waiting in the frontier",
+                c.frontier_urls.clone(),
+            );
+            registry.register(
+                "frontier_hosts",
+                "Hosts with URLs waiting in the frontier",
+                c.frontier_hosts.clone(),
+            );
+            registry.register(
+                "requests_in_flight",
+                "Requests being fetched now",
+                c.in_flight.clone(),
+            );
+            registry.register_with_unit(
+                "fetch_duration",
+                "Time of a request, its redirects included, to the end of its body",
+                Unit::Seconds,
+                SharedCounts(c.clone(), |c| &c.fetch_seconds),
+            );
+            registry.register_with_unit(
+                "extraction_duration",
+                "Time of a page's extraction and fingerprint",
+                Unit::Seconds,
+                SharedCounts(c.clone(), |c| &c.extract_seconds),
+            );
+        }
+        registry.register_collector(Box::new(Stage {
+            dedup: dedup.clone(),
+            checkpoint_ms: checkpoint_ms.clone(),
+        }));
+        Metrics {
+            registry,
+            crawl,
+            decision_seconds,
+            distance,
+            similarity,
+            checkpoint_ms,
+            board: Arc::new(std::sync::Mutex::new(Board::default())),
+            started: SystemTime::now(),
+            dedup,
+        }
+    }
+
+    /// Counts a page's verdict, decided in `took`: its decision time, a near-duplicate's
+    /// distance and resemblance, and its host's row and the last duplicates on the board.
+    /// (The verdicts themselves are the page stage's counters.)
+    pub fn decided(&self, url: &str, verdict: &crate::dedup::PageVerdict, took: Duration) {
+        self.decision_seconds.observe_duration(took);
+        let host = crate::dedup::template::host_of(url).unwrap_or_default();
+        let at_ms = epoch_ms(SystemTime::now());
+        let mut board = self.board.lock().unwrap_or_else(|e| e.into_inner());
+        match verdict.duplicate() {
+            Some(d) => {
+                if let Some(bits) = d.distance {
+                    self.distance.observe(f64::from(bits));
+                    self.similarity.observe(d.similarity.resemblance);
+                }
+                board.duplicate(
+                    &host,
+                    board::RecentDuplicate {
+                        url: url.to_string(),
+                        of: d.of.name.clone(),
+                        distance: d.distance.unwrap_or(0),
+                        resemblance: d.similarity.resemblance,
+                        at_ms,
+                    },
+                );
+            }
+            None if matches!(verdict, crate::dedup::PageVerdict::Unique { .. }) => {
+                board.stored(&host, at_ms)
+            }
+            None => {}
+        }
+    }
+
+    /// Counts a URL recorded as a failure of `kind`.
+    pub fn failed(&self, url: &str, kind: &str) {
+        if let Some(c) = &self.crawl {
+            c.failure(kind);
+        }
+        let host = crate::dedup::template::host_of(url).unwrap_or_default();
+        self.board
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .failure(&host, kind);
+    }
+
+    /// Notes that a checkpoint committed now.
+    pub fn checkpointed(&self) {
+        self.checkpoint_ms
+            .store(epoch_ms(SystemTime::now()), Ordering::Relaxed);
+    }
+
+    /// When the last checkpoint committed (`None`: none since these metrics began).
+    pub fn last_checkpoint(&self) -> Option<SystemTime> {
+        let ms = self.checkpoint_ms.load(Ordering::Relaxed);
+        (ms > 0).then(|| UNIX_EPOCH + Duration::from_millis(ms))
+    }
+
+    /// Every metric in the Prometheus text format, or in OpenMetrics.
+    pub fn render(&self, openmetrics: bool) -> String {
+        let mut out = String::new();
+        let written = if openmetrics {
+            prometheus_client::encoding::text::encode(&mut out, &self.registry)
+        } else {
+            prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry)
+        };
+        // Writing into a String fails only on a metric's own encoding error, which these
+        // types do not have.
+        if let Err(e) = written {
+            tracing::error!("metrics: encoding failed: {e}");
+        }
+        out
+    }
+
+    /// The status page's figures, as JSON: see docs/operations.md.
+    pub fn status_json(&self) -> serde_json::Value {
+        let stats = self.dedup.stats();
+        let now = SystemTime::now();
+        let board = self.board.lock().unwrap_or_else(|e| e.into_inner());
+        let checkpoint_ms = self.checkpoint_ms.load(Ordering::Relaxed);
+        let crawl = self.crawl.as_ref().map(|c| {
+            serde_json::json!({
+                "frontier_urls": c.frontier_urls.get(),
+                "frontier_hosts": c.frontier_hosts.get(),
+                "requests_in_flight": c.in_flight.get(),
+                "fetched_bytes": c.fetched_bytes.get(),
+                "stored_bytes": c.stored_bytes.get(),
+                "fetch_seconds": c.fetch_seconds.quantiles(),
+                "extraction_seconds": c.extract_seconds.quantiles(),
+            })
+        });
+        serde_json::json!({
+            "now_ms": epoch_ms(now),
+            "started_ms": epoch_ms(self.started),
+            "totals": board.totals,
+            "series": board.series(),
+            "pages": {
+                "unique": stats.pages_unique,
+                "exact_duplicate": stats.pages_exact_duplicate,
+                "near_duplicate": stats.pages_near_duplicate,
+                "no_text": stats.pages_no_text,
+            },
+            "urls": {
+                "new": stats.urls_new,
+                "seen": stats.urls_seen,
+                "invalid": stats.urls_invalid,
+            },
+            "distance": self.distance.buckets_json(),
+            "resemblance": self.similarity.buckets_json(),
+            "decision_seconds": self.decision_seconds.quantiles(),
+            "hosts": board.busiest(20),
+            "recent_duplicates": board.recent(),
+            "failures": board.failures(),
+            "last_stored_ms": board.last_stored_ms,
+            "checkpoint": {
+                "seq": board.checkpoint_seq,
+                "at_ms": (checkpoint_ms > 0).then_some(checkpoint_ms),
+            },
+            "index": {
+                "documents": stats.indexed_documents,
+                "bytes": self.dedup.index_disk_bytes(),
+            },
+            "url_filter": {
+                "urls": stats.seen_urls,
+                "fill_ratio": stats.seen_fill_ratio,
+                "false_positive_rate": stats.seen_fp_rate,
+            },
+            "crawl": crawl,
+        })
+    }
+
+    /// Whether a request's `Accept` header asks for OpenMetrics (as Prometheus does when
+    /// it prefers it).
+    pub fn wants_openmetrics(accept: Option<&str>) -> bool {
+        accept.is_some_and(|a| a.contains("application/openmetrics-text"))
+    }
+}
+
+/// The answer to a scrape: every metric in the format the request's `Accept` header asks
+/// for (OpenMetrics, or else the Prometheus text format), with its content type.
+#[cfg(any(feature = "crawler", feature = "sidecar"))]
+pub(crate) fn respond(
+    metrics: &Metrics,
+    headers: &axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let accept = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let openmetrics = Metrics::wants_openmetrics(accept);
+    let content_type = if openmetrics {
+        OPENMETRICS_TEXT
+    } else {
+        PROMETHEUS_TEXT
+    };
+    (
+        [(axum::http::header::CONTENT_TYPE, content_type)],
+        metrics.render(openmetrics),
+    )
+        .into_response()
+}
+
+/// An `Arc`'d histogram registered as a metric.
+#[derive(Debug)]
+struct Shared(Arc<Buckets>);
+
+impl EncodeMetric for Shared {
+    fn encode(&self, encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        self.0.encode(encoder)
+    }
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+/// A histogram of the crawl's counts registered as a metric.
+struct SharedCounts(Arc<CrawlCounts>, fn(&CrawlCounts) -> &Buckets);
+
+impl std::fmt::Debug for SharedCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (self.1)(&self.0).fmt(f)
+    }
+}
+
+impl EncodeMetric for SharedCounts {
+    fn encode(&self, encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        (self.1)(&self.0).encode(encoder)
+    }
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+/// The page stage's figures, read at each scrape.
+#[derive(Debug)]
+struct Stage {
+    dedup: Arc<Dedup>,
+    checkpoint_ms: Arc<AtomicU64>,
+}
+
+/// Encodes one counter family: `name_total{key="value"}` for each pair.
+fn counter_family(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    key: &'static str,
+    values: &[(&str, u64)],
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+    for (value, n) in values {
+        let labels = [(key, *value)];
+        ConstCounter::new(*n).encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+fn gauge(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    unit: Option<&Unit>,
+    v: f64,
+) -> Result<(), std::fmt::Error> {
+    let g = ConstGauge::new(v);
+    g.encode(encoder.encode_descriptor(name, help, unit, g.metric_type())?)
+}
+
+fn counter(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    v: u64,
+) -> Result<(), std::fmt::Error> {
+    let c = ConstCounter::new(v);
+    c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)
+}
+
+impl Collector for Stage {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let s = self.dedup.stats();
+        counter_family(
+            &mut encoder,
+            "urls_checked",
+            "URLs checked against the URL filter, by verdict",
+            "verdict",
+            &[
+                ("new", s.urls_new),
+                ("seen", s.urls_seen),
+                ("invalid", s.urls_invalid),
+            ],
+        )?;
+        counter_family(
+            &mut encoder,
+            "pages",
+            "Pages decided, by verdict",
+            "verdict",
+            &[
+                ("unique", s.pages_unique),
+                ("exact_duplicate", s.pages_exact_duplicate),
+                ("near_duplicate", s.pages_near_duplicate),
+                ("no_text", s.pages_no_text),
+            ],
+        )?;
+        counter(
+            &mut encoder,
+            "candidates_refused",
+            "Candidates that the sketch or line confirmation refused",
+            s.candidates_refused,
+        )?;
+        gauge(
+            &mut encoder,
+            "index_documents",
+            "Documents in the index, of every run",
+            None,
+            s.indexed_documents as f64,
+        )?;
+        gauge(
+            &mut encoder,
+            "index_live_documents",
+            "Documents in the index inside the retention window (all of them without one)",
+            None,
+            s.windows.live_documents as f64,
+        )?;
+        gauge(
+            &mut encoder,
+            "index",
+            "Bytes of the index's database on disk",
+            Some(&Unit::Bytes),
+            self.dedup.index_disk_bytes() as f64,
+        )?;
+        gauge(
+            &mut encoder,
+            "url_filter_urls",
+            "URLs in the URL filter",
+            None,
+            s.seen_urls as f64,
+        )?;
+        gauge(
+            &mut encoder,
+            "url_filter",
+            "Bytes of the URL filter's bit vectors",
+            Some(&Unit::Bytes),
+            s.seen_filter_bytes as f64,
+        )?;
+        gauge(
+            &mut encoder,
+            "url_filter_fill_ratio",
+            "URLs in the URL filter over the URLs its layers were sized for",
+            None,
+            s.seen_fill_ratio,
+        )?;
+        gauge(
+            &mut encoder,
+            "url_filter_false_positive_rate",
+            "The URL filter's false-positive rate now, computed from its fill (a new URL \
+             taken for one seen)",
+            None,
+            s.seen_fp_rate,
+        )?;
+        counter(
+            &mut encoder,
+            "checkpoints",
+            "Checkpoints taken since the process started",
+            s.checkpoints,
+        )?;
+        let ms = self.checkpoint_ms.load(Ordering::Relaxed);
+        if ms > 0 {
+            let at = ms as f64 / 1000.0;
+            gauge(
+                &mut encoder,
+                "checkpoint_last_timestamp",
+                "When the last checkpoint committed, in seconds since the Unix epoch",
+                Some(&Unit::Seconds),
+                at,
+            )?;
+            let now = epoch_ms(SystemTime::now()) as f64 / 1000.0;
+            gauge(
+                &mut encoder,
+                "checkpoint_age",
+                "Seconds since the last checkpoint committed",
+                Some(&Unit::Seconds),
+                (now - at).max(0.0),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl CrawlCounts {
+    /// Counts a fetch's outcome.
+    pub fn fetch(&self, outcome: &str) {
+        self.fetches.get_or_create(&label("outcome", outcome)).inc();
+    }
+
+    /// Counts a failure of `kind`.
+    pub fn failure(&self, kind: &str) {
+        self.failures.get_or_create(&label("kind", kind)).inc();
+    }
+}
+
+#[cfg(test)]
+mod tests;
