@@ -444,11 +444,11 @@ impl<'a> Crawl<'a> {
     fn checkpointed(&mut self, finished: bool) {
         let metrics = &self.context.metrics;
         metrics.checkpointed();
-        metrics
-            .board
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .checkpoint_seq = self.totals.seq;
+        {
+            let mut board = metrics.board.lock().unwrap_or_else(|e| e.into_inner());
+            board.checkpoint_seq = self.totals.seq;
+            board.finished = finished;
+        }
         let counts = &self.context.counts;
         let status = super::status::CrawlStatus {
             pid: std::process::id(),

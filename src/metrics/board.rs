@@ -78,6 +78,8 @@ pub struct Board {
     pub last_stored_ms: Option<u64>,
     /// The number of the last checkpoint committed.
     pub checkpoint_seq: u64,
+    /// Whether the crawl is over (its listener lingers with the final figures).
+    pub finished: bool,
 }
 
 /// How often a sample is taken at first.

@@ -470,6 +470,7 @@ impl Metrics {
         });
         serde_json::json!({
             "now_ms": epoch_ms(now),
+            "finished": board.finished,
             "started_ms": epoch_ms(self.started),
             "totals": board.totals,
             "series": board.series(),

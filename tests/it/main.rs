@@ -62,5 +62,7 @@ mod warc_real;
 #[cfg(feature = "cli")]
 mod warc_records;
 #[cfg(feature = "cli")]
+mod watch;
+#[cfg(feature = "cli")]
 mod window;
 mod window_precision;

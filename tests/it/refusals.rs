@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use crate::run_cli as cli;
-use cli::{crawldedup, snapshot, stderr, stdout};
+use cli::{ReadOnly, crawldedup, snapshot, stderr, stdout};
 
 fn article(i: usize) -> String {
     format!(
@@ -195,33 +195,6 @@ fn populated(dir: &std::path::Path) -> String {
     let o = crawldedup(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     state.to_str().unwrap().to_string()
-}
-
-/// A read-only bind mount of `source`, undone when dropped.
-struct ReadOnly(std::path::PathBuf);
-
-impl ReadOnly {
-    fn mount(source: &str, at: &std::path::Path) -> Option<ReadOnly> {
-        std::fs::create_dir_all(at).unwrap();
-        let mounted = |args: &[&str]| {
-            Command::new("mount")
-                .args(args)
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        let at_str = at.to_str().unwrap();
-        if !mounted(&["--bind", source, at_str]) {
-            return None;
-        }
-        let guard = ReadOnly(at.to_path_buf());
-        mounted(&["-o", "remount,bind,ro", at_str]).then_some(guard)
-    }
-}
-
-impl Drop for ReadOnly {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).output();
-    }
 }
 
 #[test]

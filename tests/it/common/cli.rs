@@ -87,3 +87,30 @@ pub fn limit_file_size(command: &mut Command, bytes: u64) {
         });
     }
 }
+
+/// A read-only bind mount of `source`, undone when dropped.
+pub struct ReadOnly(pub std::path::PathBuf);
+
+impl ReadOnly {
+    pub fn mount(source: &str, at: &std::path::Path) -> Option<ReadOnly> {
+        std::fs::create_dir_all(at).unwrap();
+        let mounted = |args: &[&str]| {
+            std::process::Command::new("mount")
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        let at_str = at.to_str().unwrap();
+        if !mounted(&["--bind", source, at_str]) {
+            return None;
+        }
+        let guard = ReadOnly(at.to_path_buf());
+        mounted(&["-o", "remount,bind,ro", at_str]).then_some(guard)
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).output();
+    }
+}
