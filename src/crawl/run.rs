@@ -573,6 +573,8 @@ impl<'a> Crawl<'a> {
         }
         self.sweeper.stop();
         drop(self.sweeper);
+        // The metrics keep the stage's last figures and let it go, so that it closes here.
+        self.context.metrics.release_stage();
         // The last checkpoint above saved everything; closing writes the index's snapshot,
         // so that the next run opens it at once. A failure costs the next run a rebuild
         // only.

@@ -245,7 +245,7 @@ pub struct Metrics {
     pub board: Arc<std::sync::Mutex<Board>>,
     /// When these metrics began (this run).
     pub started: SystemTime,
-    dedup: Arc<Dedup>,
+    stage: Arc<StageSource>,
 }
 
 /// Milliseconds since the epoch of `t`.
@@ -362,8 +362,9 @@ impl Metrics {
                 SharedCounts(c.clone(), |c| &c.extract_seconds),
             );
         }
+        let stage = Arc::new(StageSource(std::sync::RwLock::new(Source::Live(dedup))));
         registry.register_collector(Box::new(Stage {
-            dedup: dedup.clone(),
+            stage: stage.clone(),
             checkpoint_ms: checkpoint_ms.clone(),
         }));
         Metrics {
@@ -375,7 +376,7 @@ impl Metrics {
             checkpoint_ms,
             board: Arc::new(std::sync::Mutex::new(Board::default())),
             started: SystemTime::now(),
-            dedup,
+            stage,
         }
     }
 
@@ -423,6 +424,16 @@ impl Metrics {
             .failure(&host, kind);
     }
 
+    /// Keeps the page stage's last figures and lets go of the stage, so that its owner can
+    /// close it; the metrics go on serving those figures.
+    pub fn release_stage(&self) {
+        let mut source = self.stage.0.write().unwrap_or_else(|e| e.into_inner());
+        if let Source::Live(dedup) = &*source {
+            let last = Source::Final(Box::new(dedup.stats()), dedup.index_disk_bytes());
+            *source = last;
+        }
+    }
+
     /// Notes that a checkpoint committed now.
     pub fn checkpointed(&self) {
         self.checkpoint_ms
@@ -453,7 +464,7 @@ impl Metrics {
 
     /// The status page's figures, as JSON: see docs/operations.md.
     pub fn status_json(&self) -> serde_json::Value {
-        let stats = self.dedup.stats();
+        let (stats, index_bytes) = self.stage.read();
         let now = SystemTime::now();
         let board = self.board.lock().unwrap_or_else(|e| e.into_inner());
         let checkpoint_ms = self.checkpoint_ms.load(Ordering::Relaxed);
@@ -498,7 +509,7 @@ impl Metrics {
             },
             "index": {
                 "documents": stats.indexed_documents,
-                "bytes": self.dedup.index_disk_bytes(),
+                "bytes": index_bytes,
             },
             "url_filter": {
                 "urls": stats.seen_urls,
@@ -571,10 +582,32 @@ impl EncodeMetric for SharedCounts {
     }
 }
 
+/// Where the page stage's figures come from: the stage itself while it is open, its last
+/// figures once it is closed (a crawl's listener lingers after the crawl closed its index,
+/// which it could not do while a scrape could still reach it).
+#[derive(Debug)]
+enum Source {
+    Live(Arc<Dedup>),
+    Final(Box<crate::dedup::DedupStats>, u64),
+}
+
+#[derive(Debug)]
+struct StageSource(std::sync::RwLock<Source>);
+
+impl StageSource {
+    /// The stage's counters and the index's bytes on disk.
+    fn read(&self) -> (crate::dedup::DedupStats, u64) {
+        match &*self.0.read().unwrap_or_else(|e| e.into_inner()) {
+            Source::Live(dedup) => (dedup.stats(), dedup.index_disk_bytes()),
+            Source::Final(stats, bytes) => ((**stats).clone(), *bytes),
+        }
+    }
+}
+
 /// The page stage's figures, read at each scrape.
 #[derive(Debug)]
 struct Stage {
-    dedup: Arc<Dedup>,
+    stage: Arc<StageSource>,
     checkpoint_ms: Arc<AtomicU64>,
 }
 
@@ -617,7 +650,7 @@ fn counter(
 
 impl Collector for Stage {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let s = self.dedup.stats();
+        let (s, index_bytes) = self.stage.read();
         counter_family(
             &mut encoder,
             "urls_checked",
@@ -666,7 +699,7 @@ impl Collector for Stage {
             "index",
             "Bytes of the index's database on disk",
             Some(&Unit::Bytes),
-            self.dedup.index_disk_bytes() as f64,
+            index_bytes as f64,
         )?;
         gauge(
             &mut encoder,

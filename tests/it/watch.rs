@@ -242,6 +242,174 @@ async fn metrics_scraped_during_a_crawl_end_equal_to_what_the_crawl_wrote() {
     assert!(on_disk.seconds > 0.0 && on_disk.fetched_this_run == t.fetched);
 }
 
+/// The headless Chromium of `.ci/run` (Debian's), or `None` outside CI when it is missing.
+fn chromium() -> Option<&'static str> {
+    let path = "/usr/bin/chromium";
+    if std::path::Path::new(path).exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI installs chromium: {path} is missing"
+    );
+    eprintln!("skipped: no {path}");
+    None
+}
+
+/// The page at `url` as headless Chromium leaves it after `budget_ms` of virtual time
+/// (its script run, its fetches answered), and what Chromium logged.
+pub fn render_in_chromium(url: &str, extra: &[&str]) -> Option<(String, String)> {
+    let browser = chromium()?;
+    let profile = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some((stdout(&o), stderr(&o)))
+}
+
+/// The text of the element with `id` in `dom`.
+fn text_of<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let start = at + dom[at..].find('>').unwrap() + 1;
+    &dom[start..start + dom[start..].find('<').unwrap()]
+}
+
+/// The markup of the `svg` element with `id`.
+fn svg_of<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom
+        .find(&format!("<svg id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no svg #{id}"));
+    &dom[at..at + dom[at..].find("</svg>").unwrap()]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_draws_its_charts_in_a_browser_with_the_figures_of_metrics() {
+    let site = Site::new(3, 2);
+    let server = serve(site).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
+    let config = crawl_config(&state, &out, server.url("/"));
+    let addr = free_port();
+    let options = crawldedup::crawl::CrawlOptions {
+        metrics_listen: Some(addr),
+        metrics_linger: Duration::from_secs(120),
+        ..Default::default()
+    };
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let crawl = tokio::spawn(async move {
+        crawldedup::Crawler::builder(&config)
+            .options(&options)
+            .run(async move {
+                let _ = stop_rx.await;
+            })
+            .await
+    });
+    let client = reqwest::Client::new();
+    let base = format!("http://{addr}");
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let Ok(answer) = client.get(format!("{base}/status.json")).send().await else {
+            continue;
+        };
+        let status: serde_json::Value = answer.json().await.unwrap();
+        if status["finished"] == true {
+            break;
+        }
+    }
+    let metrics = client.get(format!("{base}/metrics")).send().await.unwrap();
+    let m = samples(&metrics.text().await.unwrap());
+    let url = format!("{base}/");
+    let rendered = tokio::task::spawn_blocking(move || render_in_chromium(&url, &["--dump-dom"]))
+        .await
+        .unwrap();
+    stop_tx.send(()).unwrap();
+    let summary = crawl.await.unwrap().unwrap();
+    let Some((dom, log)) = rendered else { return };
+    assert!(
+        dom.contains("data-loaded=\"yes\""),
+        "the script did not run:\n{log}"
+    );
+    for line in log.lines() {
+        assert!(
+            !line.contains("CONSOLE") && !line.contains("Uncaught"),
+            "{line}"
+        );
+    }
+    let number = |id: &str| -> f64 {
+        let text = text_of(&dom, id).replace(',', "");
+        text.parse().unwrap_or_else(|_| panic!("#{id} is {text:?}"))
+    };
+    let t = &summary.totals;
+    assert_eq!(number("fetched"), t.fetched as f64);
+    assert_eq!(
+        number("stored"),
+        m[r#"crawldedup_pages_total{verdict="unique"}"#]
+    );
+    assert_eq!(number("duplicates"), t.duplicates as f64);
+    assert_eq!(number("failures"), family(&m, "crawldedup_failures_total"));
+    assert_eq!(number("frontier_urls"), m["crawldedup_frontier_urls"]);
+    assert_eq!(number("index_documents"), m["crawldedup_index_documents"]);
+    // The charts are drawn: a line of throughput, a bar per distance bucket, with the
+    // near-duplicates of /metrics in them.
+    assert!(
+        svg_of(&dom, "throughput").contains("<path"),
+        "{}",
+        svg_of(&dom, "throughput")
+    );
+    let bars = svg_of(&dom, "distance");
+    assert_eq!(bars.matches("<rect").count(), 15, "{bars}");
+    let in_bars: f64 = bars
+        .split("<title>")
+        .skip(1)
+        .map(|t| {
+            t[..t.find('<').unwrap()]
+                .rsplit(": ")
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(in_bars, m["crawldedup_near_duplicate_distance_bits_count"]);
+    assert!(in_bars > 0.0);
+    // The tables: a host, its verdicts, failures by reason and the last duplicates.
+    assert!(dom.contains(">127.0.0.1</td>"), "{dom}");
+    assert!(dom.contains("near duplicate"), "{dom}");
+    for (name, _) in m
+        .iter()
+        .filter(|(k, _)| k.starts_with("crawldedup_failures_total{"))
+    {
+        let kind = &name[name.find('"').unwrap() + 1..name.rfind('"').unwrap()];
+        assert!(
+            dom.contains(&format!("<td>{kind}</td>")),
+            "{kind} not listed"
+        );
+    }
+    assert!(
+        dom.contains("/mirror/") || dom.contains("/print/"),
+        "no recent duplicate"
+    );
+}
+
 /// `crawldedup crawl` of a slow site in the background, checkpointing often.
 fn slow_crawl(seed: &str, dir: &std::path::Path) -> std::process::Child {
     let config = dir.join("crawl.toml");
