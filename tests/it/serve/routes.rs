@@ -31,6 +31,26 @@ async fn openapi_file_describes_exactly_the_routes_and_their_answers() {
     };
     for (path, operations) in spec["paths"].as_object().unwrap() {
         for (method, operation) in operations.as_object().unwrap() {
+            let content = operation["responses"]["200"]["content"]
+                .as_object()
+                .unwrap();
+            if !content.contains_key("application/json") {
+                // Text (/metrics): answered in the first type it names by default.
+                let response = sidecar
+                    .client
+                    .get(format!("{}{path}", sidecar.base))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(response.status().as_u16(), 200, "{method} {path}");
+                let media = response.headers()["content-type"].to_str().unwrap();
+                let first = content.keys().next().unwrap();
+                assert!(
+                    media.starts_with(first.as_str()),
+                    "{method} {path}: {media}"
+                );
+                continue;
+            }
             let example = &operation["requestBody"]["content"]["application/json"]["example"];
             let body = (!example.is_null()).then_some(example);
             let (status, got) = sidecar.call(&method.to_uppercase(), path, body).await;
@@ -353,6 +373,71 @@ async fn bearer_token_guards_every_route_but_healthz() {
     assert_eq!(got["results"][0]["verdict"], "new");
     let (status, _) = sidecar.call("GET", "/healthz", None).await;
     assert_eq!(status, 200);
+    // The metrics too: they name the pages checked.
+    let metrics = format!("{}/metrics", sidecar.base);
+    let no_token = sidecar.client.get(&metrics).send().await.unwrap();
+    assert_eq!(no_token.status().as_u16(), 401);
+    let scrape = sidecar
+        .client
+        .get(&metrics)
+        .bearer_auth("s3cret-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(scrape.status().as_u16(), 200);
+    let body = scrape.text().await.unwrap();
+    assert!(
+        body.contains("crawldedup_urls_checked_total{verdict=\"new\"} 1\n"),
+        "{body}"
+    );
+    sidecar.stop().await;
+}
+
+#[tokio::test]
+async fn metrics_count_the_page_checks_as_the_stats_route_does() {
+    let sidecar = Sidecar::start(ServeOptions::default()).await;
+    let site = Site::new(3, 1);
+    let article = page(&site, "/topic/astronomy/0.html");
+    for url in ["/topic/astronomy/0.html", "/mirror/astronomy/0"] {
+        let (status, got) = sidecar
+            .call(
+                "POST",
+                "/v1/pages/check",
+                Some(&page_request(url, &article)),
+            )
+            .await;
+        assert_eq!(status, 200, "{got}");
+    }
+    let (_, stats) = sidecar.call("GET", "/v1/stats", None).await;
+    let body = sidecar
+        .client
+        .get(format!("{}/metrics", sidecar.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for (metric, field) in [
+        ("crawldedup_pages_total{verdict=\"unique\"}", "pages_unique"),
+        (
+            "crawldedup_pages_total{verdict=\"exact_duplicate\"}",
+            "pages_exact_duplicate",
+        ),
+        ("crawldedup_index_documents", "indexed_documents"),
+    ] {
+        let line = body
+            .lines()
+            .find(|l| l.starts_with(&format!("{metric} ")))
+            .unwrap_or_else(|| panic!("no {metric} in {body}"));
+        let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert_eq!(value, stats[field].as_f64().unwrap(), "{metric}");
+    }
+    assert!(
+        body.contains("crawldedup_page_check_duration_seconds_count 2\n"),
+        "{body}"
+    );
+    assert_eq!(stats["pages_exact_duplicate"], 1);
     sidecar.stop().await;
 }
 
