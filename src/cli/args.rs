@@ -62,6 +62,10 @@ pub(super) enum Command {
     /// the other (possible only when a Redis node that failed over lost a write), and
     /// prints each later copy as a JSON line, recorded as a duplicate of the earlier.
     Reconcile(ReconcileArgs),
+    /// Writes a self-contained HTML report of a crawl, finished or running: its figures,
+    /// plots (throughput, near-duplicate distance and resemblance, duplicate rate by host)
+    /// and the largest duplicate clusters, as of its last checkpoint.
+    Report(ReportArgs),
     /// Serves the generated test site on loopback (for the Python package's tests).
     #[command(hide = true)]
     FixtureSite(FixtureSiteArgs),
@@ -186,6 +190,21 @@ pub(super) struct StatsArgs {
     /// As one JSON object.
     #[arg(long)]
     pub(super) json: bool,
+}
+
+#[derive(Args)]
+pub(super) struct ReportArgs {
+    #[command(flatten)]
+    pub(super) config: ConfigArgs,
+    /// The crawl's state directory.
+    #[arg(long, value_name = "DIR")]
+    pub(super) state_dir: PathBuf,
+    /// The crawl's output directory (default: crawl.out_dir of the configuration).
+    #[arg(long, value_name = "DIR")]
+    pub(super) outputs: Option<PathBuf>,
+    /// The report to write (HTML).
+    #[arg(long, value_name = "FILE")]
+    pub(super) out: PathBuf,
 }
 
 #[derive(Args)]

@@ -5,6 +5,7 @@ mod commands;
 mod dedup;
 mod input;
 mod print;
+mod report;
 mod revisits;
 mod warc_out;
 
@@ -124,6 +125,7 @@ fn run(command: Command) -> Result<ExitCode, Failure> {
         Command::Repair(args) => state_command(&args.state, Some(&args)),
         Command::Reconcile(args) => reconcile(&args),
         Command::FixtureSite(args) => fixture_site(&args),
+        Command::Report(args) => report::report(args),
         Command::Stats(args) if !args.cluster.is_empty() => cluster_stats(&args),
         Command::Stats(args) => {
             let state_dir = args.state_dir.clone().unwrap_or_default();

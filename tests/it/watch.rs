@@ -408,6 +408,59 @@ async fn the_status_page_draws_its_charts_in_a_browser_with_the_figures_of_metri
         dom.contains("/mirror/") || dom.contains("/print/"),
         "no recent duplicate"
     );
+
+    // The report of the same crawl: its figures, four plots, the clusters; it loads in
+    // the browser without an error.
+    let report = dir.path().join("report.html");
+    let o = crawldedup(&[
+        "report",
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--outputs",
+        out.to_str().unwrap(),
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&report).unwrap();
+    for (id, value) in [
+        ("fetched", t.fetched),
+        ("stored", t.stored),
+        ("duplicates", t.duplicates),
+        ("failures", t.failures),
+        ("fetched_bytes", t.fetched_bytes),
+    ] {
+        assert_eq!(text_of(&html, id), value.to_string(), "{id}");
+    }
+    assert_eq!(html.matches("<svg").count(), 4, "{html}");
+    assert!(
+        html.contains("<polyline") || html.contains("<path"),
+        "no line drawn"
+    );
+    assert!(html.matches("<rect").count() > 10, "no bars drawn");
+    let duplicates = lines(&out.join("duplicates.jsonl"));
+    let mut sizes: HashMap<String, usize> = HashMap::new();
+    for d in &duplicates {
+        *sizes
+            .entry(d["of"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    let largest = sizes.values().max().unwrap();
+    assert!(
+        html.contains(&format!("({largest} duplicates)")),
+        "the largest cluster is not listed"
+    );
+    let file = format!("file://{}", report.display());
+    let Some((dom, log)) = render_in_chromium(&file, &["--dump-dom"]) else {
+        return;
+    };
+    assert!(dom.contains("crawldedup report"));
+    for line in log.lines() {
+        assert!(
+            !line.contains("CONSOLE") && !line.contains("Uncaught"),
+            "{line}"
+        );
+    }
 }
 
 /// `crawldedup crawl` of a slow site in the background, checkpointing often.
@@ -470,6 +523,28 @@ async fn stats_reads_a_running_crawl_and_verify_says_who_holds_it() {
         stderr(&o)
     );
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // A report of it: of its last checkpoint, though the outputs go on growing past it.
+    let report = dir.path().join("running.html");
+    let o = crawldedup(&[
+        "report",
+        "--state-dir",
+        &state_arg,
+        "--outputs",
+        dir.path().join("out").to_str().unwrap(),
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("a running crawl, PID {}", child.id())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("a running crawl")
+    );
 
     // Stopped: stats reads the database, with the figures the run's last status gave.
     let pid = child.id().to_string();
