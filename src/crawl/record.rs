@@ -54,7 +54,7 @@ pub struct Running {
 /// the frontier as it was then, with the times of the run that took it (its status file).
 ///
 /// - A crawl running there holds its database: the figures are read from its status file
-///   (see [`super::status`]), which repeats its last checkpoint, and the summary says it
+///   (see [`CrawlStatus`](super::CrawlStatus)), which repeats its last checkpoint, and the summary says it
 ///   is running and how old they are. A running crawl without one yet (before its first
 ///   checkpoint) is refused with one line.
 /// - A directory this process cannot write (a backup on a read-only file system) is read

@@ -19,7 +19,11 @@ use crate::metrics::Quantiles;
 /// The status file's name in a state directory.
 pub const STATUS_FILE: &str = "status.json";
 
-/// The run that wrote a status file: see the [module documentation](self).
+/// The run that wrote a status file ([`STATUS_FILE`] in a state directory). After each
+/// checkpoint commits, the crawl replaces it whole (written beside it, synced, renamed):
+/// it repeats what the checkpoint committed, never ahead of the database; a crawl killed
+/// between its commit and the rename leaves the previous one, whose `checkpoint.seq` says
+/// it is one behind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CrawlStatus {
