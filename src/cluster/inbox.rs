@@ -165,6 +165,13 @@ impl<'c> Inbox<'c> {
         })
     }
 
+    /// Entries in the inbox: waiting, or read and not yet acknowledged (acknowledged ones
+    /// are deleted).
+    pub fn depth(&self) -> Result<u64, ClusterError> {
+        self.cluster
+            .with(|con| redis::cmd("XLEN").arg(&self.key).query(con))
+    }
+
     /// Acknowledges and deletes entries once the links they carry are durable.
     pub fn acknowledge(&self, ids: &[String]) -> Result<(), ClusterError> {
         if ids.is_empty() {

@@ -179,6 +179,8 @@ struct Crawl<'a> {
     watched: Option<Instant>,
     /// What the last status file said.
     last_status: Option<super::status::CrawlStatus>,
+    /// When the cluster's figures were last asked of Redis.
+    cluster_watched: Option<Instant>,
 }
 
 impl<'a> Crawl<'a> {
@@ -235,7 +237,7 @@ impl<'a> Crawl<'a> {
             worker.as_mut(),
             record.is_none(),
         )?;
-        let (metrics, counts) = crate::metrics::Metrics::for_crawl(dedup.clone());
+        let (metrics, counts) = crate::metrics::Metrics::for_crawl(dedup.clone(), worker.is_some());
         // A seed refused before and queued again: its failure line stays in failures.jsonl
         // (a log), but no longer counts; its new outcome will.
         totals.failures = totals.failures.saturating_sub(requeued);
@@ -282,6 +284,7 @@ impl<'a> Crawl<'a> {
             started,
             watched: None,
             last_status: None,
+            cluster_watched: None,
         })
     }
 
@@ -424,6 +427,22 @@ impl<'a> Crawl<'a> {
             .frontier_hosts
             .set(to_i64(self.frontier.hosts().count() as u64));
         counts.in_flight.set(to_i64(self.schedule.in_flight as u64));
+        if let (Some(k), Some(w)) = (&counts.cluster, &self.worker) {
+            let moved = frontier.moved.saturating_sub(k.moved.get());
+            k.moved.inc_by(moved);
+            // A round trip to Redis: once a second at most.
+            if self
+                .cluster_watched
+                .is_none_or(|t| t.elapsed() >= CLUSTER_WATCH_EVERY)
+            {
+                self.cluster_watched = Some(Instant::now());
+                let (members, inbox) = w.watch_figures();
+                k.members.set(to_i64(members as u64));
+                if let Some(inbox) = inbox {
+                    k.inbox.set(to_i64(inbox));
+                }
+            }
+        }
         let t = &self.totals;
         let mut board = self
             .context
@@ -601,6 +620,9 @@ impl<'a> Crawl<'a> {
 
 /// How often the metrics' gauges and the status board are brought up to date.
 const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// How often a cluster worker asks Redis for its inbox's depth, for the metrics.
+const CLUSTER_WATCH_EVERY: Duration = Duration::from_secs(1);
 
 /// A count as a gauge's value.
 fn to_i64(n: u64) -> i64 {

@@ -101,6 +101,10 @@ impl<'c> Worker<'c> {
         match self.never {}
     }
 
+    pub(crate) fn watch_figures(&self) -> (usize, Option<u64>) {
+        match self.never {}
+    }
+
     pub(crate) fn hand_over(&mut self, _frontier: &mut Frontier) {
         match self.never {}
     }

@@ -224,6 +224,19 @@ pub struct CrawlCounts {
     pub fetch_seconds: Buckets,
     /// The time of a page's extraction and fingerprint.
     pub extract_seconds: Buckets,
+    /// A cluster worker's figures (`None` on one machine).
+    pub cluster: Option<ClusterCounts>,
+}
+
+/// What a worker of a crawl on several machines shows of the cluster.
+#[derive(Debug, Default)]
+pub struct ClusterCounts {
+    /// Workers in the ring.
+    pub members: Gauge,
+    /// Entries in this worker's inbox not yet made durable.
+    pub inbox: Gauge,
+    /// Pending URLs this worker handed to another (their host moved), over every run.
+    pub moved: Counter,
 }
 
 /// A crawl's or a sidecar's metrics and status figures. See the [module documentation](self).
@@ -260,8 +273,9 @@ impl Metrics {
         Metrics::new(dedup, None)
     }
 
-    /// The metrics of a crawl whose page stage is `dedup`, and the crawl's counts in them.
-    pub fn for_crawl(dedup: Arc<Dedup>) -> (Arc<Metrics>, Arc<CrawlCounts>) {
+    /// The metrics of a crawl whose page stage is `dedup` (a worker of a cluster when
+    /// `cluster`), and the crawl's counts in them.
+    pub fn for_crawl(dedup: Arc<Dedup>, cluster: bool) -> (Arc<Metrics>, Arc<CrawlCounts>) {
         let counts = CrawlCounts {
             fetches: Family::default(),
             failures: Family::default(),
@@ -272,6 +286,7 @@ impl Metrics {
             in_flight: Gauge::default(),
             fetch_seconds: Buckets::new(&FETCH_BUCKETS),
             extract_seconds: Buckets::new(&EXTRACT_BUCKETS),
+            cluster: cluster.then(ClusterCounts::default),
         };
         let counts = Arc::new(counts);
         let metrics = Metrics::new(dedup, Some(counts.clone()));
@@ -361,6 +376,24 @@ impl Metrics {
                 Unit::Seconds,
                 SharedCounts(c.clone(), |c| &c.extract_seconds),
             );
+            if let Some(k) = &c.cluster {
+                registry.register(
+                    "cluster_ring_members",
+                    "Workers in the ring of the crawl on several machines",
+                    k.members.clone(),
+                );
+                registry.register(
+                    "cluster_inbox_entries",
+                    "Entries in this worker's inbox not yet made durable (waiting or read)",
+                    k.inbox.clone(),
+                );
+                registry.register(
+                    "cluster_moved_urls",
+                    "Pending URLs this worker handed to another because their host moved, \
+                     over every run",
+                    k.moved.clone(),
+                );
+            }
         }
         let stage = Arc::new(StageSource(std::sync::RwLock::new(Source::Live(dedup))));
         registry.register_collector(Box::new(Stage {

@@ -36,7 +36,7 @@ fn a_bucket_quantile_is_the_bound_of_the_bucket_that_holds_it() {
 fn both_formats_name_every_metric_by_prometheus_conventions_and_agree() {
     let dir = tempfile::tempdir().unwrap();
     let dedup = stage(dir.path());
-    let (metrics, counts) = Metrics::for_crawl(dedup.clone());
+    let (metrics, counts) = Metrics::for_crawl(dedup.clone(), false);
     for i in 0..3 {
         let text = article(200, i);
         let name = format!("https://a.example/{i}");

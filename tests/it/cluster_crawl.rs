@@ -27,10 +27,30 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
         alone,
         nodes,
     } = setup(redis.urls(), Duration::from_millis(2)).await;
+    // Worker a serves its metrics, and keeps them up once its crawl is over.
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let children: Vec<_> = ["a", "b", "c"]
         .iter()
-        .map(|id| (id, worker(dir.path(), id, &seed, &nodes)))
+        .map(|id| {
+            let mut command = one_of_three(dir.path(), id, &seed, &nodes);
+            if *id == "a" {
+                command.args(["--metrics", &metrics.to_string(), "--metrics-linger", "60s"]);
+            }
+            (id, command.spawn().unwrap())
+        })
         .collect();
+    let (most_members, last) = watch_worker(metrics).await;
+    assert_eq!(most_members, 3.0, "{last}");
+    assert!(last.contains("crawldedup_cluster_inbox_entries "), "{last}");
+    assert!(
+        last.contains("crawldedup_cluster_moved_urls_total "),
+        "{last}"
+    );
+    let pid = children[0].1.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
     let members = [("a", 1), ("b", 1), ("c", 1)];
     for (id, child) in children {
         let fetched = finish(child, id, dir.path());
@@ -67,6 +87,39 @@ async fn three_workers_store_what_one_process_stores_and_fetch_each_url_once() {
     assert_eq!(figures["workers"].as_array().unwrap().len(), 3, "{figures}");
     let stored_lines: usize = outs.iter().map(|o| lines(o)).sum();
     assert_eq!(figures["total"]["stored"], stored_lines as u64, "{figures}");
+}
+
+/// Scrapes a worker's `/metrics` until its crawl is over (its status page says so): the
+/// most ring members it showed, and the last scrape.
+async fn watch_worker(addr: std::net::SocketAddr) -> (f64, String) {
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut most: f64 = 0.0;
+    loop {
+        assert!(Instant::now() < deadline, "worker a never finished");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let Ok(answer) = client.get(format!("http://{addr}/metrics")).send().await else {
+            continue;
+        };
+        let body = answer.text().await.unwrap();
+        if let Some(n) = body
+            .lines()
+            .find_map(|l| l.strip_prefix("crawldedup_cluster_ring_members "))
+        {
+            most = most.max(n.parse().unwrap());
+        }
+        let status: serde_json::Value = client
+            .get(format!("http://{addr}/status.json"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if status["finished"] == true {
+            return (most, body);
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -346,6 +346,12 @@ impl<'c> Worker<'c> {
         )
     }
 
+    /// For the metrics: the workers in the ring, and the entries of this worker's inbox not
+    /// yet made durable (`None` when Redis did not answer; the crawl loop finds out).
+    pub(crate) fn watch_figures(&self) -> (usize, Option<u64>) {
+        (self.ring.members().len(), self.inbox.depth().ok())
+    }
+
     fn owns(&self, host: &str) -> bool {
         self.ring.owner(host).is_some_and(|m| m.id == self.id())
     }
