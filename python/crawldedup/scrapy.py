@@ -157,11 +157,14 @@ class _Shared:
             self.last_checkpoint = time.monotonic()
             self.stage.checkpoint()
 
-    def release(self) -> None:
-        """Checkpoints; the last user closes the stage."""
+    def release(self, stats: Any = None) -> None:
+        """Checkpoints; the last user closes the stage. The stage's figures go into
+        `stats` (Scrapy's stats collector) first, when given."""
         if self.released:
             return
         self.released = True
+        if stats is not None:
+            record_stage(stats, self.stage.stats())
         with _Shared._lock:
             stage, users = _Shared._open[self.key]
             if users > 1:
@@ -170,6 +173,27 @@ class _Shared:
                 return
             del _Shared._open[self.key]
         stage.close()
+
+
+def record_stage(stats: Any, figures: Dict[str, Any]) -> None:
+    """The stage's figures, as ``/metrics`` gives them, under ``crawldedup/...`` in a
+    Scrapy stats collector: the index and the URL filter as they are now."""
+    stats.set_value("crawldedup/index/documents", figures["indexed_documents"])
+    stats.set_value("crawldedup/candidates_refused", figures["candidates_refused"])
+    stats.set_value("crawldedup/url_filter/urls", figures["seen_urls"])
+    stats.set_value("crawldedup/url_filter/bytes", figures["seen_filter_bytes"])
+    stats.set_value("crawldedup/url_filter/fill_ratio", figures["seen_fill_ratio"])
+    stats.set_value("crawldedup/url_filter/false_positive_rate", figures["seen_fp_rate"])
+
+
+def record_verdict(stats: Any, prefix: str, verdict: PageVerdict) -> None:
+    """A page's verdict under ``crawldedup/{prefix}/{verdict}``, and a near-duplicate's
+    distance (``crawldedup/near_duplicate/distance/{bits}``, one key per distance from 0
+    to 64) and lowest resemblance."""
+    stats.inc_value(f"crawldedup/{prefix}/{verdict.verdict}")
+    if verdict.verdict == "near_duplicate":
+        stats.inc_value(f"crawldedup/near_duplicate/distance/{verdict.distance}")
+        stats.min_value("crawldedup/near_duplicate/similarity_min", verdict.similarity)
 
 
 def _shared_for(crawler: Crawler) -> _Shared:
@@ -292,7 +316,7 @@ class NearDuplicateMiddleware:
         return cls(crawler)
 
     def spider_closed(self) -> None:
-        self.shared.release()
+        self.shared.release(self.crawler.stats)
 
     def _decide(self, request: Request, response: Response) -> PageVerdict:
         content_type = response.headers.get(b"Content-Type")
@@ -312,7 +336,7 @@ class NearDuplicateMiddleware:
         verdict = await maybe_deferred_to_future(deferToThread(self._decide, request, response))
         stats = self.crawler.stats
         if stats is not None:
-            stats.inc_value(f"crawldedup/page/{verdict.verdict}")
+            record_verdict(stats, "page", verdict)
         self.shared.maybe_checkpoint()
         request.meta["crawldedup"] = verdict.to_dict()
         if verdict.is_duplicate and self.drop:
@@ -338,7 +362,7 @@ class DuplicatePipeline:
         return cls(crawler)
 
     def close_spider(self) -> None:
-        self.shared.release()
+        self.shared.release(self.crawler.stats)
 
     def process_item(self, item: Any) -> Any:
         from itemadapter import ItemAdapter
@@ -351,7 +375,7 @@ class DuplicatePipeline:
         name = str(url) if url else f"item:{self.crawler.stats.get_value('item_scraped_count', 0)}"
         verdict = self.shared.stage.check_page(name, text=text)
         if self.crawler.stats is not None:
-            self.crawler.stats.inc_value(f"crawldedup/item/{verdict.verdict}")
+            record_verdict(self.crawler.stats, "item", verdict)
         self.shared.maybe_checkpoint()
         if verdict.is_duplicate:
             raise DropItem(f"{name}: {verdict.verdict} of {verdict.of}")

@@ -40,6 +40,14 @@ def test_a_scrapy_crawl_keeps_each_page_once_and_fetches_each_url_once(site, ref
     assert stats["crawldedup/page/exact_duplicate"] > 0, stats
     assert stats["crawldedup/page/near_duplicate"] > 0, stats
     assert stats["crawldedup/page/unique"] == len(reference), stats
+    # The figures of /metrics, in Scrapy's stats too.
+    assert stats["crawldedup/index/documents"] == len(reference), stats
+    assert stats["crawldedup/url_filter/urls"] >= stats["crawldedup/url/new"], stats
+    assert 0 <= stats["crawldedup/url_filter/false_positive_rate"] < 0.01, stats
+    assert 0 < stats["crawldedup/url_filter/fill_ratio"] <= 1, stats
+    distances = {k: v for k, v in stats.items() if k.startswith("crawldedup/near_duplicate/distance/")}
+    assert sum(distances.values()) == stats["crawldedup/page/near_duplicate"], stats
+    assert 0.5 <= stats["crawldedup/near_duplicate/similarity_min"] <= 1, stats
 
 
 def test_every_planted_copy_is_a_duplicate_of_its_original(site, reference, tmp_path):

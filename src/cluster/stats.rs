@@ -15,6 +15,12 @@ pub fn stats_key(name: &str) -> String {
     format!("{{{name}}}:stats")
 }
 
+/// The hash of what the others moved off each gone worker of crawl `name` (its inbox's
+/// links and its pending URLs, rerouted to their hosts' new owners), by id.
+pub fn rerouted_key(name: &str) -> String {
+    format!("{{{name}}}:rerouted")
+}
+
 /// One worker's figures as of its last checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -35,8 +41,12 @@ pub struct WorkerStats {
     pub failures: u64,
     /// URLs pending in its frontier.
     pub pending: u64,
-    /// URLs it handed to other workers with their hosts.
+    /// URLs moved to other workers: those it handed on with their hosts, and those the
+    /// others moved off it once it was gone (`rerouted`).
     pub moved: u64,
+    /// Of `moved`, the links of its inbox and its pending URLs that the other workers
+    /// rerouted to their hosts' new owners after it was gone.
+    pub rerouted: u64,
     /// Its last checkpoint's number.
     pub checkpoint: u64,
     /// When it took it (seconds since the Unix epoch).
@@ -60,6 +70,8 @@ pub struct ClusterStats {
 pub fn stats(cluster: &Cluster, name: &str) -> Result<ClusterStats, ClusterError> {
     let written: BTreeMap<String, String> =
         cluster.with(|con| redis::cmd("HGETALL").arg(stats_key(name)).query(con))?;
+    let rerouted: BTreeMap<String, u64> =
+        cluster.with(|con| redis::cmd("HGETALL").arg(rerouted_key(name)).query(con))?;
     let members = live(cluster, name)?;
     let ring = Ring::new(members.clone());
     let shares: BTreeMap<&str, f64> = ring.shares().into_iter().collect();
@@ -69,9 +81,22 @@ pub fn stats(cluster: &Cluster, name: &str) -> Result<ClusterStats, ClusterError
             cluster.state_error(format!("crawl `{name}`: figures of worker `{id}`: {e}"))
         })?;
         w.worker = id.clone();
+        w.rerouted = rerouted.get(id).copied().unwrap_or(0);
+        w.moved += w.rerouted;
         w.live = members.iter().any(|m| &m.id == id);
         w.share = shares.get(id.as_str()).copied().unwrap_or(0.0);
         workers.push(w);
+    }
+    // A gone worker that never checkpointed, whose URLs the others moved.
+    for (id, &n) in &rerouted {
+        if !written.contains_key(id) && !members.iter().any(|m| &m.id == id) {
+            workers.push(WorkerStats {
+                worker: id.clone(),
+                moved: n,
+                rerouted: n,
+                ..WorkerStats::default()
+            });
+        }
     }
     // A live worker that has not checkpointed yet.
     for m in &members {
@@ -95,6 +120,7 @@ pub fn stats(cluster: &Cluster, name: &str) -> Result<ClusterStats, ClusterError
         total.failures += w.failures;
         total.pending += w.pending;
         total.moved += w.moved;
+        total.rerouted += w.rerouted;
         total.at = total.at.max(w.at);
     }
     Ok(ClusterStats {

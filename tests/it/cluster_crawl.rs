@@ -297,6 +297,38 @@ async fn killed_mid_crawl(kill: Kill, back: Back) {
         }
         let cluster = stored(&outs(dir.path(), &["a", "b", "c"]));
         same_content(&cluster, &alone, dir.path());
+        // `stats --cluster` counts what the others moved off the gone worker, as their
+        // logs say they did.
+        let said_moved: u64 = ["a", "b", "c"]
+            .iter()
+            .filter(|id| **id != killed)
+            .flat_map(|id| {
+                log(id)
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|l| {
+                let rest = l.split(&format!("worker {killed} is gone; ")).nth(1)?;
+                let mut numbers = rest.split(' ').filter_map(|w| w.parse::<u64>().ok());
+                Some(numbers.next()? + numbers.next()?)
+            })
+            .sum();
+        let figures = Command::new(binary())
+            .args(["stats", "--json", "--cluster", &nodes.join(",")])
+            .output()
+            .unwrap();
+        let figures: serde_json::Value = serde_json::from_slice(&figures.stdout).unwrap();
+        let gone = figures["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["worker"] == killed)
+            .unwrap();
+        eprintln!("moved off the gone worker: {said_moved}");
+        assert_eq!(gone["rerouted"], said_moved, "{figures}");
+        assert!(gone["moved"].as_u64().unwrap() >= said_moved, "{figures}");
         return;
     }
     assert!(repaired.success(), "{said}");

@@ -67,6 +67,16 @@ impl Worker<'_> {
                 .map_err(cluster_error)?;
             let urls = self.reroute_pending(gone)?;
             if links + urls > 0 {
+                // Its figures say it: `stats --cluster` counts them as moved off it.
+                self.cluster
+                    .with(|con| {
+                        redis::cmd("HINCRBY")
+                            .arg(crate::cluster::stats::rerouted_key(&self.name))
+                            .arg(gone)
+                            .arg(links + urls)
+                            .exec(con)
+                    })
+                    .map_err(cluster_error)?;
                 tracing::info!(
                     "worker {}: worker {gone} is gone; {links} links from its inbox and {urls} \
                      of its pending URLs went to their hosts' new owners",
