@@ -713,56 +713,55 @@ impl Collector for Stage {
             "Candidates that the sketch or line confirmation refused",
             s.candidates_refused,
         )?;
-        gauge(
-            &mut encoder,
-            "index_documents",
-            "Documents in the index, of every run",
-            None,
-            s.indexed_documents as f64,
-        )?;
-        gauge(
-            &mut encoder,
-            "index_live_documents",
-            "Documents in the index inside the retention window (all of them without one)",
-            None,
-            s.windows.live_documents as f64,
-        )?;
-        gauge(
-            &mut encoder,
-            "index",
-            "Bytes of the index's database on disk",
-            Some(&Unit::Bytes),
-            index_bytes as f64,
-        )?;
-        gauge(
-            &mut encoder,
-            "url_filter_urls",
-            "URLs in the URL filter",
-            None,
-            s.seen_urls as f64,
-        )?;
-        gauge(
-            &mut encoder,
-            "url_filter",
-            "Bytes of the URL filter's bit vectors",
-            Some(&Unit::Bytes),
-            s.seen_filter_bytes as f64,
-        )?;
-        gauge(
-            &mut encoder,
-            "url_filter_fill_ratio",
-            "URLs in the URL filter over the URLs its layers were sized for",
-            None,
-            s.seen_fill_ratio,
-        )?;
-        gauge(
-            &mut encoder,
-            "url_filter_false_positive_rate",
-            "The URL filter's false-positive rate now, computed from its fill (a new URL \
-             taken for one seen)",
-            None,
-            s.seen_fp_rate,
-        )?;
+        let bytes = Some(&Unit::Bytes);
+        let gauges: [(&str, &str, Option<&Unit>, f64); 7] = [
+            (
+                "index_documents",
+                "Documents in the index, of every run",
+                None,
+                s.indexed_documents as f64,
+            ),
+            (
+                "index_live_documents",
+                "Documents in the index inside the retention window (all of them without one)",
+                None,
+                s.windows.live_documents as f64,
+            ),
+            (
+                "index",
+                "Bytes of the index's database on disk",
+                bytes,
+                index_bytes as f64,
+            ),
+            (
+                "url_filter_urls",
+                "URLs in the URL filter",
+                None,
+                s.seen_urls as f64,
+            ),
+            (
+                "url_filter",
+                "Bytes of the URL filter's bit vectors",
+                bytes,
+                s.seen_filter_bytes as f64,
+            ),
+            (
+                "url_filter_fill_ratio",
+                "URLs in the URL filter over the URLs its layers were sized for",
+                None,
+                s.seen_fill_ratio,
+            ),
+            (
+                "url_filter_false_positive_rate",
+                "The URL filter's false-positive rate now, computed from its fill (a new URL \
+                 taken for one seen)",
+                None,
+                s.seen_fp_rate,
+            ),
+        ];
+        for (name, help, unit, v) in gauges {
+            gauge(&mut encoder, name, help, unit, v)?;
+        }
         counter(
             &mut encoder,
             "checkpoints",

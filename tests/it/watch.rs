@@ -46,38 +46,75 @@ fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A crawl of `site` in this process whose listener (on a free loopback port) lingers
+/// after it is over, until `stop` is sent.
+struct Lingering {
+    base: String,
+    dir: tempfile::TempDir,
+    stop: tokio::sync::oneshot::Sender<()>,
+    crawl: tokio::task::JoinHandle<
+        Result<crawldedup::crawl::CrawlSummary, crawldedup::crawl::CrawlError>,
+    >,
+    _server: crawldedup::fixture::FixtureServer,
+}
+
+impl Lingering {
+    async fn start(site: Site, checkpoint_every: Duration) -> Lingering {
+        let server = serve(site).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let config = crawl_config(
+            &dir.path().join("state"),
+            &dir.path().join("out"),
+            server.url("/"),
+        );
+        let addr = free_port();
+        let options = crawldedup::crawl::CrawlOptions {
+            checkpoint_every,
+            metrics_listen: Some(addr),
+            metrics_linger: Duration::from_secs(120),
+            ..Default::default()
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let crawl = tokio::spawn(async move {
+            crawldedup::Crawler::builder(&config)
+                .options(&options)
+                .run(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Lingering {
+            base: format!("http://{addr}"),
+            dir,
+            stop,
+            crawl,
+            _server: server,
+        }
+    }
+
+    /// Ends the lingering, and the crawl's summary.
+    async fn stop(self) -> (crawldedup::crawl::CrawlSummary, tempfile::TempDir) {
+        self.stop.send(()).unwrap();
+        (self.crawl.await.unwrap().unwrap(), self.dir)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_scraped_during_a_crawl_end_equal_to_what_the_crawl_wrote() {
-    let site = Site::new(5, 2);
-    let server = serve(site).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-    let config = crawl_config(&state, &out, server.url("/"));
-    let addr = free_port();
-    let options = crawldedup::crawl::CrawlOptions {
-        checkpoint_every: Duration::from_millis(200),
-        metrics_listen: Some(addr),
-        metrics_linger: Duration::from_secs(120),
-        ..Default::default()
-    };
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let crawl = tokio::spawn(async move {
-        crawldedup::Crawler::builder(&config)
-            .options(&options)
-            .run(async move {
-                let _ = stop_rx.await;
-            })
-            .await
-    });
+    let run = Lingering::start(Site::new(5, 2), Duration::from_millis(200)).await;
+    let (state, out) = (run.dir.path().join("state"), run.dir.path().join("out"));
     let client = reqwest::Client::new();
-    let base = format!("http://{addr}");
+    let base = run.base.clone();
     // Scraped all along: every scrape parses, and no counter goes down.
     let mut last: HashMap<String, f64> = HashMap::new();
     let mut scrapes = 0;
     let finished = loop {
         tokio::time::sleep(Duration::from_millis(30)).await;
         let Ok(answer) = client.get(format!("{base}/metrics")).send().await else {
-            assert!(!crawl.is_finished(), "the crawl ended without lingering");
+            assert!(
+                !run.crawl.is_finished(),
+                "the crawl ended without lingering"
+            );
             continue;
         };
         assert_eq!(
@@ -138,8 +175,7 @@ async fn metrics_scraped_during_a_crawl_end_equal_to_what_the_crawl_wrote() {
     for outside in ["src=", "<link", "url(", "@import"] {
         assert!(!page.contains(outside), "{outside}");
     }
-    stop_tx.send(()).unwrap();
-    let summary = crawl.await.unwrap().unwrap();
+    let (summary, _dir) = run.stop().await;
 
     let pages = lines(&out.join("pages.jsonl"));
     let duplicates = lines(&out.join("duplicates.jsonl"));
@@ -303,46 +339,17 @@ fn svg_of<'a>(dom: &'a str, id: &str) -> &'a str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_page_draws_its_charts_in_a_browser_with_the_figures_of_metrics() {
-    let site = Site::new(3, 2);
-    let server = serve(site).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (state, out) = (dir.path().join("state"), dir.path().join("out"));
-    let config = crawl_config(&state, &out, server.url("/"));
-    let addr = free_port();
-    let options = crawldedup::crawl::CrawlOptions {
-        metrics_listen: Some(addr),
-        metrics_linger: Duration::from_secs(120),
-        ..Default::default()
-    };
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let crawl = tokio::spawn(async move {
-        crawldedup::Crawler::builder(&config)
-            .options(&options)
-            .run(async move {
-                let _ = stop_rx.await;
-            })
-            .await
-    });
-    let client = reqwest::Client::new();
-    let base = format!("http://{addr}");
-    loop {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let Ok(answer) = client.get(format!("{base}/status.json")).send().await else {
-            continue;
-        };
-        let status: serde_json::Value = answer.json().await.unwrap();
-        if status["finished"] == true {
-            break;
-        }
-    }
-    let metrics = client.get(format!("{base}/metrics")).send().await.unwrap();
+    let run = Lingering::start(Site::new(3, 2), crawldedup::crawl::CHECKPOINT_EVERY).await;
+    let (state, out) = (run.dir.path().join("state"), run.dir.path().join("out"));
+    let base = run.base.clone();
+    crate::common::wait_until_finished(&base).await;
+    let metrics = reqwest::get(format!("{base}/metrics")).await.unwrap();
     let m = samples(&metrics.text().await.unwrap());
     let url = format!("{base}/");
     let rendered = tokio::task::spawn_blocking(move || render_in_chromium(&url, &["--dump-dom"]))
         .await
         .unwrap();
-    stop_tx.send(()).unwrap();
-    let summary = crawl.await.unwrap().unwrap();
+    let (summary, dir) = run.stop().await;
     let Some((dom, log)) = rendered else { return };
     assert!(
         dom.contains("data-loaded=\"yes\""),

@@ -96,3 +96,23 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// The status figures of the crawl whose `--metrics` listener is at `base`, once it says
+/// the crawl is over (its listener lingers); waits up to two minutes.
+pub async fn wait_until_finished(base: &str) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{base}: the crawl never finished"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        let Ok(answer) = reqwest::get(format!("{base}/status.json")).await else {
+            continue;
+        };
+        let status: serde_json::Value = answer.json().await.unwrap();
+        if status["finished"] == true {
+            return status;
+        }
+    }
+}
