@@ -6,7 +6,7 @@
 //! figures count, even while the crawl goes on writing past it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -24,27 +24,61 @@ const HOSTS: usize = 15;
 /// Bins of the throughput chart.
 const TIME_BINS: usize = 60;
 
-/// One decided URL of the outputs.
-struct Line {
+/// One line of an output, the fields the report reads (a stored page's text is skipped
+/// unread).
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct Row {
     url: String,
-    /// Seconds since the epoch (0 when the line has no time).
-    at: i64,
+    fetched_at: Option<String>,
+    of: String,
+    verdict: String,
+    distance: u32,
+    similarity: Option<f64>,
+    kind: String,
 }
 
-/// A duplicate of the outputs.
+impl Row {
+    /// Seconds since the epoch of its `fetched_at` (0 without one).
+    fn at(&self) -> i64 {
+        self.fetched_at
+            .as_deref()
+            .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs() as i64)
+    }
+}
+
+/// A member of a duplicate cluster.
 struct Dup {
-    line: Line,
-    of: String,
+    url: String,
     verdict: String,
     distance: u32,
     similarity: f64,
 }
 
-/// What the report is drawn from.
+/// What the report is drawn from, gathered a line at a time: memory grows with the pages
+/// (8 bytes each for the throughput plot), the hosts and the pages repeated, never with
+/// the outputs' text.
+#[derive(Default)]
 struct Outputs {
-    stored: Vec<Line>,
-    duplicates: Vec<Dup>,
-    failures: Vec<(Line, String)>,
+    stored: u64,
+    duplicates: u64,
+    failures: u64,
+    /// The times of the pages stored, and of the duplicates.
+    stored_at: Vec<i64>,
+    duplicate_at: Vec<i64>,
+    /// By host: pages stored, duplicates, failures.
+    hosts: HashMap<String, [u64; 3]>,
+    kinds: BTreeMap<String, u64>,
+    /// Near-duplicates by distance, and by resemblance (tenths of 0.5 to 1).
+    near: u64,
+    distances: BTreeMap<u32, u64>,
+    resemblance: [u64; 10],
+    /// Duplicates by the page they repeat.
+    cluster_sizes: HashMap<String, u64>,
+    /// The members of the largest clusters (a second pass).
+    clusters: Vec<(String, Vec<Dup>)>,
 }
 
 pub(super) fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
@@ -56,25 +90,61 @@ pub(super) fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
     let summary =
         crawldedup::crawl::stats(&args.state_dir).map_err(|e| Failure::Setup(e.to_string()))?;
     let lengths = summary.totals.output_bytes;
-    let read = |i: usize| read_jsonl(&out_dir.join(NAMES[i]), lengths[i]);
-    let outputs = Outputs {
-        stored: read(0)?.iter().map(line_of).collect(),
-        duplicates: read(1)?
-            .iter()
-            .map(|v| Dup {
-                line: line_of(v),
-                of: text(v, "of"),
-                verdict: text(v, "verdict"),
-                distance: v["distance"].as_u64().unwrap_or(0) as u32,
-                similarity: v["similarity"].as_f64().unwrap_or(1.0),
-            })
-            .collect(),
-        failures: read(2)?
-            .iter()
-            .map(|v| (line_of(v), text(v, "kind")))
-            .collect(),
-    };
-    let html = render(&summary, &outputs, &args.state_dir)
+    let path = |i: usize| out_dir.join(NAMES[i]);
+    let mut o = Outputs::default();
+    each_row(&path(0), lengths[0], |row| {
+        o.stored += 1;
+        o.stored_at.push(row.at());
+        o.hosts.entry(host(&row.url)).or_default()[0] += 1;
+    })?;
+    each_row(&path(1), lengths[1], |row| {
+        o.duplicates += 1;
+        o.duplicate_at.push(row.at());
+        o.hosts.entry(host(&row.url)).or_default()[1] += 1;
+        if row.verdict == "near_duplicate" {
+            o.near += 1;
+            *o.distances.entry(row.distance).or_default() += 1;
+            let similarity = row.similarity.unwrap_or(1.0);
+            let bin = ((similarity - 0.5) / 0.05).floor().clamp(0.0, 9.0) as usize;
+            o.resemblance[bin] += 1;
+        }
+        *o.cluster_sizes.entry(row.of).or_default() += 1;
+    })?;
+    each_row(&path(2), lengths[2], |row| {
+        o.failures += 1;
+        o.hosts.entry(host(&row.url)).or_default()[2] += 1;
+        *o.kinds.entry(row.kind).or_default() += 1;
+    })?;
+    let mut largest: Vec<(&String, &u64)> = o.cluster_sizes.iter().collect();
+    largest.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut members: HashMap<String, Vec<Dup>> = largest
+        .iter()
+        .take(CLUSTERS)
+        .map(|(of, _)| ((*of).clone(), Vec::new()))
+        .collect();
+    let order: Vec<String> = largest
+        .iter()
+        .take(CLUSTERS)
+        .map(|(of, _)| (*of).clone())
+        .collect();
+    each_row(&path(1), lengths[1], |row| {
+        if let Some(list) = members.get_mut(&row.of) {
+            list.push(Dup {
+                url: row.url,
+                verdict: row.verdict,
+                distance: row.distance,
+                similarity: row.similarity.unwrap_or(1.0),
+            });
+        }
+    })?;
+    o.clusters = order
+        .into_iter()
+        .map(|of| {
+            let list = members.remove(&of).unwrap_or_default();
+            (of, list)
+        })
+        .collect();
+    let html = render(&summary, &o, &args.state_dir)
         .map_err(|e| Failure::Setup(format!("report: a plot could not be drawn: {e}")))?;
     // Written beside, then renamed: a report cut short never stands in for a whole one.
     let partial = PathBuf::from(format!("{}.partial", args.out.display()));
@@ -84,9 +154,9 @@ pub(super) fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
     eprintln!(
         "{}: {} pages stored, {} duplicates, {} failures{}",
         args.out.display(),
-        outputs.stored.len(),
-        outputs.duplicates.len(),
-        outputs.failures.len(),
+        o.stored,
+        o.duplicates,
+        o.failures,
         summary
             .running
             .as_ref()
@@ -99,11 +169,12 @@ pub(super) fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
 /// The outputs' names, in the order of the checkpoint's lengths.
 const NAMES: [&str; 3] = ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"];
 
-/// The JSON lines of the first `length` bytes of `path` (the checkpoint's part of it).
-fn read_jsonl(path: &Path, length: u64) -> Result<Vec<serde_json::Value>, Failure> {
+/// Each JSON line of the first `length` bytes of `path` (the checkpoint's part of it), a
+/// line at a time.
+fn each_row(path: &Path, length: u64, mut each: impl FnMut(Row)) -> Result<(), Failure> {
     let file = match std::fs::File::open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && length == 0 => return Ok(vec![]),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && length == 0 => return Ok(()),
         Err(e) => {
             return Err(Failure::Setup(format!(
                 "{}: {e} (give the crawl's output directory with --outputs)",
@@ -111,48 +182,42 @@ fn read_jsonl(path: &Path, length: u64) -> Result<Vec<serde_json::Value>, Failur
             )));
         }
     };
-    let mut bytes = Vec::new();
-    file.take(length)
-        .read_to_end(&mut bytes)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    if (bytes.len() as u64) < length {
+    let size = file
+        .metadata()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        .len();
+    if size < length {
         return Err(Failure::Setup(format!(
-            "{}: {} bytes, shorter than the {length} its crawl's last checkpoint recorded (run \
-             `crawldedup verify`)",
-            path.display(),
-            bytes.len()
+            "{}: {size} bytes, shorter than the {length} its crawl's last checkpoint recorded \
+             (run `crawldedup verify`)",
+            path.display()
         )));
     }
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_slice(l).map_err(|e| {
-                Failure::Setup(format!(
-                    "{}: line {}: not JSON ({e})",
-                    path.display(),
-                    i + 1
-                ))
-            })
-        })
-        .collect()
-}
-
-fn text(v: &serde_json::Value, key: &str) -> String {
-    v[key].as_str().unwrap_or_default().to_string()
-}
-
-fn line_of(v: &serde_json::Value) -> Line {
-    let at = v["fetched_at"]
-        .as_str()
-        .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs() as i64);
-    Line {
-        url: text(v, "url"),
-        at,
+    let mut reader = std::io::BufReader::new(file.take(length));
+    let (mut line, mut read, mut number) = (Vec::new(), 0u64, 0usize);
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        number += 1;
+        let row: Row = serde_json::from_slice(&line).map_err(|e| {
+            Failure::Setup(format!("{}: line {number}: not JSON ({e})", path.display()))
+        })?;
+        each(row);
     }
+    // Cut under the read (a file shortened while it was read).
+    if read < length {
+        return Err(Failure::Setup(format!(
+            "{}: {read} bytes, shorter than the {length} its crawl's last checkpoint recorded",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn host(url: &str) -> String {
@@ -221,27 +286,28 @@ fn bars(caption: &str, y_desc: &str, bars: &[(String, f64)], color: RGBColor) ->
 
 /// Pages stored and duplicates per bin of time, into SVG.
 fn throughput(outputs: &Outputs) -> Plot {
-    let times: Vec<i64> = outputs
-        .stored
-        .iter()
-        .chain(outputs.duplicates.iter().map(|d| &d.line))
-        .map(|l| l.at)
-        .filter(|&t| t > 0)
-        .collect();
-    let (Some(&t0), Some(&t1)) = (times.iter().min(), times.iter().max()) else {
+    let times = || {
+        outputs
+            .stored_at
+            .iter()
+            .chain(&outputs.duplicate_at)
+            .copied()
+            .filter(|&t| t > 0)
+    };
+    let (Some(t0), Some(t1)) = (times().min(), times().max()) else {
         return Ok("<p>No page with a time yet.</p>".into());
     };
     let width = ((t1 - t0 + 1) as f64 / TIME_BINS as f64).ceil().max(1.0) as i64;
     let bins = ((t1 - t0) / width + 1) as usize;
-    let count = |lines: &mut dyn Iterator<Item = &Line>| {
+    let count = |times: &[i64]| {
         let mut per = vec![0u64; bins];
-        for l in lines.filter(|l| l.at > 0) {
-            per[((l.at - t0) / width) as usize] += 1;
+        for &t in times.iter().filter(|&&t| t > 0) {
+            per[((t - t0) / width) as usize] += 1;
         }
         per
     };
-    let stored = count(&mut outputs.stored.iter());
-    let dups = count(&mut outputs.duplicates.iter().map(|d| &d.line));
+    let stored = count(&outputs.stored_at);
+    let dups = count(&outputs.duplicate_at);
     let rate = |n: u64| n as f64 / width as f64;
     let top = stored
         .iter()
@@ -294,39 +360,22 @@ fn render(
     state_dir: &Path,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let t = &summary.totals;
-    let near: Vec<&Dup> = outputs
-        .duplicates
-        .iter()
-        .filter(|d| d.verdict == "near_duplicate")
-        .collect();
-    let max_distance = near.iter().map(|d| d.distance).max().unwrap_or(0);
+    let max_distance = outputs.distances.keys().max().copied().unwrap_or(0);
     let distance: Vec<(String, f64)> = (0..=max_distance.max(3))
         .map(|k| {
-            let n = near.iter().filter(|d| d.distance == k).count();
+            let n = outputs.distances.get(&k).copied().unwrap_or(0);
             (k.to_string(), n as f64)
         })
         .collect();
     let resemblance: Vec<(String, f64)> = (0..10)
         .map(|i| {
-            let lo = 0.5 + 0.05 * i as f64;
-            let n = near
-                .iter()
-                .filter(|d| d.similarity >= lo && (d.similarity < lo + 0.05 || i == 9))
-                .count();
-            (format!("{lo:.2}"), n as f64)
+            (
+                format!("{:.2}", 0.5 + 0.05 * i as f64),
+                outputs.resemblance[i] as f64,
+            )
         })
         .collect();
-    // Hosts: pages stored, duplicates, failures.
-    let mut hosts: HashMap<String, [u64; 3]> = HashMap::new();
-    for l in &outputs.stored {
-        hosts.entry(host(&l.url)).or_default()[0] += 1;
-    }
-    for d in &outputs.duplicates {
-        hosts.entry(host(&d.line.url)).or_default()[1] += 1;
-    }
-    for (l, _) in &outputs.failures {
-        hosts.entry(host(&l.url)).or_default()[2] += 1;
-    }
+    let hosts = outputs.hosts.clone();
     let mut busiest: Vec<(String, [u64; 3])> = hosts.into_iter().collect();
     busiest.sort_by(|a, b| {
         (b.1[0] + b.1[1] + b.1[2])
@@ -346,18 +395,9 @@ fn render(
             (h.clone(), rate)
         })
         .collect();
-    let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
-    for (_, kind) in &outputs.failures {
-        *kinds.entry(kind).or_default() += 1;
-    }
-    let mut clusters: HashMap<&str, Vec<&Dup>> = HashMap::new();
-    for d in &outputs.duplicates {
-        clusters.entry(&d.of).or_default().push(d);
-    }
-    let mut clusters: Vec<(&str, Vec<&Dup>)> = clusters.into_iter().collect();
-    clusters.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
-    let cluster_count = clusters.len();
-    clusters.truncate(CLUSTERS);
+    let kinds = &outputs.kinds;
+    let clusters = &outputs.clusters;
+    let cluster_count = outputs.cluster_sizes.len();
 
     let mut h = String::new();
     h.push_str(concat!(
@@ -390,7 +430,7 @@ fn render(
     figure("fetched", "fetched", t.fetched.to_string());
     figure("stored", "stored", t.stored.to_string());
     figure("duplicates", "duplicates", t.duplicates.to_string());
-    figure("of them near-duplicates", "near", near.len().to_string());
+    figure("of them near-duplicates", "near", outputs.near.to_string());
     figure("failures", "failures", t.failures.to_string());
     figure("queued", "queued", summary.frontier.pending.to_string());
     figure(
@@ -450,7 +490,7 @@ fn render(
         ));
     }
     h.push_str("</table>\n<h2>Failures by kind</h2>\n<table id=\"failure_kinds\">");
-    for (kind, n) in &kinds {
+    for (kind, n) in kinds {
         h.push_str(&format!(
             "<tr><td>{}</td><td class=\"n\">{n}</td></tr>",
             escape(kind)
@@ -460,7 +500,7 @@ fn render(
         "</table>\n<h2>The largest duplicate clusters</h2>\n<p class=\"muted\">{} of {cluster_count}: each page stored, with the pages recorded as its duplicates.</p>\n<div id=\"clusters\">",
         clusters.len()
     ));
-    for (of, members) in &clusters {
+    for (of, members) in clusters {
         h.push_str(&format!(
             "<details><summary>{} <span class=\"muted\">({} duplicates)</span></summary><table><tr><th>page</th><th>verdict</th><th class=\"n\">distance</th><th class=\"n\">resemblance</th></tr>",
             escape(of),
@@ -469,7 +509,7 @@ fn render(
         for d in members {
             h.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3}</td></tr>",
-                escape(&d.line.url),
+                escape(&d.url),
                 escape(&d.verdict.replace('_', " ")),
                 d.distance,
                 d.similarity

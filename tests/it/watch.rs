@@ -457,6 +457,32 @@ async fn the_status_page_draws_its_charts_in_a_browser_with_the_figures_of_metri
         html.contains(&format!("({largest} duplicates)")),
         "the largest cluster is not listed"
     );
+    // An output cut short is refused in one line, and no report is left.
+    let cut = dir.path().join("cut");
+    std::fs::create_dir(&cut).unwrap();
+    for name in ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"] {
+        std::fs::copy(out.join(name), cut.join(name)).unwrap();
+    }
+    let pages = std::fs::read(cut.join("pages.jsonl")).unwrap();
+    std::fs::write(cut.join("pages.jsonl"), &pages[..pages.len() / 2]).unwrap();
+    let refused = dir.path().join("refused.html");
+    let o = crawldedup(&[
+        "report",
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--outputs",
+        cut.to_str().unwrap(),
+        "--out",
+        refused.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pages.jsonl") && stderr(&o).contains("shorter than"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!refused.exists());
     let file = format!("file://{}", report.display());
     let Some((dom, log)) = render_in_chromium(&file, &["--dump-dom"]) else {
         return;
