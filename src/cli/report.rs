@@ -353,6 +353,100 @@ fn throughput(outputs: &Outputs) -> Plot {
     Ok(svg)
 }
 
+/// The figures table: the checkpoint's totals, and the last run's times.
+fn figures(h: &mut String, summary: &crawldedup::crawl::CrawlSummary, outputs: &Outputs) {
+    let t = &summary.totals;
+    h.push_str("<h2>Figures</h2>\n<table id=\"figures\">");
+    let mut figure = |name: &str, id: &str, value: String| {
+        h.push_str(&format!(
+            "<tr><th>{name}</th><td class=\"n\" id=\"{id}\">{}</td></tr>",
+            escape(&value)
+        ));
+    };
+    figure("fetched", "fetched", t.fetched.to_string());
+    figure("stored", "stored", t.stored.to_string());
+    figure("duplicates", "duplicates", t.duplicates.to_string());
+    figure("of them near-duplicates", "near", outputs.near.to_string());
+    figure("failures", "failures", t.failures.to_string());
+    figure("queued", "queued", summary.frontier.pending.to_string());
+    figure(
+        "index documents",
+        "index_documents",
+        t.index_documents.to_string(),
+    );
+    figure(
+        "bytes fetched",
+        "fetched_bytes",
+        t.fetched_bytes.to_string(),
+    );
+    figure("bytes stored", "stored_bytes", t.stored_bytes.to_string());
+    figure(
+        "duplicate clusters",
+        "clusters",
+        outputs.cluster_sizes.len().to_string(),
+    );
+    if let Some(s) = &summary.status {
+        let ms = |q: Option<f64>| q.map_or("-".into(), |v| format!("{:.3} ms", v * 1e3));
+        figure(
+            "fetch time p50 / p99 (last run)",
+            "fetch_p",
+            format!("{} / {}", ms(s.fetch_seconds.p50), ms(s.fetch_seconds.p99)),
+        );
+        figure(
+            "decision time p50 / p99 (last run)",
+            "decision_p",
+            format!(
+                "{} / {}",
+                ms(s.decision_seconds.p50),
+                ms(s.decision_seconds.p99)
+            ),
+        );
+    }
+}
+
+/// The largest duplicate clusters, each with its members, of `count` in all.
+fn clusters_section(h: &mut String, clusters: &[(String, Vec<Dup>)], count: usize) {
+    let cluster_count = count;
+    h.push_str(&format!(
+        "<h2>The largest duplicate clusters</h2>\n<p class=\"muted\">{} of {cluster_count}: each page stored, with the pages recorded as its duplicates.</p>\n<div id=\"clusters\">",
+        clusters.len()
+    ));
+    for (of, members) in clusters {
+        h.push_str(&format!(
+            "<details><summary>{} <span class=\"muted\">({} duplicates)</span></summary><table><tr><th>page</th><th>verdict</th><th class=\"n\">distance</th><th class=\"n\">resemblance</th></tr>",
+            escape(of),
+            members.len()
+        ));
+        for d in members {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3}</td></tr>",
+                escape(&d.url),
+                escape(&d.verdict.replace('_', " ")),
+                d.distance,
+                d.similarity
+            ));
+        }
+        h.push_str("</table></details>\n");
+    }
+}
+
+/// The [`HOSTS`] hosts with the most lines in the outputs (stored, duplicates,
+/// failures), most first.
+fn busiest_hosts(outputs: &Outputs) -> Vec<(&str, [u64; 3])> {
+    let mut busiest: Vec<(&str, [u64; 3])> = outputs
+        .hosts
+        .iter()
+        .map(|(h, c)| (h.as_str(), *c))
+        .collect();
+    busiest.sort_by(|a, b| {
+        (b.1[0] + b.1[1] + b.1[2])
+            .cmp(&(a.1[0] + a.1[1] + a.1[2]))
+            .then(a.0.cmp(b.0))
+    });
+    busiest.truncate(HOSTS);
+    busiest
+}
+
 /// The report's HTML.
 fn render(
     summary: &crawldedup::crawl::CrawlSummary,
@@ -375,14 +469,7 @@ fn render(
             )
         })
         .collect();
-    let hosts = outputs.hosts.clone();
-    let mut busiest: Vec<(String, [u64; 3])> = hosts.into_iter().collect();
-    busiest.sort_by(|a, b| {
-        (b.1[0] + b.1[1] + b.1[2])
-            .cmp(&(a.1[0] + a.1[1] + a.1[2]))
-            .then(a.0.cmp(&b.0))
-    });
-    busiest.truncate(HOSTS);
+    let busiest = busiest_hosts(outputs);
     let rates: Vec<(String, f64)> = busiest
         .iter()
         .map(|(h, c)| {
@@ -392,7 +479,7 @@ fn render(
             } else {
                 100.0 * c[1] as f64 / pages as f64
             };
-            (h.clone(), rate)
+            (h.to_string(), rate)
         })
         .collect();
     let kinds = &outputs.kinds;
@@ -420,48 +507,8 @@ fn render(
         )),
         None => h.push_str(&format!(" · as of its last checkpoint, #{}", t.seq)),
     }
-    h.push_str("</p>\n<h2>Figures</h2>\n<table id=\"figures\">");
-    let mut figure = |name: &str, id: &str, value: String| {
-        h.push_str(&format!(
-            "<tr><th>{name}</th><td class=\"n\" id=\"{id}\">{}</td></tr>",
-            escape(&value)
-        ));
-    };
-    figure("fetched", "fetched", t.fetched.to_string());
-    figure("stored", "stored", t.stored.to_string());
-    figure("duplicates", "duplicates", t.duplicates.to_string());
-    figure("of them near-duplicates", "near", outputs.near.to_string());
-    figure("failures", "failures", t.failures.to_string());
-    figure("queued", "queued", summary.frontier.pending.to_string());
-    figure(
-        "index documents",
-        "index_documents",
-        t.index_documents.to_string(),
-    );
-    figure(
-        "bytes fetched",
-        "fetched_bytes",
-        t.fetched_bytes.to_string(),
-    );
-    figure("bytes stored", "stored_bytes", t.stored_bytes.to_string());
-    figure("duplicate clusters", "clusters", cluster_count.to_string());
-    if let Some(s) = &summary.status {
-        let ms = |q: Option<f64>| q.map_or("-".into(), |v| format!("{:.3} ms", v * 1e3));
-        figure(
-            "fetch time p50 / p99 (last run)",
-            "fetch_p",
-            format!("{} / {}", ms(s.fetch_seconds.p50), ms(s.fetch_seconds.p99)),
-        );
-        figure(
-            "decision time p50 / p99 (last run)",
-            "decision_p",
-            format!(
-                "{} / {}",
-                ms(s.decision_seconds.p50),
-                ms(s.decision_seconds.p99)
-            ),
-        );
-    }
+    h.push_str("</p>\n");
+    figures(&mut h, summary, outputs);
     h.push_str("</table>\n<h2>Plots</h2>\n<div class=\"plots\">\n");
     h.push_str(&throughput(outputs)?);
     h.push_str(&bars(
@@ -496,27 +543,8 @@ fn render(
             escape(kind)
         ));
     }
-    h.push_str(&format!(
-        "</table>\n<h2>The largest duplicate clusters</h2>\n<p class=\"muted\">{} of {cluster_count}: each page stored, with the pages recorded as its duplicates.</p>\n<div id=\"clusters\">",
-        clusters.len()
-    ));
-    for (of, members) in clusters {
-        h.push_str(&format!(
-            "<details><summary>{} <span class=\"muted\">({} duplicates)</span></summary><table><tr><th>page</th><th>verdict</th><th class=\"n\">distance</th><th class=\"n\">resemblance</th></tr>",
-            escape(of),
-            members.len()
-        ));
-        for d in members {
-            h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3}</td></tr>",
-                escape(&d.url),
-                escape(&d.verdict.replace('_', " ")),
-                d.distance,
-                d.similarity
-            ));
-        }
-        h.push_str("</table></details>\n");
-    }
+    h.push_str("</table>\n");
+    clusters_section(&mut h, clusters, cluster_count);
     h.push_str("</div>\n</body></html>\n");
     Ok(h)
 }

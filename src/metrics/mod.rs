@@ -12,24 +12,27 @@
 //! every metric, with its meaning, is in docs/operations.md.
 
 pub mod board;
+mod buckets;
 #[cfg(feature = "crawler")]
 pub(crate) mod server;
+mod stage;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder};
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;
-use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 
 use crate::dedup::Dedup;
 
 pub use board::Board;
+pub use buckets::{Buckets, Quantiles};
+use stage::{Source, Stage, StageSource};
 
 /// The content type of the Prometheus text format.
 pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -61,138 +64,6 @@ pub const DISTANCE_BUCKETS: [f64; 14] = [
 
 /// Upper bounds of the near-duplicate resemblance buckets.
 const SIMILARITY_BUCKETS: [f64; 10] = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99, 1.0];
-
-/// A histogram with fixed buckets whose counts can be read back (for the status page and
-/// the status file's percentiles, which the crate's histogram does not give); it is encoded
-/// by the crate's encoder like any histogram.
-#[derive(Debug)]
-pub struct Buckets {
-    bounds: &'static [f64],
-    /// One count per bound, and one for the values above the last.
-    counts: Vec<AtomicU64>,
-    /// The sum of the values, as f64 bits.
-    sum: AtomicU64,
-}
-
-impl Buckets {
-    fn new(bounds: &'static [f64]) -> Buckets {
-        Buckets {
-            bounds,
-            counts: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
-            sum: AtomicU64::new(0f64.to_bits()),
-        }
-    }
-
-    /// Counts one value.
-    pub fn observe(&self, v: f64) {
-        let at = self.bounds.partition_point(|&b| b < v);
-        self.counts[at].fetch_add(1, Ordering::Relaxed);
-        let _ = self
-            .sum
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| {
-                Some((f64::from_bits(s) + v).to_bits())
-            });
-    }
-
-    /// Each bucket as `{"le": bound, "count": n}` (not cumulative; the last bound `null`,
-    /// for what is above the last).
-    pub fn buckets_json(&self) -> serde_json::Value {
-        self.buckets()
-            .into_iter()
-            .map(|(le, count)| serde_json::json!({"le": le.is_finite().then_some(le), "count": count}))
-            .collect()
-    }
-
-    /// Counts one duration.
-    pub fn observe_duration(&self, d: Duration) {
-        self.observe(d.as_secs_f64());
-    }
-
-    /// The values counted.
-    pub fn count(&self) -> u64 {
-        self.counts.iter().map(|c| c.load(Ordering::Relaxed)).sum()
-    }
-
-    /// The sum of the values counted.
-    pub fn sum(&self) -> f64 {
-        f64::from_bits(self.sum.load(Ordering::Relaxed))
-    }
-
-    /// Each bucket's upper bound (`inf` for the last) and the values in it (not cumulative).
-    pub fn buckets(&self) -> Vec<(f64, u64)> {
-        self.counts
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let bound = self.bounds.get(i).copied().unwrap_or(f64::INFINITY);
-                (bound, c.load(Ordering::Relaxed))
-            })
-            .collect()
-    }
-
-    /// The upper bound of the bucket that holds the `q` quantile (0 to 1): the value that
-    /// at least that share of the observations are at or below. `None` before any value;
-    /// `inf` when it is above the last bound.
-    pub fn quantile(&self, q: f64) -> Option<f64> {
-        let buckets = self.buckets();
-        let total: u64 = buckets.iter().map(|b| b.1).sum();
-        if total == 0 {
-            return None;
-        }
-        let rank = (q.clamp(0.0, 1.0) * total as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        buckets.iter().find_map(|&(bound, n)| {
-            seen += n;
-            (seen >= rank).then_some(bound)
-        })
-    }
-}
-
-/// The median, 90th and 99th percentiles of a [`Buckets`] (each the upper bound of the
-/// bucket that holds it; `None` above the last bound or before any value).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Quantiles {
-    /// Values counted.
-    pub count: u64,
-    /// The median.
-    pub p50: Option<f64>,
-    /// The 90th percentile.
-    pub p90: Option<f64>,
-    /// The 99th percentile.
-    pub p99: Option<f64>,
-}
-
-impl Buckets {
-    /// Its [`Quantiles`].
-    pub fn quantiles(&self) -> Quantiles {
-        let finite = |q: f64| self.quantile(q).filter(|v| v.is_finite());
-        Quantiles {
-            count: self.count(),
-            p50: finite(0.5),
-            p90: finite(0.9),
-            p99: finite(0.99),
-        }
-    }
-}
-
-impl EncodeMetric for Buckets {
-    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        // The encoders take each bucket's own count and add them up; the last bound is
-        // `+Inf`.
-        let buckets = self.buckets();
-        let count = buckets.iter().map(|b| b.1).sum();
-        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
-            self.sum(),
-            count,
-            &buckets,
-            None,
-        )
-    }
-
-    fn metric_type(&self) -> MetricType {
-        MetricType::Histogram
-    }
-}
 
 /// A label set of one label, such as `outcome="ok"`.
 type Label = [(&'static str, String); 1];
@@ -261,6 +132,78 @@ pub struct Metrics {
     stage: Arc<StageSource>,
 }
 
+/// Registers what only a crawl counts.
+fn register_crawl(registry: &mut Registry, c: &Arc<CrawlCounts>) {
+    registry.register(
+        "fetches",
+        "Requests finished, by outcome: ok (2xx), http_error (another final status), \
+             retried (5xx or 429, tried again later), error (no response)",
+        c.fetches.clone(),
+    );
+    registry.register(
+        "failures",
+        "URLs recorded in failures.jsonl, by kind",
+        c.failures.clone(),
+    );
+    registry.register_with_unit(
+        "fetched",
+        "Bytes of the response bodies received",
+        Unit::Bytes,
+        c.fetched_bytes.clone(),
+    );
+    registry.register_with_unit(
+        "stored",
+        "Bytes of the response bodies of the pages stored",
+        Unit::Bytes,
+        c.stored_bytes.clone(),
+    );
+    registry.register(
+        "frontier_urls",
+        "URLs waiting in the frontier",
+        c.frontier_urls.clone(),
+    );
+    registry.register(
+        "frontier_hosts",
+        "Hosts with URLs waiting in the frontier",
+        c.frontier_hosts.clone(),
+    );
+    registry.register(
+        "requests_in_flight",
+        "Requests being fetched now",
+        c.in_flight.clone(),
+    );
+    registry.register_with_unit(
+        "fetch_duration",
+        "Time of a request, its redirects included, to the end of its body",
+        Unit::Seconds,
+        SharedCounts(c.clone(), |c| &c.fetch_seconds),
+    );
+    registry.register_with_unit(
+        "extraction_duration",
+        "Time of a page's extraction and fingerprint",
+        Unit::Seconds,
+        SharedCounts(c.clone(), |c| &c.extract_seconds),
+    );
+    if let Some(k) = &c.cluster {
+        registry.register(
+            "cluster_ring_members",
+            "Workers in the ring of the crawl on several machines",
+            k.members.clone(),
+        );
+        registry.register(
+            "cluster_inbox_entries",
+            "Entries in this worker's inbox not yet made durable (waiting or read)",
+            k.inbox.clone(),
+        );
+        registry.register(
+            "cluster_moved_urls",
+            "Pending URLs this worker handed to another because their host moved, \
+                 over every run",
+            k.moved.clone(),
+        );
+    }
+}
+
 /// Milliseconds since the epoch of `t`.
 pub(crate) fn epoch_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
@@ -326,74 +269,7 @@ impl Metrics {
             Shared(similarity.clone()),
         );
         if let Some(c) = &crawl {
-            registry.register(
-                "fetches",
-                "Requests finished, by outcome: ok (2xx), http_error (another final status), \
-                 retried (5xx or 429, tried again later), error (no response)",
-                c.fetches.clone(),
-            );
-            registry.register(
-                "failures",
-                "URLs recorded in failures.jsonl, by kind",
-                c.failures.clone(),
-            );
-            registry.register_with_unit(
-                "fetched",
-                "Bytes of the response bodies received",
-                Unit::Bytes,
-                c.fetched_bytes.clone(),
-            );
-            registry.register_with_unit(
-                "stored",
-                "Bytes of the response bodies of the pages stored",
-                Unit::Bytes,
-                c.stored_bytes.clone(),
-            );
-            registry.register(
-                "frontier_urls",
-                "URLs waiting in the frontier",
-                c.frontier_urls.clone(),
-            );
-            registry.register(
-                "frontier_hosts",
-                "Hosts with URLs waiting in the frontier",
-                c.frontier_hosts.clone(),
-            );
-            registry.register(
-                "requests_in_flight",
-                "Requests being fetched now",
-                c.in_flight.clone(),
-            );
-            registry.register_with_unit(
-                "fetch_duration",
-                "Time of a request, its redirects included, to the end of its body",
-                Unit::Seconds,
-                SharedCounts(c.clone(), |c| &c.fetch_seconds),
-            );
-            registry.register_with_unit(
-                "extraction_duration",
-                "Time of a page's extraction and fingerprint",
-                Unit::Seconds,
-                SharedCounts(c.clone(), |c| &c.extract_seconds),
-            );
-            if let Some(k) = &c.cluster {
-                registry.register(
-                    "cluster_ring_members",
-                    "Workers in the ring of the crawl on several machines",
-                    k.members.clone(),
-                );
-                registry.register(
-                    "cluster_inbox_entries",
-                    "Entries in this worker's inbox not yet made durable (waiting or read)",
-                    k.inbox.clone(),
-                );
-                registry.register(
-                    "cluster_moved_urls",
-                    "Pending URLs this worker handed to another because their host moved, \
-                     over every run",
-                    k.moved.clone(),
-                );
-            }
+            register_crawl(&mut registry, c);
         }
         let stage = Arc::new(StageSource(std::sync::RwLock::new(Source::Live(dedup))));
         registry.register_collector(Box::new(Stage {
@@ -612,182 +488,6 @@ impl EncodeMetric for SharedCounts {
     }
     fn metric_type(&self) -> MetricType {
         MetricType::Histogram
-    }
-}
-
-/// Where the page stage's figures come from: the stage itself while it is open, its last
-/// figures once it is closed (a crawl's listener lingers after the crawl closed its index,
-/// which it could not do while a scrape could still reach it).
-#[derive(Debug)]
-enum Source {
-    Live(Arc<Dedup>),
-    Final(Box<crate::dedup::DedupStats>, u64),
-}
-
-#[derive(Debug)]
-struct StageSource(std::sync::RwLock<Source>);
-
-impl StageSource {
-    /// The stage's counters and the index's bytes on disk.
-    fn read(&self) -> (crate::dedup::DedupStats, u64) {
-        match &*self.0.read().unwrap_or_else(|e| e.into_inner()) {
-            Source::Live(dedup) => (dedup.stats(), dedup.index_disk_bytes()),
-            Source::Final(stats, bytes) => ((**stats).clone(), *bytes),
-        }
-    }
-}
-
-/// The page stage's figures, read at each scrape.
-#[derive(Debug)]
-struct Stage {
-    stage: Arc<StageSource>,
-    checkpoint_ms: Arc<AtomicU64>,
-}
-
-/// Encodes one counter family: `name_total{key="value"}` for each pair.
-fn counter_family(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    key: &'static str,
-    values: &[(&str, u64)],
-) -> Result<(), std::fmt::Error> {
-    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
-    for (value, n) in values {
-        let labels = [(key, *value)];
-        ConstCounter::new(*n).encode(family.encode_family(&labels)?)?;
-    }
-    Ok(())
-}
-
-fn gauge(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    unit: Option<&Unit>,
-    v: f64,
-) -> Result<(), std::fmt::Error> {
-    let g = ConstGauge::new(v);
-    g.encode(encoder.encode_descriptor(name, help, unit, g.metric_type())?)
-}
-
-fn counter(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    v: u64,
-) -> Result<(), std::fmt::Error> {
-    let c = ConstCounter::new(v);
-    c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)
-}
-
-impl Collector for Stage {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let (s, index_bytes) = self.stage.read();
-        counter_family(
-            &mut encoder,
-            "urls_checked",
-            "URLs checked against the URL filter, by verdict",
-            "verdict",
-            &[
-                ("new", s.urls_new),
-                ("seen", s.urls_seen),
-                ("invalid", s.urls_invalid),
-            ],
-        )?;
-        counter_family(
-            &mut encoder,
-            "pages",
-            "Pages decided, by verdict",
-            "verdict",
-            &[
-                ("unique", s.pages_unique),
-                ("exact_duplicate", s.pages_exact_duplicate),
-                ("near_duplicate", s.pages_near_duplicate),
-                ("no_text", s.pages_no_text),
-            ],
-        )?;
-        counter(
-            &mut encoder,
-            "candidates_refused",
-            "Candidates that the sketch or line confirmation refused",
-            s.candidates_refused,
-        )?;
-        let bytes = Some(&Unit::Bytes);
-        let gauges: [(&str, &str, Option<&Unit>, f64); 7] = [
-            (
-                "index_documents",
-                "Documents in the index, of every run",
-                None,
-                s.indexed_documents as f64,
-            ),
-            (
-                "index_live_documents",
-                "Documents in the index inside the retention window (all of them without one)",
-                None,
-                s.windows.live_documents as f64,
-            ),
-            (
-                "index",
-                "Bytes of the index's database on disk",
-                bytes,
-                index_bytes as f64,
-            ),
-            (
-                "url_filter_urls",
-                "URLs in the URL filter",
-                None,
-                s.seen_urls as f64,
-            ),
-            (
-                "url_filter",
-                "Bytes of the URL filter's bit vectors",
-                bytes,
-                s.seen_filter_bytes as f64,
-            ),
-            (
-                "url_filter_fill_ratio",
-                "URLs in the URL filter over the URLs its layers were sized for",
-                None,
-                s.seen_fill_ratio,
-            ),
-            (
-                "url_filter_false_positive_rate",
-                "The URL filter's false-positive rate now, computed from its fill (a new URL \
-                 taken for one seen)",
-                None,
-                s.seen_fp_rate,
-            ),
-        ];
-        for (name, help, unit, v) in gauges {
-            gauge(&mut encoder, name, help, unit, v)?;
-        }
-        counter(
-            &mut encoder,
-            "checkpoints",
-            "Checkpoints taken since the process started",
-            s.checkpoints,
-        )?;
-        let ms = self.checkpoint_ms.load(Ordering::Relaxed);
-        if ms > 0 {
-            let at = ms as f64 / 1000.0;
-            gauge(
-                &mut encoder,
-                "checkpoint_last_timestamp",
-                "When the last checkpoint committed, in seconds since the Unix epoch",
-                Some(&Unit::Seconds),
-                at,
-            )?;
-            let now = epoch_ms(SystemTime::now()) as f64 / 1000.0;
-            gauge(
-                &mut encoder,
-                "checkpoint_age",
-                "Seconds since the last checkpoint committed",
-                Some(&Unit::Seconds),
-                (now - at).max(0.0),
-            )?;
-        }
-        Ok(())
     }
 }
 

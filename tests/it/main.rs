@@ -3,6 +3,9 @@
 //! in `common/`. Modules that need more than the page stage are built with the feature
 //! that brings it.
 
+#[cfg(feature = "cli")]
+#[path = "common/browser.rs"]
+mod browser;
 #[path = "common/child.rs"]
 mod child;
 #[cfg(feature = "crawler")]

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::browser::{render_in_chromium, svg_of, text_of};
 use crate::common::crawl_config;
 use crate::run_cli::{crawldedup, stderr, stdout};
 use crawldedup::fixture::{Site, serve, serve_with_latency};
@@ -176,7 +177,18 @@ async fn metrics_scraped_during_a_crawl_end_equal_to_what_the_crawl_wrote() {
         assert!(!page.contains(outside), "{outside}");
     }
     let (summary, _dir) = run.stop().await;
+    finished_equal_outputs(&m, &finished, &summary, &state, &out);
+}
 
+/// The final scrape `m` and status figures `finished` of a crawl against what it wrote
+/// into `out`, its `summary`, and what `stats` reads back from `state`.
+fn finished_equal_outputs(
+    m: &HashMap<String, f64>,
+    finished: &serde_json::Value,
+    summary: &crawldedup::crawl::CrawlSummary,
+    state: &std::path::Path,
+    out: &std::path::Path,
+) {
     let pages = lines(&out.join("pages.jsonl"));
     let duplicates = lines(&out.join("duplicates.jsonl"));
     let failures = lines(&out.join("failures.jsonl"));
@@ -208,7 +220,7 @@ async fn metrics_scraped_during_a_crawl_end_equal_to_what_the_crawl_wrote() {
         near as f64
     );
     assert_eq!(
-        family(&m, "crawldedup_failures_total"),
+        family(m, "crawldedup_failures_total"),
         failures.len() as f64
     );
     let mut kinds: HashMap<String, f64> = HashMap::new();
@@ -245,7 +257,7 @@ async fn metrics_scraped_during_a_crawl_end_equal_to_what_the_crawl_wrote() {
     assert_eq!(get("crawldedup_frontier_urls"), 0.0);
     assert_eq!(
         get("crawldedup_fetch_duration_seconds_count"),
-        family(&m, "crawldedup_fetches_total")
+        family(m, "crawldedup_fetches_total")
     );
     assert_eq!(
         get("crawldedup_decision_duration_seconds_count"),
@@ -265,76 +277,27 @@ async fn metrics_scraped_during_a_crawl_end_equal_to_what_the_crawl_wrote() {
         (exact + near).min(50)
     );
 
-    // `stats` on the stopped crawl: the same totals, and the run's times.
-    let on_disk = crawldedup::crawl::stats(&state).unwrap();
+    stats_read_back(
+        state,
+        summary,
+        get("crawldedup_fetch_duration_seconds_count"),
+    );
+}
+
+/// `stats` on the stopped crawl: the same totals, and the run's times (`fetches` timed).
+fn stats_read_back(
+    state: &std::path::Path,
+    summary: &crawldedup::crawl::CrawlSummary,
+    fetches: f64,
+) {
+    let t = &summary.totals;
+    let on_disk = crawldedup::crawl::stats(state).unwrap();
     assert_eq!(on_disk.totals, summary.totals);
     assert!(on_disk.running.is_none());
     let status = on_disk.status.expect("the last run's status file");
     assert!(status.finished);
-    assert_eq!(
-        status.fetch_seconds.count,
-        get("crawldedup_fetch_duration_seconds_count") as u64
-    );
+    assert_eq!(status.fetch_seconds.count, fetches as u64);
     assert!(on_disk.seconds > 0.0 && on_disk.fetched_this_run == t.fetched);
-}
-
-/// The headless Chromium of `.ci/run` (Debian's), or `None` outside CI when it is missing.
-fn chromium() -> Option<&'static str> {
-    let path = "/usr/bin/chromium";
-    if std::path::Path::new(path).exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI installs chromium: {path} is missing"
-    );
-    eprintln!("skipped: no {path}");
-    None
-}
-
-/// The page at `url` as headless Chromium leaves it after `budget_ms` of virtual time
-/// (its script run, its fetches answered), and what Chromium logged.
-pub fn render_in_chromium(url: &str, extra: &[&str]) -> Option<(String, String)> {
-    let browser = chromium()?;
-    let profile = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    Some((stdout(&o), stderr(&o)))
-}
-
-/// The text of the element with `id` in `dom`.
-fn text_of<'a>(dom: &'a str, id: &str) -> &'a str {
-    let at = dom
-        .find(&format!("id=\"{id}\""))
-        .unwrap_or_else(|| panic!("no #{id}"));
-    let start = at + dom[at..].find('>').unwrap() + 1;
-    &dom[start..start + dom[start..].find('<').unwrap()]
-}
-
-/// The markup of the `svg` element with `id`.
-fn svg_of<'a>(dom: &'a str, id: &str) -> &'a str {
-    let at = dom
-        .find(&format!("<svg id=\"{id}\""))
-        .unwrap_or_else(|| panic!("no svg #{id}"));
-    &dom[at..at + dom[at..].find("</svg>").unwrap()]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -416,9 +379,18 @@ async fn the_status_page_draws_its_charts_in_a_browser_with_the_figures_of_metri
         "no recent duplicate"
     );
 
-    // The report of the same crawl: its figures, four plots, the clusters; it loads in
-    // the browser without an error.
-    let report = dir.path().join("report.html");
+    report_of_the_same_crawl(dir.path(), &state, &out, &summary.totals);
+}
+
+/// `crawldedup report` of a crawl that ended with `t`: its figures, four plots, the
+/// clusters, a cut output refused; it loads in the browser without an error.
+fn report_of_the_same_crawl(
+    dir: &std::path::Path,
+    state: &std::path::Path,
+    out: &std::path::Path,
+    t: &crawldedup::crawl::CheckpointRecord,
+) {
+    let report = dir.join("report.html");
     let o = crawldedup(&[
         "report",
         "--state-dir",
@@ -458,14 +430,14 @@ async fn the_status_page_draws_its_charts_in_a_browser_with_the_figures_of_metri
         "the largest cluster is not listed"
     );
     // An output cut short is refused in one line, and no report is left.
-    let cut = dir.path().join("cut");
+    let cut = dir.join("cut");
     std::fs::create_dir(&cut).unwrap();
     for name in ["pages.jsonl", "duplicates.jsonl", "failures.jsonl"] {
         std::fs::copy(out.join(name), cut.join(name)).unwrap();
     }
     let pages = std::fs::read(cut.join("pages.jsonl")).unwrap();
     std::fs::write(cut.join("pages.jsonl"), &pages[..pages.len() / 2]).unwrap();
-    let refused = dir.path().join("refused.html");
+    let refused = dir.join("refused.html");
     let o = crawldedup(&[
         "report",
         "--state-dir",
