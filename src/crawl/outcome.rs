@@ -93,7 +93,9 @@ pub(super) fn handle(
             .failure_kinds
             .entry(failure.kind.clone())
             .or_default() += 1;
-        shared.metrics.failed(task.url.as_str(), &failure.kind);
+        shared
+            .metrics
+            .failed(task.url.host_str().unwrap_or_default(), &failure.kind);
         ledger.sinks.failure(&FailedPage {
             url: task.url.clone(),
             kind: failure.kind,
@@ -331,9 +333,12 @@ fn record_page(
     let earlier = task.last;
     let deciding = Instant::now();
     let verdict = decide(dedup, worker.as_deref_mut(), &final_url, &prepared, earlier)?;
-    shared
-        .metrics
-        .decided(final_url.as_str(), &verdict, deciding.elapsed());
+    shared.metrics.decided(
+        host_key(&final_url),
+        final_url.as_str(),
+        &verdict,
+        deciding.elapsed(),
+    );
     let (extracted, links) = prepared.into_parts();
     let parent_relevance = relevance(&shared.keywords, &extracted.text).min(PARENT_RELEVANCE_CAP);
     let response = Response {

@@ -292,9 +292,15 @@ impl Metrics {
     /// Counts a page's verdict, decided in `took`: its decision time, a near-duplicate's
     /// distance and resemblance, and its host's row and the last duplicates on the board.
     /// (The verdicts themselves are the page stage's counters.)
-    pub fn decided(&self, url: &str, verdict: &crate::dedup::PageVerdict, took: Duration) {
+    /// `host` is the page's host (the caller has its URL parsed already).
+    pub fn decided(
+        &self,
+        host: &str,
+        url: &str,
+        verdict: &crate::dedup::PageVerdict,
+        took: Duration,
+    ) {
         self.decision_seconds.observe_duration(took);
-        let host = crate::dedup::template::host_of(url).unwrap_or_default();
         let at_ms = epoch_ms(SystemTime::now());
         let mut board = self.board.lock().unwrap_or_else(|e| e.into_inner());
         match verdict.duplicate() {
@@ -304,7 +310,7 @@ impl Metrics {
                     self.similarity.observe(d.similarity.resemblance);
                 }
                 board.duplicate(
-                    &host,
+                    host,
                     board::RecentDuplicate {
                         url: url.to_string(),
                         of: d.of.name.clone(),
@@ -315,22 +321,21 @@ impl Metrics {
                 );
             }
             None if matches!(verdict, crate::dedup::PageVerdict::Unique { .. }) => {
-                board.stored(&host, at_ms)
+                board.stored(host, at_ms)
             }
             None => {}
         }
     }
 
-    /// Counts a URL recorded as a failure of `kind`.
-    pub fn failed(&self, url: &str, kind: &str) {
+    /// Counts a URL of `host` recorded as a failure of `kind`.
+    pub fn failed(&self, host: &str, kind: &str) {
         if let Some(c) = &self.crawl {
             c.failure(kind);
         }
-        let host = crate::dedup::template::host_of(url).unwrap_or_default();
         self.board
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .failure(&host, kind);
+            .failure(host, kind);
     }
 
     /// Keeps the page stage's last figures and lets go of the stage, so that its owner can

@@ -42,15 +42,20 @@ fn both_formats_name_every_metric_by_prometheus_conventions_and_agree() {
         let name = format!("https://a.example/{i}");
         let start = std::time::Instant::now();
         let verdict = dedup.check_text(&name, &text).unwrap();
-        metrics.decided(&name, &verdict, start.elapsed());
+        metrics.decided("a.example", &name, &verdict, start.elapsed());
     }
     let copy = format!("{} one more word", article(200, 0));
     let verdict = dedup.check_text("https://a.example/copy", &copy).unwrap();
     assert!(verdict.duplicate().is_some(), "{verdict:?}");
-    metrics.decided("https://a.example/copy", &verdict, Duration::from_micros(3));
+    metrics.decided(
+        "a.example",
+        "https://a.example/copy",
+        &verdict,
+        Duration::from_micros(3),
+    );
     counts.fetch("ok");
     counts.fetch("ok");
-    metrics.failed("https://b.example/x", "http_status");
+    metrics.failed("b.example", "http_status");
     counts.fetched_bytes.inc_by(1234);
     metrics.checkpointed();
 

@@ -476,7 +476,8 @@ async fn check_page(
             }
             Input::Text(text) => (dedup.check_text(&url, &text)?, None, text),
         };
-        metrics.decided(&url, &verdict, checking.elapsed());
+        let host = crate::dedup::template::host_of(&url).unwrap_or_default();
+        metrics.decided(&host, &url, &verdict, checking.elapsed());
         // A stored page is durable before it is answered; a duplicate changed nothing
         // (its original was made durable when it was answered).
         if durability == Durability::Answered
