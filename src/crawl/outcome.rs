@@ -334,7 +334,7 @@ fn record_page(
     let deciding = Instant::now();
     let verdict = decide(dedup, worker.as_deref_mut(), &final_url, &prepared, earlier)?;
     shared.metrics.decided(
-        host_key(&final_url),
+        final_url.host_str().unwrap_or_default(),
         final_url.as_str(),
         &verdict,
         deciding.elapsed(),
