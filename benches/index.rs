@@ -78,6 +78,7 @@ fn random_sketch(fp: u64) -> Sketch {
     Sketch {
         bins,
         shingles: 300,
+        unspaced: 0,
     }
 }
 

@@ -57,6 +57,7 @@ fn doc(fp: u64, i: u64) -> DocRecord {
         sketch: Sketch {
             bins,
             shingles: 300,
+            unspaced: 0,
         },
         ..DocRecord::default()
     }

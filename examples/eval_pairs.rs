@@ -168,8 +168,7 @@ fn decide(policy: &ConfirmPolicy, a: &Item, b: &Item) -> (bool, bool, bool) {
     let by_band = a.bands.iter().zip(&b.bands).any(|(x, y)| x == y);
     let exact_copy = a.fp.digest == b.fp.digest && a.fp.simhash == b.fp.simhash;
     // Two tiny texts are confirmed on their whole shingle sets, as the index does.
-    let exact = (a.fp.sketch.shingles < policy.tiny_shingles
-        && b.fp.sketch.shingles < policy.tiny_shingles)
+    let exact = (policy.is_tiny(&a.fp.sketch) && policy.is_tiny(&b.fp.sketch))
         .then(|| exact_similarity(&a.tiny, &b.tiny));
     let (_, confirmed) = policy.judge(
         (&a.fp.sketch, a.fp.chars as u32),
@@ -553,22 +552,68 @@ fn recall(label: &str, texts: &[String], long: bool, vocab: &[String], policy: &
 /// Short pages made from one template with different names and prices: all must stay
 /// apart.
 fn templated_short_pages(vocab: &[String], policy: &ConfirmPolicy) {
-    let mut rng = Rng(0x5eed_0000_0000_0001);
     let templates = [
         "{name}\n\n{price} EUR\n\nIn stock. Ships within two working days. Free returns for 30 days on every order, and a two-year warranty on all items.",
         "{name} - {price} points\n\nPosted by a member of the community. Log in to reply or to follow this thread and get an email when someone answers.",
         "Event: {name}\n\nTickets from {price} dollars. Doors open at seven, the show starts at eight. Age 18 and over. No refunds after purchase.",
     ];
+    templated_pages("", &templates, policy, |rng| {
+        (0..3)
+            .map(|_| vocab[rng.below(vocab.len())].as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+}
+
+/// [`templated_short_pages`] in Chinese or Japanese: the same three kinds of page, each
+/// name eight characters of a man page's prose.
+fn templated_unspaced_pages(label: &str, prose: &[String], policy: &ConfirmPolicy) {
+    let templates: &[&str] = if label.contains("ja") {
+        &[
+            "{name}\n\n{price}円\n\n在庫あり。二営業日以内に発送します。全商品三十日間返品無料、二年間の保証付きです。",
+            "{name} - {price}ポイント\n\nコミュニティのメンバーによる投稿。返信やフォローにはログインしてください。回答があるとメールでお知らせします。",
+            "イベント：{name}\n\nチケットは{price}円から。開場は七時、開演は八時です。十八歳以上。購入後の払い戻しはできません。",
+        ]
+    } else {
+        &[
+            "{name}\n\n{price}元\n\n有现货。两个工作日内发货。所有订单三十天内免费退货，所有商品保修两年。",
+            "{name} - {price}积分\n\n由社区成员发布。登录后即可回复或关注此帖，有人回答时会收到邮件通知。",
+            "活动：{name}\n\n门票{price}元起。七点开门，八点开演。十八岁以上。购票后恕不退款。",
+        ]
+    };
+    let chars: Vec<Vec<char>> = prose
+        .iter()
+        .map(|t| {
+            t.chars()
+                .filter(|&c| !c.is_whitespace())
+                .collect::<Vec<char>>()
+        })
+        .filter(|c| c.len() > 8)
+        .collect();
+    templated_pages(label, templates, policy, |rng| {
+        let text = &chars[rng.below(chars.len())];
+        let at = rng.below(text.len() - 8);
+        text[at..at + 8].iter().collect()
+    });
+}
+
+/// 200 pages of each template, `{name}` and `{price}` filled in, and all their pairs.
+fn templated_pages(
+    label: &str,
+    templates: &[&str],
+    policy: &ConfirmPolicy,
+    mut name: impl FnMut(&mut Rng) -> String,
+) {
+    let mut rng = Rng(0x5eed_0000_0000_0001);
     let mut pairs = 0;
     let mut accepted = 0;
     let mut resemblances = Vec::new();
+    let mut tiny = 0;
+    let mut pages_made = 0;
     for template in templates {
         let pages: Vec<Item> = (0..200)
             .map(|_| {
-                let name = (0..3)
-                    .map(|_| vocab[rng.below(vocab.len())].as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let name = name(&mut rng);
                 Item::of(
                     &template
                         .replace("{name}", &name)
@@ -576,6 +621,11 @@ fn templated_short_pages(vocab: &[String], policy: &ConfirmPolicy) {
                 )
             })
             .collect();
+        tiny += pages
+            .iter()
+            .filter(|p| policy.is_tiny(&p.fp.sketch))
+            .count();
+        pages_made += pages.len();
         for i in 0..pages.len() {
             for j in i + 1..pages.len() {
                 if pages[i].fp.digest != pages[j].fp.digest {
@@ -587,7 +637,7 @@ fn templated_short_pages(vocab: &[String], policy: &ConfirmPolicy) {
         }
     }
     println!(
-        "\n== short pages from one template, different names and prices: {accepted} of {pairs} pairs called near-duplicates"
+        "\n== short pages from one template{label}, different names and prices: {accepted} of {pairs} pairs called near-duplicates ({tiny} of {pages_made} pages tiny)"
     );
     print_quantiles("  their estimated resemblance", &mut resemblances);
 }
@@ -669,6 +719,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &openings,
             &policy,
         );
+        // Their first 60 characters: about 35 words, tiny to the rule as 35 words of
+        // English are, compared on their exact shingle sets.
+        let briefs: Vec<String> = sample
+            .iter()
+            .map(|t| t.chars().take(60).collect::<String>())
+            .collect();
+        all_pairs(
+            &format!("man pages' openings of 60 characters under {folder}"),
+            &briefs,
+            &policy,
+        );
+        templated_unspaced_pages(&format!(" ({folder})"), &sample, &policy);
     }
     recall("long texts", &long, true, &vocab, &policy);
     recall("short openings", &shorts, false, &vocab, &policy);

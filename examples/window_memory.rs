@@ -54,6 +54,7 @@ fn doc(i: u64) -> DocRecord {
         sketch: Sketch {
             bins,
             shingles: 400,
+            unspaced: 0,
         },
         ..DocRecord::default()
     }

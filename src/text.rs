@@ -100,6 +100,23 @@ pub(crate) fn unspaced_words(wide: usize, southeast: usize) -> usize {
     .max(1)
 }
 
+/// How far `tokens` tokens of a text, of which `cjk` are Han or Kana characters and
+/// `southeast` Thai, Lao, Khmer or Myanmar ones (the fingerprint's tokenizer takes each such
+/// character as a token), outnumber its words, in 127ths of its tokens
+/// ([`Sketch::unspaced`](crate::fingerprint::Sketch::unspaced)): a Han character is 1/1.7
+/// of a word ([`WIDE_CHARS_PER_WORD_TENTHS`]), so 0.41 of its token is beyond its word; a
+/// Thai one 1/4.5 ([`SOUTHEAST_CHARS_PER_WORD_TENTHS`]), 0.78 beyond. 0 for spaced text.
+pub(crate) fn unspaced_share(tokens: usize, cjk: usize, southeast: usize) -> u8 {
+    if tokens == 0 || cjk + southeast == 0 {
+        return 0;
+    }
+    let beyond = |chars: usize, tenths: usize| chars as f64 * (1.0 - 10.0 / tenths as f64);
+    let excess = beyond(cjk, WIDE_CHARS_PER_WORD_TENTHS)
+        + beyond(southeast, SOUTHEAST_CHARS_PER_WORD_TENTHS);
+    let max = f64::from(crate::fingerprint::MAX_UNSPACED);
+    ((excess / tokens as f64).min(1.0) * max).round() as u8
+}
+
 /// Characters a word of a spaced script takes with its space, in tenths: 6.3 on the
 /// ground-truth main texts of WCXB dev (1,463 texts without CJK; characters over
 /// whitespace-separated words).

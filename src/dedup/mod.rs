@@ -24,8 +24,8 @@
 //!    (Jaccard similarity of the shingle sets) of at least [`MIN_RESEMBLANCE`] (or
 //!    [`SHORT_MIN_RESEMBLANCE`] when either text is shorter than `dedup.short_text_chars`),
 //!    or, between long texts of comparable size, estimated containment of at least
-//!    [`MIN_CONTAINMENT`]. Two tiny texts (under [`TINY_SHINGLES`] shingles) are compared on
-//!    their exact shingle sets. Two pages of one host are compared on their lines instead,
+//!    [`MIN_CONTAINMENT`]. Two tiny texts (under [`TINY_SHINGLES`] shingles, counted as
+//!    words in every script) are compared on their exact shingle sets. Two pages of one host are compared on their lines instead,
 //!    what the site repeats left out ([`template`]): an exact or near match of the main
 //!    text is still two pages when each has a story of its own. Otherwise the page is
 //!    stored and unique.

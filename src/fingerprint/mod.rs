@@ -106,7 +106,9 @@ use features::{shingle_features, weighted_simhash};
 pub use blocks::Blocks;
 pub use features::mix_shingle;
 pub(crate) use features::{fmix32, fmix64};
-pub use sketch::{BAND_BINS, BANDS, SKETCH_BINS, SKETCH_BITS, SKETCH_BYTES, SKETCH_SEED, Sketch};
+pub use sketch::{
+    BAND_BINS, BANDS, MAX_UNSPACED, SKETCH_BINS, SKETCH_BITS, SKETCH_BYTES, SKETCH_SEED, Sketch,
+};
 pub use tokens::tokens;
 
 /// Version of the feature and hashing rules. Stored by the index; bump on any change.
@@ -204,15 +206,32 @@ impl Fingerprint {
         let mut sketch = Sketch::from_features(features.iter().copied(), 0);
         let (simhash, distinct) = weighted_simhash(&mut features);
         sketch.shingles = u32::try_from(distinct).unwrap_or(u32::MAX);
-        let (digest, chars) = normalized_digest(text);
+        let (digest, size) = normalized_digest(text);
+        let unspaced = crate::text::unspaced_share(tokens, size.cjk, size.southeast);
         Fingerprint {
             simhash,
             digest,
-            sketch,
+            sketch: sketch.with_unspaced(unspaced),
             tokens,
-            chars,
+            chars: size.size,
         }
     }
+}
+
+/// [`Sketch::unspaced`] of `text`, of `tokens` tokens.
+fn unspaced_of(text: &str, tokens: usize) -> u8 {
+    if text.is_ascii() {
+        return 0;
+    }
+    let (mut cjk, mut southeast) = (0, 0);
+    for c in text.chars().filter(|&c| c >= '\u{0e00}') {
+        if crate::text::is_southeast_unspaced(c) {
+            southeast += 1;
+        } else {
+            cjk += usize::from(tokens::is_unspaced_script(c));
+        }
+    }
+    crate::text::unspaced_share(tokens, cjk, southeast)
 }
 
 /// The simhash of a text (see the module doc for the features).
@@ -487,7 +506,9 @@ mod tests {
             // The size: the characters, a Han or Kana one counted by its share of a word.
             let wide = plain.chars().filter(|&c| crate::text::is_wide(c)).count();
             let expected = crate::text::text_size(plain.chars().count(), wide, 0);
-            proptest::prop_assert_eq!(size, expected);
+            proptest::prop_assert_eq!(size.size, expected);
+            let cjk = plain.chars().filter(|&c| tokens::is_unspaced_script(c)).count();
+            proptest::prop_assert_eq!((size.cjk, size.southeast), (cjk, 0));
         }
     }
 

@@ -67,13 +67,32 @@ pub struct Sketch {
     pub bins: [u8; SKETCH_BINS],
     /// Distinct shingles in the text.
     pub shingles: u32,
+    /// How far the text's tokens outnumber its words, in 127ths of its tokens: 0 for a
+    /// text of spaced words (a token a word), about 52 for Chinese or Japanese (a token a
+    /// character, [1.7 characters a word](crate::text::unspaced_words)), 99 for Thai, Lao,
+    /// Khmer or Myanmar (4.5 a word). [`Sketch::word_shingles`] reads it, so that the tiny
+    /// rule (`ConfirmPolicy::tiny_shingles`) means the same amount of text in every script.
+    pub unspaced: u8,
 }
+
+/// The largest [`Sketch::unspaced`]: every token a character beyond its word.
+pub const MAX_UNSPACED: u8 = 127;
+
+/// In a stored shingle count, the bit that says the count's top byte holds
+/// [`Sketch::unspaced`] (its low 7 bits) and the count is its low 24 bits. A sketch of
+/// spaced text is stored without it, as before the field existed, so its bytes and those of
+/// every record written before are read the same.
+const UNSPACED_MARK: u32 = 1 << 31;
+
+/// The largest shingle count stored beside [`Sketch::unspaced`] (24 bits).
+const MARKED_SHINGLES: u32 = (1 << 24) - 1;
 
 impl Default for Sketch {
     fn default() -> Self {
         Sketch {
             bins: [0; SKETCH_BINS],
             shingles: 0,
+            unspaced: 0,
         }
     }
 }
@@ -81,6 +100,9 @@ impl Default for Sketch {
 impl std::fmt::Debug for Sketch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Sketch({} shingles, ", self.shingles)?;
+        if self.unspaced > 0 {
+            write!(f, "unspaced {}/127, ", self.unspaced)?;
+        }
         for b in &self.bins {
             write!(f, "{b:02x}")?;
         }
@@ -89,9 +111,31 @@ impl std::fmt::Debug for Sketch {
 }
 
 impl Sketch {
-    /// The sketch of a text's word 3-shingles (the features of its simhash).
+    /// The sketch of a text's word 3-shingles (the features of its simhash), with its
+    /// [`Sketch::unspaced`] share.
     pub fn of(text: &str) -> Sketch {
-        Sketch::from_distinct(&super::shingle_set(text))
+        let (features, tokens) = super::features::shingle_features(text, super::SHINGLE_WORDS);
+        let mut set = features;
+        set.sort_unstable();
+        set.dedup();
+        Sketch::from_distinct(&set).with_unspaced(super::unspaced_of(text, tokens))
+    }
+
+    /// This sketch with its [`Sketch::unspaced`] share set (at most [`MAX_UNSPACED`]); the
+    /// shingle count is then kept to the 24 bits a stored sketch holds beside it.
+    pub fn with_unspaced(mut self, unspaced: u8) -> Sketch {
+        self.unspaced = unspaced.min(MAX_UNSPACED);
+        if self.unspaced > 0 {
+            self.shingles = self.shingles.min(MARKED_SHINGLES);
+        }
+        self
+    }
+
+    /// The distinct shingles counted as words: [`Sketch::shingles`] less the share of them
+    /// that a script written without spaces adds ([`Sketch::unspaced`]). A Chinese text of
+    /// 68 distinct shingles (68 or so characters) has 40, as an English text of 40 words.
+    pub fn word_shingles(&self) -> f64 {
+        f64::from(self.shingles) * (1.0 - f64::from(self.unspaced) / f64::from(MAX_UNSPACED))
     }
 
     /// The sketch of a set of distinct feature hashes.
@@ -140,6 +184,7 @@ impl Sketch {
         Sketch {
             bins,
             shingles: u32::try_from(distinct).unwrap_or(u32::MAX),
+            unspaced: 0,
         }
     }
 
@@ -203,11 +248,20 @@ impl Sketch {
         fmix32(bins ^ salt)
     }
 
-    /// The sketch as bytes: the bins, then the shingle count (big-endian).
+    /// The sketch as bytes: the bins, then the shingle count (big-endian); for a text of a
+    /// script written without spaces, the count's top bit set, [`Sketch::unspaced`] in the
+    /// rest of its top byte and the count in its low 24 bits.
     pub fn to_bytes(&self) -> [u8; SKETCH_BYTES] {
         let mut out = [0u8; SKETCH_BYTES];
         out[..SKETCH_BINS].copy_from_slice(&self.bins);
-        out[SKETCH_BINS..].copy_from_slice(&self.shingles.to_be_bytes());
+        let count = if self.unspaced == 0 {
+            self.shingles
+        } else {
+            UNSPACED_MARK
+                | u32::from(self.unspaced.min(MAX_UNSPACED)) << 24
+                | self.shingles.min(MARKED_SHINGLES)
+        };
+        out[SKETCH_BINS..].copy_from_slice(&count.to_be_bytes());
         out
     }
 
@@ -218,8 +272,20 @@ impl Sketch {
         }
         let mut bins = [0u8; SKETCH_BINS];
         bins.copy_from_slice(&bytes[..SKETCH_BINS]);
-        let shingles = u32::from_be_bytes(bytes[SKETCH_BINS..].try_into().ok()?);
-        Some(Sketch { bins, shingles })
+        let count = u32::from_be_bytes(bytes[SKETCH_BINS..].try_into().ok()?);
+        let (shingles, unspaced) = if count & UNSPACED_MARK == 0 {
+            (count, 0)
+        } else {
+            (
+                count & MARKED_SHINGLES,
+                ((count >> 24) as u8) & MAX_UNSPACED,
+            )
+        };
+        Some(Sketch {
+            bins,
+            shingles,
+            unspaced,
+        })
     }
 }
 
@@ -235,6 +301,39 @@ mod tests {
         assert_eq!(a.shingles, 4);
         assert_eq!(Sketch::from_bytes(&a.to_bytes()), Some(a));
         assert_eq!(Sketch::of("").resemblance(&Sketch::of("")), 0.0);
+    }
+
+    #[test]
+    fn a_sketch_of_unspaced_text_keeps_its_share_and_spaced_ones_keep_their_old_bytes() {
+        // Chinese: a token a character, 1.7 characters a word.
+        let zh =
+            Sketch::of("市图书馆自下月起将周末开放时间延长至晚上九点，方便上班族和学生借阅图书。");
+        assert!((45..=60).contains(&zh.unspaced), "{zh:?}");
+        assert_eq!(Sketch::from_bytes(&zh.to_bytes()), Some(zh));
+        let words = zh.word_shingles();
+        assert!(words < f64::from(zh.shingles) * 0.65, "{words} of {zh:?}");
+        // Thai: 4.5 characters a word.
+        let th = Sketch::of("ประเทศไทยมีประชากรประมาณเจ็ดสิบล้านคน และเมืองหลวงคือกรุงเทพมหานคร");
+        assert!((90..=110).contains(&th.unspaced), "{th:?}");
+        assert_eq!(Sketch::from_bytes(&th.to_bytes()), Some(th));
+        // A spaced text's stored count is its shingle count, as records written before the
+        // share existed hold it; such bytes read back as spaced.
+        let en = Sketch::of("the harbour council met on thursday to decide the future of the pier");
+        assert_eq!(en.unspaced, 0);
+        assert_eq!(en.to_bytes()[SKETCH_BINS..], en.shingles.to_be_bytes());
+        let mut old = zh.to_bytes();
+        old[SKETCH_BINS..].copy_from_slice(&300u32.to_be_bytes());
+        let read = Sketch::from_bytes(&old).unwrap();
+        assert_eq!((read.shingles, read.unspaced), (300, 0));
+        assert_eq!(read.word_shingles(), 300.0);
+        // A marked count keeps 24 bits.
+        let big = Sketch {
+            shingles: u32::MAX,
+            ..zh
+        }
+        .with_unspaced(zh.unspaced);
+        assert_eq!(big.shingles, (1 << 24) - 1);
+        assert_eq!(Sketch::from_bytes(&big.to_bytes()), Some(big));
     }
 
     /// Texts of `n` distinct synthetic shingles sharing `shared` of them.

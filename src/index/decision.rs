@@ -133,7 +133,10 @@ pub const SHORT_MIN_RESEMBLANCE: f64 = 0.5;
 
 /// Texts with fewer distinct word 3-shingles than this (about as many words) are tiny: a
 /// product name and a price in a shared template are the whole of what tells two such
-/// pages apart, and a copy with a few words changed looks exactly like them.
+/// pages apart, and a copy with a few words changed looks exactly like them. The shingles
+/// are counted as words ([`Sketch::word_shingles`]): a token of the fingerprint is a
+/// character of Chinese, Japanese or Thai, so 40 distinct shingles of Chinese are about 24
+/// words, and 40 words of Chinese are about 68 shingles.
 pub const TINY_SHINGLES: u32 = 40;
 
 /// Tiny texts are compared exactly, on their whole shingle sets (kept in their records),
@@ -181,9 +184,16 @@ impl Default for ConfirmPolicy {
 }
 
 impl ConfirmPolicy {
+    /// Whether a text with this sketch is tiny: fewer than `tiny_shingles` distinct
+    /// shingles counted as words ([`Sketch::word_shingles`]), so that 40 means about 40
+    /// words in every script (68 or so characters of Chinese, 180 of Thai).
+    pub fn is_tiny(&self, sketch: &Sketch) -> bool {
+        sketch.word_shingles() < f64::from(self.tiny_shingles)
+    }
+
     /// Whether either of two texts with these sketches is tiny.
     pub fn tiny(&self, a: &Sketch, b: &Sketch) -> bool {
-        a.shingles.min(b.shingles) < self.tiny_shingles
+        self.is_tiny(a) || self.is_tiny(b)
     }
 
     /// [`ConfirmPolicy::judge`] on two whole records: compared on their exact shingle sets
@@ -193,8 +203,8 @@ impl ConfirmPolicy {
         if let Some(judged) = self.judge_pages(a, b, &[]) {
             return judged;
         }
-        let both_tiny = a.sketch.shingles < self.tiny_shingles
-            && b.sketch.shingles < self.tiny_shingles
+        let both_tiny = self.is_tiny(&a.sketch)
+            && self.is_tiny(&b.sketch)
             && !a.tiny_set.is_empty()
             && !b.tiny_set.is_empty();
         let exact = both_tiny.then(|| exact_similarity(&a.tiny_set, &b.tiny_set));

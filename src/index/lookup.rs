@@ -79,8 +79,8 @@ impl SimhashIndex {
             let distance = (stored.simhash ^ new.simhash).count_ones();
             let exact = distance == 0 && stored.digest == new.digest;
             // Two tiny texts are compared on their whole shingle sets, kept in the record.
-            let both_tiny = new.sketch.shingles < self.confirm.tiny_shingles
-                && stored.sketch.shingles < self.confirm.tiny_shingles;
+            let both_tiny =
+                self.confirm.is_tiny(&new.sketch) && self.confirm.is_tiny(&stored.sketch);
             let tiny_sets = both_tiny && !tiny_set.is_empty();
             let (mut similarity, mut confirmed) = self.confirm.judge(
                 (&new.sketch, new.chars),

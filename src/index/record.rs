@@ -24,7 +24,7 @@ pub struct DocRecord {
     pub at: u64,
     /// Its confirmation sketch (see [`Sketch`]).
     pub sketch: Sketch,
-    /// For a tiny text (fewer than [`ConfirmPolicy::tiny_shingles`](super::ConfirmPolicy::tiny_shingles) distinct shingles), its
+    /// For a tiny text ([`ConfirmPolicy::is_tiny`](super::ConfirmPolicy::is_tiny) by the default policy), its
     /// whole shingle set ([`crate::fingerprint::tiny_set`]), on which tiny candidates are
     /// confirmed exactly; empty otherwise.
     pub tiny_set: Vec<u32>,
@@ -43,7 +43,7 @@ impl DocRecord {
             name: name.to_string(),
             at: 0,
             sketch: fingerprint.sketch,
-            tiny_set: if fingerprint.sketch.shingles < super::TINY_SHINGLES {
+            tiny_set: if super::ConfirmPolicy::default().is_tiny(&fingerprint.sketch) {
                 crate::fingerprint::tiny_set(text)
             } else {
                 Vec::new()

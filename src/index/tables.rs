@@ -361,6 +361,7 @@ pub(super) mod tests {
             sketch: Sketch {
                 bins,
                 shingles: 300,
+                unspaced: 0,
             },
         }
     }

@@ -444,3 +444,84 @@ fn a_chinese_article_with_a_comment_thread_is_its_near_duplicate_as_an_english_o
         other => panic!("the report with its comments: {other:?}"),
     }
 }
+
+/// Thai sentences (farming, seasons, travel): a script written without spaces whose words
+/// average 4.5 characters.
+const THAI: &str = "ประเทศไทยมีประชากรประมาณเจ็ดสิบล้านคน และเมืองหลวงคือกรุงเทพมหานคร \
+    ฤดูฝนเริ่มต้นในเดือนพฤษภาคมและสิ้นสุดในเดือนตุลาคม ชาวนาปลูกข้าวในภาคกลางและภาคตะวันออกเฉียงเหนือ \
+    นักท่องเที่ยวจำนวนมากเดินทางมาเที่ยวชายหาดทางภาคใต้ทุกปี รถไฟฟ้าช่วยให้การเดินทางในเมืองสะดวกและรวดเร็วขึ้น \
+    ตลาดน้ำเป็นสถานที่ที่ผู้คนนิยมไปซื้ออาหารและผลไม้ในตอนเช้า";
+
+/// The first `n` characters of `text`, and the same with the character at `at` replaced by
+/// `by`.
+fn cut_and_edit(text: &str, n: usize, at: usize, by: char) -> (String, String) {
+    let cut: Vec<char> = text.chars().take(n).collect();
+    let mut edited = cut.clone();
+    edited[at] = by;
+    (cut.into_iter().collect(), edited.into_iter().collect())
+}
+
+/// The tiny rule counts words in every script. A text of about 25 words is tiny: a copy
+/// with one word changed is another page (a product name or a price in a template is what
+/// tells two such pages apart). A text of about 60 words is not: the same change makes a
+/// near-duplicate. Both hold in English, Chinese, Japanese and Thai, though a Han character
+/// is a token of the fingerprint and a Chinese text of 50 characters has 49 shingles for
+/// its 29 or so words (it was not tiny before the rule counted words).
+#[test]
+fn a_tiny_text_is_as_many_words_in_every_script() {
+    let english_words: Vec<&str> = STORY.split_whitespace().collect();
+    let english = |n: usize| {
+        let cut = english_words[..n].join(" ");
+        let mut edited = english_words[..n].to_vec();
+        edited[n / 2] = "lighthouse";
+        (cut, edited.join(" "))
+    };
+    let zh_long = include_str!("../fixtures/cjk/zh-4.txt").trim();
+    let ja_long = include_str!("../fixtures/cjk/ja-4.txt").trim();
+    let zh_brief = include_str!("../fixtures/cjk/zh-1.txt").trim();
+    let ja_brief = include_str!("../fixtures/cjk/ja-1.txt").trim();
+    let cases = [
+        ("English", english(25), english(60)),
+        (
+            "Chinese",
+            cut_and_edit(zh_brief, 62, 40, '港'),
+            cut_and_edit(zh_long, 105, 60, '港'),
+        ),
+        (
+            "Japanese",
+            cut_and_edit(ja_brief, 62, 40, '港'),
+            cut_and_edit(ja_long, 105, 60, '港'),
+        ),
+        (
+            "Thai",
+            cut_and_edit(THAI, 115, 60, 'ก'),
+            cut_and_edit(THAI, 280, 150, 'ก'),
+        ),
+    ];
+    for (script, (brief, brief_edited), (long, long_edited)) in cases {
+        assert_ne!(brief, brief_edited, "{script}");
+        assert_ne!(long, long_edited, "{script}");
+        let dir = tempfile::tempdir().unwrap();
+        let dedup = open(dir.path());
+        for (name, text) in [("brief", &brief), ("long", &long)] {
+            let verdict = dedup.check_text(name, text).unwrap();
+            assert!(
+                matches!(verdict, PageVerdict::Unique { .. }),
+                "{script} {name}: {verdict:?}"
+            );
+        }
+        let verdict = dedup.check_text("brief-edited", &brief_edited).unwrap();
+        assert!(
+            matches!(verdict, PageVerdict::Unique { .. }),
+            "{script}: a tiny text with one word changed is another page: {verdict:?} ({:?})",
+            Fingerprint::of(&brief).sketch
+        );
+        match dedup.check_text("long-edited", &long_edited).unwrap() {
+            PageVerdict::NearDuplicate { of, .. } => assert_eq!(of.name, "long", "{script}"),
+            other => panic!(
+                "{script}: a text of 60 words with one changed is a copy: {other:?} ({:?})",
+                Fingerprint::of(&long).sketch
+            ),
+        }
+    }
+}

@@ -69,6 +69,7 @@ fn snapshots_written_in_place_name_whole_sections_and_a_file_grown_past_twice_is
             let sketch = Sketch {
                 bins: std::array::from_fn(|j| key(j as u64) as u8),
                 shingles: 300,
+                unspaced: 0,
             };
             (index.insert(DocRecord {
                 simhash: Simhash(key(64)),
@@ -125,6 +126,7 @@ fn record(i: u64) -> crate::index::DocRecord {
         sketch: Sketch {
             bins: std::array::from_fn(|j| key(j as u64) as u8),
             shingles: 300,
+            unspaced: 0,
         },
         ..crate::index::DocRecord::default()
     }
