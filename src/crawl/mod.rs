@@ -45,6 +45,8 @@ mod status;
 mod worker;
 
 pub use arenas::limit_malloc_arenas;
+#[cfg(feature = "mimalloc")]
+pub use arenas::tune_mimalloc;
 pub use crawler::{Crawler, CrawlerBuilder, crawl};
 pub use error::CrawlError;
 pub use fetch::{ClientError, FetchConfig, FetchError, Fetched, Fetcher, Hop};
