@@ -167,8 +167,9 @@ fn decide(policy: &ConfirmPolicy, a: &Item, b: &Item) -> (bool, bool, bool) {
     let by_simhash = a.fp.simhash.distance(b.fp.simhash) <= K;
     let by_band = a.bands.iter().zip(&b.bands).any(|(x, y)| x == y);
     let exact_copy = a.fp.digest == b.fp.digest && a.fp.simhash == b.fp.simhash;
-    // Two tiny texts are confirmed on their whole shingle sets, as the index does.
-    let exact = (policy.is_tiny(&a.fp.sketch) && policy.is_tiny(&b.fp.sketch))
+    // A tiny text is confirmed on whole shingle sets, as the index does.
+    let exact = policy
+        .by_exact_sets(&a.fp.sketch, &b.fp.sketch)
         .then(|| exact_similarity(&a.tiny, &b.tiny));
     let (_, confirmed) = policy.judge(
         (&a.fp.sketch, a.fp.chars as u32),

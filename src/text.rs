@@ -100,19 +100,20 @@ pub(crate) fn unspaced_words(wide: usize, southeast: usize) -> usize {
     .max(1)
 }
 
-/// How far `tokens` tokens of a text, of which `cjk` are Han or Kana characters and
-/// `southeast` Thai, Lao, Khmer or Myanmar ones (the fingerprint's tokenizer takes each such
-/// character as a token), outnumber its words, in 127ths of its tokens
-/// ([`Sketch::unspaced`](crate::fingerprint::Sketch::unspaced)): a Han character is 1/1.7
-/// of a word ([`WIDE_CHARS_PER_WORD_TENTHS`]), so 0.41 of its token is beyond its word; a
-/// Thai one 1/4.5 ([`SOUTHEAST_CHARS_PER_WORD_TENTHS`]), 0.78 beyond. 0 for spaced text.
-pub(crate) fn unspaced_share(tokens: usize, cjk: usize, southeast: usize) -> u8 {
+/// How far `tokens` tokens of a text outnumber its words, in 127ths of its tokens
+/// ([`Sketch::unspaced`](crate::fingerprint::Sketch::unspaced)), when `run_tokens` of them
+/// come from runs of scripts written without spaces, of `cjk` Han or Kana characters and
+/// `southeast` Thai, Lao, Khmer or Myanmar ones: those characters make
+/// [`unspaced_words`]'s words (1.7 Han characters a word, 4.5 Thai ones), and the tokens
+/// beyond them are the excess. 0 for spaced text, and for runs too short to hold more
+/// tokens than words.
+pub(crate) fn unspaced_share(tokens: usize, run_tokens: usize, cjk: usize, southeast: usize) -> u8 {
     if tokens == 0 || cjk + southeast == 0 {
         return 0;
     }
-    let beyond = |chars: usize, tenths: usize| chars as f64 * (1.0 - 10.0 / tenths as f64);
-    let excess = beyond(cjk, WIDE_CHARS_PER_WORD_TENTHS)
-        + beyond(southeast, SOUTHEAST_CHARS_PER_WORD_TENTHS);
+    let words = cjk as f64 * 10.0 / WIDE_CHARS_PER_WORD_TENTHS as f64
+        + southeast as f64 * 10.0 / SOUTHEAST_CHARS_PER_WORD_TENTHS as f64;
+    let excess = (run_tokens.min(tokens) as f64 - words).max(0.0);
     let max = f64::from(crate::fingerprint::MAX_UNSPACED);
     ((excess / tokens as f64).min(1.0) * max).round() as u8
 }

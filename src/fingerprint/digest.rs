@@ -70,7 +70,7 @@ fn space_masks(chunk: &[u8; 32]) -> (u32, u32) {
 /// Digest of the whitespace-normalised text, and its size: its length in characters, a
 /// character of a script written without spaces counted by the words it makes
 /// ([`crate::text::text_size`]).
-pub(super) fn normalized_digest(text: &str) -> (Digest, Size) {
+pub(super) fn normalized_digest(text: &str) -> (Digest, usize) {
     let bytes = text.as_bytes();
     // Every byte is written to the output and the output position only moves on when the
     // byte is not a second whitespace in a row, which turns each run of whitespace into
@@ -139,46 +139,25 @@ pub(super) fn normalized_digest(text: &str) -> (Digest, Size) {
     )
 }
 
-/// What [`normalized_digest`] measures of a text besides its digest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Size {
-    /// Its size for the decision's size rule ([`crate::text::text_size`]).
-    pub(super) size: usize,
-    /// Its Han and Kana characters that the tokenizer takes one at a time.
-    pub(super) cjk: usize,
-    /// Its Thai, Lao, Khmer and Myanmar characters.
-    pub(super) southeast: usize,
-}
-
 /// The size of the normalised text `normalized` of `chars` characters, for the decision's
 /// size rule ([`crate::text::text_size`]): its characters, those of scripts without spaces
 /// counted by the words they make. An ASCII text (no continuation byte) is its characters.
-fn size_of(normalized: &[u8], chars: usize, continuation: usize) -> Size {
-    let plain = Size {
-        size: chars,
-        cjk: 0,
-        southeast: 0,
-    };
+fn size_of(normalized: &[u8], chars: usize, continuation: usize) -> usize {
     if continuation == 0 {
-        return plain;
+        return chars;
     }
     let Ok(text) = std::str::from_utf8(normalized) else {
-        return plain;
+        return chars;
     };
-    let (mut wide, mut cjk, mut southeast) = (0, 0, 0);
+    let (mut wide, mut southeast) = (0, 0);
     for c in text.chars().filter(|&c| c >= '\u{0e00}') {
-        if crate::text::is_southeast_unspaced(c) {
+        if crate::text::is_wide(c) {
+            wide += 1;
+        } else if crate::text::is_southeast_unspaced(c) {
             southeast += 1;
-        } else {
-            wide += usize::from(crate::text::is_wide(c));
-            cjk += usize::from(super::tokens::is_unspaced_script(c));
         }
     }
-    Size {
-        size: crate::text::text_size(chars, wide, southeast),
-        cjk,
-        southeast,
-    }
+    crate::text::text_size(chars, wide, southeast)
 }
 
 /// How many bytes of `bytes` continue a UTF-8 character (0x80 to 0xBF: the high bit set and

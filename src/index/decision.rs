@@ -145,6 +145,18 @@ pub const TINY_SHINGLES: u32 = 40;
 /// another page.
 pub const TINY_MIN_RESEMBLANCE: f64 = 1.0;
 
+/// A tiny text is also the near-duplicate of a text that holds every one of its shingles
+/// and has at most this many times as many (the tiny text with a headline, a date line
+/// and a footer around it: a brief's page in another template). Both shingle sets must be
+/// known exactly: a record keeps its set when its text is under
+/// [`SMALL_SET_FACTOR`] times [`TINY_SHINGLES`] (counted as words). A tiny teaser inside a
+/// longer article is not the article's near-duplicate: the article has more than this.
+pub const TINY_MAX_GROWTH: f64 = 2.0;
+
+/// Records of texts under this many times [`TINY_SHINGLES`] shingles (counted as words)
+/// keep their whole shingle set, so that a tiny text is compared exactly with them.
+pub const SMALL_SET_FACTOR: u32 = 2;
+
 /// A candidate between two long texts is also a near-duplicate when this share of the
 /// smaller text's shingles is estimated to be in the larger (an article with a long
 /// comment thread appended).
@@ -196,6 +208,12 @@ impl ConfirmPolicy {
         self.is_tiny(a) || self.is_tiny(b)
     }
 
+    /// Whether two texts with these sketches are compared on their whole shingle sets,
+    /// when both records carry them: either is tiny ([`TINY_MAX_GROWTH`]).
+    pub fn by_exact_sets(&self, a: &Sketch, b: &Sketch) -> bool {
+        self.tiny(a, b)
+    }
+
     /// [`ConfirmPolicy::judge`] on two whole records: compared on their exact shingle sets
     /// when both are tiny and carry them, on their lines ([`ConfirmPolicy::judge_blocks`],
     /// with no template known) when they are pages of one host, else on their sketches.
@@ -203,11 +221,10 @@ impl ConfirmPolicy {
         if let Some(judged) = self.judge_pages(a, b, &[]) {
             return judged;
         }
-        let both_tiny = self.is_tiny(&a.sketch)
-            && self.is_tiny(&b.sketch)
+        let sets = self.by_exact_sets(&a.sketch, &b.sketch)
             && !a.tiny_set.is_empty()
             && !b.tiny_set.is_empty();
-        let exact = both_tiny.then(|| exact_similarity(&a.tiny_set, &b.tiny_set));
+        let exact = sets.then(|| exact_similarity(&a.tiny_set, &b.tiny_set));
         let chars = |r: &super::DocRecord| u32::try_from(r.text_chars).unwrap_or(u32::MAX);
         self.judge((&a.sketch, chars(a)), (&b.sketch, chars(b)), exact)
     }
@@ -228,7 +245,11 @@ impl ConfirmPolicy {
         });
         let short = a_chars.min(b_chars) < self.short_text_chars;
         let confirmed = if self.tiny(a, b) {
+            let (small, large) = (a.shingles.min(b.shingles), a.shingles.max(b.shingles));
             similarity.resemblance >= self.tiny_min_resemblance
+                || (exact.is_some()
+                    && similarity.containment >= 1.0
+                    && f64::from(large) <= TINY_MAX_GROWTH * f64::from(small))
         } else if short {
             similarity.resemblance >= self.short_min_resemblance
         } else {

@@ -78,10 +78,10 @@ impl SimhashIndex {
             };
             let distance = (stored.simhash ^ new.simhash).count_ones();
             let exact = distance == 0 && stored.digest == new.digest;
-            // Two tiny texts are compared on their whole shingle sets, kept in the record.
-            let both_tiny =
-                self.confirm.is_tiny(&new.sketch) && self.confirm.is_tiny(&stored.sketch);
-            let tiny_sets = both_tiny && !tiny_set.is_empty();
+            // A tiny text is compared on whole shingle sets, which the records of small
+            // texts keep, with another that has one.
+            let tiny_sets =
+                self.confirm.by_exact_sets(&new.sketch, &stored.sketch) && !tiny_set.is_empty();
             let (mut similarity, mut confirmed) = self.confirm.judge(
                 (&new.sketch, new.chars),
                 (&stored.sketch, stored.chars),

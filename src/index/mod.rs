@@ -120,8 +120,8 @@ pub(crate) use decision::round3;
 pub use decision::{
     ADDED_WORDS, ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, IndexConfig, MAX_DISTANCE_LIMIT,
     MIN_CONTAINMENT, MIN_LINE_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO, OWN_WORDS, Probe,
-    SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS, Similarity, TINY_MIN_RESEMBLANCE, TINY_SHINGLES,
-    exact_similarity,
+    SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS, SMALL_SET_FACTOR, Similarity, TINY_MAX_GROWTH,
+    TINY_MIN_RESEMBLANCE, TINY_SHINGLES, exact_similarity,
 };
 pub use error::IndexError;
 pub use plan::Plan;

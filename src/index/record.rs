@@ -24,7 +24,8 @@ pub struct DocRecord {
     pub at: u64,
     /// Its confirmation sketch (see [`Sketch`]).
     pub sketch: Sketch,
-    /// For a tiny text ([`ConfirmPolicy::is_tiny`](super::ConfirmPolicy::is_tiny) by the default policy), its
+    /// For a small text (under [`SMALL_SET_FACTOR`](super::SMALL_SET_FACTOR) times the tiny
+    /// size of [`ConfirmPolicy::is_tiny`](super::ConfirmPolicy::is_tiny)), its
     /// whole shingle set ([`crate::fingerprint::tiny_set`]), on which tiny candidates are
     /// confirmed exactly; empty otherwise.
     pub tiny_set: Vec<u32>,
@@ -43,7 +44,9 @@ impl DocRecord {
             name: name.to_string(),
             at: 0,
             sketch: fingerprint.sketch,
-            tiny_set: if super::ConfirmPolicy::default().is_tiny(&fingerprint.sketch) {
+            tiny_set: if fingerprint.sketch.word_shingles()
+                < f64::from(super::SMALL_SET_FACTOR * super::TINY_SHINGLES)
+            {
                 crate::fingerprint::tiny_set(text)
             } else {
                 Vec::new()

@@ -525,3 +525,47 @@ fn a_tiny_text_is_as_many_words_in_every_script() {
         }
     }
 }
+
+/// A tiny text held whole in a text at most twice its size (a brief's page in another
+/// template of its site: its headline and paragraph with a date line between and a footer
+/// after) is that text's near-duplicate, in either order; a product page with another name
+/// in the same words is not, nor is a longer article that opens with the brief.
+#[test]
+fn a_tiny_text_inside_its_page_in_another_template_is_its_near_duplicate() {
+    let words: Vec<&str> = STORY.split_whitespace().collect();
+    let brief = format!("Harbour council meets\n\n{}", words[..24].join(" "));
+    let mirror = format!(
+        "Harbour council meets\n\nPosted 3 November 2026, 08:10\n\n{}\n\nCopyright the Gazette, all rights reserved",
+        words[..24].join(" ")
+    );
+    let article = format!("{brief}\n\n{}", OTHER_STORY);
+    let other_name = brief.replace("harbour council", "parish committee");
+    for (first, second) in [(&brief, &mirror), (&mirror, &brief)] {
+        let dir = tempfile::tempdir().unwrap();
+        let dedup = open(dir.path());
+        assert!(matches!(
+            dedup.check_text("first", first).unwrap(),
+            PageVerdict::Unique { .. }
+        ));
+        match dedup.check_text("second", second).unwrap() {
+            PageVerdict::NearDuplicate { of, similarity, .. } => {
+                assert_eq!(of.name, "first");
+                assert_eq!(similarity.containment, 1.0);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dedup = open(dir.path());
+    assert!(matches!(
+        dedup.check_text("brief", &brief).unwrap(),
+        PageVerdict::Unique { .. }
+    ));
+    for (name, text) in [("article", &article), ("other-name", &other_name)] {
+        let verdict = dedup.check_text(name, text).unwrap();
+        assert!(
+            matches!(verdict, PageVerdict::Unique { .. }),
+            "{name}: {verdict:?}"
+        );
+    }
+}
