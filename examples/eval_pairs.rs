@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crawldedup::fingerprint::{BANDS, Fingerprint, shingle_set, tiny_set};
-use crawldedup::index::{ConfirmPolicy, exact_similarity};
+use crawldedup::index::{ConfirmPolicy, exact_similarity, tiny_likeness};
 
 /// The default candidate radius (`dedup.max_distance`).
 const K: u32 = 3;
@@ -170,7 +170,7 @@ fn decide(policy: &ConfirmPolicy, a: &Item, b: &Item) -> (bool, bool, bool) {
     // A tiny text is confirmed on whole shingle sets, as the index does.
     let exact = policy
         .by_exact_sets(&a.fp.sketch, &b.fp.sketch)
-        .then(|| exact_similarity(&a.tiny, &b.tiny));
+        .then(|| tiny_likeness(&a.tiny, &b.tiny));
     let (_, confirmed) = policy.judge(
         (&a.fp.sketch, a.fp.chars as u32),
         (&b.fp.sketch, b.fp.chars as u32),

@@ -163,6 +163,42 @@ pub(crate) fn words(text: &str) -> usize {
         .sum()
 }
 
+/// Words a line must have to hold a sentence ([`holds_sentence`]): the line rule's
+/// sentence ([`LONG_LINE_WORDS`](crate::fingerprint::blocks::LONG_LINE_WORDS)).
+const SENTENCE_WORDS: usize = crate::fingerprint::blocks::LONG_LINE_WORDS as usize;
+
+/// Words a line of Thai or Lao (scripts that end a sentence with a space, not a mark) must
+/// have to be taken as prose without a sentence mark ([`holds_sentence`]).
+const UNMARKED_SENTENCE_WORDS: usize = 16;
+
+/// Whether a line of main text holds a sentence: it has [`SENTENCE_WORDS`] words or more
+/// ([`words`]) and a mark that ends a sentence: a full stop, question or exclamation mark
+/// followed by a space or the line's end (not the point of `3.5` or of `08.10`), or one of
+/// the marks of Chinese and Japanese (。！？), Devanagari (।), Khmer (។), Myanmar (။) or
+/// Arabic (؟) anywhere. A line of Thai or Lao, which mark no sentence's end, holds one at
+/// [`UNMARKED_SENTENCE_WORDS`] words. A headline, a date line, a byline, a menu and a
+/// footer (`城市日报社版权所有 未经授权禁止转载`, `Copyright the Gazette, all rights
+/// reserved`) hold none.
+pub(crate) fn holds_sentence(line: &str) -> bool {
+    let words = words(line);
+    if words < SENTENCE_WORDS {
+        return false;
+    }
+    let mut chars = line.chars().peekable();
+    let mut thai_or_lao = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '.' | '!' | '?' if chars.peek().is_none_or(|next| next.is_whitespace()) => {
+                return true;
+            }
+            '。' | '！' | '？' | '।' | '។' | '။' | '؟' => return true,
+            '\u{0e00}'..='\u{0eff}' => thai_or_lao = true,
+            _ => {}
+        }
+    }
+    thai_or_lao && words >= UNMARKED_SENTENCE_WORDS
+}
+
 /// Characters of `text` that are not whitespace.
 pub(crate) fn non_space_chars(text: &str) -> u32 {
     if text.is_ascii() {
@@ -195,6 +231,33 @@ pub(crate) fn contains_ignore_ascii_case(haystack: &[u8], needle: &[u8]) -> bool
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_line_holds_a_sentence_in_every_script_and_a_footer_none() {
+        for prose in [
+            "The council voted on Tuesday to repair the bridge near the school.",
+            "Is the bridge safe? The engineers say it is, for now",
+            "记者从市文化局获悉，市图书馆自下月起将周末开放时间延长至晚上九点。",
+            "市図書館は来月から週末の開館時間を午後九時まで延長する。",
+            "हमारे शहर की परिषद ने मंगलवार को पुराने पुल की मरम्मत का निर्णय लिया।",
+            "ក្រុមប្រឹក្សាក្រុងបានសម្រេចជួសជុលស្ពានចាស់នៅថ្ងៃអង្គារ។",
+            "สภาเมืองลงมติเมื่อวันอังคารให้ซ่อมสะพานเก่าใกล้โรงเรียน ซึ่งชาวบ้านร้องเรียนมานานหลายเดือนแล้ว",
+        ] {
+            assert!(holds_sentence(prose), "{prose}");
+        }
+        for other in [
+            "Harbour council meets",
+            "Posted 3 November 2026, 08:10",
+            "Copyright the Gazette, all rights reserved",
+            "Version 3.5 of the reader app is out on 08.10 for phones and tablets",
+            "城市日报社版权所有 未经授权禁止转载 联系电话：0571-88886666 备案号：浙ICP备0000000号",
+            "2026年11月3日 08:10 来源：城市日报",
+            "ご意見。",
+            "สภาเมืองซ่อมสะพาน",
+        ] {
+            assert!(!holds_sentence(other), "{other}");
+        }
+    }
 
     /// A plain sentence of each script written without spaces between its words, and the
     /// words its segmenter cuts it into: jieba (Chinese), janome (Japanese, IPADIC as MeCab), pythainlp

@@ -24,8 +24,10 @@
 //!    (Jaccard similarity of the shingle sets) of at least [`MIN_RESEMBLANCE`] (or
 //!    [`SHORT_MIN_RESEMBLANCE`] when either text is shorter than `dedup.short_text_chars`),
 //!    or, between long texts of comparable size, estimated containment of at least
-//!    [`MIN_CONTAINMENT`]. Two tiny texts (under [`TINY_SHINGLES`] shingles, counted as
-//!    words in every script) are compared on their exact shingle sets. Two pages of one host are compared on their lines instead,
+//!    [`MIN_CONTAINMENT`]. A tiny text (under [`TINY_SHINGLES`] shingles, counted as
+//!    words in every script) is compared on exact shingle sets: the same set, or held whole
+//!    in a text at most [`TINY_MAX_GROWTH`] times its size that adds no sentence to it.
+//!    Two pages of one host are compared on their lines instead,
 //!    what the site repeats left out ([`template`]): an exact or near match of the main
 //!    text is still two pages when each has a story of its own. Otherwise the page is
 //!    stored and unique.
@@ -115,7 +117,7 @@ pub use verdict::{Duplicate, Original, PageVerdict, UrlVerdict};
 /// The confirmation thresholds, owned by the index that applies them.
 pub use crate::index::{
     MIN_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO, SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS,
-    TINY_MIN_RESEMBLANCE, TINY_SHINGLES,
+    TINY_MAX_GROWTH, TINY_MIN_RESEMBLANCE, TINY_SHINGLES,
 };
 
 pub use crate::ledger::INDEX_DIR;

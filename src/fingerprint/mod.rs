@@ -271,20 +271,40 @@ pub fn shingle_set(text: &str) -> Vec<u64> {
     set
 }
 
-/// The distinct shingle hashes of a small text's lines in 32 bits, sorted: what the index
-/// keeps of a small text to confirm a tiny candidate exactly (two distinct shingles share
-/// 32 bits with probability 2^-32). Each line is shingled on its own, so that a text is
-/// held whole in another that has its lines with others between them (a brief's headline
-/// and paragraph with a date line between, in another template of its site).
+/// The distinct shingle hashes of a small text's lines, sorted: what the index keeps of a
+/// small text to confirm a tiny candidate exactly. Each line is shingled on its own, so
+/// that a text is held whole in another that has its lines with others between them (a
+/// brief's headline and paragraph with a date line between, in another template of its
+/// site). A shingle is the top 31 bits of its 32-bit hash (two distinct shingles share
+/// them with probability 2^-31; [`tiny_key`]); its lowest bit says whether a line that has
+/// it holds a sentence ([`TINY_PROSE`]): what a page adds to a brief in prose is a story
+/// of its own, a date line or a footer is not.
 pub fn tiny_set(text: &str) -> Vec<u32> {
     let mut set: Vec<u32> = text
         .lines()
-        .flat_map(|line| shingle_features(line, SHINGLE_WORDS).0)
-        .map(|h| (h >> 32) as u32)
+        .flat_map(|line| {
+            let prose = u32::from(crate::text::holds_sentence(line));
+            shingle_features(line, SHINGLE_WORDS)
+                .0
+                .into_iter()
+                .map(move |h| ((h >> 32) as u32 & !TINY_PROSE) | prose)
+        })
         .collect();
-    set.sort_unstable();
-    set.dedup();
+    // A shingle of a prose line and of another line is kept once, as prose (sorted after).
+    set.sort_unstable_by(|a, b| b.cmp(a));
+    set.dedup_by_key(|h| tiny_key(*h));
+    set.reverse();
     set
+}
+
+/// In a [`tiny_set`], the bit of a shingle that a line holding a sentence has.
+pub const TINY_PROSE: u32 = 1;
+
+/// A [`tiny_set`]'s shingle, without its [`TINY_PROSE`] bit: what two sets are compared on.
+/// (A set written before the bit was kept has a hash bit there: it is compared the same,
+/// and reads about half its shingles as prose.)
+pub fn tiny_key(h: u32) -> u32 {
+    h >> 1
 }
 
 #[cfg(test)]
@@ -294,6 +314,32 @@ mod tests {
     use super::features::*;
     use super::tokens::*;
     use xxhash_rust::xxh3::xxh3_128;
+
+    #[test]
+    fn a_tiny_set_marks_the_shingles_of_its_sentences() {
+        use crate::index::tiny_likeness;
+        let brief = "Harbour council meets\nThe council voted on Tuesday to repair the old bridge.";
+        let page = format!("{brief}\nPosted 3 November 2026, 08:10\nCopyright the Gazette");
+        let two = format!("{page}\nA new bakery opened on the market square this week.");
+        let set = tiny_set(brief);
+        assert!(set.windows(2).all(|w| tiny_key(w[0]) < tiny_key(w[1])));
+        // The headline's one shingle is not prose; the sentence's eight are.
+        assert_eq!(set.iter().filter(|h| *h & TINY_PROSE != 0).count(), 8);
+        assert_eq!(set.len(), 9);
+        let with_footer = tiny_likeness(&set, &tiny_set(&page));
+        assert_eq!(with_footer.similarity.containment, 1.0);
+        assert_eq!(with_footer.prose_added, 0);
+        let with_story = tiny_likeness(&tiny_set(&two), &set);
+        assert_eq!(with_story.similarity.containment, 1.0);
+        assert_eq!(with_story.prose_added, 8);
+        // A shingle in a sentence and in a line that is not one is kept once, as prose.
+        let both =
+            tiny_set("the old bridge\nThey will repair the old bridge after the winter storms.");
+        assert_eq!(both.len(), 8);
+        // Sets written before the prose bit: compared on the rest of each hash.
+        let old: Vec<u32> = set.iter().map(|h| h ^ TINY_PROSE).collect();
+        assert_eq!(tiny_likeness(&old, &set).similarity.resemblance, 1.0);
+    }
 
     #[test]
     fn tokens_split_words_and_bigram_unspaced_scripts() {

@@ -69,7 +69,7 @@ pub struct Sketch {
     pub shingles: u32,
     /// How far the text's tokens outnumber its words, in 127ths of its tokens: 0 for a
     /// text of spaced words (a token a word), about 52 for Chinese or Japanese (a token a
-    /// character, [1.7 characters a word](crate::text::unspaced_words)), 99 for Thai, Lao,
+    /// character, 1.7 characters a word), 99 for Thai, Lao,
     /// Khmer or Myanmar (4.5 a word). [`Sketch::word_shingles`] reads it, so that the tiny
     /// rule (`ConfirmPolicy::tiny_shingles`) means the same amount of text in every script.
     pub unspaced: u8,
@@ -135,7 +135,13 @@ impl Sketch {
     /// that a script written without spaces adds ([`Sketch::unspaced`]). A Chinese text of
     /// 68 distinct shingles (68 or so characters) has 40, as an English text of 40 words.
     pub fn word_shingles(&self) -> f64 {
-        f64::from(self.shingles) * (1.0 - f64::from(self.unspaced) / f64::from(MAX_UNSPACED))
+        f64::from(self.shingles) * self.word_shares()
+    }
+
+    /// The share of the text's shingles that count as words ([`Sketch::word_shingles`]):
+    /// 1 for spaced text, about 0.6 for Chinese.
+    pub fn word_shares(&self) -> f64 {
+        1.0 - f64::from(self.unspaced) / f64::from(MAX_UNSPACED)
     }
 
     /// The sketch of a set of distinct feature hashes.

@@ -2,8 +2,8 @@
 //! estimates and the confirmation policy.
 
 use super::DocId;
-use crate::fingerprint::Sketch;
 use crate::fingerprint::blocks::{Blocks, Line};
+use crate::fingerprint::{Sketch, TINY_PROSE, tiny_key};
 
 /// How an index is laid out.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,12 +145,15 @@ pub const TINY_SHINGLES: u32 = 40;
 /// another page.
 pub const TINY_MIN_RESEMBLANCE: f64 = 1.0;
 
-/// A tiny text is also the near-duplicate of a text that holds every one of its shingles
-/// and has at most this many times as many (the tiny text with a headline, a date line
-/// and a footer around it: a brief's page in another template). Both shingle sets must be
-/// known exactly: a record keeps its set when its text is under
-/// [`SMALL_SET_FACTOR`] times [`TINY_SHINGLES`] (counted as words). A tiny teaser inside a
-/// longer article is not the article's near-duplicate: the article has more than this.
+/// A tiny text is also the near-duplicate of a text that holds every one of its shingles,
+/// has at most this many times as many and adds at most a sentence to it ([`OWN_WORDS`]
+/// of prose: the tiny text with a headline, a date line and a footer around it, a brief's
+/// page in another template, or with a sentence appended). Both
+/// shingle sets must be known exactly ([`tiny_likeness`]): a record keeps its set when its
+/// text is under [`SMALL_SET_FACTOR`] times [`TINY_SHINGLES`] (counted as words). A tiny
+/// teaser inside a longer article is not the article's near-duplicate: the article has more
+/// than this; nor is a page of the brief and a second brief: what that adds is more prose
+/// ([`crate::fingerprint::TINY_PROSE`]) than a sentence, and would be lost.
 pub const TINY_MAX_GROWTH: f64 = 2.0;
 
 /// Records of texts under this many times [`TINY_SHINGLES`] shingles (counted as words)
@@ -224,7 +227,7 @@ impl ConfirmPolicy {
         let sets = self.by_exact_sets(&a.sketch, &b.sketch)
             && !a.tiny_set.is_empty()
             && !b.tiny_set.is_empty();
-        let exact = sets.then(|| exact_similarity(&a.tiny_set, &b.tiny_set));
+        let exact = sets.then(|| tiny_likeness(&a.tiny_set, &b.tiny_set));
         let chars = |r: &super::DocRecord| u32::try_from(r.text_chars).unwrap_or(u32::MAX);
         self.judge((&a.sketch, chars(a)), (&b.sketch, chars(b)), exact)
     }
@@ -236,10 +239,10 @@ impl ConfirmPolicy {
         &self,
         a: (&Sketch, u32),
         b: (&Sketch, u32),
-        exact: Option<Similarity>,
+        exact: Option<ExactLikeness>,
     ) -> (Similarity, bool) {
         let ((a, a_chars), (b, b_chars)) = (a, b);
-        let similarity = exact.unwrap_or_else(|| Similarity {
+        let similarity = exact.map(|e| e.similarity).unwrap_or_else(|| Similarity {
             resemblance: a.resemblance(b),
             containment: a.containment(b),
         });
@@ -247,9 +250,13 @@ impl ConfirmPolicy {
         let confirmed = if self.tiny(a, b) {
             let (small, large) = (a.shingles.min(b.shingles), a.shingles.max(b.shingles));
             similarity.resemblance >= self.tiny_min_resemblance
-                || (exact.is_some()
-                    && similarity.containment >= 1.0
-                    && f64::from(large) <= TINY_MAX_GROWTH * f64::from(small))
+                || exact.is_some_and(|exact| {
+                    let larger = if a.shingles >= b.shingles { a } else { b };
+                    let prose = f64::from(exact.prose_added) * larger.word_shares();
+                    prose <= f64::from(OWN_WORDS)
+                        && similarity.containment >= 1.0
+                        && f64::from(large) <= TINY_MAX_GROWTH * f64::from(small)
+                })
         } else if short {
             similarity.resemblance >= self.short_min_resemblance
         } else {
@@ -388,6 +395,59 @@ impl ConfirmPolicy {
     }
 }
 
+/// The exact likeness of two small texts from their [`tiny_set`](crate::fingerprint::tiny_set)s:
+/// resemblance and containment over their shingles ([`tiny_key`]), and how many shingles
+/// of lines holding a sentence either has that the other lacks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExactLikeness {
+    /// Exact resemblance and containment.
+    pub similarity: Similarity,
+    /// The shingles of prose ([`crate::fingerprint::TINY_PROSE`]) in either text and not
+    /// in the other: what one adds to the other in sentences.
+    pub prose_added: u32,
+}
+
+/// The [`ExactLikeness`] of two sorted tiny sets.
+pub fn tiny_likeness(a: &[u32], b: &[u32]) -> ExactLikeness {
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    let mut prose_added = 0;
+    while i < a.len() && j < b.len() {
+        match tiny_key(a[i]).cmp(&tiny_key(b[j])) {
+            std::cmp::Ordering::Less => {
+                prose_added += a[i] & TINY_PROSE;
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                prose_added += b[j] & TINY_PROSE;
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    prose_added += a[i..]
+        .iter()
+        .chain(&b[j..])
+        .map(|h| h & TINY_PROSE)
+        .sum::<u32>();
+    ExactLikeness {
+        similarity: similarity_of(a.len(), b.len(), common),
+        prose_added,
+    }
+}
+
+/// Resemblance and containment (of the smaller) of two sets of these sizes with `common`
+/// members in common.
+fn similarity_of(a: usize, b: usize, common: usize) -> Similarity {
+    Similarity {
+        resemblance: common as f64 / (a + b - common).max(1) as f64,
+        containment: common as f64 / a.min(b).max(1) as f64,
+    }
+}
+
 /// Exact resemblance and containment of two sorted sets without repeats.
 pub fn exact_similarity<T: Ord>(a: &[T], b: &[T]) -> Similarity {
     let (mut i, mut j, mut common) = (0, 0, 0usize);
@@ -402,9 +462,5 @@ pub fn exact_similarity<T: Ord>(a: &[T], b: &[T]) -> Similarity {
             }
         }
     }
-    let union = a.len() + b.len() - common;
-    Similarity {
-        resemblance: common as f64 / union.max(1) as f64,
-        containment: common as f64 / a.len().min(b.len()).max(1) as f64,
-    }
+    similarity_of(a.len(), b.len(), common)
 }

@@ -118,7 +118,7 @@ impl SimhashIndex {
                 let exact_sets = full
                     .as_ref()
                     .filter(|r| !r.tiny_set.is_empty())
-                    .map(|r| exact_similarity(tiny_set, &r.tiny_set));
+                    .map(|r| tiny_likeness(tiny_set, &r.tiny_set));
                 if exact_sets.is_some() {
                     (similarity, confirmed) = self.confirm.judge(
                         (&new.sketch, new.chars),

@@ -118,10 +118,10 @@ use tables::{Keys, Memory};
 
 pub(crate) use decision::round3;
 pub use decision::{
-    ADDED_WORDS, ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, IndexConfig, MAX_DISTANCE_LIMIT,
-    MIN_CONTAINMENT, MIN_LINE_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO, OWN_WORDS, Probe,
-    SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS, SMALL_SET_FACTOR, Similarity, TINY_MAX_GROWTH,
-    TINY_MIN_RESEMBLANCE, TINY_SHINGLES, exact_similarity,
+    ADDED_WORDS, ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, ExactLikeness, IndexConfig,
+    MAX_DISTANCE_LIMIT, MIN_CONTAINMENT, MIN_LINE_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO,
+    OWN_WORDS, Probe, SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS, SMALL_SET_FACTOR, Similarity,
+    TINY_MAX_GROWTH, TINY_MIN_RESEMBLANCE, TINY_SHINGLES, exact_similarity, tiny_likeness,
 };
 pub use error::IndexError;
 pub use plan::Plan;

@@ -528,8 +528,9 @@ fn a_tiny_text_is_as_many_words_in_every_script() {
 
 /// A tiny text held whole in a text at most twice its size (a brief's page in another
 /// template of its site: its headline and paragraph with a date line between and a footer
-/// after) is that text's near-duplicate, in either order; a product page with another name
-/// in the same words is not, nor is a longer article that opens with the brief.
+/// after, or the brief with a sentence appended) is that text's near-duplicate, in either
+/// order; a product page with another name in the same words is not, nor is a longer
+/// article that opens with the brief, nor a page of the brief and a second brief.
 #[test]
 fn a_tiny_text_inside_its_page_in_another_template_is_its_near_duplicate() {
     let words: Vec<&str> = STORY.split_whitespace().collect();
@@ -540,7 +541,15 @@ fn a_tiny_text_inside_its_page_in_another_template_is_its_near_duplicate() {
     );
     let article = format!("{brief}\n\n{}", OTHER_STORY);
     let other_name = brief.replace("harbour council", "parish committee");
-    for (first, second) in [(&brief, &mirror), (&mirror, &brief)] {
+    // The brief and a second brief on one page, under twice its size: what the page adds is
+    // a story of its own (more than a sentence), which a near-duplicate verdict would lose.
+    let others: Vec<&str> = OTHER_STORY.split_whitespace().collect();
+    let two_briefs = format!("{brief}\n\nBakery opens\n\n{}", others[..18].join(" "));
+    // The brief with one sentence appended is still its copy.
+    let appended = format!(
+        "{brief}\n\nResidents may send their views to the council before the end of the month."
+    );
+    for (first, second) in [(&brief, &mirror), (&mirror, &brief), (&brief, &appended)] {
         let dir = tempfile::tempdir().unwrap();
         let dedup = open(dir.path());
         assert!(matches!(
@@ -561,7 +570,11 @@ fn a_tiny_text_inside_its_page_in_another_template_is_its_near_duplicate() {
         dedup.check_text("brief", &brief).unwrap(),
         PageVerdict::Unique { .. }
     ));
-    for (name, text) in [("article", &article), ("other-name", &other_name)] {
+    for (name, text) in [
+        ("article", &article),
+        ("other-name", &other_name),
+        ("two-briefs", &two_briefs),
+    ] {
         let verdict = dedup.check_text(name, text).unwrap();
         assert!(
             matches!(verdict, PageVerdict::Unique { .. }),

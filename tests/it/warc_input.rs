@@ -520,7 +520,7 @@ fn a_brotli_body_is_read_and_a_cut_last_member_decided_on_what_it_held() {
         &page(STORY),
     ]
     .concat();
-    let long: String = [STORY, OTHER, STORY, OTHER].join(" ");
+    let long: String = [OTHER, STORY, OTHER, STORY].join(" ");
     let last = [
         &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"[..],
         &page(&long),
