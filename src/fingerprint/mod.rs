@@ -290,10 +290,15 @@ pub fn tiny_set(text: &str) -> Vec<u32> {
                 .map(move |h| ((h >> 32) as u32 & !TINY_PROSE) | prose)
         })
         .collect();
-    // A shingle of a prose line and of another line is kept once, as prose (sorted after).
-    set.sort_unstable_by(|a, b| b.cmp(a));
-    set.dedup_by_key(|h| tiny_key(*h));
-    set.reverse();
+    set.sort_unstable();
+    // A shingle of a prose line and of another line is kept once, as prose.
+    set.dedup_by(|next, kept| {
+        if tiny_key(*next) != tiny_key(*kept) {
+            return false;
+        }
+        *kept |= *next & TINY_PROSE;
+        true
+    });
     set
 }
 

@@ -69,9 +69,9 @@ pub struct Sketch {
     pub shingles: u32,
     /// How far the text's tokens outnumber its words, in 127ths of its tokens: 0 for a
     /// text of spaced words (a token a word), about 52 for Chinese or Japanese (a token a
-    /// character, 1.7 characters a word), 99 for Thai, Lao,
-    /// Khmer or Myanmar (4.5 a word). [`Sketch::word_shingles`] reads it, so that the tiny
-    /// rule (`ConfirmPolicy::tiny_shingles`) means the same amount of text in every script.
+    /// character, 1.7 characters a word), 99 for Thai, Lao, Khmer or Myanmar (4.5 a word).
+    /// [`Sketch::word_shingles`] reads it, so that the tiny rule
+    /// (`ConfirmPolicy::tiny_shingles`) means the same amount of text in every script.
     pub unspaced: u8,
 }
 

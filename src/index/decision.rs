@@ -248,14 +248,17 @@ impl ConfirmPolicy {
         });
         let short = a_chars.min(b_chars) < self.short_text_chars;
         let confirmed = if self.tiny(a, b) {
-            let (small, large) = (a.shingles.min(b.shingles), a.shingles.max(b.shingles));
+            let (small, large) = if a.shingles <= b.shingles {
+                (a, b)
+            } else {
+                (b, a)
+            };
             similarity.resemblance >= self.tiny_min_resemblance
                 || exact.is_some_and(|exact| {
-                    let larger = if a.shingles >= b.shingles { a } else { b };
-                    let prose = f64::from(exact.prose_added) * larger.word_shares();
+                    let prose = f64::from(exact.prose_added) * large.word_shares();
                     prose <= f64::from(OWN_WORDS)
                         && similarity.containment >= 1.0
-                        && f64::from(large) <= TINY_MAX_GROWTH * f64::from(small)
+                        && f64::from(large.shingles) <= TINY_MAX_GROWTH * f64::from(small.shingles)
                 })
         } else if short {
             similarity.resemblance >= self.short_min_resemblance
@@ -409,16 +412,37 @@ pub struct ExactLikeness {
 
 /// The [`ExactLikeness`] of two sorted tiny sets.
 pub fn tiny_likeness(a: &[u32], b: &[u32]) -> ExactLikeness {
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
     let mut prose_added = 0;
+    let common = merge_common(a, b, |h| tiny_key(*h), |h| prose_added += h & TINY_PROSE);
+    ExactLikeness {
+        similarity: similarity_of(a.len(), b.len(), common),
+        prose_added,
+    }
+}
+
+/// Exact resemblance and containment of two sorted sets without repeats.
+pub fn exact_similarity<T: Ord>(a: &[T], b: &[T]) -> Similarity {
+    let common = merge_common(a, b, |x| x, |_| {});
+    similarity_of(a.len(), b.len(), common)
+}
+
+/// The members two sets sorted by `key` (without repeated keys) have in common, handing
+/// each member of either that the other lacks to `alone`.
+fn merge_common<'a, T, K: Ord>(
+    a: &'a [T],
+    b: &'a [T],
+    key: impl Fn(&'a T) -> K,
+    mut alone: impl FnMut(&'a T),
+) -> usize {
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
-        match tiny_key(a[i]).cmp(&tiny_key(b[j])) {
+        match key(&a[i]).cmp(&key(&b[j])) {
             std::cmp::Ordering::Less => {
-                prose_added += a[i] & TINY_PROSE;
+                alone(&a[i]);
                 i += 1;
             }
             std::cmp::Ordering::Greater => {
-                prose_added += b[j] & TINY_PROSE;
+                alone(&b[j]);
                 j += 1;
             }
             std::cmp::Ordering::Equal => {
@@ -428,15 +452,8 @@ pub fn tiny_likeness(a: &[u32], b: &[u32]) -> ExactLikeness {
             }
         }
     }
-    prose_added += a[i..]
-        .iter()
-        .chain(&b[j..])
-        .map(|h| h & TINY_PROSE)
-        .sum::<u32>();
-    ExactLikeness {
-        similarity: similarity_of(a.len(), b.len(), common),
-        prose_added,
-    }
+    a[i..].iter().chain(&b[j..]).for_each(alone);
+    common
 }
 
 /// Resemblance and containment (of the smaller) of two sets of these sizes with `common`
@@ -446,21 +463,4 @@ fn similarity_of(a: usize, b: usize, common: usize) -> Similarity {
         resemblance: common as f64 / (a + b - common).max(1) as f64,
         containment: common as f64 / a.min(b).max(1) as f64,
     }
-}
-
-/// Exact resemblance and containment of two sorted sets without repeats.
-pub fn exact_similarity<T: Ord>(a: &[T], b: &[T]) -> Similarity {
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    similarity_of(a.len(), b.len(), common)
 }
