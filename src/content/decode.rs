@@ -299,10 +299,15 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     if head.contains(&0) {
         return true;
     }
-    let controls = head
+    // Counted without a branch, so that the loop runs many bytes at a time.
+    let controls: usize = head
         .iter()
-        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | 0x1b)) || b == 0x7f)
-        .count();
+        .map(|&b| {
+            let control =
+                (b < 0x20) & (b != b'\t') & (b != b'\n') & (b != 0x0c) & (b != b'\r') & (b != 0x1b);
+            usize::from(control | (b == 0x7f))
+        })
+        .sum();
     controls * 32 > head.len()
 }
 

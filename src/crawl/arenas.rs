@@ -31,25 +31,29 @@ const MI_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
 const MI_PURGE_DELAY: std::ffi::c_int = 15;
 
 /// Tunes mimalloc, when it is the process's allocator (the `crawldedup` binary's, with the
-/// `mimalloc` feature): what a crawl frees goes back to the system at once (a purge delay of
-/// 0, where mimalloc waits 10 ms), and its arenas are committed as they are used, not all at
-/// once, unless `MIMALLOC_PURGE_DELAY` or `MIMALLOC_ARENA_EAGER_COMMIT` in the environment
-/// says otherwise. On the crawl benchmark (`cargo bench --features spider --bench crawl`,
-/// 20,000 pages, 2 cores) mimalloc's defaults took 221-250 MiB at peak against 61-91 MiB
-/// for glibc's malloc with two arenas; tuned, 92-98 MiB, for less CPU a page than glibc's
-/// (docs/benchmarks.md). The binary calls it from a constructor as it loads, before
-/// anything allocates: called later (even first thing in `main`), it leaves the first arena
-/// as mimalloc committed it, and the peak stays at 170 MiB.
+/// `mimalloc` feature): its arenas are committed as they are used, not all at once, and
+/// what a crawl frees goes back to the system after 10 ms, unless `MIMALLOC_ARENA_EAGER_COMMIT`
+/// or `MIMALLOC_PURGE_DELAY` in the environment says otherwise. With mimalloc's defaults a
+/// crawl's peak memory is about two and a half times glibc's; a purge at once (a delay of
+/// 0) keeps the peak near glibc's but spends about a tenth of a page's CPU returning memory
+/// and faulting it back in; 10 ms keeps most of both gains (docs/benchmarks.md, the crawl
+/// table). The binary calls it from a constructor as it loads, before anything allocates:
+/// called later (even first thing in `main`), it leaves the first arena as mimalloc
+/// committed it.
 #[cfg(feature = "mimalloc")]
 pub fn tune_mimalloc() {
-    for option in [MI_ARENA_EAGER_COMMIT, MI_PURGE_DELAY] {
+    for (option, value) in [(MI_ARENA_EAGER_COMMIT, 0), (MI_PURGE_DELAY, PURGE_DELAY_MS)] {
         // SAFETY: mi_option_set_default only stores an option's value, and only when the
         // environment did not set it (mimalloc reads the environment as the process loads);
-        // 0 is valid for both. Nothing here allocates: mimalloc reserves its first arena at
-        // the process's first allocation, with the options it has then.
-        unsafe { libmimalloc_sys::mi_option_set_default(option, 0) };
+        // both values are valid for their options. Nothing here allocates: mimalloc reserves
+        // its first arena at the process's first allocation, with the options it has then.
+        unsafe { libmimalloc_sys::mi_option_set_default(option, value) };
     }
 }
+
+/// How long mimalloc keeps freed memory before it returns it to the system, in ms.
+#[cfg(feature = "mimalloc")]
+const PURGE_DELAY_MS: std::ffi::c_long = 10;
 
 #[cfg(all(test, feature = "mimalloc"))]
 mod tests {

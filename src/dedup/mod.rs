@@ -301,7 +301,7 @@ impl Dedup {
         let (record, probe) = page.split();
         let (decision, nearest) = self.index.check_and_insert_probed(record, &probe)?;
         let verdict = self.verdict(decision, nearest, fingerprint)?;
-        self.learn_template(name, &verdict, prepared.page_text());
+        self.learn_page_template(name, &verdict, &page);
         Ok(verdict)
     }
 
@@ -371,7 +371,7 @@ impl Dedup {
             _ => self.index.check_and_insert_probed(record, &page.probe())?,
         };
         let verdict = self.verdict(decision, nearest, fingerprint)?;
-        self.learn_template(name, &verdict, prepared.page_text());
+        self.learn_page_template(name, &verdict, &page);
         Ok(verdict)
     }
 

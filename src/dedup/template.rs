@@ -51,7 +51,7 @@
 //! may be a little ahead of or behind the pages it saw, and a damaged file can be set aside
 //! by `crawldedup repair` and learned again.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -109,7 +109,7 @@ impl Block {
 struct Host {
     /// Pages of the host learned from.
     pages: u32,
-    blocks: HashMap<u32, Block>,
+    blocks: FxHashMap<u32, Block>,
 }
 
 impl Host {
@@ -155,13 +155,15 @@ impl Host {
 /// The templates of every host seen. See the [module documentation](self).
 #[derive(Debug)]
 pub struct HostTemplates {
-    shards: Box<[Mutex<HashMap<u64, Host>>]>,
+    shards: Box<[Mutex<FxHashMap<u64, Host>>]>,
 }
 
 impl Default for HostTemplates {
     fn default() -> HostTemplates {
         HostTemplates {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(FxHashMap::default()))
+                .collect(),
         }
     }
 }
@@ -183,18 +185,19 @@ pub fn host_of(name: &str) -> Option<String> {
     host_in(name).map(Cow::into_owned)
 }
 
+use crate::fingerprint::blocks::LineKeys;
 pub use crate::fingerprint::blocks::block_key;
-use crate::fingerprint::blocks::block_key_in;
 
 fn keys(text: &str) -> Vec<u32> {
-    let mut normal = Vec::new();
+    let mut line_keys = LineKeys::default();
     text.lines()
-        .filter_map(|line| block_key_in(line, &mut normal))
+        .filter_map(|line| line_keys.key(line))
+        .take(MAX_BLOCKS_PER_PAGE)
         .collect()
 }
 
 impl HostTemplates {
-    fn shard(&self, host: &str) -> (u64, std::sync::MutexGuard<'_, HashMap<u64, Host>>) {
+    fn shard(&self, host: &str) -> (u64, std::sync::MutexGuard<'_, FxHashMap<u64, Host>>) {
         let key = xxh3_64(host.as_bytes());
         let shard = self.shards[(key as usize) % SHARDS]
             .lock()
@@ -211,9 +214,9 @@ impl HostTemplates {
         let mut kept = String::with_capacity(text.len());
         let mut dropped = false;
         let mut substance = false;
-        let mut normal = Vec::new();
+        let mut line_keys = LineKeys::default();
         for line in text.split_inclusive('\n') {
-            match block_key_in(line, &mut normal) {
+            match line_keys.key(line) {
                 Some(k) if host.is_template(k) => dropped = true,
                 other => {
                     substance |= other.is_some();
@@ -234,9 +237,13 @@ impl HostTemplates {
 
     /// Learns from a page of `host` decided unique, whose whole main text is `text`.
     pub fn learn(&self, host: &str, text: &str) {
-        let keys = keys(text);
+        self.learn_keys(host, &keys(text));
+    }
+
+    /// [`HostTemplates::learn`] from the keys of the text's lines (`keys(text)`).
+    fn learn_keys(&self, host: &str, keys: &[u32]) {
         let (key, mut shard) = self.shard(host);
-        shard.entry(key).or_default().learn(&keys);
+        shard.entry(key).or_default().learn(keys);
     }
 
     /// Which of `keys` are `host`'s template, sorted: one lookup a key.
@@ -315,7 +322,7 @@ impl HostTemplates {
             if count > MAX_BLOCKS * 2 {
                 return Err(damaged("a host with more blocks than any table keeps"));
             }
-            let mut blocks = HashMap::with_capacity(count);
+            let mut blocks = FxHashMap::with_capacity_and_hasher(count, Default::default());
             for _ in 0..count {
                 let key = le32(take(4)?);
                 let score = f32::from_le_bytes(take(4)?.try_into().expect("4 bytes"));
@@ -362,6 +369,9 @@ pub(crate) struct PageRecord {
     pub(crate) record: DocRecord,
     whole: Option<Fingerprint>,
     template: Vec<u32>,
+    /// The keys of the page text's lines, what the page teaches its host's template
+    /// (`Dedup::learn_page_template`); empty without templates or a host.
+    keys: Vec<u32>,
 }
 
 impl PageRecord {
@@ -462,8 +472,10 @@ impl super::Dedup {
         }
         let mut record = DocRecord::new(name, &compared.text, &compared.fingerprint);
         let mut template = Vec::new();
+        let mut keys = Vec::new();
         if let (Some(templates), Some(host)) = (&self.templates, host_in(name)) {
-            let blocks = Blocks::of(&host, prepared.page_text());
+            let blocks;
+            (blocks, keys) = Blocks::with_keys(&host, prepared.page_text());
             template = templates.template_keys(&host, blocks.lines.iter().map(|l| l.key));
             record.blocks = Some(blocks);
         }
@@ -471,7 +483,19 @@ impl super::Dedup {
             record,
             whole: compared.whole,
             template,
+            keys,
         })
+    }
+
+    /// [`Dedup::learn_template`] for a page whose record was made by
+    /// [`Dedup::page_record`]: from the keys of its text's lines, taken with its profile.
+    pub(crate) fn learn_page_template(&self, name: &str, verdict: &PageVerdict, page: &PageRecord) {
+        let (Some(templates), PageVerdict::Unique { .. }) = (&self.templates, verdict) else {
+            return;
+        };
+        if let Some(host) = host_in(name) {
+            templates.learn_keys(&host, &page.keys);
+        }
     }
 
     /// Learns `name`'s host template from its whole main text `text`, when `verdict`

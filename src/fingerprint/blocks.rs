@@ -104,11 +104,35 @@ pub fn block_key(line: &str) -> Option<u32> {
 /// are ASCII and hold no digit, no whitespace but single spaces, and no space after a
 /// space; a character at a time elsewhere.
 pub fn block_key_in(line: &str, normal: &mut Vec<u8>) -> Option<u32> {
+    let len = normal_form(line, normal);
+    normal.truncate(len);
+    (len > 0).then(|| xxh3_64(normal) as u32)
+}
+
+/// Line keys ([`block_key`]) of line after line, normalising into one buffer that only
+/// grows: a line's normal form is written over the last one's, with nothing cleared.
+#[derive(Default)]
+pub(crate) struct LineKeys {
+    normal: Vec<u8>,
+}
+
+impl LineKeys {
+    pub(crate) fn key(&mut self, line: &str) -> Option<u32> {
+        let len = normal_form(line, &mut self.normal);
+        (len > 0).then(|| xxh3_64(&self.normal[..len]) as u32)
+    }
+}
+
+/// Writes the normal form of `line` at the start of `normal` (grown when it is too short
+/// for it, never cut) and returns its length.
+fn normal_form(line: &str, normal: &mut Vec<u8>) -> usize {
     let bytes = line.as_bytes();
-    // Written in place, then cut: lower case never takes more than twice the bytes (U+0130,
-    // two bytes, is three), and every other step only shortens the line.
-    normal.clear();
-    normal.resize(2 * bytes.len() + 8, 0);
+    // Written in place: lower case never takes more than twice the bytes (U+0130, two
+    // bytes, is three), and every other step only shortens the line.
+    let room = 2 * bytes.len() + 8;
+    if normal.len() < room {
+        normal.resize(room, 0);
+    }
     let out = normal.as_mut_slice();
     let mut len = 0usize;
     // Whether the last byte written is a space (true at the start: no leading space), and
@@ -175,8 +199,7 @@ pub fn block_key_in(line: &str, normal: &mut Vec<u8>) -> Option<u32> {
     if after_space && len > 0 {
         len -= 1;
     }
-    normal.truncate(len);
-    (len > 0).then(|| xxh3_64(normal) as u32)
+    len
 }
 
 /// The key of a line by its definition: its words (split at whitespace), each character of
@@ -341,15 +364,32 @@ pub fn host_key(host: &str) -> u32 {
 impl Blocks {
     /// The profile of a text of a page of `host` (at most [`MAX_LINES`] lines).
     pub fn of(host: &str, text: &str) -> Blocks {
+        Blocks::profile(host, text, None)
+    }
+
+    /// [`Blocks::of`], and the keys of all the text's lines with words, in reading order,
+    /// up to `MAX_BLOCKS_PER_PAGE`: what the page teaches its host's template.
+    pub(crate) fn with_keys(host: &str, text: &str) -> (Blocks, Vec<u32>) {
+        let mut keys = Vec::new();
+        let blocks = Blocks::profile(host, text, Some(&mut keys));
+        (blocks, keys)
+    }
+
+    fn profile(host: &str, text: &str, mut keys: Option<&mut Vec<u32>>) -> Blocks {
         let mut lines = Vec::new();
         let mut short = 0;
-        let mut normal = Vec::new();
+        let mut line_keys = LineKeys::default();
         let mut hashes = Vec::new();
         let mut features = Vec::new();
         for line in text.lines() {
-            let Some(key) = block_key_in(line, &mut normal) else {
+            let Some(key) = line_keys.key(line) else {
                 continue;
             };
+            if let Some(keys) = keys.as_deref_mut() {
+                if keys.len() < crate::dedup::template::MAX_BLOCKS_PER_PAGE {
+                    keys.push(key);
+                }
+            }
             // Tokenised once: a short line is signed by its words, a long one by its
             // shingles. The buffers' room is reused from line to line.
             token_hashes_into(line, &mut hashes);

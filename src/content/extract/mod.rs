@@ -148,7 +148,7 @@ pub enum BlockKind {
 impl Extracted {
     /// Each block of the main text with its kind.
     pub fn blocks_with_kinds(&self) -> impl Iterator<Item = (&str, BlockKind)> {
-        self.text.split("\n\n").zip(
+        render::blocks(&self.text).zip(
             self.blocks
                 .iter()
                 .copied()
@@ -306,7 +306,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
 
 /// One [`BlockKind::Story`] for each block of `text`.
 fn all_story(text: &str) -> Vec<BlockKind> {
-    text.split("\n\n").map(|_| BlockKind::Story).collect()
+    render::blocks(text).map(|_| BlockKind::Story).collect()
 }
 
 #[cfg(test)]

@@ -207,7 +207,7 @@ impl Writer {
         let mut offset = 0;
         let mut mark = 0;
         let mut kind = BlockKind::Story;
-        for block in raw.split("\n\n") {
+        for block in blocks(&raw) {
             let start = offset;
             offset += block.len() + 2;
             while mark < marks.len()
@@ -225,7 +225,7 @@ impl Writer {
         // block is found among the earlier ones by its first line.
         let mut kinds = Vec::new();
         let mut j = 0;
-        for block in text.split("\n\n") {
+        for block in blocks(&text) {
             let first = block.lines().next().unwrap_or("").trim();
             // The search starts at the block last found, which nearly never holds the next
             // one's start: `contains` without a searcher built for each block tried.
