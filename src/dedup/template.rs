@@ -500,6 +500,7 @@ impl super::Dedup {
 
     /// Learns `name`'s host template from its whole main text `text`, when `verdict`
     /// stored it (a duplicate teaches nothing: see the module documentation).
+    #[cfg_attr(not(all(feature = "crawler", feature = "cluster")), allow(dead_code))]
     pub(crate) fn learn_template(&self, name: &str, verdict: &PageVerdict, text: &str) {
         let (Some(templates), PageVerdict::Unique { .. }) = (&self.templates, verdict) else {
             return;
