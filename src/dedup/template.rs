@@ -475,7 +475,7 @@ impl super::Dedup {
         let mut keys = Vec::new();
         if let (Some(templates), Some(host)) = (&self.templates, host_in(name)) {
             let blocks;
-            (blocks, keys) = Blocks::with_keys(&host, prepared.page_text());
+            (blocks, keys) = Blocks::with_keys(&host, prepared.page_text(), MAX_BLOCKS_PER_PAGE);
             template = templates.template_keys(&host, blocks.lines.iter().map(|l| l.key));
             record.blocks = Some(blocks);
         }
@@ -490,10 +490,7 @@ impl super::Dedup {
     /// [`Dedup::learn_template`] for a page whose record was made by
     /// [`Dedup::page_record`]: from the keys of its text's lines, taken with its profile.
     pub(crate) fn learn_page_template(&self, name: &str, verdict: &PageVerdict, page: &PageRecord) {
-        let (Some(templates), PageVerdict::Unique { .. }) = (&self.templates, verdict) else {
-            return;
-        };
-        if let Some(host) = host_in(name) {
+        if let Some((templates, host)) = self.learning(name, verdict) {
             templates.learn_keys(&host, &page.keys);
         }
     }
@@ -502,12 +499,22 @@ impl super::Dedup {
     /// stored it (a duplicate teaches nothing: see the module documentation).
     #[cfg_attr(not(all(feature = "crawler", feature = "cluster")), allow(dead_code))]
     pub(crate) fn learn_template(&self, name: &str, verdict: &PageVerdict, text: &str) {
-        let (Some(templates), PageVerdict::Unique { .. }) = (&self.templates, verdict) else {
-            return;
-        };
-        if let Some(host) = host_in(name) {
+        if let Some((templates, host)) = self.learning(name, verdict) {
             templates.learn(&host, text);
         }
+    }
+
+    /// The templates and the host that a page named `name` teaches, when its verdict stored
+    /// it and its name has a host.
+    fn learning<'a>(
+        &self,
+        name: &'a str,
+        verdict: &PageVerdict,
+    ) -> Option<(&HostTemplates, Cow<'a, str>)> {
+        let (Some(templates), PageVerdict::Unique { .. }) = (&self.templates, verdict) else {
+            return None;
+        };
+        Some((templates, host_in(name)?))
     }
 
     /// Saves the learned templates into the state directory (at a checkpoint).
