@@ -487,8 +487,8 @@ impl super::Dedup {
         })
     }
 
-    /// [`Dedup::learn_template`] for a page whose record was made by
-    /// [`Dedup::page_record`]: from the keys of its text's lines, taken with its profile.
+    /// [`Self::learn_template`] for a page whose record was made by
+    /// [`Self::page_record`]: from the keys of its text's lines, taken with its profile.
     pub(crate) fn learn_page_template(&self, name: &str, verdict: &PageVerdict, page: &PageRecord) {
         if let Some((templates, host)) = self.learning(name, verdict) {
             templates.learn_keys(&host, &page.keys);
