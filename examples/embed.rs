@@ -70,9 +70,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some(duplicate) = verdict.duplicate() {
             repeats += 1;
             println!("dup  {url}\n     = {}", duplicate.of.name);
-            // A duplicate's links are the original's: no need to follow them again.
-            continue;
         }
+        // A duplicate's links are followed too: a copy can link where its original does not
+        // (a mirror's own pages), and the seen-URL filter drops the links already queued.
         match &verdict {
             PageVerdict::Unique { simhash, .. } => {
                 kept += 1;
@@ -81,6 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     page.title.unwrap_or_default()
                 );
             }
+            _ if verdict.duplicate().is_some() => {}
             // No main text (empty, not HTML, all boilerplate).
             _ => println!("none {url}"),
         }

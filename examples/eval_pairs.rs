@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crawldedup::fingerprint::{BANDS, Fingerprint, shingle_set, tiny_set};
-use crawldedup::index::{ConfirmPolicy, exact_similarity, tiny_likeness};
+use crawldedup::index::{Confirm, exact_similarity, tiny_likeness};
 
 /// The default candidate radius (`dedup.max_distance`).
 const K: u32 = 3;
@@ -163,7 +163,7 @@ fn exact(a: &[u64], b: &[u64]) -> (f64, f64) {
 }
 
 /// How the full decision treats a pair: (simhash candidate, band candidate, confirmed).
-fn decide(policy: &ConfirmPolicy, a: &Item, b: &Item) -> (bool, bool, bool) {
+fn decide(policy: &Confirm, a: &Item, b: &Item) -> (bool, bool, bool) {
     let by_simhash = a.fp.simhash.distance(b.fp.simhash) <= K;
     let by_band = a.bands.iter().zip(&b.bands).any(|(x, y)| x == y);
     let exact_copy = a.fp.digest == b.fp.digest && a.fp.simhash == b.fp.simhash;
@@ -184,7 +184,7 @@ fn decide(policy: &ConfirmPolicy, a: &Item, b: &Item) -> (bool, bool, bool) {
 }
 
 /// All pairs of distinct texts: distances, candidates and false near-duplicates.
-fn all_pairs(label: &str, texts: &[String], policy: &ConfirmPolicy) {
+fn all_pairs(label: &str, texts: &[String], policy: &Confirm) {
     let mut items: Vec<Item> = Vec::new();
     let mut kept: Vec<&String> = Vec::new();
     let mut digests = std::collections::HashSet::new();
@@ -489,7 +489,7 @@ struct Recall {
     by_band: usize,
 }
 
-fn recall(label: &str, texts: &[String], long: bool, vocab: &[String], policy: &ConfirmPolicy) {
+fn recall(label: &str, texts: &[String], long: bool, vocab: &[String], policy: &Confirm) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let pool: Vec<String> = texts
         .iter()
@@ -552,7 +552,7 @@ fn recall(label: &str, texts: &[String], long: bool, vocab: &[String], policy: &
 
 /// Short pages made from one template with different names and prices: all must stay
 /// apart.
-fn templated_short_pages(vocab: &[String], policy: &ConfirmPolicy) {
+fn templated_short_pages(vocab: &[String], policy: &Confirm) {
     let templates = [
         "{name}\n\n{price} EUR\n\nIn stock. Ships within two working days. Free returns for 30 days on every order, and a two-year warranty on all items.",
         "{name} - {price} points\n\nPosted by a member of the community. Log in to reply or to follow this thread and get an email when someone answers.",
@@ -568,7 +568,7 @@ fn templated_short_pages(vocab: &[String], policy: &ConfirmPolicy) {
 
 /// [`templated_short_pages`] in Chinese or Japanese: the same three kinds of page, each
 /// name eight characters of a man page's prose.
-fn templated_unspaced_pages(label: &str, prose: &[String], policy: &ConfirmPolicy) {
+fn templated_unspaced_pages(label: &str, prose: &[String], policy: &Confirm) {
     let templates: &[&str] = if label.contains("ja") {
         &[
             "{name}\n\n{price}円\n\n在庫あり。二営業日以内に発送します。全商品三十日間返品無料、二年間の保証付きです。",
@@ -602,7 +602,7 @@ fn templated_unspaced_pages(label: &str, prose: &[String], policy: &ConfirmPolic
 fn templated_pages(
     label: &str,
     templates: &[&str],
-    policy: &ConfirmPolicy,
+    policy: &Confirm,
     mut name: impl FnMut(&mut Rng) -> String,
 ) {
     let mut rng = Rng(0x5eed_0000_0000_0001);
@@ -673,7 +673,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dir = arg;
         }
     }
-    let policy = ConfirmPolicy::default();
+    let policy = Confirm::default();
     let docs = load(Path::new(&dir))?;
     let vocab: Vec<String> = docs
         .iter()

@@ -1,5 +1,7 @@
 //! The cluster's near-duplicate index: the local index's candidates and confirmation, kept
 //! in Redis Cluster so that every worker decides against every page any worker stored.
+//! Each candidate is judged by [`Confirm::candidate`](crate::index::Confirm::candidate), the
+//! rule the local index decides by.
 //!
 //! # Layout
 //! - `{NAME}:nd:ids`: the id counter (`INCR`); ids are in the order workers asked.
@@ -32,7 +34,9 @@
 //!
 //! # Of several workers with the same or a near-same page, exactly one keeps it
 //! An exact copy is settled by the digest claim: `SET NX` lets one id through, and the
-//! others are exact duplicates of it.
+//! others are exact duplicates of it, unless the rule, on the holder's record, finds by
+//! their lines that the two are different pages of one host whose main text was taken from
+//! what the site repeats; such a page goes on as a near copy does.
 //!
 //! Near copies cannot be settled by one command, since their entries lie in buckets on
 //! different nodes. Each document therefore takes its id, writes its record and its table
@@ -71,7 +75,7 @@ use std::time::{Duration, Instant};
 
 use super::filter::{Cluster, ClusterError};
 use crate::fingerprint::FINGERPRINT_VERSION;
-use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, plan};
+use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, Stored, plan};
 
 /// How long a document waits for the verdict of a higher-id near copy before it counts it
 /// as not kept.
@@ -340,7 +344,10 @@ impl<'c> SharedIndex<'c> {
                     None => taken = true,
                 }
             }
-            if !taken {
+            // The holder's main text is this page's: an exact duplicate, unless the two
+            // pages' lines say they are different pages of one host (the rule of
+            // `Confirm::candidate`, as the local index applies it).
+            if !taken && self.holder_is_exact(record, holder)? {
                 self.set_verdict(id, false)?;
                 return Ok(SharedDecision::Exact(holder));
             }
@@ -426,13 +433,39 @@ impl<'c> SharedIndex<'c> {
                     self.name
                 ))
             })?;
-            let (similarity, ok) = self.config.confirm.judge_records(record, &stored);
-            if ok {
-                let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
-                confirmed.insert(other, (distance, similarity));
+            let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
+            let row = Stored::of(&stored);
+            let judged = self
+                .config
+                .confirm
+                .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
+            if judged.confirmed {
+                confirmed.insert(other, (distance, judged.similarity));
             }
         }
         Ok(confirmed)
+    }
+
+    /// Whether the page of `record` is an exact duplicate of `holder`, which holds its
+    /// main text's digest: by [`Confirm::candidate`](crate::index::Confirm::candidate), on
+    /// the holder's record. A holder whose record is gone keeps the claim.
+    fn holder_is_exact(&self, record: &DocRecord, holder: DocId) -> Result<bool, ClusterError> {
+        let bytes: Option<Vec<u8>> = self
+            .cluster
+            .with(|con| redis::cmd("GET").arg(self.doc_key(holder)).query(con))?;
+        let Some(bytes) = bytes else { return Ok(true) };
+        let stored = DocRecord::decode(&bytes).ok_or_else(|| {
+            self.cluster.state_error(format!(
+                "document {holder} of index `{}` is damaged",
+                self.name
+            ))
+        })?;
+        let row = Stored::of(&stored);
+        let judged = self
+            .config
+            .confirm
+            .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
+        Ok(judged.exact)
     }
 
     /// Rules 1 and 2 of the module documentation.

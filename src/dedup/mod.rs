@@ -96,9 +96,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::content::Extracted;
 use crate::fingerprint::Fingerprint;
-use crate::index::{
-    ConfirmPolicy, Decision, DocId, DocRecord, IndexConfig, SimhashIndex, Similarity,
-};
+use crate::index::{Confirm, Decision, DocId, DocRecord, IndexConfig, SimhashIndex, Similarity};
 use crate::ledger::Ledger;
 pub use crate::ledger::StateKind;
 use crate::page::{self, Prepared};
@@ -326,7 +324,7 @@ impl Dedup {
             bump(&self.counters.pages_no_text);
             return Ok(PageVerdict::NoText);
         }
-        let record = DocRecord::new(name, text, fingerprint);
+        let record = DocRecord::for_rule(name, text, fingerprint, self.index.confirm());
         let (decision, nearest) = self.index.check_and_insert_nearest(record)?;
         self.verdict(decision, nearest, (fingerprint.simhash, fingerprint.digest))
     }
@@ -591,9 +589,9 @@ pub fn index_config(config: &Config) -> IndexConfig {
         max_distance: config.dedup.max_distance,
         expected: config.url_filter.expected_urls,
         blocks: None,
-        confirm: ConfirmPolicy {
+        confirm: Confirm {
             short_text_chars: u32::try_from(config.dedup.short_text_chars).unwrap_or(u32::MAX),
-            ..ConfirmPolicy::default()
+            ..Confirm::default()
         },
         reserve: config.dedup.expected_pages,
         background_snapshots: config.dedup.background_snapshots,

@@ -31,7 +31,7 @@
 //!   ([`crate::fingerprint::blocks`]), and a page is compared with a stored page of its
 //!   host on their lines, every line the two share exactly (and every line of the
 //!   template learned so far) left out, so that only each page's own sentences decide
-//!   ([`ConfirmPolicy::judge_blocks`](crate::index::ConfirmPolicy::judge_blocks)). Two
+//!   ([`Confirm::judge_blocks`](crate::index::Confirm::judge_blocks)). Two
 //!   different stories are two pages from the host's first two pages on, and an edited
 //!   copy of a page stored before the template was known is still found against it (its
 //!   record is looked up by the page's whole text too, [`Probe`]).
@@ -470,7 +470,12 @@ impl super::Dedup {
         if compared.fingerprint.tokens == 0 {
             return None;
         }
-        let mut record = DocRecord::new(name, &compared.text, &compared.fingerprint);
+        let mut record = DocRecord::for_rule(
+            name,
+            &compared.text,
+            &compared.fingerprint,
+            self.index.confirm(),
+        );
         let mut template = Vec::new();
         let mut keys = Vec::new();
         if let (Some(templates), Some(host)) = (&self.templates, host_in(name)) {

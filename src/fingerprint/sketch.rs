@@ -71,7 +71,7 @@ pub struct Sketch {
     /// text of spaced words (a token a word), about 52 for Chinese or Japanese (a token a
     /// character, 1.7 characters a word), 99 for Thai, Lao, Khmer or Myanmar (4.5 a word).
     /// [`Sketch::word_shingles`] reads it, so that the tiny rule
-    /// (`ConfirmPolicy::tiny_shingles`) means the same amount of text in every script.
+    /// (`Confirm::tiny_shingles`) means the same amount of text in every script.
     pub unspaced: u8,
 }
 

@@ -13,7 +13,7 @@
 //!   MinHash deduplicators (datatrove, text-dedup), and what finds the heavier edits that move
 //!   a simhash past any radius the tables can afford.
 //!
-//! A candidate is then judged by [`ConfirmPolicy`] on the two sketches (estimated
+//! A candidate is then judged by [`Confirm`] on the two sketches (estimated
 //! resemblance, or containment for a text with an appended thread), or, when both texts
 //! are tiny, on their exact shingle sets, kept in their records (Henzinger, SIGIR 2006,
 //! combines simhash candidates with a shingle-resemblance check the same way). A candidate
@@ -80,6 +80,7 @@
 //! checkpoint may be lost by a crash; the index is still whole on reopen (the last written
 //! batch is mended from the document tree if a crash cut it short).
 
+mod confirm;
 mod decision;
 mod durable;
 mod error;
@@ -116,12 +117,16 @@ use record::Judgement;
 use store::{Store, StoreError};
 use tables::{Keys, Memory};
 
+pub(crate) use confirm::Judged;
+pub use confirm::{
+    ADDED_WORDS, Confirm, ExactLikeness, LINES_FROM_CONTAINMENT, LINES_FROM_RESEMBLANCE,
+    MIN_CONTAINMENT, MIN_LINE_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO, OWN_WORDS,
+    SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS, SMALL_SET_FACTOR, TINY_MAX_GROWTH,
+    TINY_MIN_RESEMBLANCE, TINY_SHINGLES, exact_similarity, tiny_likeness,
+};
 pub(crate) use decision::round3;
 pub use decision::{
-    ADDED_WORDS, ConfirmPolicy, DEFAULT_MAX_DISTANCE, Decision, ExactLikeness, IndexConfig,
-    MAX_DISTANCE_LIMIT, MIN_CONTAINMENT, MIN_LINE_CONTAINMENT, MIN_RESEMBLANCE, MIN_SIZE_RATIO,
-    OWN_WORDS, Probe, SHORT_MIN_RESEMBLANCE, SHORT_TEXT_CHARS, SMALL_SET_FACTOR, Similarity,
-    TINY_MAX_GROWTH, TINY_MIN_RESEMBLANCE, TINY_SHINGLES, exact_similarity, tiny_likeness,
+    DEFAULT_MAX_DISTANCE, Decision, IndexConfig, MAX_DISTANCE_LIMIT, Probe, Similarity,
 };
 pub use error::IndexError;
 pub use plan::Plan;
@@ -133,18 +138,6 @@ pub use upkeep::SnapshotStats;
 /// What to do about a damaged index, the end of every message that reports one.
 const RESTORE: &str =
     "nothing was changed: restore the state directory from a backup, or start a new one";
-
-/// A candidate page of the same host is compared on its lines when its sketch estimates
-/// reach this resemblance (or [`LINES_FROM_CONTAINMENT`]), or when they confirm it: below,
-/// the pair has too little in common for the lines to make it a duplicate, and its record
-/// is not read. (At 0.3 and 0.5, 4 more edited copies of the template evaluation's 976 were
-/// missed: their first pages, stored with the template, hold the copies' text among much
-/// else.)
-const LINES_FROM_RESEMBLANCE: f64 = 0.15;
-
-/// See [`LINES_FROM_RESEMBLANCE`]: a page whose template was left out is contained in its
-/// host's pages stored before the template was known.
-const LINES_FROM_CONTAINMENT: f64 = 0.3;
 
 /// A document's number in the index, given in insertion order from 0.
 pub type DocId = u64;
@@ -165,7 +158,7 @@ pub struct SimhashIndex {
     db: sled::Db,
     store: Store,
     plan: Plan,
-    confirm: ConfirmPolicy,
+    confirm: Confirm,
     /// The retention window in seconds (`None`: keep everything).
     retention: Option<u64>,
     /// Where the time of insertion and the age of documents come from.
@@ -240,6 +233,11 @@ impl SimhashIndex {
     /// The layout in use.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The rule candidates are confirmed by.
+    pub fn confirm(&self) -> &Confirm {
+        &self.confirm
     }
 
     /// Bytes of the index's database on disk (0 when sled cannot say).

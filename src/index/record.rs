@@ -25,18 +25,31 @@ pub struct DocRecord {
     /// Its confirmation sketch (see [`Sketch`]).
     pub sketch: Sketch,
     /// For a small text (under [`SMALL_SET_FACTOR`](super::SMALL_SET_FACTOR) times the tiny
-    /// size of [`ConfirmPolicy::is_tiny`](super::ConfirmPolicy::is_tiny)), its
+    /// size of [`Confirm::is_tiny`](super::Confirm::is_tiny)), its
     /// whole shingle set ([`crate::fingerprint::tiny_set`]), on which tiny candidates are
     /// confirmed exactly; empty otherwise.
     pub tiny_set: Vec<u32>,
     /// For a page with a host, the profile of its whole main text's lines ([`Blocks`]), on
-    /// which a candidate of the same host is confirmed ([`ConfirmPolicy::judge_blocks`](super::ConfirmPolicy::judge_blocks)).
+    /// which a candidate of the same host is confirmed ([`Confirm::judge_blocks`](super::Confirm::judge_blocks)).
     pub blocks: Option<Blocks>,
 }
 
 impl DocRecord {
-    /// The record of a main text under `name`, with its fingerprint.
+    /// The record of a main text under `name`, with its fingerprint, for the default rule
+    /// ([`DocRecord::for_rule`] with [`Confirm::default`](super::Confirm::default)).
     pub fn new(name: &str, text: &str, fingerprint: &crate::Fingerprint) -> DocRecord {
+        DocRecord::for_rule(name, text, fingerprint, &super::Confirm::default())
+    }
+
+    /// The record of a main text under `name`, with its fingerprint; `confirm`, the rule the
+    /// index judges candidates by, says whether it keeps its whole shingle set
+    /// ([`Confirm::keeps_tiny_set`](super::Confirm::keeps_tiny_set)).
+    pub fn for_rule(
+        name: &str,
+        text: &str,
+        fingerprint: &crate::Fingerprint,
+        confirm: &super::Confirm,
+    ) -> DocRecord {
         DocRecord {
             simhash: fingerprint.simhash,
             digest: fingerprint.digest,
@@ -44,9 +57,7 @@ impl DocRecord {
             name: name.to_string(),
             at: 0,
             sketch: fingerprint.sketch,
-            tiny_set: if fingerprint.sketch.word_shingles()
-                < f64::from(super::SMALL_SET_FACTOR * super::TINY_SHINGLES)
-            {
+            tiny_set: if confirm.keeps_tiny_set(&fingerprint.sketch) {
                 crate::fingerprint::tiny_set(text)
             } else {
                 Vec::new()
@@ -196,6 +207,24 @@ pub(super) struct Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_keeps_its_shingle_set_by_the_rule_it_is_made_for() {
+        // 100 distinct words: over twice the default tiny size (40), under twice 60.
+        let text: String = (0..100).map(|i| format!("word{i} ")).collect();
+        let fingerprint = crate::Fingerprint::of(&text);
+        assert!(DocRecord::new("a", &text, &fingerprint).tiny_set.is_empty());
+        let rule = super::super::Confirm {
+            tiny_shingles: 60,
+            ..super::super::Confirm::default()
+        };
+        assert!(rule.keeps_tiny_set(&fingerprint.sketch));
+        assert!(
+            !DocRecord::for_rule("a", &text, &fingerprint, &rule)
+                .tiny_set
+                .is_empty()
+        );
+    }
 
     #[test]
     fn a_record_round_trips_with_and_without_its_lines_and_a_cut_one_is_refused() {

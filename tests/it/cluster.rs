@@ -424,6 +424,78 @@ fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
     assert_eq!(refused.to_string().lines().count(), 1, "{refused}");
 }
 
+/// A page of `a.example` whose main text, as extracted, is `main`, and whose whole text is
+/// `story` above `main`: its record carries the profile of its whole text's lines.
+fn host_page(name: &str, story: &str, main: &str) -> crawldedup::index::DocRecord {
+    let mut record = doc(name, main);
+    let whole = format!("{story}\n\n{main}");
+    record.blocks = Some(crawldedup::fingerprint::Blocks::of("a.example", &whole));
+    record
+}
+
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn the_shared_index_decides_pages_of_one_host_by_the_local_index_rule() {
+    use crawldedup::cluster::index::{SharedDecision, SharedIndex};
+    use crawldedup::index::{Decision, IndexConfig, SimhashIndex};
+    // What the extraction kept of three pages is the site's own box, word for word; their
+    // stories differ, except that the third is the first with one word changed.
+    let main = "About the garden club. We meet on the first Saturday of every month in the \
+        community hall on Mill Street, share seeds and cuttings, and visit one member's \
+        garden each summer.\nMembership is free for anyone who lives in the valley, and the \
+        newsletter comes out four times a year with the dates of the next meetings.";
+    let story_a = "The apple harvest came two weeks early this year after the warm spring, and \
+        the orchard on the east slope gave more fruit than it has in a decade.\nVolunteers \
+        picked for three days and pressed most of the crop into juice for the autumn fair.";
+    let story_b = "A hailstorm on Thursday night flattened the bean rows in the allotments \
+        behind the school, and the tomatoes under glass were the only crop that came through \
+        unharmed.\nThe committee will hand out new seedlings at the next meeting.";
+    let story_c = story_a.replace("three days", "four days");
+    let pages = [
+        host_page("a/apples", story_a, main),
+        host_page("a/hail", story_b, main),
+        host_page("a/apples-again", &story_c, main),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let config = IndexConfig {
+        expected: 1_000_000,
+        ..IndexConfig::default()
+    };
+    let local = SimhashIndex::open(dir.path(), config).unwrap();
+    let redis = RedisCluster::start();
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    let shared = SharedIndex::open(&cluster, "nd", config).unwrap();
+    let (mut local_names, mut shared_names) = (Vec::new(), Vec::new());
+    let mut verdicts = Vec::new();
+    for page in &pages {
+        let name = page.name.clone();
+        let local_verdict = match local.check_and_insert(page.clone()).unwrap() {
+            Decision::Unique(id) => {
+                local_names.push((id, name.clone()));
+                "unique".to_string()
+            }
+            Decision::Exact(of) | Decision::Near { of, .. } => {
+                let of = &local_names.iter().find(|(id, _)| *id == of).unwrap().1;
+                format!("duplicate of {of}")
+            }
+        };
+        let shared_verdict = match shared.check_and_insert(page).unwrap() {
+            SharedDecision::Unique(id) => {
+                shared_names.push((id, name.clone()));
+                "unique".to_string()
+            }
+            SharedDecision::Exact(of) | SharedDecision::Near { of, .. } => {
+                let of = &shared_names.iter().find(|(id, _)| *id == of).unwrap().1;
+                format!("duplicate of {of}")
+            }
+        };
+        assert_eq!(local_verdict, shared_verdict, "{name}: local, then shared");
+        verdicts.push(local_verdict);
+    }
+    // The second page has a story of its own: not the first page, though its main text is.
+    assert_eq!(verdicts, ["unique", "unique", "duplicate of a/apples"]);
+}
+
 #[test]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crawldedup::fingerprint::{Sketch, mix_shingle, shingle_set};
-use crawldedup::index::ConfirmPolicy;
+use crawldedup::index::Confirm;
 use unicode_normalization::UnicodeNormalization;
 
 type Error = Box<dyn std::error::Error>;
@@ -185,7 +185,7 @@ impl Item {
         }
     }
 
-    fn confirms(&self, other: &Item, policy: &ConfirmPolicy) -> bool {
+    fn confirms(&self, other: &Item, policy: &Confirm) -> bool {
         policy
             .judge(
                 (&self.sketch, self.chars),
@@ -307,7 +307,7 @@ fn quantile(values: &mut [f64], q: f64) -> f64 {
 }
 
 fn measure(label: &str, texts: &[String], tokenizers: &[Tokenizer]) {
-    let policy = ConfirmPolicy::default();
+    let policy = Confirm::default();
     let cjk_chars: usize = texts
         .iter()
         .map(|t| t.chars().filter(|&c| is_cjk(c)).count())

@@ -199,12 +199,26 @@ pub(crate) fn extract_bytes_unresolved(
 /// Parses a document with scraper, into a tree sized for the markup up front: about one
 /// node per 32 bytes (most pages have fewer), so that the tree is rarely copied to grow;
 /// at most 16,384 nodes (a few MB), whatever the markup's length.
-fn parse_document(html: &str) -> Html {
+///
+/// Every parse in the crate goes through this function or [`parse_fragment`], which drive the
+/// project's html5ever (`vendor/html5ever`) with scraper's tree sink. scraper's own
+/// `Html::parse_document` and `Html::parse_fragment` would run upstream html5ever, which
+/// scraper depends on by itself.
+pub(crate) fn parse_document(html: &str) -> Html {
     use html5ever::tendril::TendrilSink as _;
     let nodes = (html.len() / 32 + 16).min(1 << 14);
     let mut dom = Html::new_document();
     dom.tree = ego_tree::Tree::with_capacity(DomNode::Document, nodes);
     html5ever::driver::parse_document(scraper::HtmlTreeSink::new(dom), Default::default()).one(html)
+}
+
+/// Parses `text` as a fragment in a `<body>`, as scraper's `Html::parse_fragment` does, with the
+/// project's html5ever (see [`parse_document`]).
+pub(crate) fn parse_fragment(text: &str) -> Html {
+    use html5ever::tendril::TendrilSink as _;
+    let body = html5ever::QualName::new(None, html5ever::ns!(html), html5ever::local_name!("body"));
+    let sink = scraper::HtmlTreeSink::new(Html::new_fragment());
+    html5ever::driver::parse_fragment(sink, Default::default(), body, Vec::new(), false).one(text)
 }
 
 /// The text of the whole page outside its boilerplate by role (menus, headers, footers,

@@ -1,7 +1,7 @@
 //! The page's own structured data (JSON-LD): a product's or article's description when
 //! the markup holds less.
 
-use scraper::{Html, Node as DomNode};
+use scraper::Node as DomNode;
 
 use super::render::{Writer, collapse_whitespace};
 use super::tree::Tag;
@@ -145,7 +145,7 @@ pub(super) fn structured_to_text(text: &str) -> String {
             .collect::<Vec<_>>()
             .join("\n\n");
     }
-    let dom = Html::parse_fragment(text);
+    let dom = super::parse_fragment(text);
     let mut writer = Writer::default();
     for edge in dom.tree.root().traverse() {
         match edge {

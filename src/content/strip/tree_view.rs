@@ -56,7 +56,7 @@ fn collapse_spaces(text: &str) -> String {
 /// there takes the parser out of the head or leaves it in, which moves or drops the
 /// whitespace after it, and nothing reads it.
 pub(super) fn lines(html: &str, view: &View) -> Vec<String> {
-    let dom = scraper::Html::parse_document(html);
+    let dom = crate::content::extract::parse_document(html);
     let mut lines: Vec<String> = Vec::new();
     let mut text = String::new();
     let mut skipping = 0usize;
