@@ -17,7 +17,7 @@
 //! are: a growth of a group of tables (one per core), which re-places their entries under
 //! the write lock (absent with `--sized`), and a background snapshot's copy of one table
 //! under the read lock.
-//! Figures for machine E are in `docs/benchmarks.md` (note 4).
+//! Figures: docs/benchmarks.md (the index); how they were reached: CHANGELOG.md (note 4).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

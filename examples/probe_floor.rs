@@ -12,7 +12,7 @@
 //! (an insert's probe and placement). The index's own cost per insert, its probes and
 //! placements in the tables included, is the index bench's (`cargo bench --bench index`);
 //! the difference between the two is what the index adds to what the memory costs.
-//! Figures for machine F are in `docs/benchmarks.md` (note 4).
+//! Figures: CHANGELOG.md, benchmark history (note 4).
 
 #[cfg(target_os = "linux")]
 fn main() {

@@ -22,8 +22,8 @@ use commands::{
 use dedup::dedup;
 use print::{print_summary, run_demo};
 
-/// mimalloc is the binary's allocator: on the crawl benchmark a page costs 15-25% less CPU
-/// than with glibc's malloc (docs/benchmarks.md). The library sets none.
+/// mimalloc is the binary's allocator: on the crawl benchmark a page costs less CPU than
+/// with glibc's malloc (docs/benchmarks.md, the crawl table). The library sets none.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

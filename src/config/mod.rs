@@ -278,9 +278,9 @@ pub struct DedupConfig {
     pub expected_pages: u64,
     /// Whether the index writes snapshots of itself in the background after checkpoints,
     /// so that the open after a crash maps the last one and reads only the pages after it
-    /// (at 10 M pages, about 1.5-2.3 s against 5.6-7.4 s rebuilding the tables). On by
-    /// default; a bulk load that inserts as fast as it can on two cores runs about a fifth
-    /// faster without them and rebuilds after a crash.
+    /// (at 10 M pages, a few times faster than rebuilding the tables: docs/benchmarks.md,
+    /// the index table). On by default; a bulk load that inserts as fast as it can on two
+    /// cores runs faster without them and rebuilds after a crash.
     pub background_snapshots: bool,
     /// Compare each page with the pages stored in this last window only (`"48h"`): older
     /// fingerprints stop matching and are swept from memory and disk. Off by default: every

@@ -34,12 +34,11 @@ const MI_PURGE_DELAY: std::ffi::c_int = 15;
 /// `mimalloc` feature): its arenas are committed as they are used, not all at once, and
 /// what a crawl frees goes back to the system after 10 ms, unless `MIMALLOC_ARENA_EAGER_COMMIT`
 /// or `MIMALLOC_PURGE_DELAY` in the environment says otherwise. With mimalloc's defaults a
-/// crawl's peak memory is about two and a half times glibc's; a purge at once (a delay of
-/// 0) keeps the peak near glibc's but spends about a tenth of a page's CPU returning memory
-/// and faulting it back in; 10 ms keeps most of both gains (docs/benchmarks.md, the crawl
-/// table). The binary calls it from a constructor as it loads, before anything allocates:
-/// called later (even first thing in `main`), it leaves the first arena as mimalloc
-/// committed it.
+/// crawl's peak memory is far above glibc's; a purge at once (a delay of 0) keeps the peak
+/// near glibc's but spends a share of each page's CPU returning memory and faulting it back
+/// in; 10 ms keeps most of both gains (the crawl benchmark: docs/benchmarks.md). The
+/// binary calls it from a constructor as it loads, before anything allocates: called later
+/// (even first thing in `main`), it leaves the first arena as mimalloc committed it.
 #[cfg(feature = "mimalloc")]
 pub fn tune_mimalloc() {
     for (option, value) in [(MI_ARENA_EAGER_COMMIT, 0), (MI_PURGE_DELAY, PURGE_DELAY_MS)] {

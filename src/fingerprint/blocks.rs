@@ -26,9 +26,17 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::features::{fmix64, three_shingles, token_hashes_into, word_features};
 
-/// Lines a profile keeps at most: of a page with more, its sentences ([`LONG_LINE_WORDS`])
-/// first, then its shorter lines, each in reading order, up to this many.
+/// Lines a profile keeps at most. Of a page with more, the profile is a sample by key
+/// ([`Blocks::sampled`]): its sentences ([`LONG_LINE_WORDS`]) first, the ones with the
+/// lowest keys when there are more than this many, then, in the room left, the shorter lines
+/// with the lowest keys; the lines kept stay in reading order. Two samples of pages that
+/// share most lines hold most of the same lines (a line added to a page displaces at most
+/// one), and two pages are compared on the lines both samples would keep
+/// ([`Blocks::covers`]).
 pub const MAX_LINES: usize = 256;
+
+/// Set in a stored profile's line count when the profile is a sample ([`Blocks::sampled`]).
+const SAMPLED: u16 = 0x8000;
 
 /// A line of this many words or more is a sentence of the page (a paragraph, a teaser, a
 /// long list item); shorter ones are headlines, labels, names, dates and menu items.
@@ -51,6 +59,28 @@ pub const NEAR_LINE_BITS: u32 = 44;
 
 /// Bytes of one line in a stored profile.
 pub const LINE_BYTES: usize = 25;
+
+/// The lines a profile covers ([`Blocks::coverage`]): for sentences and for short lines,
+/// the highest key covered (`None`: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coverage {
+    /// The highest key of a sentence covered.
+    pub long: Option<u32>,
+    /// The highest key of a short line covered.
+    pub short: Option<u32>,
+}
+
+impl Coverage {
+    /// Whether a page's `line` is covered.
+    pub fn covers(&self, line: &Line) -> bool {
+        let bound = if line.is_long() {
+            self.long
+        } else {
+            self.short
+        };
+        bound.is_some_and(|b| line.key <= b)
+    }
+}
 
 /// Mixes a feature for the signature's second half.
 mod keys;
@@ -93,6 +123,9 @@ pub struct Blocks {
     pub host: u32,
     /// The lines with words, in reading order.
     pub lines: Vec<Line>,
+    /// Whether the page had more than [`MAX_LINES`] lines, so that `lines` is a sample of
+    /// them by key (see [`MAX_LINES`]).
+    pub sampled: bool,
 }
 
 /// Byte `i` of `SPREAD[v]` is bit `i` of `v`: eight bit counters in one word.
@@ -199,6 +232,21 @@ fn line_words(line: &str, tokens: usize) -> usize {
         .max(usize::from(tokens > 0))
 }
 
+/// The highest key among the `room` lowest keys of the lines of one kind (sentences when
+/// `long`), or `None` when there is no room or no such line.
+fn lowest_keys_bound(lines: &[Line], long: bool, room: usize) -> Option<u32> {
+    let mut keys: Vec<u32> = lines
+        .iter()
+        .filter(|l| l.is_long() == long)
+        .map(|l| l.key)
+        .collect();
+    if room == 0 || keys.is_empty() {
+        return None;
+    }
+    let at = room.min(keys.len()) - 1;
+    Some(*keys.select_nth_unstable(at).1)
+}
+
 /// The key of a host name (lower case).
 pub fn host_key(host: &str) -> u32 {
     xxh3_64(host.as_bytes()) as u32
@@ -257,34 +305,68 @@ impl Blocks {
             short += usize::from(!line.is_long());
             lines.push(line);
         }
-        if lines.len() > MAX_LINES {
-            // Room for every sentence first, then for the first short lines.
+        let sampled = lines.len() > MAX_LINES;
+        if sampled {
+            // Room for the sentences first, then for the short lines, each taken by key.
             let long = lines.len() - short;
-            let mut short_room = MAX_LINES.saturating_sub(long);
+            let long_bound = lowest_keys_bound(&lines, true, MAX_LINES);
+            let short_bound = lowest_keys_bound(&lines, false, MAX_LINES.saturating_sub(long));
             let mut long_room = MAX_LINES;
+            let mut short_room = MAX_LINES.saturating_sub(long);
             lines.retain(|l| {
-                let room = if l.is_long() {
-                    &mut long_room
+                let (bound, room) = if l.is_long() {
+                    (long_bound, &mut long_room)
                 } else {
-                    &mut short_room
+                    (short_bound, &mut short_room)
                 };
-                let keep = *room > 0;
-                *room = room.saturating_sub(1);
+                let keep = bound.is_some_and(|b| l.key <= b) && *room > 0;
+                *room -= usize::from(keep);
                 keep
             });
         }
         Blocks {
             host: host_key(host),
             lines,
+            sampled,
         }
     }
 
-    /// Encoding: the host (4 bytes), a u16 count, then per line its key (4), words (1) and
-    /// signature (16) and ends (4); integers big-endian.
+    /// Which lines the profile covers: the lines of the page whose kind (sentence or short
+    /// line) and key a sample keeps (all of them when the profile is not a sample,
+    /// [`Blocks::sampled`]). Two pages are compared on the lines both profiles cover.
+    pub fn coverage(&self) -> Coverage {
+        if !self.sampled {
+            return Coverage {
+                long: Some(u32::MAX),
+                short: Some(u32::MAX),
+            };
+        }
+        let highest = |long: bool| {
+            self.lines
+                .iter()
+                .filter(|l| l.is_long() == long)
+                .map(|l| l.key)
+                .max()
+        };
+        let short = highest(false);
+        Coverage {
+            // Short lines were kept only when every sentence was.
+            long: if short.is_some() {
+                Some(u32::MAX)
+            } else {
+                highest(true)
+            },
+            short,
+        }
+    }
+
+    /// Encoding: the host (4 bytes), a u16 count (its top bit set for a sample), then per
+    /// line its key (4), words (1) and signature (16) and ends (4); integers big-endian.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let lines = &self.lines[..self.lines.len().min(MAX_LINES)];
         out.extend_from_slice(&self.host.to_be_bytes());
-        out.extend_from_slice(&(lines.len() as u16).to_be_bytes());
+        let count = lines.len() as u16 | if self.sampled { SAMPLED } else { 0 };
+        out.extend_from_slice(&count.to_be_bytes());
         for line in lines {
             out.extend_from_slice(&line.key.to_be_bytes());
             out.push(line.words);
@@ -296,7 +378,9 @@ impl Blocks {
     /// Decodes a profile at the start of `bytes`: it and the bytes it took.
     pub fn decode(bytes: &[u8]) -> Option<(Blocks, usize)> {
         let host = u32::from_be_bytes(bytes.get(0..4)?.try_into().ok()?);
-        let count = usize::from(u16::from_be_bytes(bytes.get(4..6)?.try_into().ok()?));
+        let field = u16::from_be_bytes(bytes.get(4..6)?.try_into().ok()?);
+        let sampled = field & SAMPLED != 0;
+        let count = usize::from(field & !SAMPLED);
         if count > MAX_LINES {
             return None;
         }
@@ -311,7 +395,14 @@ impl Blocks {
                 ends: u32::from_be_bytes(c[21..25].try_into().expect("4 bytes")),
             })
             .collect();
-        Some((Blocks { host, lines }, end))
+        Some((
+            Blocks {
+                host,
+                lines,
+                sampled,
+            },
+            end,
+        ))
     }
 }
 
@@ -319,6 +410,43 @@ impl Blocks {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_page_of_more_lines_than_a_profile_keeps_is_sampled_by_key_and_says_so() {
+        // Letters, not digits: a line's key reads every run of digits as one.
+        let name = |i: u32| -> String {
+            [i % 26, i / 26 % 26]
+                .iter()
+                .map(|&c| char::from(b'a' + c as u8))
+                .collect()
+        };
+        let text: Vec<String> = (0..300)
+            .map(|i| format!("line {} holds these eight words of its own", name(i)))
+            .collect();
+        let blocks = Blocks::of("a.example", &text.join("\n"));
+        assert!(blocks.sampled);
+        assert_eq!(blocks.lines.len(), MAX_LINES);
+        // The sentences kept are those of the lowest keys, each covered, the others not.
+        let all = Blocks::profile("a.example", &text[..MAX_LINES].join("\n"), None);
+        assert!(!all.sampled);
+        let coverage = blocks.coverage();
+        let highest = blocks.lines.iter().map(|l| l.key).max().unwrap();
+        assert_eq!(coverage.long, Some(highest));
+        assert_eq!(coverage.short, None);
+        for line in &all.lines {
+            assert_eq!(
+                coverage.covers(line),
+                blocks.lines.iter().any(|l| l.key == line.key)
+            );
+        }
+        // Stored and read back, the profile is still a sample.
+        let mut bytes = Vec::new();
+        blocks.encode(&mut bytes);
+        assert_eq!(Blocks::decode(&bytes), Some((blocks, bytes.len())));
+        let mut bytes = Vec::new();
+        all.encode(&mut bytes);
+        assert_eq!(Blocks::decode(&bytes).map(|(b, _)| b.sampled), Some(false));
+    }
 
     proptest! {
         #[test]

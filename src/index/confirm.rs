@@ -14,7 +14,7 @@
 //! they are different pages (the main text was then taken from what their site repeats).
 
 use super::{DocRecord, Similarity, Stored};
-use crate::fingerprint::blocks::{Blocks, Line};
+use crate::fingerprint::blocks::{Blocks, Coverage, Line};
 use crate::fingerprint::{Sketch, TINY_PROSE, tiny_key};
 
 /// What [`Confirm::candidate`] says of one candidate.
@@ -301,7 +301,9 @@ impl Confirm {
     }
 
     /// Whether the page `new` duplicates the page `stored` of the same host, judged on
-    /// their lines, the host's template (`template`: its keys, sorted) left out.
+    /// their lines, the host's template (`template`: its keys, sorted) left out, and of a
+    /// page with more lines than a profile keeps, the lines its sample does not cover
+    /// ([`Blocks::coverage`]).
     ///
     /// What a site repeats on its pages is never evidence: every line the two pages share
     /// exactly, and every line of the host's template, could be the site's rails, menus and
@@ -325,24 +327,30 @@ impl Confirm {
         stored: &Blocks,
         template: &[u32],
     ) -> (Similarity, bool) {
+        // A page of more lines than a profile keeps is a sample of them: the two pages are
+        // compared on the lines both samples would keep.
+        let covers = (new.coverage(), stored.coverage());
+        fn lines_of(b: &Blocks, covers: (Coverage, Coverage)) -> impl Iterator<Item = &Line> {
+            b.lines
+                .iter()
+                .filter(move |l| covers.0.covers(l) && covers.1.covers(l))
+        }
         let sorted_keys = |b: &Blocks| {
-            let mut keys: Vec<u32> = b.lines.iter().map(|l| l.key).collect();
+            let mut keys: Vec<u32> = lines_of(b, covers).map(|l| l.key).collect();
             keys.sort_unstable();
             keys
         };
         let (new_keys, stored_keys) = (sorted_keys(new), sorted_keys(stored));
         let in_template = |key: u32| template.binary_search(&key).is_ok();
         let rest = |b: &Blocks, other: &[u32]| -> Vec<Line> {
-            b.lines
-                .iter()
+            lines_of(b, covers)
                 .filter(|l| other.binary_search(&l.key).is_err() && !in_template(l.key))
                 .copied()
                 .collect()
         };
         let (new_rest, stored_rest) = (rest(new, &stored_keys), rest(stored, &new_keys));
         let words = |b: &Blocks| -> u32 {
-            b.lines
-                .iter()
+            lines_of(b, covers)
                 .filter(|l| !in_template(l.key))
                 .map(|l| u32::from(l.words))
                 .sum()
@@ -456,5 +464,61 @@ fn similarity_of(a: usize, b: usize, common: usize) -> Similarity {
     Similarity {
         resemblance: common as f64 / (a + b - common).max(1) as f64,
         containment: common as f64 / a.min(b).max(1) as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::blocks::MAX_LINES;
+
+    /// Line `i` of a made-up page: twenty words of a large vocabulary, so that two lines
+    /// share almost none.
+    fn line(i: u64) -> String {
+        let mut state = (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..20)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                // Letters, not digits: a line's key reads every run of digits as one.
+                let mut n = state % 50_000;
+                let mut word = String::new();
+                for _ in 0..4 {
+                    word.push(char::from(b'a' + (n % 26) as u8));
+                    n /= 26;
+                }
+                word
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn page(lines: impl Iterator<Item = u64>) -> Blocks {
+        let text: Vec<String> = lines.map(line).collect();
+        Blocks::of("a.example", &text.join("\n"))
+    }
+
+    #[test]
+    fn a_long_page_with_a_sentence_added_is_its_copy_and_one_with_new_sentences_is_not() {
+        let rule = Confirm::default();
+        let original = page(0..400);
+        assert!(original.sampled && original.lines.len() == MAX_LINES);
+        // The copy has one sentence more, at the top: in reading order it would push the
+        // original's last kept sentence out of the profile, a sentence of the original's own.
+        let copy = page(std::iter::once(10_000).chain(0..400));
+        assert!(rule.judge_blocks(&copy, &original, &[]).1, "the copy");
+        assert!(
+            rule.judge_blocks(&original, &copy, &[]).1,
+            "the copy, the other way"
+        );
+        // The same page with a hundred new sentences in the middle is another page.
+        let grown = page((0..200).chain(20_000..20_100).chain(200..400));
+        assert!(
+            !rule.judge_blocks(&grown, &original, &[]).1,
+            "new sentences"
+        );
+        // A page of another 400 sentences shares nothing.
+        assert!(!rule.judge_blocks(&page(30_000..30_400), &original, &[]).1);
     }
 }

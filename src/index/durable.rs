@@ -16,7 +16,7 @@ impl SimhashIndex {
     /// while the documents after it are under a quarter of those it holds that have not
     /// expired. The next open adds them as tails, no more than an open after a crash adds
     /// under the background's rules (see [`upkeep`]), where writing the whole snapshot to
-    /// another file holds the close up for a pass over the index (`docs/benchmarks.md`,
+    /// another file holds the close up for a pass over the index (CHANGELOG.md, benchmark history,
     /// note 4). The next session's background snapshots follow their own rule: one is due
     /// once the documents after the one in place reach a sixteenth of it.
     fn snapshot_for_next_open(&mut self, at_close: bool) -> Result<bool, IndexError> {

@@ -11,11 +11,9 @@ use super::tables::Memory;
 /// what they take, the last when they are full), so that each growth holds the index's
 /// write lock for one group's re-placement rather than every table's. Every table takes
 /// one entry per document, so grown at one insert they stopped every decision for the
-/// whole re-placement: 1.1-1.2 s at 10 M documents on the 2-core machine measured
-/// (`examples/decision_wait.rs`). A table grows to 1.6 times its size either way; grown up
-/// to 3% early, it takes that memory that much sooner (the 10 M index bench, whose last
-/// insert falls inside the spread, ends at 546-680 bytes a document in memory, lines made
-/// ready included, against 490-507).
+/// whole re-placement, over a second at 10 M documents (`examples/decision_wait.rs`). A
+/// table grows to 1.6 times its size either way; grown up to 3% early, it takes that
+/// memory that much sooner.
 pub(super) const GROWTH_SPREAD: usize = 32;
 
 impl Memory {

@@ -144,8 +144,11 @@ pub type DocId = u64;
 
 /// Version of the on-disk layout (trees and record encoding). Version 6 keeps the lines'
 /// profile of a page with a host in its record; version 7 keeps in a record only what its
-/// row does not hold (the name, the tiny set and the lines' profile).
-pub const INDEX_FORMAT_VERSION: u32 = 7;
+/// row does not hold (the name, the tiny set and the lines' profile); version 8 marks the
+/// profile of a page of more lines than a profile keeps as a sample by key
+/// ([`Blocks::sampled`](crate::fingerprint::Blocks::sampled)), which a build that reads 7
+/// at most would take for a damaged record.
+pub const INDEX_FORMAT_VERSION: u32 = 8;
 
 /// The oldest index format this build opens. An index of an older format than
 /// [`INDEX_FORMAT_VERSION`] is upgraded in place when it opens: its stored records stay as
@@ -153,6 +156,19 @@ pub const INDEX_FORMAT_VERSION: u32 = 7;
 pub const OLDEST_INDEX_FORMAT: u32 = 6;
 
 /// The persistent simhash index.
+///
+/// # Lock order
+/// A thread that holds more than one of the index's locks takes them in this order, and
+/// releases none to take an earlier one:
+/// 1. `writer` (one check-and-insert or insert at a time) or `durable` (one checkpoint at
+///    a time), never both;
+/// 2. `memory`, for reading (a decision, a checkpoint's count) or writing (an insert);
+/// 3. `pending`;
+/// 4. the background writer's state (`writer::Writer`).
+///
+/// The upkeep thread takes `memory` and its own state one at a time. A decision reads the
+/// full records of some candidates (from `pending`, the background writer or sled) with
+/// `writer` and `memory` held.
 pub struct SimhashIndex {
     path: PathBuf,
     db: sled::Db,

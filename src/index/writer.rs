@@ -5,8 +5,8 @@
 //! check-and-insert at 10 M documents. The index hands each full batch to this writer and
 //! goes on deciding; the writer writes the batches in order, one at a time, with at most
 //! [`WAITING`] more waiting (a slower disk holds inserts back rather than piling up memory;
-//! a few absorb the writer's pauses, when the 2-core machine measured ran another thread
-//! in its place). Until
+//! a few absorb the writer's pauses, when a busy machine runs another thread in its
+//! place). Until
 //! a batch is written, [`Writer::get`] finds its documents; a checkpoint first waits for
 //! every batch handed over ([`Writer::wait`]), so what a checkpoint promises is unchanged. A
 //! failed write stops the writer: its batch and the later ones stay readable in memory,
@@ -27,7 +27,7 @@ const WAITING: usize = 4;
 /// of this id. Each step holds sled's lock against every reader of the database while it
 /// lasts, and the deciding thread reads the name of each near-duplicate's original:
 /// written whole, a batch of 8,192 documents held that read up to tens of milliseconds
-/// (130 of the 10 M-document scale bench's calls, 5.3 s of its 53).
+/// (a tenth of the 10 M-document scale bench's time).
 const PIECE: u64 = 1024;
 
 /// Writes `docs` (ids from `first`) in pieces of at most [`PIECE`] ids, each on whole

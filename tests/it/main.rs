@@ -44,6 +44,7 @@ mod fingerprint;
 #[cfg(all(feature = "crawler", feature = "fixture"))]
 mod fixture;
 mod index;
+mod layout;
 #[cfg(feature = "cli")]
 mod refusals;
 #[cfg(feature = "cli")]

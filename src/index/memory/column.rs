@@ -108,9 +108,8 @@ impl<T: Plain> Column<T> {
     /// `n` zeroed values in memory of their own, straight from the kernel, for a table
     /// that grows: nothing is written before the entries are (a vector of a type the
     /// allocator cannot zero is filled value by value first), and the memory may use huge
-    /// pages. At 10 M documents, this cut the page faults of the deciding thread from 2.0 M
-    /// to 0.6 M and raised the decision loop from 150-152 k/s to 180-182 k/s
-    /// (`cargo bench --bench scale -- 10000000`). Memory the kernel cannot give is an
+    /// pages. At 10 M documents, this cut the page faults of the deciding thread by more
+    /// than half (`cargo bench --bench scale -- 10000000`; CHANGELOG.md, benchmark history). Memory the kernel cannot give is an
     /// allocation failure, as a vector's would be.
     ///
     /// The map has room for `capacity` values: address space only, the pages past `n`
@@ -251,8 +250,8 @@ impl<T: Plain> Column<T> {
     /// Faults in every page of zeroed memory of its own now (see [`Column::growable`]),
     /// rather than one at a time at the first insert that lands on it: the memory of a
     /// table sized ahead (`dedup.expected_pages`) is taken when the index opens. At 10 M
-    /// documents, the faults left to the inserts held about 130 of them 10-100 ms each
-    /// (5.5 s of the scale bench's decision loop).
+    /// documents, the faults left to the inserts held some of them for tens of
+    /// milliseconds each (a tenth of the scale bench's decision loop).
     pub(crate) fn populate(&mut self) {
         const PAGE: usize = 4096;
         if let Column::Grown { len, backed, .. } = self {

@@ -307,8 +307,8 @@ impl<K: Key> Bucketed<K> {
     /// Re-places every entry of an id from `floor` on, after the lines grew in place from
     /// `old` lines (the new ones zero): the growth takes only the new lines' memory, where
     /// a growth into new lines takes theirs and the old lines' together, and frees the old
-    /// (on the 2-core machine measured, a 10 M bulk load faulted in and zeroed 2.7 times
-    /// its tables' final memory that way, at under 1 GB/s).
+    /// (a 10 M bulk load faulted in and zeroed several times its tables' final memory that
+    /// way).
     ///
     /// A home only moves up when the lines grow (it scales with the line count), so the
     /// old lines are taken from the last to the first: each is emptied, then its entries
@@ -378,10 +378,9 @@ impl<K: Key> Bucketed<K> {
     /// for a growth would be taken for nothing. Memory backed ahead of a growth (the pages
     /// past the lines of a table that grows in place, [`Bucketed::room_for`]; new lines
     /// zeroed, [`Bucketed::offer`]), by a thread other than the inserting one, takes
-    /// the page faults of the new memory off the insert that grows the table: on the
-    /// 2-core machine measured, zeroing fresh pages was about a seventh of the inserting
-    /// thread's time in a 10 M bulk load, which then ran at a median 283 k/s against 256 k/s
-    /// without background snapshots (seven runs and five; `docs/benchmarks.md`, note 4).
+    /// the page faults of the new memory off the insert that grows the table: zeroing fresh
+    /// pages was a large share of the inserting thread's time in a 10 M bulk load
+    /// (CHANGELOG.md, benchmark history, note 4).
     pub(crate) fn next_growth(&self, floor: u32) -> Option<usize> {
         let takes = (self.lines.len() * SLOTS) as f64 * MAX_LOAD;
         let near = (self.room() as f64) <= takes / 8.0;

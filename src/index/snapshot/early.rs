@@ -1,9 +1,9 @@
 //! The snapshot's check, started on a thread of its own before the database opens.
 //!
 //! Opening a large index after a crash is mostly two waits that need nothing from each
-//! other: sled's recovery, which reads its whole log since it was last opened (0.4-1.7 s at
-//! 10 M documents on the 2-core machine measured), and the snapshot's check, which reads
-//! every section to test its checksum and decodes the rows (0.3-0.9 s). The check needs
+//! other: sled's recovery, which reads its whole log since it was last opened, and the
+//! snapshot's check, which reads every section to test its checksum and decodes the rows
+//! (each up to a second or two at 10 M documents; CHANGELOG.md, benchmark history, note 4). The check needs
 //! the manifest and the layout, and both are at hand without sled: the manifest is a file
 //! of its own and the snapshot's header names its layout. So the open starts the check
 //! first ([`Early::start`]) and opens sled meanwhile.
@@ -20,9 +20,8 @@
 //!
 //! When the check is done before sled is open, the thread goes on with the memory of the
 //! tables' tails ([`tail_room`]): the open builds each tail (the entries of the documents
-//! after the table's copy) into lines of fresh memory, and on the machine measured fresh
-//! memory comes at 0.7-3 GB/s, page by page, so the thread faults it in while sled still
-//! recovers. It stops as soon as the open waits for it.
+//! after the table's copy) into lines of fresh memory, and fresh memory comes slowly,
+//! page by page, so the thread faults it in while sled still recovers. It stops as soon as the open waits for it.
 
 use std::path::Path;
 use std::sync::Arc;

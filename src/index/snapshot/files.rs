@@ -117,10 +117,9 @@ pub(super) fn stamp(path: &Path) -> Option<Stamp> {
 
 /// Moves the spare file of the index in `dir`, if there is one, to `target`, which the next
 /// whole [`write`] then writes over. Writing over the pages and blocks of a file the system
-/// already holds is faster than filling a new file and freeing the old one's: the 10 M
-/// index bench's last background snapshot (3.6 GB) took 4.5-4.8 s this way against
-/// 7.2-9.6 s into new files (three runs each, alternated, on the 2-core machine measured;
-/// `docs/benchmarks.md`, note 4), so fewer documents arrive while one is written. A spare
+/// already holds is faster than filling a new file and freeing the old one's (about half
+/// the time for the 10 M index bench's last background snapshot; CHANGELOG.md, benchmark history, note 4), so
+/// fewer documents arrive while one is written. A spare
 /// that cannot be moved is left, and the snapshot written to a new file.
 pub(in crate::index) fn take_spare(dir: &Path, target: &Path) {
     match std::fs::rename(spare_path(dir), target) {
@@ -137,10 +136,9 @@ pub(in crate::index) fn take_spare(dir: &Path, target: &Path) {
 /// On Linux the two files swap names in one step (`renameat2` with `RENAME_EXCHANGE`)
 /// where the file system can, instead of a rename over the file in place. ext4 (its
 /// default `auto_da_alloc`) writes out every dirty page of a file renamed over another
-/// before the rename returns: a snapshot just written is gigabytes of dirty pages (3.5 GB
-/// at the 10 M index bench's end), and that write took 0.23 s a gigabyte on the machine
-/// measured, with the index's upkeep state locked, which the inserting thread's checkpoint
-/// waits for. A swap, or a rename to a free name, leaves the pages to the system's
+/// before the rename returns: a snapshot just written is gigabytes of dirty pages at the
+/// 10 M index bench's end, and that write takes a fraction of a second a gigabyte, with the
+/// index's upkeep state locked, which the inserting thread's checkpoint waits for. A swap, or a rename to a free name, leaves the pages to the system's
 /// writeback like any other file's. Elsewhere (and when the swap is refused) a second name
 /// of the file in place is made first, and the new file renamed over it.
 pub(in crate::index) fn put_in_place(

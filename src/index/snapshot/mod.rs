@@ -3,8 +3,8 @@
 //!
 //! Rebuilding the tables from the stored rows is what an open of a large index spends its
 //! time on: at 10 M documents, 26 tables of 10 M entries, about 3 GB of fresh memory that
-//! the kernel must give page by page first (on the 2-core machine measured, 7.8 s of a
-//! 9.6 s open, and the rows' read from sled 1.7 s more). A snapshot holds the tables' lines
+//! the kernel must give page by page first (most of such an open, and the rows' read from
+//! sled on top; CHANGELOG.md, benchmark history, note 4). A snapshot holds the tables' lines
 //! and the rows; an open maps each table's section copy-on-write and reads the tables
 //! straight from the page cache, and decodes the rows from it instead of from sled.
 //!
@@ -65,7 +65,7 @@
 //! leaves the header in use and its sections as they were, or the newer header and its
 //! sections. The file's pages are written over again instead of filling a second file: a
 //! second file is fresh memory and fresh blocks for every byte of it, the largest cost of
-//! the snapshots during a bulk load on the 2-core machine measured (`docs/benchmarks.md`).
+//! the snapshots during a bulk load (CHANGELOG.md, benchmark history, note 4).
 //!
 //! A file that an open mapped is never written in place: its pages are the tables'. So the
 //! first background snapshot after an open is written whole to another file. When a whole
@@ -341,8 +341,7 @@ fn write_rows(
 
 /// The buffer the tables are copied into, taken and backed before any table is copied:
 /// taken at the first copy, under the read lock, its fresh pages held the inserts up for
-/// up to 176 ms at 10 M documents on the 2-core machine measured (where fresh memory comes
-/// at under 1 GB/s), the longest wait of a bulk load.
+/// the longest wait of a 10 M bulk load where fresh memory comes slowly.
 fn copy_buffer(memory: &RwLock<Memory>) -> Vec<Line> {
     let most = {
         let memory = memory.read().unwrap_or_else(|p| p.into_inner());

@@ -18,8 +18,8 @@
 //!
 //! The permuted tables are not stored: they are a function of the simhashes, and permuting
 //! and bucketing 10 M rows in memory is faster than reading 10 copies of them back. (One
-//! sled entry per table row, the first design, wrote 10 k documents per second and took
-//! 9.7 s to reopen 200 k.)
+//! sled entry per table row, the first design, was slower at both by an order of
+//! magnitude.)
 //!
 //! Documents below the index's floor (expired by a retention window, see
 //! [`super::SimhashIndex::sweep`]) are deleted a whole chunk at a time, oldest first, once a

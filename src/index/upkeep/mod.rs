@@ -12,8 +12,8 @@
 //!   [`super::snapshot`] for how it is copied while inserts go on), and puts it in place
 //!   once two checkpoints have covered it. An open after a crash then maps it and adds at
 //!   most about that share of documents as tails, where without it the tables of the whole
-//!   index are rebuilt (at 10 M documents 1.5-2.3 s after SIGKILL, against 5.2-9.6 s
-//!   rebuilding, on the 2-core machine measured). Copying sections whole costs a
+//!   index are rebuilt (several times longer at 10 M documents; docs/benchmarks.md, the
+//!   index table). Copying sections whole costs a
 //!   pass over the index's memory, so after a snapshot that did, the next whole copy waits
 //!   until the time since it ended is at least `REST_PER_WRITE` (2) times what it took (the
 //!   thread spends at most a third of its time copying whole), unless the documents since
