@@ -122,10 +122,7 @@ fn index_part(nodes: &Arc<Vec<String>>) -> Result<(), Box<dyn std::error::Error>
             })
             .collect(),
     );
-    let config = IndexConfig {
-        expected: 10_000_000,
-        ..IndexConfig::default()
-    };
+    let config = IndexConfig::default().with_expected(10_000_000);
     let dir = tempfile::tempdir()?;
     let index = SimhashIndex::open(dir.path(), config)?;
     let t = Instant::now();

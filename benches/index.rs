@@ -149,12 +149,10 @@ fn fingerprints(n: u64) -> (Vec<u64>, Vec<u64>) {
 /// The index's configuration for a run of `n`; `sized`: its tables made room for `n`
 /// documents when it opens (what `dedup.expected_pages` does), so that they never grow.
 fn config(n: u64, sized: bool) -> IndexConfig {
-    IndexConfig {
-        max_distance: K,
-        expected: n,
-        reserve: if sized { n } else { 0 },
-        ..IndexConfig::default()
-    }
+    IndexConfig::default()
+        .with_max_distance(K)
+        .with_expected(n)
+        .with_reserve(if sized { n } else { 0 })
 }
 
 /// The child: inserts the `n` fingerprints into a new index in the folder, checkpointing
@@ -167,10 +165,7 @@ fn insert_run(spec: &str) {
     let sized = words.next().unwrap() == "true";
     let dir = PathBuf::from(words.next().unwrap());
     let (stored, probes) = fingerprints(n);
-    let config = IndexConfig {
-        background_snapshots: background,
-        ..config(n, sized)
-    };
+    let config = config(n, sized).with_background_snapshots(background);
     let index = SimhashIndex::open(&dir, config).unwrap();
     let start = Instant::now();
     // The time the inserting thread spent in checkpoints (each waits for sled's writes and

@@ -372,10 +372,7 @@ fn run(
     let snapshot_bytes = std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
     let disk = dir_bytes(&index_dir) - snapshot_bytes;
     let rss_before = rss_bytes();
-    let config = IndexConfig {
-        expected: n,
-        ..IndexConfig::default()
-    };
+    let config = IndexConfig::default().with_expected(n);
     let t = Instant::now();
     let index = SimhashIndex::open(&index_dir, config)?;
     let reopen = t.elapsed();

@@ -100,12 +100,10 @@ fn main() {
         .unwrap_or(2_000_000);
     let sized = args.iter().any(|a| a == "--sized");
     let background = !args.iter().any(|a| a == "--no-background");
-    let config = IndexConfig {
-        background_snapshots: background,
-        expected: n,
-        reserve: if sized { n + CHECKPOINT_EVERY } else { 0 },
-        ..IndexConfig::default()
-    };
+    let config = IndexConfig::default()
+        .with_background_snapshots(background)
+        .with_expected(n)
+        .with_reserve(if sized { n + CHECKPOINT_EVERY } else { 0 });
     let dir = tempfile::tempdir().expect("a temporary folder");
     let index = SimhashIndex::open(dir.path(), config).expect("a new index");
     let done = AtomicBool::new(false);

@@ -106,11 +106,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let index = Arc::new(
         SimhashIndex::open(
             dir.path(),
-            IndexConfig {
-                expected: per_window,
-                retention,
-                ..IndexConfig::default()
-            },
+            IndexConfig::default()
+                .with_expected(per_window)
+                .with_retention(retention),
         )?
         .with_clock(Arc::new(clock.clone())),
     );

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Counts the library's public items, as an embedder sees them with every feature on: modules,
+# Counts the library's public items, as an embedder sees them with every feature of the
+# product on (`cli` and `spider`; not `testing` or `failpoints`, the tests' own): modules,
 # types, traits, functions and methods, constants, statics, macros, enum variants and public
 # fields (trait impls' methods are not counted: they add no name). Items under
 # `#[doc(hidden)]` are counted apart. Reads rustdoc's JSON output, which needs the nightly
@@ -9,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=target/public-items
 count() {
-    cargo +nightly rustdoc --quiet --lib --all-features --target-dir "$dir/$1" -- \
+    cargo +nightly rustdoc --quiet --lib --features cli,spider --target-dir "$dir/$1" -- \
         -Z unstable-options --output-format json "${@:2}"
     python3 - "$dir/$1/doc/crawldedup.json" <<'PY'
 import json, sys

@@ -10,6 +10,51 @@
 
 use std::time::{Duration, Instant};
 
+/// A failure of the database under a part of a state directory (the index's, the URL
+/// filter's store, the crawl's): an I/O error such as a full disk, files that fail their
+/// checksums, or the lock held by another process. It prints as one line; the database's
+/// own error is its [`source`](std::error::Error::source).
+#[derive(Debug)]
+pub struct DatabaseError(sled::Error);
+
+impl DatabaseError {
+    /// Whether another process holds the database open.
+    pub fn is_lock_held(&self) -> bool {
+        matches!(&self.0, sled::Error::Io(io) if is_lock_held(io))
+    }
+
+    /// Whether the database's files are damaged (they fail their checksums).
+    pub fn is_damaged(&self) -> bool {
+        matches!(&self.0, sled::Error::Corruption { .. })
+    }
+
+    /// The I/O error behind the failure, if it was one.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        match &self.0 {
+            sled::Error::Io(io) => Some(io),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for DatabaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&describe(&self.0))
+    }
+}
+
+impl std::error::Error for DatabaseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// The crate's error for a sled error (not a `From` impl, which would put sled in the
+/// public API).
+pub(crate) fn error(e: sled::Error) -> DatabaseError {
+    DatabaseError(e)
+}
+
 /// How long [`open`] waits for a database's lock.
 pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 

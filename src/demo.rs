@@ -61,12 +61,27 @@ pub struct CrawlReport {
 /// Articles per topic on the demo site.
 pub const DEMO_ARTICLES_PER_TOPIC: usize = 10;
 
+/// What stopped the demonstration's crawl.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DemoError {
+    /// The fixture site could not be served on loopback.
+    #[error("fixture site: {0}")]
+    Site(#[source] std::io::Error),
+    /// The temporary directory for the crawl's state and outputs could not be made.
+    #[error("temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    /// The crawl failed.
+    #[error(transparent)]
+    Crawl(#[from] crate::CrawlError),
+}
+
 /// Serves the fixture site on 127.0.0.1 and crawls it into a temporary directory.
-pub async fn run_crawl() -> Result<CrawlReport, String> {
+pub async fn run_crawl() -> Result<CrawlReport, DemoError> {
     let server = crate::fixture::serve(crate::fixture::Site::new(2025, DEMO_ARTICLES_PER_TOPIC))
         .await
-        .map_err(|e| format!("fixture site: {e}"))?;
-    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
+        .map_err(DemoError::Site)?;
+    let dir = tempfile::tempdir().map_err(DemoError::TempDir)?;
     let mut config = crate::Config::default();
     config.crawl.seeds = vec![server.url("/")];
     config.crawl.state_dir = dir.path().join("state");
@@ -76,9 +91,7 @@ pub async fn run_crawl() -> Result<CrawlReport, String> {
     config.crawl.per_host_concurrency = 1;
     config.crawl.request_timeout_ms = 1000;
     config.crawl.max_depth = 5;
-    let summary = crate::crawl::crawl(&config, std::future::pending())
-        .await
-        .map_err(|e| e.to_string())?;
+    let summary = crate::crawl::crawl(&config, std::future::pending()).await?;
     let read = |name: &str| -> Vec<serde_json::Value> {
         std::fs::read_to_string(dir.path().join("out").join(name))
             .unwrap_or_default()

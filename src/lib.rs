@@ -31,7 +31,7 @@
 //! // Before a fetch: canonicalized, checked and recorded in one atomic step.
 //! let url = match dedup.check_url("https://example.com/news/story?id=7&utm_source=feed")? {
 //!     UrlVerdict::New(canonical) => canonical,    // fetch this
-//!     UrlVerdict::Seen(_) | UrlVerdict::Invalid(_) => unreachable!("first time"),
+//!     _ => unreachable!("the first time, a URL is new"),
 //! };
 //! assert_eq!(url.as_str(), "https://example.com/news/story?id=7");
 //! // A variant of the same URL is not fetched again.
@@ -113,8 +113,22 @@ pub mod dedup;
 #[cfg(all(feature = "crawler", feature = "fixture"))]
 #[doc(hidden)]
 pub mod demo;
+#[cfg(feature = "failpoints")]
 #[doc(hidden)]
 pub mod faults;
+#[cfg(not(feature = "failpoints"))]
+mod faults {
+    //! Without the `failpoints` feature, a fault point is nothing.
+
+    /// Nothing (the `failpoints` feature is off).
+    #[inline(always)]
+    pub(crate) fn point(_name: &str) {}
+
+    /// Nothing (the `failpoints` feature is off).
+    #[inline(always)]
+    #[allow(dead_code)]
+    pub(crate) fn point_prepared(_name: &str, _prepare: impl FnOnce()) {}
+}
 pub mod fingerprint;
 #[cfg(feature = "metrics")]
 pub mod metrics;
@@ -135,6 +149,7 @@ pub mod urls;
 pub use config::{Config, ConfigError};
 #[cfg(feature = "crawler")]
 pub use crawl::{CrawlError, CrawlSummary, Crawler};
+pub use db::DatabaseError;
 pub use dedup::{Dedup, DedupBuilder, DedupError, DedupStats, Original, PageVerdict, UrlVerdict};
 pub use fingerprint::{Digest, Fingerprint, Simhash};
 pub use index::{DocId, Similarity};

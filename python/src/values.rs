@@ -43,6 +43,8 @@ impl UrlVerdict {
         let (canonical, error) = match answer {
             UrlAnswer::New(c) | UrlAnswer::Seen(c) => (Some(c.to_string()), None),
             UrlAnswer::Invalid(e) => (None, Some(e.to_string())),
+            // A verdict of a later version of the crate: its label says what it is.
+            _ => (None, None),
         };
         UrlVerdict {
             verdict,

@@ -67,6 +67,7 @@ impl fmt::Display for ConfigError {
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct Config {
     /// What to crawl and how hard.
     pub crawl: CrawlConfig,
@@ -87,6 +88,7 @@ pub struct Config {
 /// `[crawl]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct CrawlConfig {
     /// Start URLs.
     pub seeds: Vec<String>,
@@ -127,6 +129,7 @@ pub struct CrawlConfig {
 /// `crawl.follow_links_of`: which fetched pages have their links followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FollowLinksOf {
     /// Every 2xx HTML page: stored, duplicate or without main text. A duplicate's menu
     /// or a gallery hub may be the only way to a page, so nothing reachable is missed; a
@@ -170,6 +173,7 @@ impl Default for CrawlConfig {
 /// `[scope]`
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct ScopeConfig {
     /// Hosts to stay on; `example.com` also admits its subdomains, `=example.com` only itself.
     /// Empty: the seeds' hosts.
@@ -183,6 +187,7 @@ pub struct ScopeConfig {
 /// `[focus]`
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct FocusConfig {
     /// Topic words; when given, the frontier is best-first by relevance.
     pub keywords: Vec<String>,
@@ -191,6 +196,7 @@ pub struct FocusConfig {
 /// `[url_filter]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct UrlFilterConfig {
     /// Expected number of distinct URLs (n).
     pub expected_urls: u64,
@@ -262,6 +268,7 @@ impl UrlFilterConfig {
 /// `[dedup]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct DedupConfig {
     /// Simhashes within this many bits are near-duplicate candidates (k), 0 to 8; every
     /// candidate is confirmed on its sketch (see [`crate::dedup`]).
@@ -341,6 +348,7 @@ pub use crate::store::OutputConfig;
 /// Cluster (see [`crate::cluster`]). Off while `nodes` is empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct ClusterConfig {
     /// Seed nodes of the Redis Cluster, `redis://HOST:PORT`; one is enough to find the rest.
     pub nodes: Vec<String>,

@@ -34,9 +34,17 @@ pub enum CrawlError {
     Cluster(#[source] crate::cluster::filter::ClusterError),
     /// The crawl database (frontier, checkpoint records, what a worker of a cluster must
     /// send) could not be read or written: a full disk, an I/O error.
-    #[error("crawl database: {}", crate::db::describe(.0))]
-    Database(#[source] sled::Error),
+    #[error("crawl database: {0}")]
+    Database(#[source] crate::db::DatabaseError),
     /// A sink given to the crawler failed ([`crate::store::PageSink`]).
     #[error("page sink: {0}")]
     Sink(crate::store::SinkError),
+}
+
+impl CrawlError {
+    /// The error for a failure of the crawl database (sled).
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+    pub(crate) fn database(e: sled::Error) -> CrawlError {
+        CrawlError::Database(crate::db::error(e))
+    }
 }

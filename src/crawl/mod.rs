@@ -28,9 +28,14 @@ mod context;
 mod crawler;
 mod error;
 mod fetch;
-// Internal: public for the crate's own tests and benchmarks, not part of the API.
+// Internal: public for the crate's own tests and benchmarks (feature `testing`), not part of
+// the API.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod frontier;
+#[cfg(not(feature = "testing"))]
+#[allow(dead_code)]
+pub(crate) mod frontier;
 pub(crate) mod guard;
 mod options;
 mod outcome;
@@ -50,6 +55,7 @@ pub use arenas::tune_mimalloc;
 pub use crawler::{Crawler, CrawlerBuilder, crawl};
 pub use error::CrawlError;
 pub use fetch::{ClientError, FetchConfig, FetchError, Fetched, Fetcher, Hop};
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use frontier::{Frontier, Task};
 pub use frontier::{FrontierCounts, FrontierError};

@@ -39,7 +39,7 @@ const URL_WEIGHT: u32 = 2;
 const PARENT_RELEVANCE_CAP: u32 = 5;
 
 /// The state the owning task changes as results come in.
-pub(super) struct Ledger<'a, 'c> {
+pub(super) struct Bookkeeping<'a, 'c> {
     pub(super) dedup: &'a Dedup,
     pub(super) frontier: &'a mut Frontier,
     pub(super) sinks: &'a mut Sinks,
@@ -83,7 +83,7 @@ pub(super) fn enqueue(
 /// Records a worker's result: the outcome, then a failure line if it was not stored.
 pub(super) fn handle(
     work: Work,
-    ledger: &mut Ledger<'_, '_>,
+    ledger: &mut Bookkeeping<'_, '_>,
     shared: &Context,
 ) -> Result<(), CrawlError> {
     if let Some((task, failure)) = outcome(work, ledger, shared)? {
@@ -113,10 +113,10 @@ pub(super) fn handle(
 /// failure of its task for [`handle`] to record.
 pub(super) fn outcome(
     work: Work,
-    ledger: &mut Ledger<'_, '_>,
+    ledger: &mut Bookkeeping<'_, '_>,
     shared: &Context,
 ) -> Result<Option<(Task, Failure)>, CrawlError> {
-    let Ledger {
+    let Bookkeeping {
         dedup,
         frontier,
         sinks,
@@ -429,7 +429,7 @@ fn keep(
     totals.stored += 1;
     totals.stored_bytes += response.body.len() as u64;
     totals.last_stored_at_ms = Some(crate::metrics::epoch_ms(SystemTime::now()));
-    let stored = Stored {
+    let stored = IndexEntry {
         id,
         simhash,
         digest,
@@ -487,7 +487,7 @@ struct Response {
 }
 
 /// What the index gave a unique page.
-struct Stored {
+struct IndexEntry {
     id: DocId,
     simhash: Simhash,
     digest: Digest,
@@ -532,9 +532,9 @@ fn keep_unique(
     task: &mut Task,
     response: Response,
     extracted: Extracted,
-    stored: Stored,
+    stored: IndexEntry,
 ) -> Result<(), CrawlError> {
-    let Stored {
+    let IndexEntry {
         id,
         simhash,
         digest,

@@ -23,7 +23,7 @@ use super::error::CrawlError;
 use super::fetch::{FetchConfig, Fetcher};
 use super::frontier::{Frontier, FrontierCounts};
 use super::options::CrawlOptions;
-use super::outcome::{Ledger, Sinks, handle};
+use super::outcome::{Bookkeeping, Sinks, handle};
 use super::record::{CheckpointRecord, CrawlSummary, checkpoint};
 use super::schedule::Schedule;
 use super::start::{Opened, Seeds, WARC_PAYLOADS, open_state, queue_seeds};
@@ -375,7 +375,7 @@ impl<'a> Crawl<'a> {
         first: Work,
         done: &mut mpsc::UnboundedReceiver<Work>,
     ) -> Result<(), CrawlError> {
-        let mut ledger = Ledger {
+        let mut ledger = Bookkeeping {
             dedup: &self.dedup,
             frontier: &mut self.frontier,
             sinks: &mut self.sinks,

@@ -8,6 +8,7 @@ use crate::urls::CanonicalError;
 
 /// What the stage says about a URL.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum UrlVerdict {
     /// Never seen: now recorded; fetch it (this canonical form).
     New(Url),

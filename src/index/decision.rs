@@ -6,8 +6,10 @@ use super::Confirm;
 use super::DocId;
 use crate::fingerprint::Sketch;
 
-/// How an index is laid out.
+/// How an index is laid out. `#[non_exhaustive]`: start from [`IndexConfig::default`] and
+/// change what differs with the `with_` setters (or the fields).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct IndexConfig {
     /// Largest distance called a near-duplicate (k).
     pub max_distance: u32,
@@ -47,6 +49,50 @@ impl Default for IndexConfig {
             background_snapshots: true,
             retention: None,
         }
+    }
+}
+
+impl IndexConfig {
+    /// With `max_distance` (k).
+    pub fn with_max_distance(mut self, max_distance: u32) -> IndexConfig {
+        self.max_distance = max_distance;
+        self
+    }
+
+    /// With `expected` fingerprints (n).
+    pub fn with_expected(mut self, expected: u64) -> IndexConfig {
+        self.expected = expected;
+        self
+    }
+
+    /// With the number of blocks fixed (`None`: chosen from n).
+    pub fn with_blocks(mut self, blocks: Option<u32>) -> IndexConfig {
+        self.blocks = blocks;
+        self
+    }
+
+    /// With this confirmation rule.
+    pub fn with_confirm(mut self, confirm: Confirm) -> IndexConfig {
+        self.confirm = confirm;
+        self
+    }
+
+    /// With room made for `reserve` documents when the index opens.
+    pub fn with_reserve(mut self, reserve: u64) -> IndexConfig {
+        self.reserve = reserve;
+        self
+    }
+
+    /// With snapshots in the background after checkpoints, or not.
+    pub fn with_background_snapshots(mut self, on: bool) -> IndexConfig {
+        self.background_snapshots = on;
+        self
+    }
+
+    /// With a retention window (`None` keeps everything).
+    pub fn with_retention(mut self, retention: Option<std::time::Duration>) -> IndexConfig {
+        self.retention = retention;
+        self
     }
 }
 

@@ -146,7 +146,7 @@ impl SimhashIndex {
         self.wait_written()?;
         self.db.flush().map_err(|source| IndexError::Store {
             path: self.path.clone(),
-            source,
+            source: crate::db::error(source),
         })?;
         Manifest {
             format: INDEX_FORMAT_VERSION,

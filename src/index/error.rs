@@ -10,12 +10,12 @@ use crate::fingerprint::FINGERPRINT_VERSION;
 #[non_exhaustive]
 pub enum IndexError {
     /// sled failed.
-    #[error("index {}: {}", path.display(), crate::db::describe(source))]
+    #[error("index {}: {source}", path.display())]
     Store {
         /// The index folder.
         path: PathBuf,
         /// The cause.
-        source: sled::Error,
+        source: crate::db::DatabaseError,
     },
     /// The stored index is damaged, or from another format or layout.
     #[error("index {}: {problem}", path.display())]
@@ -53,7 +53,7 @@ impl IndexError {
         (
             move |source| IndexError::Store {
                 path: path.to_path_buf(),
-                source,
+                source: crate::db::error(source),
             },
             move |problem| IndexError::Corrupt {
                 path: path.to_path_buf(),

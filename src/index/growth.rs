@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use super::memory::{Bucketed, Column, Line, Room};
+use super::memory::{Bucketed, CacheLine, Column, Room};
 use super::tables::Memory;
 
 /// The tables grow in groups of one table per core, the groups spread over the last
@@ -75,7 +75,11 @@ impl Memory {
 
     /// Gives table `t` (simhash tables first, then band tables) zeroed `lines` for its next
     /// growth; gives them back if it does not want them.
-    pub(super) fn offer(&mut self, t: usize, lines: Column<Line>) -> Option<Column<Line>> {
+    pub(super) fn offer(
+        &mut self,
+        t: usize,
+        lines: Column<CacheLine>,
+    ) -> Option<Column<CacheLine>> {
         let floor = u32::try_from(self.base).unwrap_or(u32::MAX);
         match self.tables_mut().nth(t) {
             Some(TableMut::Simhash(_, table)) => table.offer(lines, floor),

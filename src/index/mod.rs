@@ -85,23 +85,38 @@ mod decision;
 mod durable;
 mod error;
 mod lookup;
-// Internal: public for the crate's own tests and benchmarks, not part of the API.
+// Internal: public for the crate's own tests and benchmarks (feature `testing`), not
+// part of the API.
+mod growth;
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod manifest;
+#[cfg(not(feature = "testing"))]
+#[allow(dead_code)]
+pub(crate) mod manifest;
 mod memory;
 mod open;
 pub mod plan;
 mod record;
 mod retention;
-// Internal: public for the crate's own tests and benchmarks, not part of the API.
-mod growth;
+// Internal: public for the crate's own tests and benchmarks (feature `testing`), not
+// part of the API.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod snapshot;
+#[cfg(not(feature = "testing"))]
+#[allow(dead_code)]
+pub(crate) mod snapshot;
 mod store;
 mod tables;
-// Internal: public for the crate's own tests and benchmarks, not part of the API.
+// Internal: public for the crate's own tests and benchmarks (feature `testing`), not
+// part of the API.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod upkeep;
+#[cfg(not(feature = "testing"))]
+#[allow(dead_code)]
+pub(crate) mod upkeep;
 mod writer;
 
 use std::path::PathBuf;
@@ -164,7 +179,7 @@ pub const OLDEST_INDEX_FORMAT: u32 = 6;
 ///    a time), never both;
 /// 2. `memory`, for reading (a decision, a checkpoint's count) or writing (an insert);
 /// 3. `pending`;
-/// 4. the background writer's state (`writer::Writer`).
+/// 4. the background writer's state (`writer::BatchWriter`).
 ///
 /// The upkeep thread takes `memory` and its own state one at a time. A decision reads the
 /// full records of some candidates (from `pending`, the background writer or sled) with
@@ -203,7 +218,7 @@ pub struct SimhashIndex {
     /// every checkpoint.
     pending: Mutex<Pending>,
     /// Writes full batches of pending documents to sled off the inserting thread.
-    background: writer::Writer,
+    background: writer::BatchWriter,
     /// The state directory the index belongs to, named in each manifest
     /// ([`crate::ledger`]).
     state: crate::state_id::StateId,

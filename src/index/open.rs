@@ -69,7 +69,7 @@ impl SimhashIndex {
         let count = memory.count();
         let floor = memory.base;
         let background =
-            super::writer::Writer::start(store.clone()).map_err(|e| IndexError::Corrupt {
+            super::writer::BatchWriter::start(store.clone()).map_err(|e| IndexError::Corrupt {
                 path: dir.to_path_buf(),
                 problem: format!("cannot start the index's writer thread: {e}"),
             })?;

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::growth::{TableMut, in_turn};
-use super::memory::{Bucketed, Column, Line, TableShape};
+use super::memory::{Bucketed, CacheLine, Column, TableShape};
 use super::plan::Plan;
 use super::record::Stored;
 use super::store::Rows;
@@ -200,8 +200,8 @@ pub(super) fn layer_of(
     (t, leading): (usize, u32),
     columns: &Columns,
     (skip, from): (usize, u64),
-    lines: Vec<Line>,
-) -> (TableShape, Column<Line>) {
+    lines: Vec<CacheLine>,
+) -> (TableShape, Column<CacheLine>) {
     let n = columns.len() - skip;
     let id = |i: usize| (from + i as u64) as u32;
     if t < plan.tables.len() {
@@ -266,14 +266,14 @@ pub(super) fn build_memory(plan: &Plan, rows: Rows) -> Memory {
 /// built from the [`Columns`] of the rows after the oldest copy, as jobs taken in turn by
 /// one thread per core; table `t`'s into the memory of `room[t]`, when there is one
 /// (memory faulted in ahead: see `snapshot::Early`).
-pub(super) fn add_tails(plan: &Plan, memory: &mut Memory, from: &[u64], room: Vec<Vec<Line>>) {
+pub(super) fn add_tails(plan: &Plan, memory: &mut Memory, from: &[u64], room: Vec<Vec<CacheLine>>) {
     let count = memory.count();
     let base = memory.base;
     // A table's copy may hold expired documents' entries; its tail starts at the floor.
     let starts: Vec<u64> = from.iter().map(|&f| f.max(base).min(count)).collect();
     let first = starts.iter().copied().min().unwrap_or(count);
     let Columns { simhashes, bins } = Columns::of(memory.docs.range((first - base) as usize..));
-    let mut jobs: Vec<(TableMut<'_>, u64, Vec<Line>)> = Vec::new();
+    let mut jobs: Vec<(TableMut<'_>, u64, Vec<CacheLine>)> = Vec::new();
     let mut room = room.into_iter();
     let tables = memory
         .tables

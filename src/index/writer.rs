@@ -6,10 +6,9 @@
 //! goes on deciding; the writer writes the batches in order, one at a time, with at most
 //! [`WAITING`] more waiting (a slower disk holds inserts back rather than piling up memory;
 //! a few absorb the writer's pauses, when a busy machine runs another thread in its
-//! place). Until
-//! a batch is written, [`Writer::get`] finds its documents; a checkpoint first waits for
-//! every batch handed over ([`Writer::wait`]), so what a checkpoint promises is unchanged. A
-//! failed write stops the writer: its batch and the later ones stay readable in memory,
+//! place). Until a batch is written, [`BatchWriter::get`] finds its documents; a checkpoint
+//! first waits for every batch handed over ([`BatchWriter::wait`]), so what a checkpoint
+//! promises is unchanged. A failed write stops the writer: its batch and the later ones stay readable in memory,
 //! and every later hand-over and wait reports the failure, so a checkpoint never claims
 //! documents that did not reach the database.
 
@@ -58,15 +57,15 @@ struct Shared {
 }
 
 /// The writer thread and what it shares with the index.
-pub(super) struct Writer {
+pub(super) struct BatchWriter {
     shared: Arc<Shared>,
     sender: Option<SyncSender<(DocId, Arc<Vec<DocRecord>>)>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Writer {
+impl BatchWriter {
     /// Starts the writer thread for `store`.
-    pub(super) fn start(store: Store) -> std::io::Result<Writer> {
+    pub(super) fn start(store: Store) -> std::io::Result<BatchWriter> {
         let shared = Arc::new(Shared::default());
         let (sender, batches) = sync_channel::<(DocId, Arc<Vec<DocRecord>>)>(WAITING);
         let thread = {
@@ -91,7 +90,7 @@ impl Writer {
                     }
                 })?
         };
-        Ok(Writer {
+        Ok(BatchWriter {
             shared,
             sender: Some(sender),
             thread: Some(thread),
@@ -99,7 +98,7 @@ impl Writer {
     }
 
     /// Hands the documents from id `first` on to the writer; they are readable through
-    /// [`Writer::get`] from now until they are written. Blocks while [`WAITING`] batches
+    /// [`BatchWriter::get`] from now until they are written. Blocks while [`WAITING`] batches
     /// are already waiting. Fails if an earlier write failed.
     pub(super) fn send(&self, first: DocId, docs: Vec<DocRecord>) -> Result<(), StoreError> {
         let docs = Arc::new(docs);
@@ -154,7 +153,7 @@ impl Writer {
     }
 }
 
-impl Drop for Writer {
+impl Drop for BatchWriter {
     /// Lets the writer finish the batches handed over, then ends it.
     fn drop(&mut self) {
         self.sender.take();
@@ -186,7 +185,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = sled::Config::new().path(dir.path()).open().unwrap();
         let store = Store::open(&db).unwrap();
-        let writer = Writer::start(store.clone()).unwrap();
+        let writer = BatchWriter::start(store.clone()).unwrap();
         writer.send(0, docs(0, 40)).unwrap();
         writer.wait().unwrap();
         assert_eq!(writer.get(3), None, "written, so no longer in flight");

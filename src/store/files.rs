@@ -17,7 +17,7 @@ use bytes::Bytes;
 use url::Url;
 
 use super::OutputConfig;
-use super::lines::{DuplicateLine, FailureLine, Line, PageLine, PreviousLine};
+use super::lines::{DuplicateLine, FailureLine, JsonlLine, PageLine, PreviousLine};
 use super::{DuplicatePage, FailedPage, PageSink, SinkError, SinkPosition, StoredPage};
 use crate::store::warc::{DuplicateOf, WarcPosition, WarcWriter, file_name};
 
@@ -136,11 +136,11 @@ impl OutputFiles {
         }
     }
 
-    fn write(&mut self, line: &Line) -> Result<(), FileError> {
+    fn write(&mut self, line: &JsonlLine) -> Result<(), FileError> {
         let which = match line {
-            Line::Page(_) => 0,
-            Line::Duplicate(_) => 1,
-            Line::Failure(_) => 2,
+            JsonlLine::Page(_) => 0,
+            JsonlLine::Duplicate(_) => 1,
+            JsonlLine::Failure(_) => 2,
         };
         if which < 2 && !self.jsonl {
             return Ok(());
@@ -247,7 +247,7 @@ type SyncAnswer = Result<([u64; 3], WarcPosition), FileError>;
 /// One write for the writer thread.
 enum OutputJob {
     /// A line of pages.jsonl, duplicates.jsonl or failures.jsonl.
-    Line(Line),
+    Line(JsonlLine),
     /// A WARC response record for a stored page.
     Response {
         url: String,
@@ -386,7 +386,7 @@ impl Outputs {
         jobs.send(batch).map_err(|_| self.gone())
     }
 
-    fn write(&mut self, line: Line) -> Result<(), FileError> {
+    fn write(&mut self, line: JsonlLine) -> Result<(), FileError> {
         self.send(OutputJob::Line(line))
     }
 
@@ -433,7 +433,8 @@ impl FileSink {
     /// Keeps the payload digests of the archived responses in `tree` (the crawl's
     /// database), so that a duplicate found in a later run of the crawl (a recrawl) is a
     /// revisit when its bytes are its original's.
-    pub fn with_payloads(mut self, tree: sled::Tree) -> FileSink {
+    #[cfg_attr(not(feature = "crawler"), allow(dead_code))]
+    pub(crate) fn with_payloads(mut self, tree: sled::Tree) -> FileSink {
         self.payloads = Some(tree);
         self
     }
@@ -474,7 +475,7 @@ impl PageSink for FileSink {
         let outputs = self.outputs()?;
         let final_url = page.final_url.to_string();
         outputs
-            .write(Line::Page(Box::new(PageLine {
+            .write(JsonlLine::Page(Box::new(PageLine {
                 url: page.url.to_string(),
                 final_url: final_url.clone(),
                 status: page.status,
@@ -510,7 +511,7 @@ impl PageSink for FileSink {
         let outputs = self.outputs()?;
         let final_url = duplicate.final_url.to_string();
         outputs
-            .write(Line::Duplicate(DuplicateLine {
+            .write(JsonlLine::Duplicate(DuplicateLine {
                 url: duplicate.url.to_string(),
                 final_url: final_url.clone(),
                 fetched_at: duplicate.fetched_at,
@@ -548,7 +549,7 @@ impl PageSink for FileSink {
 
     fn failure(&mut self, failure: &FailedPage) -> Result<(), SinkError> {
         self.outputs()?
-            .write(Line::Failure(FailureLine {
+            .write(JsonlLine::Failure(FailureLine {
                 url: failure.url.to_string(),
                 kind: failure.kind.clone(),
                 reason: failure.reason.clone(),

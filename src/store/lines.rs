@@ -121,7 +121,7 @@ pub(super) struct FailureLine {
 /// record it holds).
 #[derive(Serialize)]
 #[serde(untagged)]
-pub(super) enum Line {
+pub(super) enum JsonlLine {
     Page(Box<PageLine>),
     Duplicate(DuplicateLine),
     Failure(FailureLine),

@@ -63,6 +63,7 @@ use crate::index::{DocId, Similarity};
 /// writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
 pub struct OutputConfig {
     /// Write pages.jsonl and duplicates.jsonl.
     pub jsonl: bool,

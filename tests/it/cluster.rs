@@ -373,10 +373,7 @@ fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
         Cluster::connect(&redis.urls()).unwrap(),
         Cluster::connect(&redis.urls()).unwrap(),
     );
-    let config = IndexConfig {
-        expected: 1_000_000,
-        ..IndexConfig::default()
-    };
+    let config = IndexConfig::default().with_expected(1_000_000);
     let a = SharedIndex::open(&one, "nd", config).unwrap();
     let b = SharedIndex::open(&two, "nd", config).unwrap();
     let mut ids = Vec::new();
@@ -416,10 +413,7 @@ fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
         );
     }
     // Another layout is refused.
-    let other = IndexConfig {
-        max_distance: 5,
-        ..config
-    };
+    let other = config.with_max_distance(5);
     let refused = SharedIndex::open(&one, "nd", other).err().expect("refused");
     assert_eq!(refused.to_string().lines().count(), 1, "{refused}");
 }
@@ -457,10 +451,7 @@ fn the_shared_index_decides_pages_of_one_host_by_the_local_index_rule() {
         host_page("a/apples-again", &story_c, main),
     ];
     let dir = tempfile::tempdir().unwrap();
-    let config = IndexConfig {
-        expected: 1_000_000,
-        ..IndexConfig::default()
-    };
+    let config = IndexConfig::default().with_expected(1_000_000);
     let local = SimhashIndex::open(dir.path(), config).unwrap();
     let redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
@@ -511,10 +502,7 @@ fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {
             let (nodes, start) = (Arc::clone(&nodes), Arc::clone(&start));
             std::thread::spawn(move || {
                 let cluster = Cluster::connect(&nodes).unwrap();
-                let config = IndexConfig {
-                    expected: 1_000_000,
-                    ..IndexConfig::default()
-                };
+                let config = IndexConfig::default().with_expected(1_000_000);
                 let index = SharedIndex::open(&cluster, "race", config).unwrap();
                 // Every worker takes the groups in the same order, from the same moment: each
                 // group is raced by all of them.
@@ -567,10 +555,7 @@ fn reconcile_finds_the_later_of_two_kept_copies_after_a_lost_write() {
     use crawldedup::index::IndexConfig;
     let redis = RedisCluster::start();
     let cluster = Cluster::connect(&redis.urls()).unwrap();
-    let config = IndexConfig {
-        expected: 1_000_000,
-        ..IndexConfig::default()
-    };
+    let config = IndexConfig::default().with_expected(1_000_000);
     let index = SharedIndex::open(&cluster, "rc", config)
         .unwrap()
         .owned_by("w", 1);

@@ -44,12 +44,10 @@ fn text_record(name: &str, text: &str) -> DocRecord {
 }
 
 fn config(k: u32, blocks: Option<u32>) -> IndexConfig {
-    IndexConfig {
-        max_distance: k,
-        expected: 1_000_000,
-        blocks,
-        ..IndexConfig::default()
-    }
+    IndexConfig::default()
+        .with_max_distance(k)
+        .with_expected(1_000_000)
+        .with_blocks(blocks)
 }
 
 const STORY: &str = "The harbour board met on Thursday evening to settle the future of the old \
@@ -231,10 +229,7 @@ fn nth_fp(i: u64) -> u64 {
 fn an_index_opened_for_an_expected_count_never_grows_on_the_way_and_answers_the_same() {
     let n = 20_000u64;
     let (reserved_dir, plain_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let expecting = |documents| IndexConfig {
-        reserve: documents,
-        ..config(3, None)
-    };
+    let expecting = |documents| config(3, None).with_reserve(documents);
     let reserved = SimhashIndex::open(reserved_dir.path(), expecting(n)).unwrap();
     let plain = SimhashIndex::open(plain_dir.path(), config(3, None)).unwrap();
     let room = reserved.table_bytes();

@@ -58,10 +58,7 @@ fn near_copy(i: u64, flips: u32) -> DocRecord {
 }
 
 fn config() -> IndexConfig {
-    IndexConfig {
-        expected: 100_000,
-        ..IndexConfig::default()
-    }
+    IndexConfig::default().with_expected(100_000)
 }
 
 fn open(dir: &Path) -> SimhashIndex {
@@ -419,10 +416,7 @@ fn a_background_snapshot_is_put_in_place_only_once_two_checkpoints_cover_it() {
 #[test]
 fn with_background_snapshots_off_only_the_close_writes_one() {
     let dir = tempfile::tempdir().unwrap();
-    let config = IndexConfig {
-        background_snapshots: false,
-        ..config()
-    };
+    let config = config().with_background_snapshots(false);
     let index = SimhashIndex::open(dir.path(), config)
         .unwrap()
         .with_snapshot_min_documents(0);

@@ -60,14 +60,8 @@ fn snapshots_are_written_at_a_nice_value_10_higher_by_the_upkeep_thread_alone() 
     let before = own_nice();
     let lowered = (before + 10).min(19);
     let dir = tempfile::tempdir().unwrap();
-    let index = SimhashIndex::open(
-        dir.path(),
-        IndexConfig {
-            expected: 10_000,
-            ..IndexConfig::default()
-        },
-    )
-    .unwrap();
+    let index =
+        SimhashIndex::open(dir.path(), IndexConfig::default().with_expected(10_000)).unwrap();
     let name = "index-upkeep";
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut seen = nice_of_threads(name);

@@ -24,11 +24,9 @@ const HOUR: u64 = 3600;
 const DAY: u64 = 24 * HOUR;
 
 fn retaining(window: Duration) -> IndexConfig {
-    IndexConfig {
-        expected: 100_000,
-        retention: Some(window),
-        ..IndexConfig::default()
-    }
+    IndexConfig::default()
+        .with_expected(100_000)
+        .with_retention(Some(window))
 }
 
 fn open_index(dir: &Path, window: Duration, clock: &ManualClock) -> SimhashIndex {

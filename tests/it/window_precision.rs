@@ -107,11 +107,9 @@ fn a_fingerprint_is_kept_its_whole_retention_window_and_forgotten_within_a_secon
         let window = Duration::from_secs(3);
         let index = SimhashIndex::open(
             dir.path(),
-            IndexConfig {
-                expected: 1_000,
-                retention: Some(window),
-                ..IndexConfig::default()
-            },
+            IndexConfig::default()
+                .with_expected(1_000)
+                .with_retention(Some(window)),
         )
         .unwrap()
         .with_clock(Arc::new(clock.clone()));

@@ -510,7 +510,7 @@ mod tests {
         fn whitespace_scanning_matches_char_is_whitespace(
             text in "([a-z\u{e9}\u{4e2d} \t\n\u{0b}\u{85}\u{a0}\u{1680}\u{2003}\u{2028}\u{202f}\u{205f}\u{3000}\u{2010}\u{e100}]){0,40}"
         ) {
-            let mut writer = Writer::default();
+            let mut writer = TextWriter::default();
             writer.text(&text);
             let words: Vec<&str> = text.split_whitespace().collect();
             prop_assert_eq!(writer.out, words.join(" "));
@@ -522,7 +522,7 @@ mod tests {
         fn text_pieces_join_like_split_whitespace(
             pieces in proptest::collection::vec("[a-z ]{0,12}|[a-z\t\n\u{a0} ]{0,12}", 0..6)
         ) {
-            let mut writer = Writer::default();
+            let mut writer = TextWriter::default();
             for piece in &pieces {
                 writer.text(piece);
             }

@@ -6,7 +6,7 @@ use crate::content::extract::BlockKind;
 use crate::text::space_len_at;
 
 #[derive(Default)]
-pub(super) struct Writer {
+pub(super) struct TextWriter {
     pub(super) out: String,
     /// 0: nothing pending, 1: a line break, 2: a blank line.
     pub(super) pending_break: u8,
@@ -31,7 +31,7 @@ pub(super) fn starts_space(text: &str, i: usize) -> bool {
     space_len_at(text, i) != 0
 }
 
-impl Writer {
+impl TextWriter {
     pub(super) fn text(&mut self, text: &str) {
         if self.preformatted > 0 {
             if !text.is_empty() {
@@ -194,7 +194,7 @@ impl Writer {
         drop_metadata_lines(drop_repeated_lines(drop_repeated_blocks(self.out)))
     }
 
-    /// [`Writer::finish`], with the kind of each block of the finished text, given where
+    /// [`TextWriter::finish`], with the kind of each block of the finished text, given where
     /// blocks of each kind started in the output (`marks`, in order).
     pub(super) fn finish_with_kinds(
         self,

@@ -3,7 +3,7 @@
 
 use scraper::Node as DomNode;
 
-use super::render::{Writer, collapse_whitespace};
+use super::render::{TextWriter, collapse_whitespace};
 use super::tree::Tag;
 
 /// A schema.org `Product` description of at least this many words can be the main text.
@@ -146,7 +146,7 @@ pub(super) fn structured_to_text(text: &str) -> String {
             .join("\n\n");
     }
     let dom = super::parse_fragment(text);
-    let mut writer = Writer::default();
+    let mut writer = TextWriter::default();
     for edge in dom.tree.root().traverse() {
         match edge {
             ego_tree::iter::Edge::Open(node) => match node.value() {

@@ -161,7 +161,7 @@ fn read_publish(
 ) -> Result<Option<Publish>, CrawlError> {
     Ok(meta
         .get(PUBLISH_KEY)
-        .map_err(CrawlError::Database)?
+        .map_err(CrawlError::database)?
         .map(|bytes| serde_json::from_slice::<Publish>(&bytes))
         .transpose()
         .map_err(|e| CrawlError::State {

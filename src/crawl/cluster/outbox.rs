@@ -52,12 +52,12 @@ impl Worker<'_> {
         })
         .to_string();
         let bytes = serde_json::to_vec(&publish).map_err(|e| {
-            CrawlError::Database(sled::Error::Io(std::io::Error::other(format!(
+            CrawlError::database(sled::Error::Io(std::io::Error::other(format!(
                 "{PUBLISH_KEY:?}: {e}"
             ))))
         })?;
         meta.insert(PUBLISH_KEY, bytes)
-            .map_err(CrawlError::Database)?;
+            .map_err(CrawlError::database)?;
         self.publish = Some(publish);
         Ok(())
     }
@@ -77,7 +77,7 @@ impl Worker<'_> {
             self.publish = Some(publish);
             return Err(e);
         }
-        meta.remove(PUBLISH_KEY).map_err(CrawlError::Database)?;
+        meta.remove(PUBLISH_KEY).map_err(CrawlError::database)?;
         Ok(())
     }
 

@@ -51,13 +51,20 @@ struct Compaction {
 pub enum FrontierError {
     /// sled failed to read or write the frontier.
     #[error("frontier: {0}")]
-    Store(#[from] sled::Error),
+    Store(#[source] crate::db::DatabaseError),
     /// An entry or a change log part is unreadable: the frontier is damaged.
     #[error("frontier: {0}")]
     Damaged(String),
     /// The compaction thread could not be started, or it panicked.
     #[error("frontier: compaction: {0}")]
     Compaction(String),
+}
+
+impl FrontierError {
+    /// The error for a failure of sled.
+    pub(crate) fn sled(e: sled::Error) -> FrontierError {
+        FrontierError::Store(crate::db::error(e))
+    }
 }
 
 /// The frontier. Not thread-safe by itself: the crawl loop owns it.
@@ -91,7 +98,7 @@ impl Frontier {
             f(url.as_str())?;
         }
         for item in self.tree.range([LOG_PREFIX + 1]..) {
-            let (key, _) = item.map_err(FrontierError::from)?;
+            let (key, _) = item.map_err(FrontierError::sled)?;
             let url = std::str::from_utf8(&key)
                 .map_err(|_| FrontierError::Damaged("a key is not UTF-8".into()))?;
             if !self.logged.contains_key(url) && !self.changes.contains_key(url) {
@@ -119,7 +126,7 @@ impl Frontier {
             next_seq: 0,
         };
         for item in frontier.tree.scan_prefix([LOG_PREFIX]) {
-            let (key, value) = item?;
+            let (key, value) = item.map_err(FrontierError::sled)?;
             let (seq, part) = match key.len() {
                 13 => (
                     u64::from_be_bytes(key[1..9].try_into().unwrap_or_default()),
@@ -148,7 +155,7 @@ impl Frontier {
             frontier.log_keys.push(key);
         }
         for item in frontier.tree.range([LOG_PREFIX + 1]..) {
-            let (key, value) = item?;
+            let (key, value) = item.map_err(FrontierError::sled)?;
             let url = std::str::from_utf8(&key)
                 .map_err(|_| FrontierError::Damaged("a key is not UTF-8".into()))?;
             if frontier.logged.contains_key(url) {
@@ -226,7 +233,7 @@ impl Frontier {
         if let Some(change) = in_memory {
             return Ok(Some((change.task(url.clone()), change.state)));
         }
-        match self.tree.get(url.as_str())? {
+        match self.tree.get(url.as_str()).map_err(FrontierError::sled)? {
             Some(v) => Ok(Task::decode(url.as_str(), &v)),
             None => Ok(None),
         }
@@ -455,7 +462,7 @@ impl Frontier {
             batch.insert(key.clone(), part);
             self.log_keys.push(key);
         }
-        self.tree.apply_batch(batch)?;
+        self.tree.apply_batch(batch).map_err(FrontierError::sled)?;
         if self.logged.is_empty() {
             self.logged = std::mem::take(&mut self.changes);
         } else {
@@ -491,7 +498,7 @@ impl Frontier {
                 // batch, so the entries go in small batches that let the crawl's reads and
                 // writes in between. Entries written before a crash are harmless: the log,
                 // removed by the last batch only, says the same or later.
-                let apply = |batch| tree.apply_batch(batch).map_err(FrontierError::Store);
+                let apply = |batch| tree.apply_batch(batch).map_err(FrontierError::sled);
                 let mut batch = sled::Batch::default();
                 for (i, (UrlKey(url), change)) in folded.iter().enumerate() {
                     batch.insert(url.as_str(), change.encode());

@@ -2,7 +2,7 @@
 //! after.
 
 use super::Key;
-use super::column::{Column, Line};
+use super::column::{CacheLine, Column};
 use super::table::{Bucketed, TableShape};
 
 /// A table's copy taken by [`Bucketed::capture`]: its shape, and the tail still to place.
@@ -14,7 +14,7 @@ pub(crate) struct Captured<K: Key> {
 impl<K: Key> Captured<K> {
     /// The shape of the copy in `lines` with the tail placed into it (the lines grown if
     /// it needs room): a table of every entry the captured table held.
-    pub(crate) fn merge(self, lines: &mut Vec<Line>) -> (TableShape, MergedLines<'_>) {
+    pub(crate) fn merge(self, lines: &mut Vec<CacheLine>) -> (TableShape, MergedLines<'_>) {
         if self.tail.is_empty() {
             return (self.shape, MergedLines::Copy(lines));
         }
@@ -44,13 +44,13 @@ impl<K: Key> Captured<K> {
 /// The lines of a merged copy: the buffer it was copied into, or the larger lines it grew
 /// into.
 pub(crate) enum MergedLines<'a> {
-    Copy(&'a [Line]),
-    Grown(Column<Line>),
+    Copy(&'a [CacheLine]),
+    Grown(Column<CacheLine>),
 }
 
 impl std::ops::Deref for MergedLines<'_> {
-    type Target = [Line];
-    fn deref(&self) -> &[Line] {
+    type Target = [CacheLine];
+    fn deref(&self) -> &[CacheLine] {
         match self {
             MergedLines::Copy(lines) => lines,
             MergedLines::Grown(lines) => lines,

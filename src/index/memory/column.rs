@@ -20,13 +20,13 @@ pub(crate) unsafe trait Plain: Copy + 'static {}
 /// one (0: the slot is free). Slots fill from the first.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Default, Debug)]
-pub(crate) struct Line {
+pub(crate) struct CacheLine {
     pub(super) fragments: [u32; SLOTS],
     pub(super) tags: [u32; SLOTS],
 }
 
 // SAFETY: sixteen u32 in a 64-byte struct aligned to 64: no padding, every bit pattern a value.
-unsafe impl Plain for Line {}
+unsafe impl Plain for CacheLine {}
 
 /// The bytes of an array of plain values.
 pub(crate) fn plain_bytes<T: Plain>(values: &[T]) -> &[u8] {

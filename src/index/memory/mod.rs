@@ -89,13 +89,13 @@ pub(super) fn lines_for(slots: f64) -> usize {
 /// take huge pages ([`with_capacity`]): the kernel zeroes each at its fault, here, so a
 /// caller that makes it ahead, off the path of the build, spares the build both the faults
 /// and most of the TLB misses of its scattered writes.
-pub(crate) fn ready_lines(entries: u64) -> Vec<Line> {
+pub(crate) fn ready_lines(entries: u64) -> Vec<CacheLine> {
     if entries == 0 {
         return Vec::new();
     }
     let lines = lines_for(entries as f64 / BUILD_LOAD);
     let mut ready = with_capacity(lines + lines / 16);
-    ready.resize(lines, Line::default());
+    ready.resize(lines, CacheLine::default());
     ready
 }
 
@@ -104,5 +104,5 @@ mod column;
 mod table;
 
 pub(crate) use capture::Captured;
-pub(crate) use column::{Column, Line, Room, plain_bytes, with_capacity};
+pub(crate) use column::{CacheLine, Column, Room, plain_bytes, with_capacity};
 pub(crate) use table::{Bucketed, TableShape, fresh_lines};

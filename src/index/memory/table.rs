@@ -2,7 +2,7 @@
 //! re-placing every entry, with a tail a snapshot's copy lacks.
 
 use super::capture::Captured;
-use super::column::{Column, Line, Room, prefetch};
+use super::column::{CacheLine, Column, Room, prefetch};
 use super::{BUILD_LOAD, GROWTH, Key, MAX_LOAD, SLOTS, fragment, lines_for};
 use crate::fingerprint::fmix32;
 
@@ -15,7 +15,7 @@ pub(crate) type TableShape = (u32, u32, u64);
 /// `lines` zeroed lines for a table that grows into them, mapped with room for the
 /// growths after (address space only until then: see [`room_after`]), which then grow in
 /// place.
-pub(crate) fn fresh_lines(lines: usize) -> Column<Line> {
+pub(crate) fn fresh_lines(lines: usize) -> Column<CacheLine> {
     Column::growable(lines, room_after(lines))
 }
 
@@ -36,7 +36,7 @@ thread_local! {
 pub(crate) struct Bucketed<K: Key = u64> {
     /// Leading bits that a near-duplicate shares with the key in this table, at most 32.
     pub(super) leading: u32,
-    pub(super) lines: Column<Line>,
+    pub(super) lines: Column<CacheLine>,
     /// Entries held, expired ones included until they are dropped.
     pub(super) entries: u64,
     /// The id floor of the last re-placement: entries below it were dropped then.
@@ -47,7 +47,7 @@ pub(crate) struct Bucketed<K: Key = u64> {
     pub(super) tail: Vec<std::sync::Arc<Bucketed<K>>>,
     /// Zeroed lines, their pages already backed, for the next growth to fill (see
     /// [`Bucketed::next_growth`]): taken when the growth wants that many lines.
-    pub(super) ready: Option<Column<Line>>,
+    pub(super) ready: Option<Column<CacheLine>>,
     pub(super) _key: std::marker::PhantomData<K>,
 }
 
@@ -76,7 +76,7 @@ impl<K: Key> Bucketed<K> {
         leading: u32,
         n: usize,
         entry: impl Fn(usize) -> (K, u32),
-        mut lines: Vec<Line>,
+        mut lines: Vec<CacheLine>,
     ) -> Bucketed<K> {
         let mut table = Bucketed {
             leading: leading.min(32),
@@ -92,7 +92,7 @@ impl<K: Key> Bucketed<K> {
         // made reopens alternate between 1.7 and 3.1 s. (A table grown during inserts
         // takes huge pages: see `Column::growable`.)
         lines.clear();
-        lines.resize(lines_for(n as f64 / BUILD_LOAD), Line::default());
+        lines.resize(lines_for(n as f64 / BUILD_LOAD), CacheLine::default());
         table.lines = Column::Owned(lines);
         table.place_all((0..n).map(|i| {
             let (key, id) = entry(i);
@@ -115,7 +115,7 @@ impl<K: Key> Bucketed<K> {
         &mut self,
         n: usize,
         entry: impl Fn(usize) -> (K, u32),
-        lines: Vec<Line>,
+        lines: Vec<CacheLine>,
     ) {
         if n > 0 {
             let layer = Bucketed::build_in(self.leading, n, entry, lines);
@@ -183,7 +183,7 @@ impl<K: Key> Bucketed<K> {
     /// shape and tail: what a snapshot takes under the index's lock. The copy is a table of
     /// every entry the table held at that moment once [`Captured::merge`] has placed the
     /// tail into it, which needs no lock.
-    pub(crate) fn capture(&self, out: &mut Vec<Line>) -> Captured<K> {
+    pub(crate) fn capture(&self, out: &mut Vec<CacheLine>) -> Captured<K> {
         out.clear();
         out.extend_from_slice(&self.lines);
         Captured {
@@ -408,7 +408,11 @@ impl<K: Key> Bucketed<K> {
 
     /// Keeps `lines` (zeroed) for the next growth, if it is the size
     /// [`Bucketed::next_growth`] says for `floor`; else gives them back.
-    pub(crate) fn offer(&mut self, lines: Column<Line>, floor: u32) -> Option<Column<Line>> {
+    pub(crate) fn offer(
+        &mut self,
+        lines: Column<CacheLine>,
+        floor: u32,
+    ) -> Option<Column<CacheLine>> {
         if self.next_growth(floor) != Some(lines.len()) {
             return Some(lines);
         }
@@ -520,15 +524,15 @@ impl<K: Key> Bucketed<K> {
         let ready = self
             .ready
             .as_ref()
-            .map_or(0, |r| std::mem::size_of_val::<[Line]>(r));
-        self.lines.held() * std::mem::size_of::<Line>()
+            .map_or(0, |r| std::mem::size_of_val::<[CacheLine]>(r));
+        self.lines.held() * std::mem::size_of::<CacheLine>()
             + ready
             + self.tail.iter().map(|t| t.bytes()).sum::<usize>()
     }
 
     /// The table's shape and lines (its tail left out): what [`Bucketed::from_parts`]
     /// takes back.
-    pub(crate) fn into_parts(self) -> (TableShape, Column<Line>) {
+    pub(crate) fn into_parts(self) -> (TableShape, Column<CacheLine>) {
         ((self.leading, self.floor, self.entries), self.lines)
     }
 
@@ -537,7 +541,7 @@ impl<K: Key> Bucketed<K> {
     /// a probe looks is not checked here: the snapshot's checksum stands for that.)
     pub(crate) fn from_parts(
         (leading, floor, entries): TableShape,
-        lines: Column<Line>,
+        lines: Column<CacheLine>,
     ) -> Option<Bucketed<K>> {
         let capacity = (lines.len() * SLOTS) as u64;
         (leading <= 32 && !lines.is_empty() && entries < capacity).then_some(Bucketed {

@@ -25,9 +25,9 @@ fn resident_pages<T>(values: &[T]) -> usize {
 #[test]
 #[cfg(target_os = "linux")]
 fn a_populated_column_is_backed_from_the_start_and_keeps_what_it_holds() {
-    let n = (8 << 20) / std::mem::size_of::<Line>();
+    let n = (8 << 20) / std::mem::size_of::<CacheLine>();
     let pages = (8 << 20) / 4096;
-    let mut column = Column::<Line>::zeroed(n);
+    let mut column = Column::<CacheLine>::zeroed(n);
     assert!(
         resident_pages(&column) < pages / 2,
         "untouched memory is not backed"
@@ -122,7 +122,7 @@ fn a_captured_table_with_its_tail_merged_is_the_whole_table() {
         let mut buffer = Vec::new();
         let captured = table.capture(&mut buffer);
         let (shape, lines) = captured.merge(&mut buffer);
-        let lines: Vec<Line> = lines.to_vec();
+        let lines: Vec<CacheLine> = lines.to_vec();
         let copy = Bucketed::<u64>::from_parts(shape, Column::Owned(lines)).unwrap();
         assert!(!copy.has_tail());
         assert_eq!(copy.len(), 30_000);
@@ -260,10 +260,13 @@ fn lines_made_ready_near_a_growth_are_the_lines_it_fills() {
     let other = table.offer(Column::zeroed(wanted + 1), 0).expect("refused");
     assert_eq!(other.len(), wanted + 1);
     let before = table.bytes();
-    let ready = Column::<Line>::zeroed(wanted);
+    let ready = Column::<CacheLine>::zeroed(wanted);
     let at = ready.as_ptr();
     assert!(table.offer(ready, 0).is_none());
-    assert_eq!(table.bytes(), before + wanted * std::mem::size_of::<Line>());
+    assert_eq!(
+        table.bytes(),
+        before + wanted * std::mem::size_of::<CacheLine>()
+    );
     assert_eq!(table.next_growth(0), None, "ready already");
     // The growth fills them, and finds every entry after it.
     while table.lines.len() == lines {
@@ -379,7 +382,7 @@ fn a_growth_in_place_drops_the_expired_entries_and_keeps_the_rest() {
 #[test]
 fn a_grown_column_lengthens_in_place_and_moves_only_past_its_room() {
     let n = 100_000;
-    let mut column = Column::<Line>::growable(n, n * 2);
+    let mut column = Column::<CacheLine>::growable(n, n * 2);
     // The room is whole huge pages' worth.
     assert_eq!(column.len(), n);
     assert_eq!(
@@ -395,7 +398,7 @@ fn a_grown_column_lengthens_in_place_and_moves_only_past_its_room() {
     assert!(column.grow_in_place(n * 5));
     assert!(column.capacity() >= n * 5);
     assert_eq!((column[0].tags[0], column[n - 1].fragments[7]), (1, 2));
-    let sum = |c: &Column<Line>| -> u64 {
+    let sum = |c: &Column<CacheLine>| -> u64 {
         c.iter()
             .flat_map(|l| l.tags.iter().chain(&l.fragments))
             .map(|&v| u64::from(v))
@@ -403,7 +406,7 @@ fn a_grown_column_lengthens_in_place_and_moves_only_past_its_room() {
     };
     assert_eq!(sum(&column), 3, "the rest is zero");
     assert!(!column.grow_in_place(n), "never shorter");
-    assert!(!Column::Owned(vec![Line::default(); 4]).grow_in_place(8));
+    assert!(!Column::Owned(vec![CacheLine::default(); 4]).grow_in_place(8));
     // While a room of it is alive (backed on another thread), it grows within its map
     // only: the map may not move under the other thread.
     let room = column.room(n * 6).expect("pages to back");
@@ -447,7 +450,7 @@ fn pages_backed_ahead_of_a_growth_in_place_are_the_ones_it_fills() {
     table.backed_to(wanted);
     assert_eq!(
         table.bytes(),
-        before + (wanted - lines) * std::mem::size_of::<Line>()
+        before + (wanted - lines) * std::mem::size_of::<CacheLine>()
     );
     assert_eq!(table.next_growth(0), None, "backed already");
     let at = table.lines.as_ptr();

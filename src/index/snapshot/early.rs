@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::super::manifest::Manifest;
-use super::super::memory::{Line, ready_lines};
+use super::super::memory::{CacheLine, ready_lines};
 use super::super::plan::Plan;
 use super::super::tables::Memory;
 use super::files::{Stamp, stamp};
@@ -40,7 +40,7 @@ use super::{Extent, path};
 pub(in crate::index) type Opened = (Memory, Vec<u64>, Extent);
 
 /// Memory for each table's tail, faulted in ahead (see [`tail_room`]).
-pub(in crate::index) type TailRoom = Vec<Vec<Line>>;
+pub(in crate::index) type TailRoom = Vec<Vec<CacheLine>>;
 
 /// The check of the snapshot in place, running or done.
 pub(in crate::index) struct Early {

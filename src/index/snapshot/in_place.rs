@@ -39,7 +39,7 @@ use super::{
     SECTION_ALIGN, TableSections, Written, copy_buffer, copy_table, path, rows_extent,
     write_header, write_rows, write_section,
 };
-use crate::index::memory::{Column, Line, plain_bytes};
+use crate::index::memory::{CacheLine, Column, plain_bytes};
 use crate::index::plan::Plan;
 use crate::index::store::ROW_BYTES;
 use crate::index::tables::{Columns, Memory, layer_of};
@@ -437,7 +437,7 @@ impl Update<'_, '_> {
         mut table: TableSections,
         (from, columns): (u64, &Columns),
         count: u64,
-        buffer: &mut Vec<Line>,
+        buffer: &mut Vec<CacheLine>,
     ) -> std::io::Result<Option<TableSections>> {
         let held = table.held();
         let skip = (held - from) as usize;

@@ -82,7 +82,7 @@ use std::sync::RwLock;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::manifest::row_checksum;
-use super::memory::{Bucketed, Captured, Key, Line, plain_bytes, with_capacity};
+use super::memory::{Bucketed, CacheLine, Captured, Key, plain_bytes, with_capacity};
 use super::plan::Plan;
 use super::store::{ROW_BYTES, encode_row};
 use super::tables::Memory;
@@ -342,7 +342,7 @@ fn write_rows(
 /// The buffer the tables are copied into, taken and backed before any table is copied:
 /// taken at the first copy, under the read lock, its fresh pages held the inserts up for
 /// the longest wait of a 10 M bulk load where fresh memory comes slowly.
-fn copy_buffer(memory: &RwLock<Memory>) -> Vec<Line> {
+fn copy_buffer(memory: &RwLock<Memory>) -> Vec<CacheLine> {
     let most = {
         let memory = memory.read().unwrap_or_else(|p| p.into_inner());
         (memory.tables.iter().map(Bucketed::line_count))
@@ -350,8 +350,8 @@ fn copy_buffer(memory: &RwLock<Memory>) -> Vec<Line> {
             .max()
             .unwrap_or(0)
     };
-    let mut lines: Vec<Line> = with_capacity(most);
-    lines.resize(most, Line::default());
+    let mut lines: Vec<CacheLine> = with_capacity(most);
+    lines.resize(most, CacheLine::default());
     lines
 }
 
@@ -362,7 +362,7 @@ fn copy_table(
     memory: &RwLock<Memory>,
     plan: &Plan,
     t: usize,
-    lines: &mut Vec<Line>,
+    lines: &mut Vec<CacheLine>,
     write: &mut dyn FnMut(&[u8]) -> std::io::Result<Option<Section>>,
 ) -> std::io::Result<Option<TableSections>> {
     let memory = memory.read().unwrap_or_else(|p| p.into_inner());
@@ -383,7 +383,7 @@ fn copy_table(
 fn merged_section<K: Key>(
     captured: Captured<K>,
     documents: u64,
-    lines: &mut Vec<Line>,
+    lines: &mut Vec<CacheLine>,
     write: &mut dyn FnMut(&[u8]) -> std::io::Result<Option<Section>>,
 ) -> std::io::Result<Option<TableSections>> {
     let ((leading, floor, entries), merged) = captured.merge(lines);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::super::manifest::{Manifest, row_checksum};
-use super::super::memory::{Bucketed, Column, Key, Line, TableShape};
+use super::super::memory::{Bucketed, CacheLine, Column, Key, TableShape};
 use super::super::plan::Plan;
 use super::super::store::{ROW_BYTES, decode_row};
 use super::super::tables::Memory;
@@ -237,7 +237,7 @@ fn mapped_table<K: Key>(
     shape: TableShape,
     section: &Section,
 ) -> Result<Bucketed<K>, Refused> {
-    let width = std::mem::size_of::<Line>() as u64;
+    let width = std::mem::size_of::<CacheLine>() as u64;
     if section.len % width != 0 || section.offset % SECTION_ALIGN != 0 {
         return Err(Refused::Damaged("a table section is misplaced".into()));
     }

@@ -46,7 +46,7 @@ pub struct DuplicateOf<'a> {
 impl WarcWriter {
     /// Keeps the payload digests of the responses in `tree` too, and looks originals up
     /// there when this run did not archive them.
-    pub fn with_payloads(mut self, tree: sled::Tree) -> WarcWriter {
+    pub(crate) fn with_payloads(mut self, tree: sled::Tree) -> WarcWriter {
         self.payloads = Some(tree);
         self
     }

@@ -23,7 +23,7 @@
 //!   own bytes are then archived nowhere.
 //!
 //! Payloads are compared on the SHA-1 digests of the responses archived: those of this run,
-//! and with [`WarcWriter::with_payloads`] those of earlier runs, kept in a tree of the
+//! and (in a crawl, `WarcWriter::with_payloads`) those of earlier runs, kept in a tree of the
 //! crawl's database by URL (a recrawl finds the page it fetched days before). An entry left
 //! by a response that a resume cut off names a page that is no longer stored, and no
 //! verdict refers to it until that page is stored again, which writes the entry anew. An

@@ -68,7 +68,7 @@ impl SeenUrls {
         let end = self.live_from(now).to_be_bytes();
         let error = |source| SeenError::Store {
             path: store.path.clone(),
-            source,
+            source: crate::db::error(source),
         };
         let mut batch = sled::Batch::default();
         let mut deleted = 0;

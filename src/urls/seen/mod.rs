@@ -135,7 +135,7 @@ pub enum SeenError {
         /// The store's folder.
         path: PathBuf,
         /// The cause.
-        source: sled::Error,
+        source: crate::db::DatabaseError,
     },
 }
 
@@ -326,7 +326,7 @@ impl SeenUrls {
                 .insert(self.confirm_key(hash128, slice), &[])
                 .map_err(|source| SeenError::Store {
                     path: store.path.clone(),
-                    source,
+                    source: crate::db::error(source),
                 })?;
         }
         Ok(())
@@ -369,7 +369,7 @@ impl SeenUrls {
                 .contains_key(self.confirm_key(hash128, slice))
                 .map_err(|source| SeenError::Store {
                     path: store.path.clone(),
-                    source,
+                    source: crate::db::error(source),
                 })?;
             if found {
                 return Ok(true);

@@ -38,7 +38,7 @@ impl SeenUrls {
             let db = crate::db::open(&sled::Config::new().path(&path).cache_capacity(64 << 20))
                 .map_err(|source| SeenError::Store {
                     path: path.clone(),
-                    source,
+                    source: crate::db::error(source),
                 })?;
             Some(ConfirmStore { path, db })
         } else {
@@ -154,7 +154,7 @@ impl SeenUrls {
         if let Some(store) = &self.confirm {
             store.db.flush().map_err(|source| SeenError::Store {
                 path: store.path.clone(),
-                source,
+                source: crate::db::error(source),
             })?;
         }
         let bytes = {

@@ -100,20 +100,13 @@ fn background_snapshots_after_the_first_are_written_in_place_and_never_over_a_ma
 #[test]
 fn a_close_leaves_a_snapshot_an_open_mapped_in_place_while_the_documents_after_it_are_under_a_quarter()
  {
-    use crawldedup::index::IndexConfig;
     let dir = tempfile::tempdir().unwrap();
     let snapshot = dir.path().join(SNAPSHOT_FILE);
     // No background snapshots: only the closes write one.
     let open = || {
-        SimhashIndex::open(
-            dir.path(),
-            IndexConfig {
-                background_snapshots: false,
-                ..super::config()
-            },
-        )
-        .unwrap()
-        .with_snapshot_min_documents(0)
+        SimhashIndex::open(dir.path(), super::config().with_background_snapshots(false))
+            .unwrap()
+            .with_snapshot_min_documents(0)
     };
     let index = open();
     for i in 0..40_000 {
@@ -156,7 +149,6 @@ fn a_close_leaves_a_snapshot_an_open_mapped_in_place_while_the_documents_after_i
 #[test]
 fn a_close_writes_the_snapshot_when_what_the_one_in_place_holds_has_expired() {
     use crawldedup::clock::ManualClock;
-    use crawldedup::index::IndexConfig;
     use std::sync::Arc;
     use std::time::Duration;
     const T0: u64 = 1_700_000_000;
@@ -165,11 +157,9 @@ fn a_close_writes_the_snapshot_when_what_the_one_in_place_holds_has_expired() {
     let open = || {
         SimhashIndex::open(
             dir.path(),
-            IndexConfig {
-                background_snapshots: false,
-                retention: Some(Duration::from_secs(3_600)),
-                ..super::config()
-            },
+            super::config()
+                .with_background_snapshots(false)
+                .with_retention(Some(Duration::from_secs(3_600))),
         )
         .unwrap()
         .with_snapshot_min_documents(0)

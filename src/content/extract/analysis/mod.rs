@@ -1,7 +1,7 @@
 //! Deciding what is content: which categories go, which container is the main one.
 
 use super::headings::{COMMENT_HEADINGS, RECOMMENDATION_HEADINGS};
-use super::render::Writer;
+use super::render::TextWriter;
 use super::story::STORY_PROSE_CHARS;
 use super::tree::{CATEGORIES, Cat, NO_PARENT, Node, Page, Tag};
 use crate::content::extract::BlockKind;
@@ -235,9 +235,9 @@ impl<'p> Analysis<'p> {
         let start = container as usize;
         // Room for the kept characters and the spaces between words, in one allocation
         // for most text.
-        let mut writer = Writer {
+        let mut writer = TextWriter {
             out: String::with_capacity(self.kept[start] as usize * 5 / 4 + 64),
-            ..Writer::default()
+            ..TextWriter::default()
         };
         let stop = nodes[start].end as usize;
         let kept = self.kept[start].max(1) as f64;
