@@ -1,7 +1,7 @@
 //! The cluster's near-duplicate index: the local index's candidates and confirmation, kept
 //! in Redis Cluster so that every worker decides against every page any worker stored.
-//! Each candidate is judged by [`Confirm::candidate`](crate::index::Confirm::candidate), the
-//! rule the local index decides by.
+//! Each candidate is judged by the rule of [`Confirm`](crate::index::Confirm) for one
+//! candidate, the one the local index decides by.
 //!
 //! # Layout
 //! - `{NAME}:nd:ids`: the id counter (`INCR`); ids are in the order workers asked.

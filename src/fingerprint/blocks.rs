@@ -32,7 +32,7 @@ use super::features::{fmix64, three_shingles, token_hashes_into, word_features};
 /// with the lowest keys; the lines kept stay in reading order. Two samples of pages that
 /// share most lines hold most of the same lines (a line added to a page displaces at most
 /// one), and two pages are compared on the lines both samples would keep
-/// ([`Blocks::covers`]).
+/// ([`Blocks::coverage`]).
 pub const MAX_LINES: usize = 256;
 
 /// Set in a stored profile's line count when the profile is a sample ([`Blocks::sampled`]).

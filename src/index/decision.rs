@@ -1,6 +1,6 @@
 //! The index's settings and its answer: the layout, what a page adds to its lookup, the
 //! decision and the likeness it was made on. How a candidate is confirmed is
-//! [`Confirm`](super::Confirm)'s.
+//! [`Confirm`]'s.
 
 use super::Confirm;
 use super::DocId;
