@@ -26,7 +26,7 @@ pub struct IndexConfig {
     /// tables grow as documents come.
     pub reserve: u64,
     /// Write snapshots in the background after checkpoints (`dedup.background_snapshots`;
-    /// see [`upkeep`](super::upkeep)). A snapshot at close is written either way.
+    /// see `upkeep`). A snapshot at close is written either way.
     pub background_snapshots: bool,
     /// Keep fingerprints for this long (`dedup.retention`): a document stored longer ago
     /// no longer matches, and [`SimhashIndex::sweep`](super::SimhashIndex::sweep) removes

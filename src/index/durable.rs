@@ -15,7 +15,7 @@ impl SimhashIndex {
     /// cannot be brought up to date in place (the one an open mapped, say) is left as it is
     /// while the documents after it are under a quarter of those it holds that have not
     /// expired. The next open adds them as tails, no more than an open after a crash adds
-    /// under the background's rules (see [`upkeep`]), where writing the whole snapshot to
+    /// under the background's rules (see `upkeep`), where writing the whole snapshot to
     /// another file holds the close up for a pass over the index (CHANGELOG.md, benchmark history,
     /// note 4). The next session's background snapshots follow their own rule: one is due
     /// once the documents after the one in place reach a sixteenth of it.
@@ -169,7 +169,7 @@ impl SimhashIndex {
 
 impl SimhashIndex {
     /// Closes the index: a checkpoint (every document durable), then the upkeep thread
-    /// stopped and the [`snapshot`] written for the next open (see
+    /// stopped and the `snapshot` written for the next open (see
     /// [`SimhashIndex::write_snapshot`]). An error says what failed; what the checkpoint
     /// made durable stays, and a failed snapshot only makes the next open rebuild the tables.
     pub fn close(mut self) -> Result<CloseReport, IndexError> {

@@ -27,7 +27,7 @@
 //! chunks of 64 (every value stays under sled's blob threshold, so the space of deleted
 //! values is reclaimed by sled's log), and a meta tree (format version, fingerprint version, layout, count written). The
 //! tables are rebuilt in memory from the rows on open rather than stored once per table.
-//! Beside the database, a [`manifest`] written at every checkpoint records how many
+//! Beside the database, a `manifest` written at every checkpoint records how many
 //! documents the checkpoint made durable and a checksum of their rows; opening refuses, in
 //! one line, an index that holds fewer of them or other ones (sled reads a database whose
 //! files were cut or overwritten as a shorter or empty one, which would answer `unique` for
@@ -38,13 +38,13 @@
 //! entry in the first line with a free slot from a home line chosen by the key's shared
 //! prefix (`memory.rs`): a probe reads one line, and the insert after it writes into that
 //! line. A query asks for the home lines of all 26 tables before it reads any. Beside the
-//! tables, every live document's row, by id. An index opened from an older [`snapshot`]
+//! tables, every live document's row, by id. An index opened from an older `snapshot`
 //! carries the documents after it as a small *tail* per table, probed with it, until the
-//! upkeep thread has folded it in ([`upkeep`]).
+//! upkeep thread has folded it in (`upkeep`).
 //!
 //! # Opening
 //! From the snapshot a clean close wrote, or one the upkeep thread wrote in the background
-//! after a checkpoint ([`snapshot`]): the tables' sections are mapped from the page cache,
+//! after a checkpoint (`snapshot`): the tables' sections are mapped from the page cache,
 //! and the documents after them are read from sled as tails. Without a usable snapshot the
 //! tables are rebuilt from the rows, one table per job on every core. Either way the rows
 //! are checked against the manifest first.
@@ -203,7 +203,7 @@ pub struct SimhashIndex {
     /// The tables and rows; shared with the upkeep thread, which folds tails in and copies
     /// them into snapshots.
     memory: Arc<RwLock<Memory>>,
-    /// Folds tails in and writes snapshots in the background (see [`upkeep`]); it also
+    /// Folds tails in and writes snapshots in the background (see `upkeep`); it also
     /// knows the snapshot in place, so that a close that finds memory unchanged writes none.
     upkeep: upkeep::Upkeep,
     /// Whether the open read the snapshot rather than rebuilding from sled.
@@ -294,8 +294,8 @@ impl SimhashIndex {
         self
     }
 
-    /// Writes a [`snapshot`] when the index holds at least `documents` documents, in the
-    /// background and when it closes ([`snapshot::SNAPSHOT_MIN_DOCUMENTS`] by default; 0 for
+    /// Writes a `snapshot` when the index holds at least `documents` documents, in the
+    /// background and when it closes (`snapshot::SNAPSHOT_MIN_DOCUMENTS` by default; 0 for
     /// always, `u64::MAX` for never).
     pub fn with_snapshot_min_documents(self, documents: u64) -> SimhashIndex {
         self.upkeep.set_snapshot_min(documents);
@@ -334,7 +334,7 @@ impl SimhashIndex {
         Ok(())
     }
 
-    /// Whether this index was opened from its [`snapshot`] (else its tables were rebuilt
+    /// Whether this index was opened from its `snapshot` (else its tables were rebuilt
     /// from the stored rows).
     pub fn opened_from_snapshot(&self) -> bool {
         self.from_snapshot
