@@ -70,21 +70,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         if let Some(duplicate) = verdict.duplicate() {
             repeats += 1;
             println!("dup  {url}\n     = {}", duplicate.of.name);
+        } else if let PageVerdict::Unique { simhash, .. } = &verdict {
+            kept += 1;
+            println!(
+                "keep {url}  {simhash}  {:?}",
+                page.title.clone().unwrap_or_default()
+            );
+        } else {
+            // No main text (empty, not HTML, all boilerplate).
+            println!("none {url}");
         }
         // A duplicate's links are followed too: a copy can link where its original does not
         // (a mirror's own pages), and the seen-URL filter drops the links already queued.
-        match &verdict {
-            PageVerdict::Unique { simhash, .. } => {
-                kept += 1;
-                println!(
-                    "keep {url}  {simhash}  {:?}",
-                    page.title.unwrap_or_default()
-                );
-            }
-            _ if verdict.duplicate().is_some() => {}
-            // No main text (empty, not HTML, all boilerplate).
-            _ => println!("none {url}"),
-        }
         for link in page.links.iter().filter(|l| !l.nofollow) {
             if let UrlVerdict::New(next) = dedup.check_link(&final_url, &link.url)? {
                 if next.host_str().map(str::to_string) == host {

@@ -457,27 +457,31 @@ fn the_shared_index_decides_pages_of_one_host_by_the_local_index_rule() {
     let cluster = Cluster::connect(&redis.urls()).unwrap();
     let shared = SharedIndex::open(&cluster, "nd", config).unwrap();
     let (mut local_names, mut shared_names) = (Vec::new(), Vec::new());
+    // A decision as a sentence: `unique` (its id named `name` from now on), or a duplicate
+    // of the page stored under `of`.
+    let say = |names: &mut Vec<(u64, String)>, name: &str, unique: Result<u64, u64>| match unique {
+        Ok(id) => {
+            names.push((id, name.to_string()));
+            "unique".to_string()
+        }
+        Err(of) => {
+            let of = &names.iter().find(|(id, _)| *id == of).unwrap().1;
+            format!("duplicate of {of}")
+        }
+    };
     let mut verdicts = Vec::new();
     for page in &pages {
         let name = page.name.clone();
         let local_verdict = match local.check_and_insert(page.clone()).unwrap() {
-            Decision::Unique(id) => {
-                local_names.push((id, name.clone()));
-                "unique".to_string()
-            }
+            Decision::Unique(id) => say(&mut local_names, &name, Ok(id)),
             Decision::Exact(of) | Decision::Near { of, .. } => {
-                let of = &local_names.iter().find(|(id, _)| *id == of).unwrap().1;
-                format!("duplicate of {of}")
+                say(&mut local_names, &name, Err(of))
             }
         };
         let shared_verdict = match shared.check_and_insert(page).unwrap() {
-            SharedDecision::Unique(id) => {
-                shared_names.push((id, name.clone()));
-                "unique".to_string()
-            }
+            SharedDecision::Unique(id) => say(&mut shared_names, &name, Ok(id)),
             SharedDecision::Exact(of) | SharedDecision::Near { of, .. } => {
-                let of = &shared_names.iter().find(|(id, _)| *id == of).unwrap().1;
-                format!("duplicate of {of}")
+                say(&mut shared_names, &name, Err(of))
             }
         };
         assert_eq!(local_verdict, shared_verdict, "{name}: local, then shared");
