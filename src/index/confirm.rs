@@ -311,8 +311,9 @@ impl Confirm {
     /// own sentences (lines of [`LONG_LINE_WORDS`](crate::fingerprint::blocks::LONG_LINE_WORDS)
     /// words or more): a line of one page near a line of the other
     /// ([`NEAR_LINE_BITS`](crate::fingerprint::blocks::NEAR_LINE_BITS)) is one line edited,
-    /// not its own. `new` is a duplicate when at least [`MIN_LINE_CONTAINMENT`] of its
-    /// words are in `stored`, and its own sentences come to at most [`OWN_WORDS`] words, or
+    /// not its own, unless one page's profile is [`Blocks::legacy`] and the other's is not
+    /// (their signatures are of different features). `new` is a duplicate when at least
+    /// [`MIN_LINE_CONTAINMENT`] of its words are in `stored`, and its own sentences come to at most [`OWN_WORDS`] words, or
     /// to at most [`ADDED_WORDS`] when `stored` has no more than [`OWN_WORDS`] of its own.
     /// Two different articles in one template each have a story of their own, however short
     /// and however much of the template the extraction left in; an edited copy has a few
@@ -356,12 +357,13 @@ impl Confirm {
                 .sum()
         };
         // Per page: words not shared (neither as they are nor edited), and of those, the
-        // words of its own sentences.
+        // words of its own sentences. Lines signed in two ways are never near each other.
+        let comparable = new.legacy == stored.legacy;
         let unshared = |lines: &[Line], other: &[Line]| -> (u32, u32) {
             let mut unshared = 0;
             let mut own = 0;
             for line in lines {
-                if !other.iter().any(|o| line.is_near(o)) {
+                if !(comparable && other.iter().any(|o| line.is_near(o))) {
                     unshared += u32::from(line.words);
                     if line.is_long() {
                         own += u32::from(line.words);
@@ -520,5 +522,61 @@ mod tests {
         );
         // A page of another 400 sentences shares nothing.
         assert!(!rule.judge_blocks(&page(30_000..30_400), &original, &[]).1);
+    }
+
+    /// A page of `lines` lines, its first with every fifth of its twenty words replaced
+    /// when `edited`, as an editor fixes a paragraph.
+    fn edited_page(lines: u64, edited: bool) -> Blocks {
+        let text: Vec<String> = (0..lines)
+            .map(|i| {
+                let text = line(i);
+                if i != 0 || !edited {
+                    return text;
+                }
+                text.split(' ')
+                    .enumerate()
+                    .map(|(w, word)| match w % 5 {
+                        3 => ["amended", "revised", "changed", "updated"][w / 5],
+                        _ => word,
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        Blocks::of("a.example", &text.join("\n"))
+    }
+
+    #[test]
+    fn a_page_with_four_words_of_a_paragraph_changed_is_its_copy() {
+        // The four changed words are twelve of the paragraph's eighteen shingles: a
+        // signature of its shingles alone put the two paragraphs more than NEAR_LINE_BITS
+        // apart, and the paragraph counted as the copy's own.
+        let rule = Confirm::default();
+        let (original, copy) = (edited_page(3, false), edited_page(3, true));
+        let (a, b) = (original.lines[0], copy.lines[0]);
+        assert!(a.is_near(&b), "{} bits apart", (a.sig ^ b.sig).count_ones());
+        assert!(rule.judge_blocks(&copy, &original, &[]).1);
+        assert!(rule.judge_blocks(&original, &copy, &[]).1);
+        assert!(!rule.judge_blocks(&page(10..13), &original, &[]).1);
+    }
+
+    #[test]
+    fn a_profile_stored_before_format_9_matches_a_new_one_by_its_keys_only() {
+        let rule = Confirm::default();
+        // Stored by a build of format 8: the same bytes without the signature kind's bit.
+        let legacy = |blocks: &Blocks| {
+            let mut bytes = Vec::new();
+            blocks.encode(&mut bytes);
+            bytes[4] &= !0x40;
+            let (decoded, _) = Blocks::decode(&bytes).unwrap();
+            assert!(decoded.legacy && !blocks.legacy);
+            decoded
+        };
+        let (original, copy) = (edited_page(3, false), edited_page(3, true));
+        // The same page is found; an edited line is not near a line signed the old way.
+        assert!(rule.judge_blocks(&original, &legacy(&original), &[]).1);
+        assert!(!rule.judge_blocks(&copy, &legacy(&original), &[]).1);
+        // Two profiles of the old kind are compared as before.
+        assert!(rule.judge_blocks(&legacy(&copy), &legacy(&original), &[]).1);
     }
 }

@@ -162,8 +162,11 @@ pub type DocId = u64;
 /// row does not hold (the name, the tiny set and the lines' profile); version 8 marks the
 /// profile of a page of more lines than a profile keeps as a sample by key
 /// ([`Blocks::sampled`](crate::fingerprint::Blocks::sampled)), which a build that reads 7
-/// at most would take for a damaged record.
-pub const INDEX_FORMAT_VERSION: u32 = 8;
+/// at most would take for a damaged record; version 9 signs a profile's lines by their
+/// words and shingles and marks such a profile, so that the profiles stored before
+/// ([`Blocks::legacy`](crate::fingerprint::Blocks::legacy)) are compared with the new ones
+/// by their lines' keys only.
+pub const INDEX_FORMAT_VERSION: u32 = 9;
 
 /// The oldest index format this build opens. An index of an older format than
 /// [`INDEX_FORMAT_VERSION`] is upgraded in place when it opens: its stored records stay as
