@@ -60,12 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let p = 0.01;
     let urls: Arc<Vec<String>> = Arc::new((0..n).map(url).collect());
 
-    let seen = SeenUrls::new(SeenConfig {
-        expected_urls: n,
-        false_positive_rate: p,
-        confirm_on_disk: false,
-        ..SeenConfig::default()
-    })?;
+    let seen = SeenUrls::new(SeenConfig::new(n, p))?;
     let t = Instant::now();
     let mut new = 0u64;
     for u in urls.iter() {

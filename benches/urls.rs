@@ -55,13 +55,7 @@ fn report_memory(urls: &[String]) {
         .iter()
         .map(|u| canon.canonicalize(u).expect("corpus URLs are valid").into())
         .collect();
-    let seen = SeenUrls::new(SeenConfig {
-        expected_urls: URLS as u64,
-        false_positive_rate: 0.01,
-        confirm_on_disk: false,
-        ..SeenConfig::default()
-    })
-    .expect("valid sizing");
+    let seen = SeenUrls::new(SeenConfig::new(URLS as u64, 0.01)).expect("valid sizing");
     let mut set: HashSet<String> = HashSet::new();
     for u in &canonical {
         seen.insert(u).expect("in memory");
@@ -102,13 +96,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     // A filter sized for the run, made fresh for every batch (outside the timing).
-    let fresh_filter = || {
-        SeenUrls::new(SeenConfig {
-            expected_urls: URLS as u64,
-            ..SeenConfig::default()
-        })
-        .expect("valid sizing")
-    };
+    let fresh_filter = || SeenUrls::new(SeenConfig::new(URLS as u64, 0.01)).expect("valid sizing");
     group.bench_function("canonicalize+seen_urls", |b| {
         b.iter_batched(
             fresh_filter,

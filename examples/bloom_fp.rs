@@ -55,12 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         eprintln!("  (filled {n} in {:.2?})", fill);
 
-        let seen = SeenUrls::new(SeenConfig {
-            expected_urls: n,
-            false_positive_rate: p,
-            confirm_on_disk: false,
-            ..SeenConfig::default()
-        })?;
+        let seen = SeenUrls::new(SeenConfig::new(n, p))?;
         for i in 0..2 * n {
             seen.insert(&member(i))?;
         }

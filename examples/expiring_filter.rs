@@ -134,14 +134,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for p in [0.01, 0.001] {
         // Generations.
         let clock = ManualClock::at(T0);
-        let seen = SeenUrls::new(SeenConfig {
-            expected_urls: n,
-            false_positive_rate: p,
-            expire_after: Some(Duration::from_secs(WINDOW)),
-            generations: g,
-            ..SeenConfig::default()
-        })?
-        .with_clock(Arc::new(clock.clone()));
+        let seen =
+            SeenUrls::new(SeenConfig::new(n, p).with_expiry(Duration::from_secs(WINDOW), g))?
+                .with_clock(Arc::new(clock.clone()));
         let start = Instant::now();
         for i in 0..total {
             clock.set(T0 + (i as f64 * step) as u64);

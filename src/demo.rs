@@ -22,10 +22,7 @@ pub enum LinkOutcome {
 /// Runs the bundled links through canonicalization and the seen-URL filter, in order.
 pub fn run_url_layer() -> Result<Vec<(String, LinkOutcome)>, SeenError> {
     let canon = Canonicalizer::default();
-    let seen = SeenUrls::new(SeenConfig {
-        expected_urls: 1_000,
-        ..SeenConfig::default()
-    })?;
+    let seen = SeenUrls::new(SeenConfig::new(1_000, 0.01))?;
     let mut outcomes = Vec::new();
     for link in crate::config::parse_seed_list(DEMO_LINKS) {
         let outcome = match canon.canonicalize(&link) {

@@ -72,11 +72,7 @@ pub(super) fn canonicalize(args: CanonicalizeArgs) -> Result<ExitCode, Failure> 
 pub(super) fn bloom_params(args: BloomParamsArgs) -> Result<ExitCode, Failure> {
     let refused = |e: crawldedup::SeenError| Failure::Setup(e.to_string());
     let single = BloomParams::new(args.n, args.p).map_err(refused)?;
-    let seen = SeenConfig {
-        expected_urls: args.n,
-        false_positive_rate: args.p,
-        ..SeenConfig::default()
-    };
+    let seen = SeenConfig::new(args.n, args.p);
     let first = seen.first_layer().map_err(refused)?;
     println!("n                 {}", single.n);
     println!("p                 {}", single.p);
@@ -269,14 +265,11 @@ pub(super) fn crawl(args: CrawlArgs) -> Result<ExitCode, Failure> {
     }
     let runtime =
         tokio::runtime::Runtime::new().map_err(|e| anyhow::anyhow!("tokio runtime: {e}"))?;
-    let options = crawldedup::crawl::CrawlOptions {
-        progress_bar: std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        checkpoint_every: args.checkpoint_every.into(),
-        share_state: args.share_state,
-        metrics_listen,
-        metrics_linger: args.metrics_linger.into(),
-        ..crawldedup::crawl::CrawlOptions::default()
-    };
+    let options = crawldedup::crawl::CrawlOptions::default()
+        .with_progress_bar(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_checkpoint_every(args.checkpoint_every.into())
+        .with_share_state(args.share_state)
+        .with_metrics(metrics_listen, args.metrics_linger.into());
     let summary = runtime
         .block_on(
             crawldedup::Crawler::builder(&config)

@@ -12,8 +12,9 @@ use crate::config::CrawlConfig;
 /// Most redirects followed for one URL.
 pub const MAX_REDIRECTS: usize = 5;
 
-/// How the fetcher behaves.
+/// How the fetcher behaves: [`FetchConfig::from_crawl`], then the `with_` setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FetchConfig {
     /// TCP connect timeout.
     pub connect_timeout: Duration,
@@ -37,6 +38,31 @@ impl FetchConfig {
             user_agent: crawl.user_agent.clone(),
             allow_private_ips: crawl.allow_private_ips,
         }
+    }
+
+    /// Sets the connect and whole-request timeouts.
+    pub fn with_timeouts(mut self, connect: Duration, request: Duration) -> FetchConfig {
+        self.connect_timeout = connect;
+        self.request_timeout = request;
+        self
+    }
+
+    /// Sets [`FetchConfig::max_body_bytes`].
+    pub fn with_max_body_bytes(mut self, bytes: u64) -> FetchConfig {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Sets the User-Agent header.
+    pub fn with_user_agent(mut self, user_agent: impl Into<String>) -> FetchConfig {
+        self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Lifts the SSRF guard (`true`), for a crawl of loopback or private addresses.
+    pub fn with_allow_private_ips(mut self, allow: bool) -> FetchConfig {
+        self.allow_private_ips = allow;
+        self
     }
 }
 

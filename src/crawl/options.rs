@@ -5,8 +5,10 @@ use std::time::Duration;
 /// Time between checkpoints while crawling, by default.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 
-/// Settings of a crawl run that are not part of the configuration file.
+/// Settings of a crawl run that are not part of the configuration file: [`Default`], then
+/// the `with_` setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CrawlOptions {
     /// Time between checkpoints; zero takes none on the way, only the one at the end (a
     /// kill -9 then loses the whole run).
@@ -47,6 +49,56 @@ impl Default for CrawlOptions {
             metrics_listen: None,
             metrics_linger: Duration::ZERO,
         }
+    }
+}
+
+impl CrawlOptions {
+    /// Sets [`CrawlOptions::checkpoint_every`].
+    pub fn with_checkpoint_every(mut self, every: Duration) -> CrawlOptions {
+        self.checkpoint_every = every;
+        self
+    }
+
+    /// Sets [`CrawlOptions::progress_bar`].
+    pub fn with_progress_bar(mut self, on: bool) -> CrawlOptions {
+        self.progress_bar = on;
+        self
+    }
+
+    /// Sets [`CrawlOptions::robots_retry`].
+    pub fn with_robots_retry(mut self, retry: Duration) -> CrawlOptions {
+        self.robots_retry = retry;
+        self
+    }
+
+    /// Sets [`CrawlOptions::compact_after`].
+    pub fn with_compact_after(mut self, urls: Option<usize>) -> CrawlOptions {
+        self.compact_after = urls;
+        self
+    }
+
+    /// Measures the time windows on `clock` ([`CrawlOptions::clock`]).
+    pub fn with_clock(mut self, clock: std::sync::Arc<dyn crate::clock::Clock>) -> CrawlOptions {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Sets [`CrawlOptions::share_state`].
+    pub fn with_share_state(mut self, share: bool) -> CrawlOptions {
+        self.share_state = share;
+        self
+    }
+
+    /// Serves the metrics and status on `listen` while the crawl runs, and for `linger`
+    /// after it ([`CrawlOptions::metrics_listen`], [`CrawlOptions::metrics_linger`]).
+    pub fn with_metrics(
+        mut self,
+        listen: Option<std::net::SocketAddr>,
+        linger: Duration,
+    ) -> CrawlOptions {
+        self.metrics_listen = listen;
+        self.metrics_linger = linger;
+        self
     }
 }
 

@@ -7,13 +7,11 @@ use crawldedup::fixture::{Site, serve};
 use url::Url;
 
 fn config(allow_private_ips: bool) -> FetchConfig {
-    FetchConfig {
-        connect_timeout: Duration::from_secs(2),
-        request_timeout: Duration::from_millis(1500),
-        max_body_bytes: 10 * 1024 * 1024,
-        user_agent: "crawldedup-test/1.0 (+https://example.invalid/bot)".into(),
-        allow_private_ips,
-    }
+    FetchConfig::from_crawl(&crawldedup::Config::default().crawl)
+        .with_timeouts(Duration::from_secs(2), Duration::from_millis(1500))
+        .with_max_body_bytes(10 * 1024 * 1024)
+        .with_user_agent("crawldedup-test/1.0 (+https://example.invalid/bot)")
+        .with_allow_private_ips(allow_private_ips)
 }
 
 fn any_hop(url: &Url) -> Result<Url, String> {

@@ -46,13 +46,7 @@ fn single_filter_rate_at_n_is_within_15_percent_of_p() {
 #[test]
 fn scalable_filter_stays_below_p_at_four_times_n() {
     let (n, p) = (50_000u64, 0.01);
-    let seen = SeenUrls::new(SeenConfig {
-        expected_urls: n,
-        false_positive_rate: p,
-        confirm_on_disk: false,
-        ..SeenConfig::default()
-    })
-    .unwrap();
+    let seen = SeenUrls::new(SeenConfig::new(n, p)).unwrap();
     // URLs that a false positive makes look seen are not counted: they must be few.
     let skipped = (0..4 * n)
         .filter(|&i| !seen.insert(&member(i)).unwrap())
@@ -72,21 +66,9 @@ fn scalable_filter_stays_below_p_at_four_times_n() {
 fn confirm_on_disk_never_skips_a_new_url() {
     let dir = tempfile::tempdir().unwrap();
     // A deliberately loose filter, so false positives are plentiful.
-    let config = SeenConfig {
-        expected_urls: 1_000,
-        false_positive_rate: 0.5,
-        confirm_on_disk: false,
-        ..SeenConfig::default()
-    };
+    let config = SeenConfig::new(1_000, 0.5);
     let loose = SeenUrls::new(config).unwrap();
-    let exact = SeenUrls::open(
-        dir.path(),
-        SeenConfig {
-            confirm_on_disk: true,
-            ..config
-        },
-    )
-    .unwrap();
+    let exact = SeenUrls::open(dir.path(), config.with_confirm_on_disk(true)).unwrap();
     for i in 0..1_000 {
         loose.insert(&member(i)).unwrap();
         exact.insert(&member(i)).unwrap();
@@ -110,13 +92,7 @@ fn confirm_on_disk_never_skips_a_new_url() {
 
 #[test]
 fn concurrent_inserts_of_one_url_yield_exactly_one_new() {
-    let seen = Arc::new(
-        SeenUrls::new(SeenConfig {
-            expected_urls: 1_000_000,
-            ..SeenConfig::default()
-        })
-        .unwrap(),
-    );
+    let seen = Arc::new(SeenUrls::new(SeenConfig::new(1_000_000, 0.01)).unwrap());
     let urls: Vec<String> = (0..5_000).map(member).collect();
     let threads: Vec<_> = (0..8)
         .map(|t| {
@@ -156,12 +132,7 @@ fn answers_text(answers: &[bool]) -> String {
 }
 
 fn small_config() -> SeenConfig {
-    SeenConfig {
-        expected_urls: 5_000,
-        false_positive_rate: 0.05,
-        confirm_on_disk: false,
-        ..SeenConfig::default()
-    }
+    SeenConfig::new(5_000, 0.05)
 }
 
 #[test]
@@ -292,10 +263,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// saved filter.
 #[test]
 fn journaled_urls_survive_a_crash_and_a_save_cut_short() {
-    let config = SeenConfig {
-        confirm_on_disk: true,
-        ..small_config()
-    };
+    let config = small_config().with_confirm_on_disk(true);
     let dir = tempfile::tempdir().unwrap();
     let live = dir.path().join("live");
     let seen = SeenUrls::open_journaled(&live, config).unwrap();

@@ -69,12 +69,9 @@ impl Lingering {
             server.url("/"),
         );
         let addr = free_port();
-        let options = crawldedup::crawl::CrawlOptions {
-            checkpoint_every,
-            metrics_listen: Some(addr),
-            metrics_linger: Duration::from_secs(120),
-            ..Default::default()
-        };
+        let options = crawldedup::crawl::CrawlOptions::default()
+            .with_checkpoint_every(checkpoint_every)
+            .with_metrics(Some(addr), Duration::from_secs(120));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let crawl = tokio::spawn(async move {
             crawldedup::Crawler::builder(&config)

@@ -183,13 +183,7 @@ fn a_kill_9_during_sweeps_loses_nothing_and_resurrects_nothing() {
 }
 
 fn recrawl(after: Duration, generations: u32, n: u64, p: f64) -> SeenConfig {
-    SeenConfig {
-        expected_urls: n,
-        false_positive_rate: p,
-        expire_after: Some(after),
-        generations,
-        ..SeenConfig::default()
-    }
+    SeenConfig::new(n, p).with_expiry(after, generations)
 }
 
 #[test]
@@ -273,10 +267,7 @@ fn the_expiring_filter_stays_under_p_over_all_live_generations() {
 fn generations_survive_a_save_and_a_sweep_deletes_the_forgotten_confirmations() {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::at(T0);
-    let config = SeenConfig {
-        confirm_on_disk: true,
-        ..recrawl(Duration::from_secs(8 * DAY), 8, 1_000, 0.01)
-    };
+    let config = recrawl(Duration::from_secs(8 * DAY), 8, 1_000, 0.01).with_confirm_on_disk(true);
     let open = |clock: &ManualClock| {
         SeenUrls::open(dir.path(), config)
             .unwrap()

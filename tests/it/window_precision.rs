@@ -18,12 +18,7 @@ use docs::doc;
 const T0_MS: u64 = 1_700_000_000_000;
 
 fn recrawl(after: Duration, generations: u32) -> SeenConfig {
-    SeenConfig {
-        expected_urls: 10_000,
-        expire_after: Some(after),
-        generations,
-        ..SeenConfig::default()
-    }
+    SeenConfig::new(10_000, 0.01).with_expiry(after, generations)
 }
 
 #[test]

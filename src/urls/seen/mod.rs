@@ -215,7 +215,7 @@ struct ConfirmStore {
 ///
 /// ```
 /// use crawldedup::{SeenConfig, SeenUrls};
-/// let seen = SeenUrls::new(SeenConfig { expected_urls: 1000, ..SeenConfig::default() })?;
+/// let seen = SeenUrls::new(SeenConfig::new(1000, 0.01))?;
 /// assert!(seen.insert("http://example.com/")?); // new
 /// assert!(!seen.insert("http://example.com/")?); // seen before
 /// # Ok::<(), crawldedup::SeenError>(())

@@ -68,8 +68,10 @@ impl BloomParams {
 }
 
 /// How a [`SeenUrls`](super::SeenUrls) is sized, whether it confirms on disk, and whether
-/// it forgets.
+/// it forgets. Built with [`SeenConfig::new`] (or [`Default`]) and the `with_` setters, so
+/// that a setting added later is not a breaking change.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct SeenConfig {
     /// Expected number of distinct URLs (n); with `expire_after`, the URLs seen in one such
     /// window.
@@ -99,6 +101,30 @@ impl Default for SeenConfig {
 }
 
 impl SeenConfig {
+    /// A filter for `expected_urls` distinct URLs at a false-positive rate of
+    /// `false_positive_rate`, the other settings as [`Default`] has them.
+    pub fn new(expected_urls: u64, false_positive_rate: f64) -> SeenConfig {
+        SeenConfig {
+            expected_urls,
+            false_positive_rate,
+            ..SeenConfig::default()
+        }
+    }
+
+    /// Sets [`SeenConfig::confirm_on_disk`].
+    pub fn with_confirm_on_disk(mut self, confirm: bool) -> SeenConfig {
+        self.confirm_on_disk = confirm;
+        self
+    }
+
+    /// Forgets a URL `after` this long ([`SeenConfig::expire_after`]), in `generations`
+    /// time slices ([`SeenConfig::generations`]).
+    pub fn with_expiry(mut self, after: std::time::Duration, generations: u32) -> SeenConfig {
+        self.expire_after = Some(after);
+        self.generations = generations;
+        self
+    }
+
     /// The length of one generation's time slice in milliseconds (`ceil(window / g)`),
     /// when the filter forgets: a URL comes due between the interval and one slice later.
     pub fn slice_ms(&self) -> Option<u64> {

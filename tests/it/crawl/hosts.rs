@@ -145,10 +145,8 @@ async fn stored_pages_reach_pages_jsonl_soon_without_waiting_for_a_checkpoint() 
     let out = dir.path().join("out");
     let mut config = crawl_config(&dir.path().join("state"), &out, server.url("/"));
     config.crawl.concurrency = 1;
-    let options = crawldedup::crawl::CrawlOptions {
-        checkpoint_every: std::time::Duration::from_secs(3600),
-        ..Default::default()
-    };
+    let options = crawldedup::crawl::CrawlOptions::default()
+        .with_checkpoint_every(std::time::Duration::from_secs(3600));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let crawl = tokio::spawn(async move {
         crawldedup::Crawler::builder(&config)

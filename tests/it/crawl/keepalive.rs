@@ -69,10 +69,9 @@ async fn closing_server(site: Site) -> String {
 #[tokio::test]
 async fn a_fetch_on_a_pooled_connection_the_server_closed_is_sent_again_on_a_new_one() {
     let origin = closing_server(Site::without_traps(43, 1)).await;
-    let fetcher = Fetcher::new(FetchConfig {
-        allow_private_ips: true,
-        ..FetchConfig::from_crawl(&Config::default().crawl)
-    })
+    let fetcher = Fetcher::new(
+        FetchConfig::from_crawl(&Config::default().crawl).with_allow_private_ips(true),
+    )
     .unwrap();
     let url = url::Url::parse(&format!("{origin}/")).unwrap();
     for n in 0..20 {

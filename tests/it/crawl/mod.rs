@@ -286,10 +286,8 @@ async fn tiny_site(
 async fn crawl_tiny(seed: String, dir: &Path) -> crawldedup::crawl::CrawlSummary {
     let mut config = crawl_config(&dir.join("state"), &dir.join("out"), seed);
     config.crawl.respect_robots = true;
-    let options = crawldedup::crawl::CrawlOptions {
-        robots_retry: std::time::Duration::from_millis(300),
-        ..Default::default()
-    };
+    let options = crawldedup::crawl::CrawlOptions::default()
+        .with_robots_retry(std::time::Duration::from_millis(300));
     crawldedup::Crawler::builder(&config)
         .options(&options)
         .run(std::future::pending())

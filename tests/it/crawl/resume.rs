@@ -53,12 +53,10 @@ fn kill_9_child(spec: &str) {
     );
     config.crawl.per_host_delay_ms = 20;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let options = crawldedup::crawl::CrawlOptions {
-        checkpoint_every: std::time::Duration::from_millis(150),
+    let options = crawldedup::crawl::CrawlOptions::default()
+        .with_checkpoint_every(std::time::Duration::from_millis(150))
         // Compactions all the time, so that kills land in them too.
-        compact_after: Some(16),
-        ..Default::default()
-    };
+        .with_compact_after(Some(16));
     crawl_to_the_end(&runtime, &config, &options);
 }
 
@@ -281,10 +279,8 @@ fn dropping_the_crawl_future_stops_the_crawl_and_the_next_run_resumes() {
     let (state, out) = (dir.path().join("state"), dir.path().join("out"));
     let mut config = crawl_config(&state, &out, seed);
     config.crawl.per_host_delay_ms = 20;
-    let options = crawldedup::crawl::CrawlOptions {
-        checkpoint_every: std::time::Duration::from_millis(100),
-        ..Default::default()
-    };
+    let options = crawldedup::crawl::CrawlOptions::default()
+        .with_checkpoint_every(std::time::Duration::from_millis(100));
     // The caller gives up on the crawl (a timeout drops its future) halfway through.
     let given_up = runtime.block_on(async {
         tokio::time::timeout(
