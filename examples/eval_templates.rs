@@ -30,6 +30,8 @@ use crawldedup::{Config, Dedup, PageVerdict};
 
 #[path = "templates/cjk.rs"]
 mod cjk;
+#[path = "templates/score.rs"]
+mod score;
 #[path = "templates/sets.rs"]
 mod sets;
 #[path = "templates/wcxb.rs"]
@@ -46,6 +48,35 @@ struct Page {
     /// The part of the evaluation it belongs to, for the figures by part: a site, or the
     /// one-page templates of a language.
     set: String,
+    /// The language of its article, and the article as it was put in (headline and
+    /// paragraphs): what its extraction is scored against.
+    lang: Lang,
+    truth: String,
+}
+
+impl Page {
+    /// What its extraction score is reported under: its site, or its language for the
+    /// one-page templates.
+    fn score_part(&self) -> String {
+        if self.set.starts_with("one-page") {
+            format!("{:?}", self.lang)
+        } else {
+            self.set.clone()
+        }
+    }
+
+    /// The F1 of `extracted` against the page's article ([`score::f1`]).
+    fn f1(&self, extracted: &str) -> f64 {
+        score::f1(extracted, &self.truth, self.lang == Lang::En)
+    }
+}
+
+/// A page's article as it was put in: its headline, then its paragraphs.
+fn truth(title: &str, paragraphs: &[String]) -> String {
+    std::iter::once(title)
+        .chain(paragraphs.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn sentences(text: &str) -> Vec<String> {
@@ -175,6 +206,8 @@ fn build(
                     copy_of: None,
                     brief,
                     set: format!("one-page templates, {lang:?}"),
+                    lang,
+                    truth: truth(&title, &paragraphs),
                 });
                 if !brief {
                     originals[t].push((url, title.chars().count(), paragraphs));
@@ -197,6 +230,8 @@ fn build(
                     copy_of: Some(original.clone()),
                     brief: false,
                     set: format!("one-page templates, {lang:?}"),
+                    lang,
+                    truth: truth(&title, &edited),
                 });
             }
         }
@@ -229,6 +264,8 @@ fn build_site(templates: &[Template], pool: &mut Sentences, lang: Lang) -> Vec<P
             copy_of: None,
             brief,
             set: template.host.clone(),
+            lang,
+            truth: truth(&title, &paragraphs),
         });
         if !brief {
             let mut edited = paragraphs.clone();
@@ -237,21 +274,20 @@ fn build_site(templates: &[Template], pool: &mut Sentences, lang: Lang) -> Vec<P
             } else {
                 edited.push(lang.added());
             }
+            let title = edited[0]
+                .chars()
+                .take(title.chars().count())
+                .collect::<String>();
             due.push((
                 i + 2,
                 Page {
                     url: format!("https://{}/eval/copy-{i}", template.host),
-                    html: fill(
-                        template,
-                        &edited[0]
-                            .chars()
-                            .take(title.chars().count())
-                            .collect::<String>(),
-                        &edited,
-                    ),
+                    html: fill(template, &title, &edited),
                     copy_of: Some(url),
                     brief: false,
                     set: template.host.clone(),
+                    lang,
+                    truth: truth(&title, &edited),
                 },
             ));
         }
@@ -358,19 +394,27 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<(Tally, f64)> 
     let seconds = started.elapsed().as_secs_f64();
     let (hosts, blocks) = stage.template_size();
     if templates {
-        // What the index keeps of each page's lines.
+        // What the index keeps of each page's lines, and how well each page's main text
+        // was extracted.
         let mut lines = 0usize;
+        let mut scores = score::Scores::default();
         for page in pages {
             let url = url::Url::parse(&page.url)?;
-            if let Some(prepared) =
-                crawldedup::page::prepare(page.html.as_bytes(), None, Some(&url))
-            {
+            let prepared = crawldedup::page::prepare(page.html.as_bytes(), None, Some(&url));
+            if let Some(prepared) = &prepared {
                 let host = url.host_str().unwrap_or("");
                 lines += crawldedup::fingerprint::Blocks::of(host, prepared.page_text())
                     .lines
                     .len();
             }
+            let text = prepared.as_ref().map_or("", |p| p.whole_text());
+            scores.add(&page.score_part(), page.f1(text));
         }
+        println!(
+            "{:<32} extraction F1 (words; character bigrams for Zh and Ja): {}",
+            "",
+            scores.summary()
+        );
         let per_page = lines as f64 / pages.len().max(1) as f64;
         println!(
             "{:<32} lines kept a page: {per_page:.1} on average, {:.0} bytes",
@@ -431,10 +475,18 @@ fn peer(python: &str, pages: &[Page]) -> Result<Tally> {
         bail!("peer: {}", String::from_utf8_lossy(&out.stderr));
     }
     let mut r = Tally::default();
+    let mut scores = score::Scores::default();
     for (page, line) in pages.iter().zip(String::from_utf8(out.stdout)?.lines()) {
         let answer: serde_json::Value = serde_json::from_str(line)?;
         tally(&mut r, page, answer["of"].as_str().map(String::from));
+        let text = answer["text"].as_str().unwrap_or("");
+        scores.add(&page.score_part(), page.f1(text));
     }
+    println!(
+        "{:<32} extraction F1 (words; character bigrams for Zh and Ja): {}",
+        "trafilatura",
+        scores.summary()
+    );
     Ok(r)
 }
 
