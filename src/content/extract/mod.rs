@@ -35,7 +35,9 @@
 //!    its content with script, the site footer can be all the text there is. So does a
 //!    page-level `header` without the `h1` or `main`: a mega-menu with a line of prose per
 //!    entry can hold more text than the page itself. Nor is a `nav` or an `aside` made of
-//!    links ever the content, however large. A block whose class
+//!    links ever the content, however large, nor a block made of links that its class
+//!    words or role name navigation (`toc`, `menu`, ...) when the page has prose of its
+//!    own beside it: a manual's table of contents beside one of its sections. A block whose class
 //!    names it a header but that holds text rather than links (the header of a card or
 //!    an accordion pane) is not taken for the site's header.
 //!    A block that a heading opens with words that name it as recommendations ("Similar

@@ -175,3 +175,28 @@ fn collection_keeps_products_and_drops_the_consent_banner() {
     );
     assert_lacks(&out, &["cookies", "river lane", "Cart"]);
 }
+
+/// A manual's page, as documentation generators write it: one short section in `#main`,
+/// and beside it the manual's whole table of contents, a list of links classed `toc` that
+/// outweighs the section. The section is the page; the contents are navigation. The
+/// manual's own contents page, a list of links with no prose beside it, keeps its list.
+#[test]
+fn a_manual_section_beside_the_manuals_table_of_contents_is_the_section() {
+    let toc: String = (1..=80)
+        .map(|i| {
+            format!("<li><a href=\"s{i}.html\">{i}. Section number {i} of the manual</a></li>")
+        })
+        .collect();
+    let contents =
+        format!("<div id=\"tocframe\"><h4>The manual</h4><ul class=\"toc\">{toc}</ul></div>");
+    let section = "<div id=\"main\"><h1>4.3 Adding and removing engravers</h1>\
+        <p>Engravers can be removed from a context and added to another one, which changes \
+        what the context prints. This section shows both, with an example of each.</p>\
+        <p>An engraver removed from the staff no longer prints its objects there.</p></div>";
+    let page = format!("<html><body>{section}{contents}</body></html>");
+    let out = extract(&page, None);
+    assert_has(&out, &["Engravers can be removed", "no longer prints"]);
+    assert_lacks(&out, &["Section number 17"]);
+    let index = format!("<html><body><h1>The manual</h1>{contents}</body></html>");
+    assert_has(&extract(&index, None), &["Section number 17 of the manual"]);
+}

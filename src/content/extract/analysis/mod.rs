@@ -17,6 +17,11 @@ pub(super) const COMMENT_HEADING_CHARS: u32 = 240;
 /// A `nav` or `aside` whose text is at least this share link text is removed whatever its
 /// size.
 pub(super) const NAV_LINKS_SHARE: f64 = 0.9;
+/// A block that its class words or role name navigation (a table of contents, a menu) and
+/// that is made of links ([`NAV_LINKS_SHARE`]) is removed whatever its size when the rest
+/// of the page holds at least this much prose (text outside links): a manual's table of
+/// contents beside one of its sections, which outweighs a short section.
+pub(super) const NAV_BESIDE_PROSE_CHARS: u32 = 150;
 /// A category is kept when its text is at least this share of the text that is left.
 pub(super) const KEEP_CATEGORY_SHARE: f64 = 0.5;
 /// Text outside links, in characters, between the page's `h1` (or the start of the body)
@@ -136,6 +141,8 @@ impl<'p> Analysis<'p> {
         let after_story = self.after_story();
         let headed = self.headed_blocks(&after_story);
         let around = self.around_story(&after_story);
+        let root = &nodes[self.root() as usize];
+        let page_prose = root.len - root.link_len;
         for (i, node) in nodes.iter().enumerate() {
             let parent_article = node.parent != NO_PARENT && inside_article[node.parent as usize];
             inside_article[i] = parent_article || matches!(node.tag, Tag::Article | Tag::Main);
@@ -165,6 +172,19 @@ impl<'p> Analysis<'p> {
                 // A navigation landmark made of links is a menu, however much of the page
                 // it holds: a mega-menu can outweigh the page's own text.
                 removed_outright[i] = true;
+            } else if cat == Cat::Nav
+                && node.landmarks == 0
+                && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64
+                && page_prose.saturating_sub(node.len - node.link_len) >= NAV_BESIDE_PROSE_CHARS
+            {
+                // Named navigation by its class words and made of links, beside prose of
+                // the page's own: a table of contents or a menu, however long. It still
+                // votes for its category as before, so that the other categories' shares
+                // stay what they were.
+                removed_outright[i] = true;
+                if share < KEEP_ELEMENT_SHARE {
+                    cats[i] = cat;
+                }
             } else if node.landmarks == 0
                 && (headed[i] == Headed::CommentsAfterStory
                     || (node.comment_words && !self.discussion && after_story[i]))
