@@ -34,9 +34,12 @@ mod cjk;
 mod score;
 #[path = "templates/sets.rs"]
 mod sets;
+#[path = "templates/tally.rs"]
+mod tally;
 #[path = "templates/wcxb.rs"]
 mod wcxb;
 use sets::{Template, fill, load, load_boilerplate_set, normalise, shows_its_paragraphs};
+use tally::{Tally, report, tally};
 
 /// One page of the evaluation.
 struct Page {
@@ -52,31 +55,6 @@ struct Page {
     /// paragraphs): what its extraction is scored against.
     lang: Lang,
     truth: String,
-}
-
-impl Page {
-    /// What its extraction score is reported under: its site, or its language for the
-    /// one-page templates.
-    fn score_part(&self) -> String {
-        if self.set.starts_with("one-page") {
-            format!("{:?}", self.lang)
-        } else {
-            self.set.clone()
-        }
-    }
-
-    /// The F1 of `extracted` against the page's article ([`score::f1`]).
-    fn f1(&self, extracted: &str) -> f64 {
-        score::f1(extracted, &self.truth, self.lang == Lang::En)
-    }
-}
-
-/// A page's article as it was put in: its headline, then its paragraphs.
-fn truth(title: &str, paragraphs: &[String]) -> String {
-    std::iter::once(title)
-        .chain(paragraphs.iter().map(String::as_str))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn sentences(text: &str) -> Vec<String> {
@@ -207,7 +185,7 @@ fn build(
                     brief,
                     set: format!("one-page templates, {lang:?}"),
                     lang,
-                    truth: truth(&title, &paragraphs),
+                    truth: score::truth(&title, &paragraphs),
                 });
                 if !brief {
                     originals[t].push((url, title.chars().count(), paragraphs));
@@ -231,7 +209,7 @@ fn build(
                     brief: false,
                     set: format!("one-page templates, {lang:?}"),
                     lang,
-                    truth: truth(&title, &edited),
+                    truth: score::truth(&title, &edited),
                 });
             }
         }
@@ -265,7 +243,7 @@ fn build_site(templates: &[Template], pool: &mut Sentences, lang: Lang) -> Vec<P
             brief,
             set: template.host.clone(),
             lang,
-            truth: truth(&title, &paragraphs),
+            truth: score::truth(&title, &paragraphs),
         });
         if !brief {
             let mut edited = paragraphs.clone();
@@ -287,7 +265,7 @@ fn build_site(templates: &[Template], pool: &mut Sentences, lang: Lang) -> Vec<P
                     brief: false,
                     set: template.host.clone(),
                     lang,
-                    truth: truth(&title, &edited),
+                    truth: score::truth(&title, &edited),
                 },
             ));
         }
@@ -312,47 +290,6 @@ fn interleave(sequences: Vec<Vec<Page>>) -> Vec<Page> {
         }
         if out.len() == before {
             return out;
-        }
-    }
-}
-
-#[derive(Default, Debug)]
-struct Result_ {
-    articles: usize,
-    briefs: usize,
-    lost: usize,
-    lost_briefs: usize,
-    copies: usize,
-    copies_right: usize,
-    copies_wrong: usize,
-}
-
-/// The figures of a run: in all, and by part of the evaluation.
-#[derive(Default, Debug)]
-struct Tally {
-    total: Result_,
-    by_set: std::collections::BTreeMap<String, Result_>,
-}
-
-fn report_line(name: &str, r: &Result_) {
-    println!(
-        "{name:<32} lost {:>4} of {:>5} distinct articles ({} of {} briefs); copies found with the right original {:>4} of {:>4} ({:.3}), with another {}",
-        r.lost,
-        r.articles,
-        r.lost_briefs,
-        r.briefs,
-        r.copies_right,
-        r.copies,
-        r.copies_right as f64 / r.copies.max(1) as f64,
-        r.copies_wrong
-    );
-}
-
-fn report(name: &str, r: &Tally) {
-    report_line(name, &r.total);
-    if r.by_set.len() > 1 {
-        for (set, part) in &r.by_set {
-            report_line(&format!("  {set}"), part);
         }
     }
 }
@@ -429,30 +366,6 @@ fn ours(pages: &[Page], templates: bool, verbose: bool) -> Result<(Tally, f64)> 
         );
     }
     Ok((r, seconds))
-}
-
-fn tally(r: &mut Tally, page: &Page, duplicate_of: Option<String>) {
-    let part = r.by_set.entry(page.set.clone()).or_default();
-    for r in [&mut r.total, part] {
-        match &page.copy_of {
-            None => {
-                r.articles += 1;
-                r.briefs += usize::from(page.brief);
-                if duplicate_of.is_some() {
-                    r.lost += 1;
-                    r.lost_briefs += usize::from(page.brief);
-                }
-            }
-            Some(original) => {
-                r.copies += 1;
-                match &duplicate_of {
-                    Some(of) if of == original => r.copies_right += 1,
-                    Some(_) => r.copies_wrong += 1,
-                    None => {}
-                }
-            }
-        }
-    }
 }
 
 fn peer(python: &str, pages: &[Page]) -> Result<Tally> {

@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::{Lang, Page};
+
 /// The units a text is scored by: lower-case words of letters and digits where `spaced`,
 /// else the bigrams of its characters that are neither space nor punctuation.
 fn units(text: &str, spaced: bool) -> HashMap<String, usize> {
@@ -63,4 +65,29 @@ impl Scores {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+impl Page {
+    /// What its extraction score is reported under: its site, or its language for the
+    /// one-page templates.
+    pub fn score_part(&self) -> String {
+        if self.set.starts_with("one-page") {
+            format!("{:?}", self.lang)
+        } else {
+            self.set.clone()
+        }
+    }
+
+    /// The F1 of `extracted` against the page's article ([`f1`]).
+    pub fn f1(&self, extracted: &str) -> f64 {
+        f1(extracted, &self.truth, self.lang == Lang::En)
+    }
+}
+
+/// A page's article as it was put in: its headline, then its paragraphs.
+pub fn truth(title: &str, paragraphs: &[String]) -> String {
+    std::iter::once(title)
+        .chain(paragraphs.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
