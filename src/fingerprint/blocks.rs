@@ -59,6 +59,12 @@ pub const LONG_LINE_WORDS: u8 = 8;
 /// on 4.5 million pairs of WCXB dev sentences; the ends are what make the rule selective).
 pub const NEAR_LINE_BITS: u32 = 44;
 
+/// A line edited is at most this many times as long as the line it was, in words: a
+/// headline with a sentence appended is, a line that holds the other and as much again
+/// (the paragraphs of a page joined into one line) is not. A signature of words puts a line
+/// near one that is most of it, so the lengths are checked too.
+pub const NEAR_LINE_GROWTH: u32 = 2;
+
 /// Bytes of one line in a stored profile.
 pub const LINE_BYTES: usize = 25;
 
@@ -110,10 +116,13 @@ impl Line {
         self.words >= LONG_LINE_WORDS
     }
 
-    /// Whether `other` is this line edited ([`NEAR_LINE_BITS`]).
+    /// Whether `other` is this line edited ([`NEAR_LINE_BITS`]): the signatures near, an
+    /// end shared, and neither line more than [`NEAR_LINE_GROWTH`] times the other's words.
     pub fn is_near(&self, other: &Line) -> bool {
         let ends = self.ends ^ other.ends;
+        let (short, long) = (self.words.min(other.words), self.words.max(other.words));
         (ends & 0xffff == 0 || ends >> 16 == 0)
+            && u32::from(long) <= NEAR_LINE_GROWTH * u32::from(short)
             && (self.sig ^ other.sig).count_ones() <= NEAR_LINE_BITS
     }
 }
@@ -529,6 +538,27 @@ mod tests {
             panic!("two lines: {blocks:?}")
         };
         assert!(a.is_near(&b), "{}", (a.sig ^ b.sig).count_ones());
+    }
+
+    #[test]
+    fn a_line_that_holds_another_and_twice_as_much_again_is_not_it_edited() {
+        // A page's paragraphs joined into one line (a scraper's item text) open with the
+        // first paragraph's words, and its words are a large part of the line's.
+        let first = "The council approved the budget on Tuesday after a long debate about parks \
+                     and roads across the whole district";
+        let joined = format!(
+            "{first} and the mayor said the vote was close. Work on the roads begins in \
+             spring. The parks get new benches and lights by the summer after next."
+        );
+        let blocks = Blocks::of("example.com", &format!("{first}\n{joined}\n"));
+        let [a, b] = blocks.lines[..] else {
+            panic!("two lines: {blocks:?}")
+        };
+        // The same first words, and signatures near: only the lengths tell them apart.
+        assert!(u32::from(b.words) > NEAR_LINE_GROWTH * u32::from(a.words));
+        assert!(a.ends & 0xffff == b.ends & 0xffff);
+        assert!((a.sig ^ b.sig).count_ones() <= NEAR_LINE_BITS);
+        assert!(!a.is_near(&b) && !b.is_near(&a));
     }
 
     #[test]
