@@ -55,8 +55,9 @@ pub const LONG_LINE_WORDS: u8 = 8;
 /// of 20 words with four changed (words weighing two, shingles one) is about 32 bits from
 /// its original (standard deviation 5). Two unrelated sentences share common words, so
 /// their signatures are closer than chance: 60 bits apart by the median, 44 or fewer for
-/// 1.7e-2 of pairs, and with a shared end as well for 8e-6 of pairs (`examples/eval_lines.rs`
-/// on 4.5 million pairs of WCXB dev sentences; the ends are what make the rule selective).
+/// 1.7e-2 of pairs, and with a shared end and lengths within [`NEAR_LINE_GROWTH`] as well
+/// for 6.2e-6 of pairs (`examples/eval_lines.rs` on 4.5 million pairs of WCXB dev
+/// sentences; the ends are what make the rule selective).
 pub const NEAR_LINE_BITS: u32 = 44;
 
 /// A line edited is at most this many times as long as the line it was, in words: a
