@@ -157,6 +157,9 @@ impl<'p> Analysis<'p> {
             let strong = matches!(node.tag, Tag::Nav | Tag::Footer | Tag::Aside | Tag::Header)
                 || cat == Cat::Hidden;
             let share = node.len as f64 / total;
+            // A block without the `h1` or `main` whose text is nearly all links.
+            let menu_like =
+                node.landmarks == 0 && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64;
             // A page-level `<footer>` is never the content, however much of the page it
             // holds: on a page whose content is drawn by script it is all that is left.
             if node.tag == Tag::Footer && !parent_article {
@@ -165,16 +168,12 @@ impl<'p> Analysis<'p> {
                 // The site's header (outside any article): its menus can carry more text
                 // than the page, and it holds no content unless it holds the `h1`.
                 removed_outright[i] = true;
-            } else if matches!(node.tag, Tag::Nav | Tag::Aside)
-                && node.landmarks == 0
-                && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64
-            {
+            } else if matches!(node.tag, Tag::Nav | Tag::Aside) && menu_like {
                 // A navigation landmark made of links is a menu, however much of the page
                 // it holds: a mega-menu can outweigh the page's own text.
                 removed_outright[i] = true;
             } else if cat == Cat::Nav
-                && node.landmarks == 0
-                && node.link_len as f64 >= NAV_LINKS_SHARE * node.len as f64
+                && menu_like
                 && page_prose.saturating_sub(node.len - node.link_len) >= NAV_BESIDE_PROSE_CHARS
             {
                 // Named navigation by its class words and made of links, beside prose of
