@@ -14,10 +14,14 @@
 //! once (robots.txt aside).
 //!
 //! ```text
-//! cargo build --release && cargo run --release --example cluster_faults -- [TRIALS [FAULTS]]
+//! cargo build --release && cargo run --release --example cluster_faults -- [TRIALS [FAULTS [WINDOWS]]]
 //! ```
 //!
 //! FAULTS: a comma-separated list of `sigkill`, `restart`, `failover` (default all).
+//! WINDOWS: `RETENTION/RECRAWL` (`48h/30d`, say): every worker crawls with
+//! `dedup.retention` and `url_filter.recrawl_after` set, so the shared index keeps its
+//! documents in time slices and the shared filter its bits in generations (default: no
+//! windows).
 //!
 //! Needs `redis-server` and `redis-cli` (Debian's `redis-server` package).
 
@@ -78,6 +82,18 @@ async fn main() {
     let kinds = std::env::args()
         .nth(2)
         .unwrap_or_else(|| "sigkill,restart,failover".into());
+    let windows: Vec<String> = match std::env::args().nth(3) {
+        Some(w) => {
+            let (retention, recrawl) = w.split_once('/').expect("WINDOWS is RETENTION/RECRAWL");
+            vec![
+                "--set".into(),
+                format!("dedup.retention={retention}"),
+                "--set".into(),
+                format!("url_filter.recrawl_after={recrawl}"),
+            ]
+        }
+        None => Vec::new(),
+    };
     for kind in kinds.split(',') {
         assert!(
             ["sigkill", "restart", "failover"].contains(&kind),
@@ -98,7 +114,7 @@ async fn main() {
             } = setup(redis.urls(), Duration::from_millis(40)).await;
             let spawn = |id: &str| {
                 let mut command = command(dir.path(), id, 1, &seed, &nodes);
-                command.args(["--wait-for-workers", "3"]);
+                command.args(["--wait-for-workers", "3"]).args(&windows);
                 if kind == "failover" {
                     command.args([
                         "--set",

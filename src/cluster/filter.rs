@@ -35,17 +35,39 @@
 //! batch is therefore answered `new` for every URL, so that a URL is fetched twice at
 //! worst, never lost.
 //!
+//! # Forgetting: generations of blocks
+//! With a recrawl interval ([`SeenConfig::expire_after`], `url_filter.recrawl_after`) the
+//! filter forgets as the local one does, in time slices of `ceil(interval / g)`
+//! milliseconds on the worker's [`Clock`]: a URL recorded in slice `s` is seen while `s` is
+//! one of the last `g + 1` slices, so it comes due between the interval and one slice after
+//! it. Each slice has its own blocks (`NAME:bloom:{i}:s`, the same hash tag as the block
+//! `i` of every other slice), sized for `n / g` URLs at `p / (g + 1)`, so the rate over all
+//! live slices stays under p.
+//! - A check reads the URL's bits in the `g` older live slices first (`BITFIELD GET`); a URL
+//!   found there is seen and not recorded again, so finding it does not put its recrawl
+//!   off. The others are checked and inserted in the current slice in one `BITFIELD SET`
+//!   each, as above: of workers presenting one URL at once, exactly one gets `new`.
+//!   Two round trips a batch.
+//! - At a slice's boundary, two workers whose clocks fall on either side of it can both get
+//!   `new` for one URL: fetched twice, never lost.
+//! - A slice's blocks expire in Redis ([`EXPIRY_MARGIN`] after the last worker stops
+//!   reading them; `PEXPIRE .. NX` when the block is first written), so the memory of a
+//!   long crawl is that of `g + 1` slices.
+//!
 //! # The layout is the cluster's
 //! The first worker writes the layout (`NAME:bloom:layout`, with `SET NX`); every worker
-//! that opens the filter afterwards reads it and refuses, in one line, other n or p than the
-//! ones it was created with (two layouts would scatter one URL's bits over two places).
+//! that opens the filter afterwards reads it and refuses, in one line, other n or p, or
+//! another recrawl interval or number of generations, than the ones it was created with
+//! (two layouts would scatter one URL's bits over two places).
 
-use std::sync::Mutex;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::cluster::{ClusterClient, ClusterClientBuilder, ClusterConnection, cluster_pipe};
 
-use crate::urls::seen::{BloomParams, url_hash128};
+use crate::clock::Clock;
+use crate::urls::seen::{BloomParams, SeenConfig, url_hash128};
 
 /// Blocks the filter is cut into, about: enough to spread over every slot range of a
 /// cluster of a few dozen nodes.
@@ -62,6 +84,12 @@ pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long connecting to a node may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How much longer than the window a key of a time window (a slice's filter blocks, a
+/// document of a shared index with retention) lives in Redis: the difference between two
+/// workers' clocks that the windows tolerate. Redis's expiry only frees memory; what is
+/// live is decided on the workers' clocks.
+pub const EXPIRY_MARGIN: Duration = Duration::from_secs(2);
 
 /// What went wrong with the cluster.
 #[derive(Debug, thiserror::Error)]
@@ -270,20 +298,46 @@ pub struct ClusterFilter<'c> {
     cluster: &'c Cluster,
     name: String,
     layout: FilterLayout,
+    /// When it forgets: the slice length in milliseconds and the generations g.
+    slices: Option<(u64, u32)>,
+    clock: Arc<dyn Clock>,
 }
 
 impl<'c> ClusterFilter<'c> {
-    /// Opens filter `name` in the cluster for `n` URLs at rate `p`: creates its layout when
-    /// it is new, and refuses other n or p than the ones it was created with.
+    /// Opens filter `name` in the cluster for `n` URLs at rate `p`, never forgetting: see
+    /// [`ClusterFilter::open_with`].
     pub fn open(
         cluster: &'c Cluster,
         name: &str,
         n: u64,
         p: f64,
     ) -> Result<ClusterFilter<'c>, ClusterError> {
+        ClusterFilter::open_with(cluster, name, &SeenConfig::new(n, p))
+    }
+
+    /// Opens filter `name` in the cluster sized by `config` (its n and p, and its recrawl
+    /// interval and generations when it forgets; exact confirmation is the local filter's
+    /// only): creates its layout when it is new, and refuses another one than it was
+    /// created with, in one line.
+    pub fn open_with(
+        cluster: &'c Cluster,
+        name: &str,
+        config: &SeenConfig,
+    ) -> Result<ClusterFilter<'c>, ClusterError> {
+        config
+            .first_layer()
+            .map_err(|e| ClusterError::Params(e.to_string()))?;
+        let (n, p) = config.generation();
         let layout = FilterLayout::new(n, p)?;
+        let slices = config.slice_ms().map(|ms| (ms, config.generations));
         let key = format!("{name}:bloom:layout");
-        let wanted = layout.record();
+        let mut wanted = layout.record();
+        if let Some(interval) = config.interval_ms() {
+            wanted.push_str(&format!(
+                " recrawl_ms={interval} generations={}",
+                config.generations
+            ));
+        }
         let stored: String = cluster.with(|con| {
             redis::cmd("SET")
                 .arg(&key)
@@ -295,56 +349,161 @@ impl<'c> ClusterFilter<'c> {
         if stored != wanted {
             return Err(cluster.state_error(format!(
                 "URL filter `{name}` was created as {stored}; this worker asks for {wanted}: \
-                 give every worker the same url_filter.expected_urls and false_positive_rate"
+                 give every worker the same url_filter.expected_urls, false_positive_rate, \
+                 recrawl_after and recrawl_generations"
             )));
         }
         Ok(ClusterFilter {
             cluster,
             name: name.to_string(),
             layout,
+            slices,
+            clock: crate::clock::system(),
         })
     }
 
-    /// The layout in use.
+    /// Measures the recrawl interval on `clock` (the system's by default).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> ClusterFilter<'c> {
+        self.clock = clock;
+        self
+    }
+
+    /// The layout in use (of one slice, when it forgets).
     pub fn layout(&self) -> &FilterLayout {
         &self.layout
     }
 
-    fn block_key(&self, block: u64) -> String {
-        format!("{}:bloom:{{{block}}}", self.name)
+    /// When a URL recorded at `recorded_at_ms` (milliseconds on the filter's clock) comes
+    /// due again: the start of the first slice in which its slice is no longer live, between
+    /// the interval and one slice after it, as on one machine
+    /// ([`SeenUrls::due_at_ms`](crate::SeenUrls::due_at_ms)). `None` if it never does.
+    pub fn due_at_ms(&self, recorded_at_ms: u64) -> Option<u64> {
+        let (ms, g) = self.slices?;
+        Some((recorded_at_ms / ms + u64::from(g) + 1) * ms)
     }
 
-    /// Checks and records each canonical URL, in one pipeline: `true` for a URL no worker
-    /// recorded before (its bits were not all set), `false` for one seen. Atomic per URL
-    /// (see the module documentation).
+    /// The key of block `block` of slice `slice` (none for a filter that never forgets).
+    fn block_key(&self, block: u64, slice: Option<u64>) -> String {
+        match slice {
+            Some(s) => format!("{}:bloom:{{{block}}}:{s}", self.name),
+            None => format!("{}:bloom:{{{block}}}", self.name),
+        }
+    }
+
+    /// Now on the filter's clock: the current slice and, when it forgets, the oldest live
+    /// one and the milliseconds until the current one is no longer live.
+    fn now(&self) -> Option<(u64, u64, u64)> {
+        let (ms, g) = self.slices?;
+        let now = self.clock.now_ms();
+        let current = now / ms;
+        let dead_at = (current + u64::from(g) + 1).saturating_mul(ms);
+        Some((current, current.saturating_sub(u64::from(g)), dead_at - now))
+    }
+
+    /// Checks and records each canonical URL, in one pipeline (two when the filter
+    /// forgets): `true` for a URL no worker recorded before (its bits were not all set, in
+    /// any live slice), `false` for one seen. Atomic per URL (see the module
+    /// documentation).
     pub fn check_and_insert(&self, canonical: &[&str]) -> Result<Vec<bool>, ClusterError> {
-        self.bitfield(canonical, "SET")
+        let Some((current, oldest, left_ms)) = self.now() else {
+            return self.bitfield(canonical, "SET", None, 0);
+        };
+        let older = self.seen_in(canonical, oldest..current)?;
+        let fresh: Vec<&str> = (canonical.iter().zip(&older))
+            .filter(|(_, seen)| !**seen)
+            .map(|(url, _)| *url)
+            .collect();
+        let ttl = left_ms + millis(EXPIRY_MARGIN);
+        let mut answers = self
+            .bitfield(&fresh, "SET", Some(current), ttl)?
+            .into_iter();
+        Ok(older
+            .iter()
+            .map(|&seen| !seen && answers.next().unwrap_or(true))
+            .collect())
     }
 
     /// Whether each canonical URL is (probably) in the filter, without recording it.
     pub fn contains(&self, canonical: &[&str]) -> Result<Vec<bool>, ClusterError> {
-        Ok(self
-            .bitfield(canonical, "GET")?
-            .into_iter()
-            .map(|unset| !unset)
-            .collect())
+        match self.now() {
+            Some((current, oldest, _)) => self.seen_in(canonical, oldest..current + 1),
+            None => Ok(self
+                .bitfield(canonical, "GET", None, 0)?
+                .into_iter()
+                .map(|unset| !unset)
+                .collect()),
+        }
     }
 
-    /// One BITFIELD per URL, `op` (`SET` to 1 or `GET`) on its k bits: whether any bit was 0.
-    fn bitfield(&self, canonical: &[&str], op: &str) -> Result<Vec<bool>, ClusterError> {
-        if canonical.is_empty() {
-            return Ok(Vec::new());
+    /// Whether each URL has all its bits set in one of `slices`: one pipeline.
+    fn seen_in(
+        &self,
+        canonical: &[&str],
+        slices: std::ops::Range<u64>,
+    ) -> Result<Vec<bool>, ClusterError> {
+        let per_url = usize::try_from(slices.end.saturating_sub(slices.start)).unwrap_or(0);
+        if canonical.is_empty() || per_url == 0 {
+            return Ok(vec![false; canonical.len()]);
         }
         let mut pipe = cluster_pipe();
         for url in canonical {
             let (block, offsets) = self.layout.place(url_hash128(url));
-            let cmd = pipe.cmd("BITFIELD").arg(self.block_key(block));
+            let offsets: Vec<u64> = offsets.collect();
+            for slice in slices.clone() {
+                let cmd = pipe.cmd("BITFIELD").arg(self.block_key(block, Some(slice)));
+                for &offset in &offsets {
+                    cmd.arg("GET").arg("u1").arg(offset);
+                }
+            }
+        }
+        let bits: Vec<Vec<u8>> = self.cluster.with(|con| pipe.query(con))?;
+        if bits.len() != canonical.len() * per_url {
+            return Err(self.cluster.state_error(format!(
+                "{} answers to {} BITFIELD commands",
+                bits.len(),
+                canonical.len() * per_url
+            )));
+        }
+        Ok(bits
+            .chunks(per_url)
+            .map(|url| url.iter().any(|slice| !slice.contains(&0)))
+            .collect())
+    }
+
+    /// One BITFIELD per URL, `op` (`SET` to 1 or `GET`) on its k bits in slice `slice`:
+    /// whether any bit was 0. A `SET` into a slice gives each block it wrote an expiry of
+    /// `ttl_ms` unless it has one.
+    fn bitfield(
+        &self,
+        canonical: &[&str],
+        op: &str,
+        slice: Option<u64>,
+        ttl_ms: u64,
+    ) -> Result<Vec<bool>, ClusterError> {
+        if canonical.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = cluster_pipe();
+        let mut written = BTreeSet::new();
+        for url in canonical {
+            let (block, offsets) = self.layout.place(url_hash128(url));
+            let cmd = pipe.cmd("BITFIELD").arg(self.block_key(block, slice));
             for offset in offsets {
                 cmd.arg(op).arg("u1").arg(offset);
                 if op == "SET" {
                     cmd.arg(1);
                 }
             }
+            if op == "SET" && slice.is_some() {
+                written.insert(block);
+            }
+        }
+        for block in written {
+            pipe.cmd("PEXPIRE")
+                .arg(self.block_key(block, slice))
+                .arg(ttl_ms)
+                .arg("NX")
+                .ignore();
         }
         let (old, retried): (Vec<Vec<u8>>, bool) =
             self.cluster.with_retried(|con| pipe.query(con))?;
@@ -361,6 +520,11 @@ impl<'c> ClusterFilter<'c> {
         }
         Ok(old.iter().map(|bits| bits.contains(&0)).collect())
     }
+}
+
+/// A duration in whole milliseconds.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -214,37 +214,18 @@ impl Config {
         Ok(())
     }
 
-    /// A cluster's worker, name, timings and nodes, and what a cluster cannot do.
+    /// A cluster's worker, name, timings and nodes.
     fn check_cluster(&self) -> Result<(), Invalid> {
         let k = &self.cluster;
-        if k.enabled() {
-            // The shared filter and index in Redis keep everything for now.
-            for (key, on) in [
-                ("dedup.retention", self.dedup.retention.is_some()),
-                (
-                    "url_filter.recrawl_after",
-                    self.url_filter.recrawl_after.is_some(),
+        if k.enabled() && (k.worker_id.is_empty() || k.worker_id.contains(['{', '}', ' '])) {
+            return Err(invalid(
+                "cluster.worker_id",
+                format!(
+                    "`{}`: every worker of a cluster needs its own id, with no braces or \
+                     spaces (--worker-id ID, or cluster.worker_id)",
+                    k.worker_id
                 ),
-            ] {
-                if on {
-                    return Err(invalid(
-                        key,
-                        "is not available on a cluster crawl (cluster.nodes is set): the shared \
-                         filter and index keep every entry; leave it unset"
-                            .into(),
-                    ));
-                }
-            }
-            if k.worker_id.is_empty() || k.worker_id.contains(['{', '}', ' ']) {
-                return Err(invalid(
-                    "cluster.worker_id",
-                    format!(
-                        "`{}`: every worker of a cluster needs its own id, with no braces or \
-                         spaces (--worker-id ID, or cluster.worker_id)",
-                        k.worker_id
-                    ),
-                ));
-            }
+            ));
         }
         // The rest is checked whether or not the cluster is on: `config` shows what
         // `crawl` would refuse, and a value set for later is right when it is used.

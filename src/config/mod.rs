@@ -430,6 +430,15 @@ mod tests {
         // Written back as text that reads the same.
         let again = Config::from_toml_str(&c.to_toml(), "again.toml", &[]).unwrap();
         assert_eq!(again, c);
+        // A cluster crawl keeps both windows too.
+        let cluster = Config::from_toml_str(
+            "[dedup]\nretention = \"1h\"\n[url_filter]\nrecrawl_after = \"1d\"\n\
+             [cluster]\nnodes = [\"redis://127.0.0.1:7000\"]\nworker_id = \"a\"\n",
+            "c.toml",
+            &[],
+        )
+        .unwrap();
+        assert!(cluster.dedup.retention.is_some() && cluster.url_filter.recrawl_after.is_some());
         for (text, key) in [
             ("[dedup]\nretention = \"two days\"\n", "dedup.retention"),
             ("[dedup]\nretention = \"0s\"\n", "dedup.retention"),
@@ -440,11 +449,6 @@ mod tests {
             (
                 "[url_filter]\nrecrawl_generations = 1\n",
                 "url_filter.recrawl_generations",
-            ),
-            (
-                "[dedup]\nretention = \"1h\"\n[cluster]\nnodes = [\"redis://127.0.0.1:7000\"]\n\
-                 worker_id = \"a\"\n",
-                "dedup.retention",
             ),
         ] {
             let e = Config::from_toml_str(text, "c.toml", &[]).unwrap_err();

@@ -462,6 +462,12 @@ impl Dedup {
         self.seen.now()
     }
 
+    /// The stage's clock (a cluster worker measures the shared windows on it).
+    #[cfg(all(feature = "crawler", feature = "cluster"))]
+    pub(crate) fn clock(&self) -> Arc<dyn Clock> {
+        self.seen.clock()
+    }
+
     /// The recrawl interval (`url_filter.recrawl_after`), if URLs come due again.
     pub fn recrawl_after(&self) -> Option<std::time::Duration> {
         self.seen.config().expire_after

@@ -338,7 +338,7 @@ fn links_reach_their_hosts_owner_once_and_a_dead_workers_inbox_moves_to_the_new_
 
 /// An article of 150 words drawn from a vocabulary of 4,000, by seed: two seeds share
 /// common words, almost never a run of three.
-fn article(seed: u64) -> String {
+pub(crate) fn article(seed: u64) -> String {
     let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..150)
         .map(|_| {
@@ -352,14 +352,14 @@ fn article(seed: u64) -> String {
 }
 
 /// `text` with one word changed, a different one for each `edit`.
-fn variant(text: &str, edit: usize) -> String {
+pub(crate) fn variant(text: &str, edit: usize) -> String {
     let mut words: Vec<String> = text.split(' ').map(str::to_string).collect();
     let at = (edit * 37 + 11) % words.len();
     words[at] = format!("edited{edit}");
     words.join(" ")
 }
 
-fn doc(name: &str, text: &str) -> crawldedup::index::DocRecord {
+pub(crate) fn doc(name: &str, text: &str) -> crawldedup::index::DocRecord {
     crawldedup::index::DocRecord::new(name, text, &crawldedup::Fingerprint::of(text))
 }
 

@@ -125,20 +125,23 @@ async fn watch_worker(addr: std::net::SocketAddr) -> (f64, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 async fn a_worker_killed_mid_crawl_loses_nothing_and_its_hosts_go_to_the_others() {
-    killed_mid_crawl(Kill::OnceItStored, Back::Restarted).await;
+    killed_mid_crawl(Kill::OnceItStored, Back::Restarted, false).await;
 }
 
 /// SIGKILL of one of three workers at random moments, 10 trials, the worker never started
 /// again: `repair --cluster` on its directory, and the cluster holds every article exactly
-/// once, without `reconcile`.
+/// once, without `reconcile`. Every other trial crawls with both time windows on (a
+/// retention of 48 hours, a recrawl interval of 30 days): the shared index in time slices,
+/// the shared filter in generations, the same outcome.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 async fn a_worker_killed_for_good_at_random_moments_leaves_every_article_stored_once() {
     for trial in 0..10u64 {
         // Spread over the crawl: from its first pages to near its end.
         let after = Duration::from_millis(300 + (trial * 7_919) % 2_400);
-        eprintln!("trial {trial}: kill after {after:?}");
-        killed_mid_crawl(Kill::After(after), Back::Never).await;
+        let windows = trial % 2 == 1;
+        eprintln!("trial {trial}: kill after {after:?}, windows {windows}");
+        killed_mid_crawl(Kill::After(after), Back::Never, windows).await;
     }
 }
 
@@ -148,7 +151,7 @@ async fn a_worker_killed_for_good_at_random_moments_leaves_every_article_stored_
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 async fn a_worker_killed_between_its_checkpoint_and_its_commit_marks_has_the_copies_reconciled() {
-    killed_mid_crawl(Kill::BeforeCommitMarks, Back::Restarted).await;
+    killed_mid_crawl(Kill::BeforeCommitMarks, Back::Restarted, false).await;
 }
 
 /// The same window, the worker never started again: `repair --cluster` finds that none of
@@ -157,7 +160,7 @@ async fn a_worker_killed_between_its_checkpoint_and_its_commit_marks_has_the_cop
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 async fn a_worker_killed_for_good_before_its_commit_marks_gives_its_pages_back() {
-    killed_mid_crawl(Kill::BeforeCommitMarks, Back::Never).await;
+    killed_mid_crawl(Kill::BeforeCommitMarks, Back::Never, false).await;
 }
 
 /// When the victim of [`killed_mid_crawl`] is killed.
@@ -235,8 +238,14 @@ fn set_aside_reconciled(nodes: &[String], cluster: &mut BTreeMap<String, usize>)
 
 /// Three workers, one killed as `kill` says; the others finish, it is repaired (and, as
 /// `back` says, started again, then `reconcile` run), and the cluster stored what one
-/// process stores, once the later copies `reconcile` names are set aside.
-async fn killed_mid_crawl(kill: Kill, back: Back) {
+/// process stores, once the later copies `reconcile` names are set aside. With `windows`
+/// (only for a worker never started again), every worker keeps fingerprints 48 hours and
+/// recrawls URLs after 30 days.
+async fn killed_mid_crawl(kill: Kill, back: Back, windows: bool) {
+    assert!(
+        !windows || back == Back::Never,
+        "a restart is started without windows"
+    );
     let in_the_window = kill == Kill::BeforeCommitMarks;
     let redis = RedisCluster::start();
     let Setup {
@@ -251,6 +260,10 @@ async fn killed_mid_crawl(kill: Kill, back: Back) {
         .iter()
         .map(|id| {
             let mut command = one_of_three(dir.path(), id, &seed, &nodes);
+            if windows {
+                command.args(["--set", "dedup.retention=48h"]);
+                command.args(["--set", "url_filter.recrawl_after=30d"]);
+            }
             if in_the_window && *id == held {
                 command.env(crawldedup::faults::PAUSE_AT, "cluster-before-commit-marks");
             }

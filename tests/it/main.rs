@@ -32,6 +32,8 @@ mod cli;
 mod cluster;
 #[cfg(feature = "cli")]
 mod cluster_crawl;
+#[cfg(feature = "cluster")]
+mod cluster_window;
 #[cfg(feature = "cli")]
 mod crawl;
 #[cfg(all(feature = "crawler", feature = "fixture"))]

@@ -61,6 +61,24 @@
 //! its `of` names a document that is itself a duplicate; the kept one is then a near copy of
 //! its original, not necessarily of it.
 //!
+//! # Retention
+//! With a retention window (`dedup.retention`), a document stored at `t` (seconds on the
+//! storing worker's [`Clock`], kept in its record) is a candidate while `now < t + window`
+//! on the deciding worker's clock, and not after: the rule of the local index, so a
+//! document expires cluster-wide within a second after its window when the workers'
+//! clocks agree. An expired document is passed over as a candidate and as the holder of an
+//! exact digest (the next copy takes the claim over, as from a lost holder), so a page
+//! stored again after the window is a new original.
+//! - Redis frees the memory: a document's record, owner, verdict, commit mark and digest
+//!   claim are written with an expiry of the window plus [`EXPIRY_MARGIN`].
+//! - Table and band buckets are cut into time slices of `ceil(window / 4)` seconds
+//!   (`NAME:nd:t:{T.P}:S`, with the bucket's hash tag): an entry goes into the slice of its
+//!   document's time, a lookup reads the slices from that of `now - window` to the one
+//!   after the current one (a worker whose clock runs ahead writes there), and a slice
+//!   expires in Redis [`EXPIRY_MARGIN`] after the last of its documents does. A bucket's
+//!   memory is that of about `1.25` windows.
+//! - The window is part of the layout: a worker asking for another one is refused.
+//!
 //! # Reconciling
 //! The rule holds while Redis keeps what it acknowledged. Replication is asynchronous: a
 //! master that fails over can lose a digest claim, a bucket entry or a verdict written just
@@ -68,12 +86,15 @@
 //! goes over every document kept and committed, in id order, and reports each one that is
 //! an exact or confirmed near copy of an earlier kept one (marking it `yield`, so that no
 //! later page yields to it): the later copy, recorded as a duplicate of the earlier
-//! (`crawldedup reconcile --cluster`).
+//! (`crawldedup reconcile --cluster`). Under retention each document is judged at the time
+//! it was stored, so a page stored again after its original's window is not reported.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::filter::{Cluster, ClusterError};
+use super::filter::{Cluster, ClusterError, EXPIRY_MARGIN, millis};
+use crate::clock::Clock;
 use crate::fingerprint::FINGERPRINT_VERSION;
 use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, Stored, plan};
 
@@ -83,6 +104,20 @@ pub use reconcile::Reconciled;
 /// How long a document waits for the verdict of a higher-id near copy before it counts it
 /// as not kept.
 pub const VERDICT_WAIT: Duration = Duration::from_secs(10);
+
+/// Sets the digest claim `KEYS[1]` to `ARGV[2]` if it is still `ARGV[1]`'s (or is gone),
+/// with an expiry of `ARGV[3]` milliseconds unless that is 0.
+const TAKE_OVER: &str = "local held = redis.call('GET', KEYS[1]) \
+    if held == false or held == ARGV[1] then \
+        if ARGV[3] == '0' then redis.call('SET', KEYS[1], ARGV[2]) \
+        else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end \
+        return 1 \
+    end \
+    return 0";
+
+/// Time slices per retention window of the buckets (see "Retention" in the module
+/// documentation).
+pub const RETENTION_SLICES: u64 = 4;
 
 /// What the shared index decided for a document.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +145,9 @@ pub struct SharedIndex<'c> {
     config: IndexConfig,
     /// `WORKER INCARNATION` of the worker entering documents, when it is a crawl's.
     owner: Option<String>,
+    /// The retention window in seconds (`None`: keep everything).
+    retention: Option<u64>,
+    clock: Arc<dyn Clock>,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -120,13 +158,6 @@ impl<'c> SharedIndex<'c> {
         name: &str,
         config: IndexConfig,
     ) -> Result<SharedIndex<'c>, ClusterError> {
-        if config.retention.is_some() {
-            return Err(ClusterError::Params(
-                "the shared index keeps every fingerprint: retention is not available on a \
-                 cluster"
-                    .into(),
-            ));
-        }
         let plan = match config.blocks {
             Some(blocks) => Plan::with_blocks(config.max_distance, blocks),
             None => Plan::choose(
@@ -141,11 +172,15 @@ impl<'c> SharedIndex<'c> {
                 config.max_distance, config.expected
             ))
         })?;
-        let wanted = format!(
+        let retention = config.retention.map(crate::clock::window_secs);
+        let mut wanted = format!(
             "fingerprint={FINGERPRINT_VERSION} k={} blocks={}",
             plan.k,
             plan.blocks.len()
         );
+        if let Some(window) = retention {
+            wanted.push_str(&format!(" retention={window}s"));
+        }
         let key = format!("{name}:nd:layout");
         let stored: String = cluster.with(|con| {
             redis::cmd("SET")
@@ -167,7 +202,38 @@ impl<'c> SharedIndex<'c> {
             plan,
             config,
             owner: None,
+            retention,
+            clock: crate::clock::system(),
         })
+    }
+
+    /// Measures the retention window on `clock` (the system's by default).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> SharedIndex<'c> {
+        self.clock = clock;
+        self
+    }
+
+    /// Sets `key` to `value`, with the expiry of a document's keys under retention.
+    fn set_cmd(&self, key: &str, value: impl redis::ToRedisArgs) -> redis::Cmd {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key).arg(value);
+        if let Some(ms) = self.document_ttl_ms() {
+            cmd.arg("PX").arg(ms);
+        }
+        cmd
+    }
+
+    /// How long a document's keys live in Redis under retention: the window and the margin.
+    fn document_ttl_ms(&self) -> Option<u64> {
+        self.retention
+            .map(|w| w.saturating_mul(1000) + millis(EXPIRY_MARGIN))
+    }
+
+    /// Whether a document stored at `at` is out of the window at `now` (never without
+    /// retention).
+    fn expired_at(&self, at: u64, now: u64) -> bool {
+        self.retention
+            .is_some_and(|window| now >= at.saturating_add(window))
     }
 
     /// Documents entered from now on belong to incarnation `incarnation` of worker `id`,
@@ -190,10 +256,9 @@ impl<'c> SharedIndex<'c> {
         }
         let mut pipe = redis::cluster::cluster_pipe();
         for &id in ids {
-            pipe.cmd("SET").arg(self.commit_key(id)).arg(1).ignore();
-            pipe.cmd("SET")
-                .arg(self.verdict_key(id))
-                .arg("keep")
+            pipe.add_command(self.set_cmd(&self.commit_key(id), 1))
+                .ignore();
+            pipe.add_command(self.set_cmd(&self.verdict_key(id), "keep"))
                 .ignore();
         }
         self.cluster.with(|con| pipe.exec(con))
@@ -256,7 +321,8 @@ impl<'c> SharedIndex<'c> {
         format!("{}:nd:v:{{{id}}}", self.name)
     }
 
-    /// The bucket keys of a simhash and sketch: each table's, then each band's.
+    /// The bucket keys of a simhash and sketch: each table's, then each band's (without
+    /// their time slice).
     fn buckets(&self, record: &DocRecord) -> (Vec<(String, u64)>, Vec<String>) {
         let tables = (0..self.plan.tables.len())
             .map(|t| {
@@ -276,9 +342,52 @@ impl<'c> SharedIndex<'c> {
         (tables, bands)
     }
 
+    /// Under retention, the length of a bucket's time slice in seconds.
+    fn slice_secs(&self) -> Option<u64> {
+        self.retention
+            .map(|window| window.div_ceil(RETENTION_SLICES).max(1))
+    }
+
+    /// The key of a bucket's slice that a document stored at `at` goes into, and the
+    /// slice's expiry in milliseconds from `now` (none without retention).
+    fn bucket_for_write(&self, bucket: &str, at: u64, now: u64) -> (String, Option<u64>) {
+        match (self.slice_secs(), self.retention) {
+            (Some(secs), Some(window)) => {
+                let slice = at / secs;
+                let end = (slice + 1) * secs + window;
+                let ttl = end.saturating_sub(now).saturating_mul(1000) + millis(EXPIRY_MARGIN);
+                (format!("{bucket}:{slice}"), Some(ttl))
+            }
+            _ => (bucket.to_string(), None),
+        }
+    }
+
+    /// The keys of a bucket's slices that may hold a document live at `now`.
+    fn buckets_for_read(&self, bucket: &str, now: u64) -> Vec<String> {
+        match (self.slice_secs(), self.retention) {
+            (Some(secs), Some(window)) => (now.saturating_sub(window) / secs..=now / secs + 1)
+                .map(|slice| format!("{bucket}:{slice}"))
+                .collect(),
+            _ => vec![bucket.to_string()],
+        }
+    }
+
     /// Decides `record` against every document of the cluster and, unless it is an exact
-    /// copy, enters it (see the module documentation for who keeps what).
+    /// copy, enters it (see the module documentation for who keeps what). The record is
+    /// stored with the time of the index's clock, rounded up to the second.
     pub fn check_and_insert(&self, record: &DocRecord) -> Result<SharedDecision, ClusterError> {
+        // Stored at the clock's time rounded up to the second, as the local index stamps
+        // it, so that a window never ends early.
+        let now_ms = self.clock.now_ms();
+        let (now, at) = (now_ms / 1000, now_ms.div_ceil(1000));
+        let mut timed;
+        let record = if record.at == at {
+            record
+        } else {
+            timed = record.clone();
+            timed.at = at;
+            &timed
+        };
         let id: DocId = self.cluster.with(|con| {
             redis::cmd("INCR")
                 .arg(format!("{{{}}}:nd:ids", self.name))
@@ -287,71 +396,98 @@ impl<'c> SharedIndex<'c> {
         let digest_key = format!("{}:nd:digest:{{{}}}", self.name, record.digest);
         let claimed: Option<String> = self.cluster.with(|con| {
             if let Some(owner) = &self.owner {
-                redis::cmd("SET")
-                    .arg(self.owner_key(id))
-                    .arg(owner)
-                    .exec(con)?;
+                self.set_cmd(&self.owner_key(id), owner).exec(con)?;
             }
-            redis::cmd("SET")
-                .arg(self.doc_key(id))
-                .arg(record.encode())
-                .exec(con)?;
-            redis::cmd("SET")
-                .arg(&digest_key)
-                .arg(id)
-                .arg("NX")
-                .query(con)
+            self.set_cmd(&self.doc_key(id), record.encode()).exec(con)?;
+            self.set_cmd(&digest_key, id).arg("NX").query(con)
         })?;
-        if claimed.is_none() {
-            let mut holder: DocId = self
+        if claimed.is_none() && !self.take_digest(id, &digest_key, now)? {
+            let holder: Option<DocId> = self
                 .cluster
                 .with(|con| redis::cmd("GET").arg(&digest_key).query(con))?;
-            // A lost holder hands the claim on; of several taking it over, the one whose
-            // swap saw the lost holder has it.
-            let mut taken = false;
-            if self.lost(&[holder])?.contains(&holder) {
-                self.set_verdict(holder, false)?;
-                let before: Option<DocId> = self.cluster.with(|con| {
-                    redis::cmd("SET")
-                        .arg(&digest_key)
-                        .arg(id)
-                        .arg("XX")
-                        .arg("GET")
-                        .query(con)
-                })?;
-                match before {
-                    Some(b) if b == holder => taken = true,
-                    Some(b) => holder = b,
-                    None => taken = true,
-                }
-            }
-            // The holder's main text is this page's: an exact duplicate, unless the two
-            // pages' lines say they are different pages of one host (the rule of
-            // `Confirm::candidate`, as the local index applies it).
-            if !taken && self.holder_is_exact(record, holder)? {
+            if let Some(holder) = holder
+                && self.holder_is_exact(record, holder)?
+            {
                 self.set_verdict(id, false)?;
                 return Ok(SharedDecision::Exact(holder));
             }
         }
         let (tables, bands) = self.buckets(record);
         let mut pipe = redis::cluster::cluster_pipe();
+        let mut append = |bucket: &str, entry: Vec<u8>| {
+            let (key, ttl) = self.bucket_for_write(bucket, record.at, now);
+            pipe.cmd("APPEND").arg(&key).arg(entry).ignore();
+            if let Some(ttl) = ttl {
+                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("GT").ignore();
+                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("NX").ignore();
+            }
+        };
         for (key, permuted) in &tables {
             let mut entry = permuted.to_be_bytes().to_vec();
             entry.extend_from_slice(&id.to_be_bytes());
-            pipe.cmd("APPEND").arg(key).arg(entry).ignore();
+            append(key, entry);
         }
         for key in &bands {
-            pipe.cmd("APPEND")
-                .arg(key)
-                .arg(id.to_be_bytes().to_vec())
-                .ignore();
+            append(key, id.to_be_bytes().to_vec());
         }
         self.cluster.with(|con| pipe.exec(con))?;
 
-        let confirmed = self.confirmed_candidates(record, id, &tables, &bands)?;
+        let confirmed = self.confirmed_candidates(record, id, &tables, &bands, now)?;
         let decision = self.settle(id, &confirmed)?;
         self.set_verdict(id, matches!(decision, SharedDecision::Unique(_)))?;
         Ok(decision)
+    }
+
+    /// When another document holds `record`'s digest: takes the claim over for `id` if the
+    /// holder is lost or, under retention, expired (or gone from Redis). Returns whether
+    /// `id` holds it now; of several taking it over, the one whose swap saw the old holder
+    /// has it.
+    fn take_digest(&self, id: DocId, digest_key: &str, now: u64) -> Result<bool, ClusterError> {
+        let holder: Option<DocId> = self
+            .cluster
+            .with(|con| redis::cmd("GET").arg(digest_key).query(con))?;
+        let passed_over = match holder {
+            // The claim expired between the two commands.
+            None => true,
+            Some(holder) => {
+                let gone = self.retention.is_some() && {
+                    let stored: Option<Vec<u8>> = self
+                        .cluster
+                        .with(|con| redis::cmd("GET").arg(self.doc_key(holder)).query(con))?;
+                    match stored {
+                        Some(bytes) => self.expired_at(self.decode_record(holder, &bytes)?.at, now),
+                        None => true,
+                    }
+                };
+                // A lost holder is marked so that no page yields to it; an expired one was
+                // kept, and stays so.
+                if gone {
+                    true
+                } else if self.lost(&[holder])?.contains(&holder) {
+                    self.set_verdict(holder, false)?;
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if !passed_over {
+            return Ok(false);
+        }
+        // Swapped only if the claim is still the holder's (or gone): one script, so that
+        // a claim another copy took over meanwhile stays its.
+        let ttl = self.document_ttl_ms().unwrap_or(0);
+        let swapped: i64 = self.cluster.with(|con| {
+            redis::cmd("EVAL")
+                .arg(TAKE_OVER)
+                .arg(1)
+                .arg(digest_key)
+                .arg(holder.map_or_else(String::new, |h| h.to_string()))
+                .arg(id)
+                .arg(ttl)
+                .query(con)
+        })?;
+        Ok(swapped == 1)
     }
 
     /// The candidates of `record` (other than itself) that the confirmation accepts, by id,
@@ -362,18 +498,26 @@ impl<'c> SharedIndex<'c> {
         id: DocId,
         tables: &[(String, u64)],
         bands: &[String],
+        now: u64,
     ) -> Result<BTreeMap<DocId, (u32, Similarity)>, ClusterError> {
         let mut pipe = redis::cluster::cluster_pipe();
-        for (key, _) in tables {
-            pipe.cmd("GET").arg(key);
-        }
-        for key in bands {
-            pipe.cmd("GET").arg(key);
+        let mut per_bucket = 1;
+        for key in tables.iter().map(|(key, _)| key).chain(bands) {
+            let slices = self.buckets_for_read(key, now);
+            per_bucket = slices.len();
+            for slice in slices {
+                pipe.cmd("GET").arg(slice);
+            }
         }
         let buckets: Vec<Option<Vec<u8>>> = self.cluster.with(|con| pipe.query(con))?;
+        let (table_buckets, band_buckets) =
+            buckets.split_at((tables.len() * per_bucket).min(buckets.len()));
         let mut ids = BTreeSet::new();
-        for ((_, permuted), bucket) in tables.iter().zip(&buckets) {
-            for entry in bucket.as_deref().unwrap_or_default().chunks_exact(16) {
+        for ((_, permuted), slices) in tables.iter().zip(table_buckets.chunks(per_bucket)) {
+            for entry in slices
+                .iter()
+                .flat_map(|bucket| bucket.as_deref().unwrap_or_default().chunks_exact(16))
+            {
                 let key = u64::from_be_bytes(entry[..8].try_into().unwrap_or_default());
                 if (key ^ permuted).count_ones() <= self.plan.k {
                     ids.insert(u64::from_be_bytes(
@@ -382,7 +526,7 @@ impl<'c> SharedIndex<'c> {
                 }
             }
         }
-        for bucket in &buckets[tables.len()..] {
+        for bucket in band_buckets {
             for entry in bucket.as_deref().unwrap_or_default().chunks_exact(8) {
                 ids.insert(u64::from_be_bytes(entry.try_into().unwrap_or_default()));
             }
@@ -407,8 +551,12 @@ impl<'c> SharedIndex<'c> {
         let records: Vec<Option<Vec<u8>>> = self.cluster.with(|con| pipe.query(con))?;
         let mut confirmed = BTreeMap::new();
         for (other, bytes) in ids.into_iter().zip(records) {
+            // Gone from Redis: expired (under retention) or never written whole.
             let Some(bytes) = bytes else { continue };
             let stored = self.decode_record(other, &bytes)?;
+            if self.expired_at(stored.at, now) {
+                continue;
+            }
             let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
             let row = Stored::of(&stored);
             let judged = self
@@ -500,9 +648,7 @@ impl<'c> SharedIndex<'c> {
 
     fn set_verdict(&self, id: DocId, keep: bool) -> Result<(), ClusterError> {
         self.cluster.with(|con| {
-            redis::cmd("SET")
-                .arg(self.verdict_key(id))
-                .arg(if keep { "keep" } else { "yield" })
+            self.set_cmd(&self.verdict_key(id), if keep { "keep" } else { "yield" })
                 .exec(con)
         })
     }

@@ -44,8 +44,12 @@ impl SharedIndex<'_> {
         // (not through the shared buckets, which may be what a failover lost).
         let local_error = |e: String| self.cluster.state_error(format!("reconcile: {e}"));
         let dir = tempfile::tempdir().map_err(|e| local_error(e.to_string()))?;
+        // Under retention, each document is decided at the time it was stored, so that a
+        // copy stored after its original's window is not called its copy.
+        let at = crate::clock::ManualClock::at(0);
         let local = crate::index::SimhashIndex::open(dir.path(), self.config)
-            .map_err(|e| local_error(e.to_string()))?;
+            .map_err(|e| local_error(e.to_string()))?
+            .with_clock(std::sync::Arc::new(at.clone()));
         // Local id -> the cluster's id and name.
         let mut kept: BTreeMap<DocId, (DocId, String)> = BTreeMap::new();
         let mut read = 0;
@@ -71,6 +75,7 @@ impl SharedIndex<'_> {
                 }
                 let record = self.decode_record(id, bytes)?;
                 read += 1;
+                at.set(record.at);
                 let url = record.name.clone();
                 let decision = local
                     .check_and_insert(record)

@@ -188,10 +188,12 @@ impl<'c> Worker<'c> {
         let name = c.name.clone();
         let ttl = Duration::from_millis(c.heartbeat_ttl_ms);
         let u = &config.url_filter;
-        let filter = ClusterFilter::open(cluster, &name, u.expected_urls, u.false_positive_rate)
-            .map_err(cluster_error)?;
+        let filter = ClusterFilter::open_with(cluster, &name, &u.seen_config())
+            .map_err(cluster_error)?
+            .with_clock(dedup.clock());
         let index = SharedIndex::open(cluster, &name, crate::dedup::index_config(config))
-            .map_err(cluster_error)?;
+            .map_err(cluster_error)?
+            .with_clock(dedup.clock());
         let leftover = read_publish(config, meta, committed)?;
         let membership = Membership::join_waiting(
             cluster,
@@ -284,7 +286,7 @@ impl<'c> Worker<'c> {
             .map_err(cluster_error)?;
         for (url, depth, priority) in recent.iter().filter_map(|l| parse_recent(l)) {
             dedup.check_canonical(url.clone())?;
-            worker.route(url, depth, priority, frontier)?;
+            worker.route(url, depth, priority, dedup, frontier)?;
         }
         // What the last checkpoint had to send.
         if let Some(leftover) = &mut worker.publish {
@@ -420,7 +422,7 @@ impl<'c> Worker<'c> {
                 UrlVerdict::New(url) | UrlVerdict::Seen(url) => url,
                 _ => continue,
             };
-            self.route(url, handoff.depth, handoff.priority, frontier)?;
+            self.route(url, handoff.depth, handoff.priority, dedup, frontier)?;
         }
         Ok(())
     }
@@ -462,7 +464,7 @@ impl<'c> Worker<'c> {
         for ((url, depth, priority), new) in candidates.into_iter().zip(new) {
             if new {
                 queued += 1;
-                self.route(url, depth, priority, frontier)?;
+                self.route(url, depth, priority, dedup, frontier)?;
             }
         }
         Ok(queued)
@@ -475,11 +477,20 @@ impl<'c> Worker<'c> {
         url: Url,
         depth: u32,
         priority: u32,
+        dedup: &Dedup,
         frontier: &mut Frontier,
     ) -> Result<(), CrawlError> {
         let host = host_key(&url);
         if self.owns(host) {
-            frontier.push(url, depth, priority)?;
+            // With a recrawl interval, the filter's `new` may be a URL fetched before that
+            // came due.
+            match dedup.recrawl_after() {
+                Some(after) => {
+                    let before = dedup.now().saturating_sub(after.as_secs());
+                    frontier.push_due(url, depth, priority, before)?
+                }
+                None => frontier.push(url, depth, priority)?,
+            };
         } else {
             self.outbox.push((
                 host.to_string(),

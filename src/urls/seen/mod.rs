@@ -266,6 +266,12 @@ impl SeenUrls {
         self
     }
 
+    /// The clock it measures time on.
+    #[cfg(all(feature = "crawler", feature = "cluster"))]
+    pub(crate) fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
+    }
+
     /// Checks a canonical URL and records it, as [`std::collections::HashSet::insert`]
     /// answers: `Ok(true)` if it is new (and is now recorded), `Ok(false)` if it was seen
     /// before (and, for a filter that forgets, not yet forgotten). Of several tasks
