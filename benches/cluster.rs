@@ -2,8 +2,11 @@
 //! run: canonical URLs checked and recorded per second, by 1, 2 and 4 workers (threads with
 //! a connection each, batches of 1,000 URLs a pipeline) against a three-node Redis Cluster
 //! on loopback, and by the local filter (`SeenUrls::insert`) on the same URLs; then pages
-//! decided per second (fingerprints computed ahead) by the shared index with 1, 2 and 4
-//! workers, and by the local index (`SimhashIndex::check_and_insert`) on the same pages.
+//! decided per second (fingerprints computed ahead) by the shared index with 1, 2, 3 and 4
+//! workers, and by the local index (`SimhashIndex::check_and_insert`) on the same pages;
+//! then one worker with a retention window (the buckets in time slices). Each run's Redis
+//! memory (`used_memory` over the nodes, after the run less before it) is given per URL
+//! or per page.
 //!
 //! ```text
 //! cargo bench --bench cluster            # 400,000 URLs
@@ -52,6 +55,21 @@ fn url(i: u64) -> String {
     )
 }
 
+/// Bytes Redis holds over all nodes (`INFO memory`'s `used_memory`).
+fn redis_memory(redis: &redis_cluster::RedisCluster) -> i64 {
+    redis
+        .ports
+        .iter()
+        .map(|&port| {
+            redis_cluster::cli(port, &["INFO", "memory"])
+                .lines()
+                .find_map(|l| l.strip_prefix("used_memory:"))
+                .and_then(|v| v.trim().parse::<i64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: u64 = std::env::args()
         .skip(1)
@@ -74,6 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let nodes = Arc::new(redis.urls());
     for workers in [1usize, 2, 4] {
         let name = format!("bench{workers}");
+        let before = redis_memory(&redis);
         // The layout is written once, before the clock starts.
         ClusterFilter::open(&Cluster::connect(&nodes)?, &name, n, p)?;
         let t = Instant::now();
@@ -100,15 +119,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             new += h.join().map_err(|_| "a worker panicked")??;
         }
         let rate = n as f64 / t.elapsed().as_secs_f64();
+        let bytes = (redis_memory(&redis) - before) as f64 / n as f64;
         println!(
-            "cluster filter, {workers} worker(s):           {rate:>12.0} URLs/s ({new} new; {:.3}x the local filter)",
+            "cluster filter, {workers} worker(s):           {rate:>12.0} URLs/s ({new} new; {:.3}x the local filter; Redis {bytes:.1} bytes a URL)",
             rate / local
         );
     }
-    index_part(&nodes)
+    index_part(&redis, &nodes)
 }
 
-fn index_part(nodes: &Arc<Vec<String>>) -> Result<(), Box<dyn std::error::Error>> {
+fn index_part(
+    redis: &redis_cluster::RedisCluster,
+    nodes: &Arc<Vec<String>>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let records: Arc<Vec<DocRecord>> = Arc::new(
         (0..PAGES)
             .map(|i| {
@@ -130,8 +153,16 @@ fn index_part(nodes: &Arc<Vec<String>>) -> Result<(), Box<dyn std::error::Error>
         config.max_distance
     );
     println!("local index (SimhashIndex::check_and_insert), 1 thread: {local:>9.0} pages/s");
-    for workers in [1usize, 2, 4] {
-        let name = format!("pages{workers}");
+    let windowed = config.with_retention(Some(std::time::Duration::from_secs(48 * 3600)));
+    for (workers, config, what) in [
+        (1usize, config, ""),
+        (2, config, ""),
+        (3, config, ""),
+        (4, config, ""),
+        (1, windowed, ", retention 48h"),
+    ] {
+        let name = format!("pages{workers}{}", what.len());
+        let before = redis_memory(redis);
         let t = Instant::now();
         let handles: Vec<_> = (0..workers)
             .map(|w| {
@@ -155,9 +186,11 @@ fn index_part(nodes: &Arc<Vec<String>>) -> Result<(), Box<dyn std::error::Error>
             kept += h.join().map_err(|_| "a worker panicked")??;
         }
         let rate = PAGES as f64 / t.elapsed().as_secs_f64();
+        let bytes = (redis_memory(redis) - before) as f64 / PAGES as f64;
         println!(
-            "shared index, {workers} worker(s):                     {rate:>9.0} pages/s ({kept} kept; {:.3}x the local index)",
-            rate / local
+            "shared index, {workers} worker(s){what}: {rate:>9.0} pages/s ({kept} kept; {:.3}x the local index; {:.0} pages/s a worker; Redis {bytes:.0} bytes a page)",
+            rate / local,
+            rate / workers as f64
         );
     }
     Ok(())

@@ -64,6 +64,18 @@ pub fn stored(outs: &[PathBuf]) -> BTreeMap<String, usize> {
     keys
 }
 
+/// The workers' output files and their sizes, for a failure's message.
+pub fn listing(dir: &Path) -> String {
+    let mut all = String::new();
+    for worker in std::fs::read_dir(dir).unwrap().flatten() {
+        for file in std::fs::read_dir(worker.path().join("out")).into_iter().flatten().flatten() {
+            let size = file.metadata().map_or(0, |m| m.len());
+            all.push_str(&format!("{}: {size} bytes\n", file.path().display()));
+        }
+    }
+    all
+}
+
 /// The workers' logs, for a failure's message.
 pub fn logs(dir: &Path) -> String {
     let mut all = String::new();
@@ -212,8 +224,9 @@ pub fn wait_until(dir: &Path, what: &str, limit: Duration, mut done: impl FnMut(
     while !done() {
         assert!(
             started.elapsed() < limit,
-            "timed out waiting for {what}: {}",
-            logs(dir)
+            "timed out waiting for {what}: {}{}",
+            logs(dir),
+            listing(dir)
         );
         std::thread::sleep(Duration::from_millis(20));
     }
