@@ -493,7 +493,7 @@ fn the_shared_index_decides_pages_of_one_host_by_the_local_index_rule() {
 
 #[test]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
-fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {
+fn of_workers_racing_near_or_exact_copies_of_one_page_exactly_one_keeps_it() {
     use crawldedup::cluster::index::{SharedDecision, SharedIndex};
     use crawldedup::index::IndexConfig;
     let redis = RedisCluster::start();
@@ -511,7 +511,7 @@ fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {
                 // Every worker takes the groups in the same order, from the same moment: each
                 // group is raced by all of them.
                 start.wait();
-                (0..GROUPS)
+                let near: Vec<_> = (0..GROUPS)
                     .map(|g| {
                         let text = variant(&article(1000 + g), w);
                         let decision = index
@@ -519,19 +519,41 @@ fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {
                             .unwrap();
                         (g, decision)
                     })
-                    .collect::<Vec<_>>()
+                    .collect();
+                // Then the same text from every worker at once.
+                start.wait();
+                let exact: Vec<_> = (0..GROUPS)
+                    .map(|g| {
+                        let text = article(5000 + g);
+                        let decision = index
+                            .check_and_insert(&doc(&format!("x{g}/w{w}"), &text))
+                            .unwrap();
+                        (g, decision)
+                    })
+                    .collect();
+                (near, exact)
             })
         })
         .collect();
     let mut kept = vec![0usize; GROUPS as usize];
+    let mut originals = vec![Vec::new(); GROUPS as usize];
+    let mut copies_of = vec![Vec::new(); GROUPS as usize];
     let mut decisions = 0;
     for handle in handles {
-        for (g, decision) in handle.join().unwrap() {
+        let (near, exact) = handle.join().unwrap();
+        for (g, decision) in near {
             decisions += 1;
             match decision {
                 SharedDecision::Unique(_) => kept[g as usize] += 1,
                 SharedDecision::Near { .. } => {}
                 other => panic!("group {g}: {other:?}"),
+            }
+        }
+        for (g, decision) in exact {
+            match decision {
+                SharedDecision::Unique(id) => originals[g as usize].push(id),
+                SharedDecision::Exact(of) => copies_of[g as usize].push(of),
+                other => panic!("exact group {g}: {other:?}"),
             }
         }
     }
@@ -540,6 +562,17 @@ fn of_workers_racing_near_copies_of_one_page_exactly_one_keeps_it() {
         kept.iter().all(|&k| k == 1),
         "pages kept per group: {kept:?}"
     );
+    // Of the same text raced by every worker, one is kept and the others are its copies.
+    for g in 0..GROUPS as usize {
+        assert_eq!(originals[g].len(), 1, "exact group {g}: {originals:?}");
+        assert!(
+            copies_of[g].iter().all(|&of| of == originals[g][0])
+                && copies_of[g].len() == WORKERS - 1,
+            "exact group {g}: {:?} of {:?}",
+            copies_of[g],
+            originals[g]
+        );
+    }
 }
 
 /// Deletes the keys matching `pattern` on every node: a write lost when a master failed

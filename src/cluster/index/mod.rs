@@ -115,6 +115,16 @@ const TAKE_OVER: &str = "local held = redis.call('GET', KEYS[1]) \
     end \
     return 0";
 
+/// What the holder of a page's digest is to the page.
+enum Holder {
+    /// The same main text: the page is its exact duplicate.
+    Exact,
+    /// Another page of its host, whose main text was taken from what the site repeats.
+    Different,
+    /// Lost, or out of the window: the claim goes to the next copy.
+    PassedOver,
+}
+
 /// Time slices per retention window of the buckets (see "Retention" in the module
 /// documentation).
 pub const RETENTION_SLICES: u64 = 4;
@@ -272,45 +282,41 @@ impl<'c> SharedIndex<'c> {
         format!("{}:nd:w:{{{id}}}", self.name)
     }
 
-    /// Of `ids`, those that are lost (see the module documentation).
-    fn lost(&self, ids: &[DocId]) -> Result<BTreeSet<DocId>, ClusterError> {
-        let mut lost = BTreeSet::new();
-        if ids.is_empty() {
-            return Ok(lost);
+    /// Adds to `pipe` what says whether document `id` is lost: its commit mark and its
+    /// owner (two replies, read by [`SharedIndex::lost_among`]).
+    fn probe_lost(&self, pipe: &mut redis::cluster::ClusterPipeline, id: DocId) {
+        pipe.cmd("EXISTS").arg(self.commit_key(id));
+        pipe.cmd("GET").arg(self.owner_key(id));
+    }
+
+    /// Whether document `id` is lost (see the module documentation), from the replies of
+    /// [`SharedIndex::probe_lost`]; `alive` remembers the incarnations asked about.
+    fn lost_among(
+        &self,
+        replies: &[redis::Value],
+        alive: &mut BTreeMap<String, bool>,
+    ) -> Result<bool, ClusterError> {
+        let committed = matches!(replies.first(), Some(redis::Value::Int(1)));
+        let owner = match replies.get(1) {
+            Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+            _ => return Ok(false),
+        };
+        if committed {
+            return Ok(false);
         }
-        let mut pipe = redis::cluster::cluster_pipe();
-        for &id in ids {
-            pipe.cmd("EXISTS").arg(self.commit_key(id));
-            pipe.cmd("GET").arg(self.owner_key(id));
-        }
-        let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
-        let mut alive: BTreeMap<String, bool> = BTreeMap::new();
-        for (&id, pair) in ids.iter().zip(replies.chunks(2)) {
-            let committed = matches!(pair[0], redis::Value::Int(1));
-            let owner = match &pair[1] {
-                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-                _ => continue,
-            };
-            if committed {
-                continue;
+        let live = match alive.get(&owner) {
+            Some(&live) => live,
+            None => {
+                let (worker, incarnation) = owner.split_once(' ').unwrap_or((&owner, ""));
+                let live = match incarnation.parse::<u64>() {
+                    Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
+                    Err(_) => true,
+                };
+                alive.insert(owner, live);
+                live
             }
-            let live = match alive.get(&owner) {
-                Some(&live) => live,
-                None => {
-                    let (worker, incarnation) = owner.split_once(' ').unwrap_or((&owner, ""));
-                    let live = match incarnation.parse::<u64>() {
-                        Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
-                        Err(_) => true,
-                    };
-                    alive.insert(owner.clone(), live);
-                    live
-                }
-            };
-            if !live {
-                lost.insert(id);
-            }
-        }
-        Ok(lost)
+        };
+        Ok(!live)
     }
 
     fn doc_key(&self, id: DocId) -> String {
@@ -375,6 +381,12 @@ impl<'c> SharedIndex<'c> {
     /// Decides `record` against every document of the cluster and, unless it is an exact
     /// copy, enters it (see the module documentation for who keeps what). The record is
     /// stored with the time of the index's clock, rounded up to the second.
+    ///
+    /// Round trips, each a pipeline the client splits per node: the id; the record, its
+    /// owner and the digest claim (`SET NX GET`, which answers the holder); the holder's
+    /// record and marks, when the digest is held; the table and band entries each
+    /// appended and its bucket read after it (`APPEND` then `GET` on one key, in order);
+    /// the candidates' records, marks and verdicts, when there are any; the verdict.
     pub fn check_and_insert(&self, record: &DocRecord) -> Result<SharedDecision, ClusterError> {
         // Stored at the clock's time rounded up to the second, as the local index stamps
         // it, so that a window never ends early.
@@ -394,95 +406,116 @@ impl<'c> SharedIndex<'c> {
                 .query(con)
         })?;
         let digest_key = format!("{}:nd:digest:{{{}}}", self.name, record.digest);
-        let claimed: Option<String> = self.cluster.with(|con| {
-            if let Some(owner) = &self.owner {
-                self.set_cmd(&self.owner_key(id), owner).exec(con)?;
-            }
-            self.set_cmd(&self.doc_key(id), record.encode()).exec(con)?;
-            self.set_cmd(&digest_key, id).arg("NX").query(con)
-        })?;
-        if claimed.is_none() && !self.take_digest(id, &digest_key, now)? {
-            let holder: Option<DocId> = self
-                .cluster
-                .with(|con| redis::cmd("GET").arg(&digest_key).query(con))?;
-            if let Some(holder) = holder
-                && self.holder_is_exact(record, holder)?
-            {
-                self.set_verdict(id, false)?;
-                return Ok(SharedDecision::Exact(holder));
-            }
-        }
-        let (tables, bands) = self.buckets(record);
         let mut pipe = redis::cluster::cluster_pipe();
-        let mut append = |bucket: &str, entry: Vec<u8>| {
-            let (key, ttl) = self.bucket_for_write(bucket, record.at, now);
-            pipe.cmd("APPEND").arg(&key).arg(entry).ignore();
-            if let Some(ttl) = ttl {
-                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("GT").ignore();
-                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("NX").ignore();
+        if let Some(owner) = &self.owner {
+            pipe.add_command(self.set_cmd(&self.owner_key(id), owner))
+                .ignore();
+        }
+        pipe.add_command(self.set_cmd(&self.doc_key(id), record.encode()))
+            .ignore();
+        let mut claim = self.set_cmd(&digest_key, id);
+        claim.arg("NX").arg("GET");
+        pipe.add_command(claim);
+        let (mut holder,): (Option<DocId>,) = self.cluster.with(|con| pipe.query(con))?;
+        // A holder passed over (lost, or out of the window) hands the claim on; of several
+        // taking it over, the one whose swap saw it has it. One taken over meanwhile is
+        // judged in its turn.
+        for _ in 0..2 {
+            let Some(held) = holder else { break };
+            match self.judge_holder(record, held, &digest_key, now)? {
+                Holder::Exact => {
+                    self.set_verdict(id, false)?;
+                    return Ok(SharedDecision::Exact(held));
+                }
+                Holder::Different => break,
+                Holder::PassedOver => {
+                    if self.take_digest(id, held, &digest_key)? {
+                        break;
+                    }
+                    holder = self
+                        .cluster
+                        .with(|con| redis::cmd("GET").arg(&digest_key).query(con))?;
+                }
             }
-        };
-        for (key, permuted) in &tables {
-            let mut entry = permuted.to_be_bytes().to_vec();
-            entry.extend_from_slice(&id.to_be_bytes());
-            append(key, entry);
         }
-        for key in &bands {
-            append(key, id.to_be_bytes().to_vec());
-        }
-        self.cluster.with(|con| pipe.exec(con))?;
-
-        let confirmed = self.confirmed_candidates(record, id, &tables, &bands, now)?;
-        let decision = self.settle(id, &confirmed)?;
+        let found = self.enter_and_look(record, id, now)?;
+        let (confirmed, verdicts) = self.confirmed_candidates(record, found, now)?;
+        let decision = self.settle(id, &confirmed, &verdicts)?;
         self.set_verdict(id, matches!(decision, SharedDecision::Unique(_)))?;
         Ok(decision)
     }
 
-    /// When another document holds `record`'s digest: takes the claim over for `id` if the
-    /// holder is lost or, under retention, expired (or gone from Redis). Returns whether
-    /// `id` holds it now; of several taking it over, the one whose swap saw the old holder
-    /// has it.
-    fn take_digest(&self, id: DocId, digest_key: &str, now: u64) -> Result<bool, ClusterError> {
-        let holder: Option<DocId> = self
-            .cluster
-            .with(|con| redis::cmd("GET").arg(digest_key).query(con))?;
-        let passed_over = match holder {
-            // The claim expired between the two commands.
-            None => true,
-            Some(holder) => {
-                let gone = self.retention.is_some() && {
-                    let stored: Option<Vec<u8>> = self
-                        .cluster
-                        .with(|con| redis::cmd("GET").arg(self.doc_key(holder)).query(con))?;
-                    match stored {
-                        Some(bytes) => self.expired_at(self.decode_record(holder, &bytes)?.at, now),
-                        None => true,
-                    }
-                };
-                // A lost holder is marked so that no page yields to it; an expired one was
-                // kept, and stays so.
-                if gone {
-                    true
-                } else if self.lost(&[holder])?.contains(&holder) {
-                    self.set_verdict(holder, false)?;
-                    true
-                } else {
-                    false
-                }
-            }
+    /// What the holder of `record`'s digest is to it: one round trip for its record and
+    /// marks (and, under retention, the claim's expiry).
+    ///
+    /// A holder whose record is missing keeps the claim, unless retention is on and the
+    /// claim is old enough that the record expired: a record is written in the same
+    /// round trip as its claim, so a young claim's record may not be there yet.
+    fn judge_holder(
+        &self,
+        record: &DocRecord,
+        holder: DocId,
+        digest_key: &str,
+        now: u64,
+    ) -> Result<Holder, ClusterError> {
+        let mut pipe = redis::cluster::cluster_pipe();
+        pipe.cmd("GET").arg(self.doc_key(holder));
+        pipe.cmd("PTTL").arg(digest_key);
+        self.probe_lost(&mut pipe, holder);
+        let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+        let stored = match replies.first() {
+            Some(redis::Value::BulkString(bytes)) => Some(self.decode_record(holder, bytes)?),
+            _ => None,
         };
-        if !passed_over {
-            return Ok(false);
+        if self.retention.is_some() {
+            let expired = match &stored {
+                Some(stored) => self.expired_at(stored.at, now),
+                None => matches!(replies.get(1), Some(redis::Value::Int(ms))
+                        if *ms <= millis(EXPIRY_MARGIN) as i64),
+            };
+            // An expired holder was kept, and stays so.
+            if expired {
+                return Ok(Holder::PassedOver);
+            }
         }
-        // Swapped only if the claim is still the holder's (or gone): one script, so that
-        // a claim another copy took over meanwhile stays its.
+        if self.lost_among(replies.get(2..).unwrap_or_default(), &mut BTreeMap::new())? {
+            self.set_verdict(holder, false)?;
+            return Ok(Holder::PassedOver);
+        }
+        let Some(stored) = stored else {
+            return Ok(Holder::Exact);
+        };
+        // The holder's main text is this page's: an exact duplicate, unless the two pages'
+        // lines say they are different pages of one host whose main text was taken from
+        // what the site repeats (the rule of `Confirm::candidate`, as the local index
+        // applies it).
+        let row = Stored::of(&stored);
+        let judged = self
+            .config
+            .confirm
+            .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
+        Ok(if judged.exact {
+            Holder::Exact
+        } else {
+            Holder::Different
+        })
+    }
+
+    /// Takes the digest claim over from `holder` for `id`, if it is still `holder`'s (or
+    /// gone): one script, so that a claim another copy took over meanwhile stays its.
+    fn take_digest(
+        &self,
+        id: DocId,
+        holder: DocId,
+        digest_key: &str,
+    ) -> Result<bool, ClusterError> {
         let ttl = self.document_ttl_ms().unwrap_or(0);
         let swapped: i64 = self.cluster.with(|con| {
             redis::cmd("EVAL")
                 .arg(TAKE_OVER)
                 .arg(1)
                 .arg(digest_key)
-                .arg(holder.map_or_else(String::new, |h| h.to_string()))
+                .arg(holder)
                 .arg(id)
                 .arg(ttl)
                 .query(con)
@@ -490,24 +523,43 @@ impl<'c> SharedIndex<'c> {
         Ok(swapped == 1)
     }
 
-    /// The candidates of `record` (other than itself) that the confirmation accepts, by id,
-    /// with their distance and estimates.
-    fn confirmed_candidates(
+    /// Enters document `id`: appends its entry to each of its table and band buckets and
+    /// reads each bucket after its own append, in one pipeline (per key, Redis runs the
+    /// commands of one connection in order). Returns the ids found, other than its own,
+    /// that the tables put within k bits.
+    ///
+    /// Of two near copies entered at once, at least one finds the other: in a bucket they
+    /// share, the later append comes after the earlier one, and the later read after its
+    /// own append.
+    fn enter_and_look(
         &self,
         record: &DocRecord,
         id: DocId,
-        tables: &[(String, u64)],
-        bands: &[String],
         now: u64,
-    ) -> Result<BTreeMap<DocId, (u32, Similarity)>, ClusterError> {
+    ) -> Result<BTreeSet<DocId>, ClusterError> {
+        let (tables, bands) = self.buckets(record);
         let mut pipe = redis::cluster::cluster_pipe();
         let mut per_bucket = 1;
-        for key in tables.iter().map(|(key, _)| key).chain(bands) {
-            let slices = self.buckets_for_read(key, now);
+        let mut enter = |bucket: &str, entry: Vec<u8>| {
+            let (key, ttl) = self.bucket_for_write(bucket, record.at, now);
+            pipe.cmd("APPEND").arg(&key).arg(entry).ignore();
+            if let Some(ttl) = ttl {
+                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("GT").ignore();
+                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("NX").ignore();
+            }
+            let slices = self.buckets_for_read(bucket, now);
             per_bucket = slices.len();
             for slice in slices {
                 pipe.cmd("GET").arg(slice);
             }
+        };
+        for (key, permuted) in &tables {
+            let mut entry = permuted.to_be_bytes().to_vec();
+            entry.extend_from_slice(&id.to_be_bytes());
+            enter(key, entry);
+        }
+        for key in &bands {
+            enter(key, id.to_be_bytes().to_vec());
         }
         let buckets: Vec<Option<Vec<u8>>> = self.cluster.with(|con| pipe.query(con))?;
         let (table_buckets, band_buckets) =
@@ -532,28 +584,49 @@ impl<'c> SharedIndex<'c> {
             }
         }
         ids.remove(&id);
+        Ok(ids)
+    }
+
+    /// Of the candidates `ids`, those that the confirmation accepts, by id, with their
+    /// distance and estimates, and the verdicts they had: one round trip for their
+    /// records, marks and verdicts. Lost candidates are marked `yield` and passed over, as
+    /// are, under retention, those out of the window.
+    #[allow(clippy::type_complexity)]
+    fn confirmed_candidates(
+        &self,
+        record: &DocRecord,
+        ids: BTreeSet<DocId>,
+        now: u64,
+    ) -> Result<
+        (
+            BTreeMap<DocId, (u32, Similarity)>,
+            BTreeMap<DocId, Option<String>>,
+        ),
+        ClusterError,
+    > {
+        let mut confirmed = BTreeMap::new();
+        let mut verdicts = BTreeMap::new();
         if ids.is_empty() {
-            return Ok(BTreeMap::new());
-        }
-        let ids: Vec<DocId> = ids.into_iter().collect();
-        let lost = self.lost(&ids)?;
-        for &gone in &lost {
-            self.set_verdict(gone, false)?;
-        }
-        let ids: Vec<DocId> = ids.into_iter().filter(|i| !lost.contains(i)).collect();
-        if ids.is_empty() {
-            return Ok(BTreeMap::new());
+            return Ok((confirmed, verdicts));
         }
         let mut pipe = redis::cluster::cluster_pipe();
         for &other in &ids {
             pipe.cmd("GET").arg(self.doc_key(other));
+            pipe.cmd("GET").arg(self.verdict_key(other));
+            self.probe_lost(&mut pipe, other);
         }
-        let records: Vec<Option<Vec<u8>>> = self.cluster.with(|con| pipe.query(con))?;
-        let mut confirmed = BTreeMap::new();
-        for (other, bytes) in ids.into_iter().zip(records) {
+        let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+        let mut alive = BTreeMap::new();
+        for (other, reply) in ids.into_iter().zip(replies.chunks(4)) {
+            if self.lost_among(&reply[2..], &mut alive)? {
+                self.set_verdict(other, false)?;
+                continue;
+            }
             // Gone from Redis: expired (under retention) or never written whole.
-            let Some(bytes) = bytes else { continue };
-            let stored = self.decode_record(other, &bytes)?;
+            let redis::Value::BulkString(bytes) = &reply[0] else {
+                continue;
+            };
+            let stored = self.decode_record(other, bytes)?;
             if self.expired_at(stored.at, now) {
                 continue;
             }
@@ -565,26 +638,14 @@ impl<'c> SharedIndex<'c> {
                 .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
             if judged.confirmed {
                 confirmed.insert(other, (distance, judged.similarity));
+                let verdict = match &reply[1] {
+                    redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
+                    _ => None,
+                };
+                verdicts.insert(other, verdict);
             }
         }
-        Ok(confirmed)
-    }
-
-    /// Whether the page of `record` is an exact duplicate of `holder`, which holds its
-    /// main text's digest: by [`Confirm::candidate`](crate::index::Confirm::candidate), on
-    /// the holder's record. A holder whose record is gone keeps the claim.
-    fn holder_is_exact(&self, record: &DocRecord, holder: DocId) -> Result<bool, ClusterError> {
-        let bytes: Option<Vec<u8>> = self
-            .cluster
-            .with(|con| redis::cmd("GET").arg(self.doc_key(holder)).query(con))?;
-        let Some(bytes) = bytes else { return Ok(true) };
-        let stored = self.decode_record(holder, &bytes)?;
-        let row = Stored::of(&stored);
-        let judged = self
-            .config
-            .confirm
-            .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
-        Ok(judged.exact)
+        Ok((confirmed, verdicts))
     }
 
     /// Rules 1 and 2 of the module documentation.
@@ -592,6 +653,7 @@ impl<'c> SharedIndex<'c> {
         &self,
         id: DocId,
         confirmed: &BTreeMap<DocId, (u32, Similarity)>,
+        read: &BTreeMap<DocId, Option<String>>,
     ) -> Result<SharedDecision, ClusterError> {
         let near = |of: DocId, &(distance, similarity): &(u32, Similarity)| SharedDecision::Near {
             of,
@@ -600,7 +662,11 @@ impl<'c> SharedIndex<'c> {
         };
         let lower: Vec<DocId> = confirmed.range(..id).map(|(&o, _)| o).collect();
         if !lower.is_empty() {
-            let verdicts = self.verdicts(&lower)?;
+            // As read with their records.
+            let verdicts: Vec<Option<String>> = lower
+                .iter()
+                .map(|o| read.get(o).cloned().flatten())
+                .collect();
             // The most alike of those not known to have yielded (the lowest id on a tie).
             let best = (lower.iter().zip(&verdicts))
                 .filter(|(_, v)| v.as_deref() != Some("yield"))

@@ -68,7 +68,11 @@ pub fn stored(outs: &[PathBuf]) -> BTreeMap<String, usize> {
 pub fn listing(dir: &Path) -> String {
     let mut all = String::new();
     for worker in std::fs::read_dir(dir).unwrap().flatten() {
-        for file in std::fs::read_dir(worker.path().join("out")).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(worker.path().join("out"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let size = file.metadata().map_or(0, |m| m.len());
             all.push_str(&format!("{}: {size} bytes\n", file.path().display()));
         }
