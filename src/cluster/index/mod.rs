@@ -33,17 +33,18 @@
 //! `NAME:nd:layout`; a worker asking for another is refused in one line.
 //!
 //! # Of several workers with the same or a near-same page, exactly one keeps it
-//! An exact copy is settled by the digest claim: `SET NX` lets one id through, and the
-//! others are exact duplicates of it, unless the rule, on the holder's record, finds by
+//! An exact copy is settled by the digest claim: `SET NX GET` lets one id through and
+//! answers the others with its holder, and they are exact duplicates of it, unless the rule, on the holder's record, finds by
 //! their lines that the two are different pages of one host whose main text was taken from
 //! what the site repeats; such a page goes on as a near copy does.
 //!
 //! Near copies cannot be settled by one command, since their entries lie in buckets on
-//! different nodes. Each document therefore takes its id, writes its record and its table
-//! entries first, and only then looks for candidates, so of two near copies presented at
-//! once at least one finds the other (in the bucket they share, the later write comes after
-//! the earlier one, and the later look after its own write). Then, over the confirmed
-//! candidates:
+//! different nodes. Each document therefore takes its id, writes its record, and reads each
+//! of its buckets only after appending its own entry to it (`APPEND` then `GET` on the key,
+//! in one pipeline: Redis runs one connection's commands in order), so of two near copies
+//! presented at once at least one finds the other (in the bucket they share, the later
+//! append comes after the earlier one, and the later read after its own append). Then,
+//! over the confirmed candidates:
 //! 1. a document that finds one with a **lower** id, not known to have yielded, yields to it
 //!    (at once: it waits for nobody);
 //! 2. otherwise it waits for the verdicts of those with **higher** ids: one that kept did not
