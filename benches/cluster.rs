@@ -55,6 +55,90 @@ fn url(i: u64) -> String {
     )
 }
 
+/// What a node has done so far: commands run by name (less `INFO` itself), seconds of CPU.
+struct NodeWork {
+    calls: std::collections::BTreeMap<String, u64>,
+    cpu: f64,
+}
+
+fn node_work(redis: &redis_cluster::RedisCluster) -> Vec<NodeWork> {
+    redis
+        .ports
+        .iter()
+        .map(|&port| {
+            let stats = redis_cluster::cli(port, &["INFO", "commandstats"]);
+            let calls = stats
+                .lines()
+                .filter_map(|l| {
+                    let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+                    let calls = rest
+                        .strip_prefix("calls=")?
+                        .split(',')
+                        .next()?
+                        .parse()
+                        .ok()?;
+                    (name != "info").then(|| (name.to_uppercase(), calls))
+                })
+                .collect();
+            let info = redis_cluster::cli(port, &["INFO", "cpu"]);
+            let cpu = ["used_cpu_sys:", "used_cpu_user:"]
+                .iter()
+                .filter_map(|f| {
+                    info.lines()
+                        .find_map(|l| l.strip_prefix(f))?
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                })
+                .sum();
+            NodeWork { calls, cpu }
+        })
+        .collect()
+}
+
+/// Per page, from two readings of every node: the commands each node ran, the commands by
+/// name over all nodes (most first), and the nodes' CPU seconds.
+fn work_per_page(before: &[NodeWork], after: &[NodeWork], pages: u64) -> (Vec<f64>, String, f64) {
+    let mut by_name = std::collections::BTreeMap::<&str, u64>::new();
+    let mut per_node = Vec::new();
+    for (b, a) in before.iter().zip(after) {
+        let mut node = 0;
+        for (name, &calls) in &a.calls {
+            let ran = calls - b.calls.get(name).copied().unwrap_or(0);
+            node += ran;
+            *by_name.entry(name).or_default() += ran;
+        }
+        per_node.push(node as f64 / pages as f64);
+    }
+    let mut names: Vec<(&str, u64)> = by_name.into_iter().filter(|&(_, n)| n > 0).collect();
+    names.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+    let names = names
+        .iter()
+        .map(|(name, n)| format!("{name} {:.1}", *n as f64 / pages as f64))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let cpu = after.iter().zip(before).map(|(a, b)| a.cpu - b.cpu).sum();
+    (per_node, names, cpu)
+}
+
+/// Seconds of CPU this process (the workers) has used, from /proc/self/stat.
+fn own_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // utime and stime are the 12th and 13th fields after the command's parenthesis.
+    let ticks: Vec<f64> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| {
+            rest.split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|v| v.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    // The kernel's USER_HZ is 100 on Linux.
+    ticks.iter().sum::<f64>() / 100.0
+}
+
 /// Bytes Redis holds over all nodes (`INFO memory`'s `used_memory`).
 fn redis_memory(redis: &redis_cluster::RedisCluster) -> i64 {
     redis
@@ -163,6 +247,7 @@ fn index_part(
     ] {
         let name = format!("pages{workers}{}", what.len());
         let before = redis_memory(redis);
+        let (work_before, cpu_before) = (node_work(redis), own_cpu());
         let t = Instant::now();
         let handles: Vec<_> = (0..workers)
             .map(|w| {
@@ -185,12 +270,32 @@ fn index_part(
         for h in handles {
             kept += h.join().map_err(|_| "a worker panicked")??;
         }
-        let rate = PAGES as f64 / t.elapsed().as_secs_f64();
+        let wall = t.elapsed().as_secs_f64();
+        let rate = PAGES as f64 / wall;
+        let (work, cpu) = (node_work(redis), own_cpu() - cpu_before);
         let bytes = (redis_memory(redis) - before) as f64 / PAGES as f64;
         println!(
             "shared index, {workers} worker(s){what}: {rate:>9.0} pages/s ({kept} kept; {:.3}x the local index; {:.0} pages/s a worker; Redis {bytes:.0} bytes a page)",
             rate / local,
             rate / workers as f64
+        );
+        // Where a page's time goes: the commands each node ran for it, the CPU the nodes
+        // and the workers spent on it, and the share of the machine's cores they kept busy.
+        let (per_node, names, redis_cpu) = work_per_page(&work_before, &work, PAGES);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        println!(
+            "    a page: {:.1} commands ({}; by node {}), Redis {:.0} us of CPU, the workers {:.0} us; \
+             {:.2} of the machine's {cores} cores busy",
+            per_node.iter().sum::<f64>(),
+            names,
+            per_node
+                .iter()
+                .map(|c| format!("{c:.1}"))
+                .collect::<Vec<_>>()
+                .join(" / "),
+            redis_cpu / PAGES as f64 * 1e6,
+            cpu / PAGES as f64 * 1e6,
+            (redis_cpu + cpu) / wall,
         );
     }
     Ok(())
