@@ -13,8 +13,14 @@
 //! of its template's host. With `--peer PYTHON` (scripts/peers.sh), trafilatura and the
 //! `simhash` package (k = 3) decide the same pages in the same run.
 //!
+//! With `--as-files BINARY` the pages are also written to files and decided by that build
+//! of the command-line tool, `crawldedup dedup --json FILE...` in one run, as a user runs it
+//! on saved pages: a file is then named by the address the page gives itself (its canonical
+//! link or `og:url`), not by the URL the evaluation gives it, and one without is known by
+//! its path alone.
+//!
 //! ```text
-//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--limit N] [--verbose] [--dump FOLDER]
+//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--as-files target/release/crawldedup] [--limit N] [--verbose] [--dump FOLDER]
 //! ```
 
 // The evaluation reads its templates' structure with scraper's own parse functions:
@@ -403,6 +409,65 @@ fn peer(python: &str, pages: &[Page]) -> Result<Tally> {
     Ok(r)
 }
 
+/// The decisions of `crawldedup dedup --json` (the build at `binary`) on the pages written
+/// to files, in order, in one run: each page's verdict read back by its file.
+fn as_files(binary: &str, pages: &[Page], verbose: bool) -> Result<Tally> {
+    let dir = tempfile::tempdir()?;
+    let mut files = Vec::new();
+    let mut page_of = HashMap::new();
+    for (i, page) in pages.iter().enumerate() {
+        let file = dir.path().join(format!("{i:05}.html"));
+        std::fs::write(&file, &page.html)?;
+        page_of.insert(file.display().to_string(), page.url.clone());
+        files.push(file);
+    }
+    let out = std::process::Command::new(binary)
+        .arg("dedup")
+        .arg("--json")
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .args(&files)
+        .output()?;
+    if !out.status.success() {
+        bail!("{binary} dedup: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut r = Tally::default();
+    let stdout = String::from_utf8(out.stdout)?;
+    for (page, line) in pages.iter().zip(stdout.lines()) {
+        let answer: serde_json::Value = serde_json::from_str(line)?;
+        let of = match answer["verdict"].as_str() {
+            Some("unique") => None,
+            Some("no_text") => Some("(no text)".to_string()),
+            _ => {
+                // The original's file when it was named by an address, else its name (its path).
+                let file = answer["of_file"]
+                    .as_str()
+                    .or(answer["of"].as_str())
+                    .unwrap_or("");
+                Some(
+                    page_of
+                        .get(file)
+                        .cloned()
+                        .unwrap_or_else(|| file.to_string()),
+                )
+            }
+        };
+        if verbose && (page.copy_of.is_some() || of.is_some()) {
+            println!(
+                "  {} ({}): {line}",
+                page.url,
+                if page.copy_of.is_some() {
+                    "copy"
+                } else {
+                    "article"
+                }
+            );
+        }
+        tally(&mut r, page, of);
+    }
+    Ok(r)
+}
+
 /// The language of a template's own paragraphs (English unless most letters are CJK).
 fn lang_of(template: &Template) -> Lang {
     let html: String = template
@@ -461,6 +526,7 @@ struct Args {
     boilerplate_set: Option<PathBuf>,
     dump: Option<PathBuf>,
     cjk_pages: Option<usize>,
+    as_files: Option<String>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -473,6 +539,7 @@ fn parse_args() -> Result<Args> {
         boilerplate_set: None,
         dump: None,
         cjk_pages: None,
+        as_files: None,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -490,6 +557,9 @@ fn parse_args() -> Result<Args> {
                 parsed.boilerplate_set = Some(PathBuf::from(
                     args.next().context("--boilerplate-set needs a folder")?,
                 ));
+            }
+            "--as-files" => {
+                parsed.as_files = Some(args.next().context("--as-files needs a binary")?)
             }
             "--peer" => parsed.python = Some(args.next().context("--peer needs a python")?),
             "--verbose" => parsed.verbose = true,
@@ -510,6 +580,7 @@ fn main() -> Result<()> {
         boilerplate_set,
         dump,
         cjk_pages,
+        as_files: binary,
     } = parse_args()?;
     let mut hosts = HashSet::new();
     let (mut templates, texts) = load(&dataset, limit, &mut hosts)?;
@@ -576,6 +647,12 @@ fn main() -> Result<()> {
             "{:<32} {:.1} us a page (extraction and decision, one thread)",
             "",
             seconds * 1e6 / pages.len() as f64
+        );
+    }
+    if let Some(binary) = binary {
+        report(
+            "crawldedup dedup FILE...",
+            &as_files(&binary, &pages, verbose)?,
         );
     }
     if let Some(python) = python {

@@ -187,6 +187,11 @@ pub(super) fn extract(args: ExtractArgs) -> Result<ExitCode, Failure> {
             if args.blocks {
                 line["blocks"] = serde_json::json!(page.blocks);
             }
+            // Without --url: the site the page says it belongs to, the host whose template
+            // `dedup` applies to it.
+            if let Some(site) = &page.site {
+                line["site"] = site.clone().into();
+            }
             writeln!(out, "{line}")?;
         } else {
             writeln!(out, "{}", page.text)?;

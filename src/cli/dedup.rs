@@ -91,8 +91,10 @@ struct Inputs<'a, W: Write> {
     stage: &'a crawldedup::Dedup,
     out: W,
     json: bool,
-    /// The names stored in this run, and where they came from, for a duplicate's `of`.
-    stored: HashMap<String, Origin>,
+    /// The pages stored in this run, by their id in the index, and where they came from, for
+    /// a duplicate's `of_file`: by id, not by name, as several inputs can share a name (two
+    /// saved pages that give themselves one canonical address, a URL archived twice).
+    stored: HashMap<crawldedup::DocId, Origin>,
     /// An input, or a record of one, could not be read.
     unreadable: bool,
     /// The WARC response records read in this run, for the revisits that name them.
@@ -181,8 +183,8 @@ impl<W: Write> Inputs<'_, W> {
                         &self.stored,
                     )?;
                     self.copy(|c| c.response(&record.raw, Some(&verdict)))?;
-                    if matches!(verdict, PageVerdict::Unique { .. }) {
-                        self.stored.insert(name, origin);
+                    if let PageVerdict::Unique { id, .. } = verdict {
+                        self.stored.insert(id, origin);
                     }
                 }
                 Err(problem) => {
@@ -292,8 +294,8 @@ impl<W: Write> Inputs<'_, W> {
             &verdict,
             &self.stored,
         )?;
-        if matches!(verdict, PageVerdict::Unique { .. }) {
-            self.stored.insert(name, (file, None));
+        if let PageVerdict::Unique { id, .. } = verdict {
+            self.stored.insert(id, (file, None));
         }
         Ok(())
     }
@@ -309,11 +311,11 @@ fn report(
     name: &str,
     mut fields: serde_json::Map<String, serde_json::Value>,
     verdict: &PageVerdict,
-    stored: &HashMap<String, Origin>,
+    stored: &HashMap<crawldedup::DocId, Origin>,
 ) -> Result<(), Failure> {
     let origin = match verdict {
         PageVerdict::ExactDuplicate { of } | PageVerdict::NearDuplicate { of, .. } => {
-            stored.get(&of.name)
+            stored.get(&of.id)
         }
         _ => None,
     };

@@ -299,7 +299,7 @@ impl Dedup {
         let (record, probe) = page.split();
         let (decision, nearest) = self.index.check_and_insert_probed(record, &probe)?;
         let verdict = self.verdict(decision, nearest, fingerprint)?;
-        self.learn_page_template(name, &verdict, &page);
+        self.learn_page_template(&verdict, &page);
         Ok(verdict)
     }
 
@@ -369,7 +369,7 @@ impl Dedup {
             _ => self.index.check_and_insert_probed(record, &page.probe())?,
         };
         let verdict = self.verdict(decision, nearest, fingerprint)?;
-        self.learn_page_template(name, &verdict, &page);
+        self.learn_page_template(&verdict, &page);
         Ok(verdict)
     }
 

@@ -185,6 +185,15 @@ pub fn host_of(name: &str) -> Option<String> {
     host_in(name).map(Cow::into_owned)
 }
 
+/// The host whose template a page named `name` has and teaches: its name's, when the name is
+/// a URL; else the site the page says it belongs to ([`Extracted::site`](crate::content::extract::Extracted::site):
+/// a saved page's canonical link, its head's links into its site, its menus' links), so
+/// that a page read without its URL is still compared with its site's other pages on
+/// their own lines.
+pub(crate) fn site_of<'a>(name: &'a str, prepared: &'a Prepared) -> Option<Cow<'a, str>> {
+    host_in(name).or_else(|| prepared.extracted.site.as_deref().map(Cow::Borrowed))
+}
+
 use crate::fingerprint::blocks::LineKeys;
 pub use crate::fingerprint::blocks::block_key;
 
@@ -372,6 +381,8 @@ pub(crate) struct PageRecord {
     /// The keys of the page text's lines, what the page teaches its host's template
     /// (`Dedup::learn_page_template`); empty without templates or a host.
     keys: Vec<u32>,
+    /// The page's host ([`site_of`]), when templates are on.
+    host: Option<String>,
 }
 
 impl PageRecord {
@@ -427,7 +438,7 @@ impl super::Dedup {
     /// its whole text), or the templates are off, or the name is not a URL.
     pub(crate) fn without_template(&self, name: &str, prepared: &Prepared) -> Option<String> {
         let templates = self.templates.as_ref()?;
-        let host = host_in(name)?;
+        let host = site_of(name, prepared)?;
         match templates.strip(&host, &prepared.extracted.text) {
             Stripped::Untouched => None,
             Stripped::Rest(text) => Some(text),
@@ -478,25 +489,30 @@ impl super::Dedup {
         );
         let mut template = Vec::new();
         let mut keys = Vec::new();
-        if let (Some(templates), Some(host)) = (&self.templates, host_in(name)) {
+        let mut page_host = None;
+        if let (Some(templates), Some(host)) = (&self.templates, site_of(name, prepared)) {
             let blocks;
             (blocks, keys) = Blocks::with_keys(&host, prepared.page_text(), MAX_BLOCKS_PER_PAGE);
             template = templates.template_keys(&host, blocks.lines.iter().map(|l| l.key));
             record.blocks = Some(blocks);
+            page_host = Some(host.into_owned());
         }
         Some(PageRecord {
             record,
             whole: compared.whole,
             template,
             keys,
+            host: page_host,
         })
     }
 
     /// [`Self::learn_template`] for a page whose record was made by
     /// [`Self::page_record`]: from the keys of its text's lines, taken with its profile.
-    pub(crate) fn learn_page_template(&self, name: &str, verdict: &PageVerdict, page: &PageRecord) {
-        if let Some((templates, host)) = self.learning(name, verdict) {
-            templates.learn_keys(&host, &page.keys);
+    pub(crate) fn learn_page_template(&self, verdict: &PageVerdict, page: &PageRecord) {
+        if let (Some(templates), PageVerdict::Unique { .. }, Some(host)) =
+            (&self.templates, verdict, &page.host)
+        {
+            templates.learn_keys(host, &page.keys);
         }
     }
 

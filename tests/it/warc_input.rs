@@ -245,6 +245,108 @@ fn html_files_take_their_url_from_link_rel_canonical_or_og_url() {
     assert_eq!(lines[2]["of_file"], files[0]);
 }
 
+/// Saved pages of one site that give themselves no address (no canonical link, no
+/// `og:url`, as many Chinese sites serve them) are put with their site by their own links,
+/// absolute (a portal's menus) or, with relative links only, by their menus: two briefs
+/// inside the same rails are both stored (by their whole text they are near-duplicates),
+/// and every file that repeats a page is named against the file it repeats, though all
+/// three claim one address.
+#[test]
+fn saved_pages_without_an_address_are_put_with_their_site_by_their_links() {
+    let subjects = [
+        "市议会",
+        "港务局",
+        "图书馆",
+        "消防队",
+        "博物馆",
+        "气象台",
+        "农贸市场",
+        "公交公司",
+    ];
+    let topics = ["大桥", "港口预算", "学校屋顶", "渡轮", "旧码头"];
+    let rail: String = subjects
+        .iter()
+        .flat_map(|s| topics.iter().map(move |t| (s, t)))
+        .map(|(s, t)| {
+            format!("<p>{s}再次讨论{t}的问题，居民纷纷来信表达看法，希望尽快公布结果。</p>")
+        })
+        .collect();
+    let stories = [
+        "暴风雨使渡轮停航两天。港务长表示，一旦海浪平息，船只将于周五恢复运行。",
+        "图书馆为城市档案开设阅览室。志愿者在冬季整理了信件和航海日志，供市民查阅。",
+    ];
+    let menu = |absolute: bool| -> String {
+        ["首页", "本地新闻", "国际", "体育", "财经", "联系我们"]
+            .iter()
+            .enumerate()
+            .map(|(i, label)| {
+                let host = if absolute {
+                    "http://www.city-news.example.cn"
+                } else {
+                    ""
+                };
+                format!("<li><a href=\"{host}/c/{i}/\">{label}</a></li>")
+            })
+            .collect()
+    };
+    for absolute in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (i, story) in [stories[0], stories[1], stories[0]].into_iter().enumerate() {
+            let path = dir.path().join(format!("{i}.html"));
+            let html = format!(
+                "<html><head><title>城市新闻</title></head><body><ul class=\"nav\">{}</ul><article><h1>城市新闻</h1><p>{story}</p><h3>专题</h3>{rail}</article></body></html>",
+                menu(absolute)
+            );
+            std::fs::write(&path, html).unwrap();
+            files.push(path.to_str().unwrap().to_string());
+        }
+        let mut args = vec!["dedup", "--json"];
+        args.extend(files.iter().map(String::as_str));
+        let o = crawldedup(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines = json_lines(&o);
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert_eq!(lines[0]["verdict"], "unique", "{}", lines[0]);
+        assert_eq!(
+            lines[1]["verdict"], "unique",
+            "absolute links {absolute}: {}",
+            lines[1]
+        );
+        assert_eq!(lines[2]["verdict"], "exact_duplicate", "{}", lines[2]);
+        assert_eq!(lines[2]["of"], files[0]);
+        // The site each page was put with.
+        let o = crawldedup(&["extract", "--json", &files[0]]);
+        let site = json_lines(&o)[0]["site"].as_str().unwrap().to_string();
+        if absolute {
+            assert_eq!(site, "example.cn");
+        } else {
+            assert!(
+                site.starts_with("menu-") && site.ends_with(".invalid"),
+                "{site}"
+            );
+        }
+    }
+    // Three files that claim one address: the copy is named against the file it repeats,
+    // not the last file stored under that address.
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (i, story) in [stories[0], stories[1], stories[0]].into_iter().enumerate() {
+        let path = dir.path().join(format!("{i}.html"));
+        let html = format!(
+            "<html><head><link rel=\"canonical\" href=\"https://city-news.example.cn/a\"></head><body><article><h1>城市新闻</h1><p>{story}</p><h3>专题</h3>{rail}</article></body></html>"
+        );
+        std::fs::write(&path, html).unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["dedup", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let lines = json_lines(&crawldedup(&args));
+    assert_eq!(lines[1]["verdict"], "unique", "{}", lines[1]);
+    assert_eq!(lines[2]["verdict"], "exact_duplicate", "{}", lines[2]);
+    assert_eq!(lines[2]["of_file"], files[0]);
+}
+
 /// A record that claims a block larger than any record is read for is named by its offset,
 /// without the bytes being read into memory; the records before it are decided.
 #[test]

@@ -104,12 +104,14 @@ mod lines_tests;
 mod links;
 mod page_text;
 mod render;
+mod site;
 mod story;
 mod structured;
 mod tree;
 
 pub(crate) use links::RawLinks;
 pub use render::collapse_whitespace;
+pub(crate) use site::SELF_RELS;
 
 /// What [`extract`] finds in a page.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -128,6 +130,11 @@ pub struct Extracted {
     /// The address the page gives itself: `<link rel="canonical">` (the first), else
     /// `og:url`, resolved against the page's URL; only an http(s) URL.
     pub canonical: Option<String>,
+    /// For a page extracted without its URL: the host of the site it says it belongs to,
+    /// from its canonical address, its `<base href>`, its head's links into its own site or
+    /// the links of its menus (`content::extract::site`), in lower case; `None` when it names
+    /// none, and for a page extracted with its URL (whose host is its site).
+    pub site: Option<String>,
     /// What the extractor believes each block of [`Extracted::text`] is, one entry per
     /// block (the text split at blank lines, `text.split("\n\n")`), in order. The text
     /// itself does not change with it.
@@ -308,6 +315,16 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
         matches!(resolved.scheme(), "http" | "https").then(|| resolved.to_string())
     });
     let links = page.raw_links(url, container);
+    let site = match url {
+        Some(_) => None,
+        None => site::site(
+            canonical.as_deref(),
+            page.base_href.as_deref(),
+            &page.head_links,
+            &links,
+            &page.media,
+        ),
+    };
     let extracted = Extracted {
         title,
         text,
@@ -315,6 +332,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
         description: page.description.clone(),
         links: Vec::new(),
         canonical,
+        site,
         blocks,
     };
     (extracted, links, page_text)

@@ -172,6 +172,11 @@ pub(super) struct Page {
     pub(super) base_href: Option<String>,
     /// The page's own address: `<link rel="canonical">`, else `og:url`.
     pub(super) canonical: Option<String>,
+    /// The hrefs of the head's links into the page's own site (feeds, `shortlink`, `prev`,
+    /// ...: [`super::site`]).
+    pub(super) head_links: Vec<String>,
+    /// `og:image` and `og:video` addresses ([`super::site`]).
+    pub(super) media: Vec<String>,
     pub(super) language: Option<String>,
     /// An element's microdata `itemtype` names a discussion (a forum thread, a question
     /// and its answers).
@@ -179,6 +184,10 @@ pub(super) struct Page {
 }
 
 pub(super) const NO_PARENT: u32 = u32::MAX;
+
+/// Head links into the page's own site kept at most (a page with a link per language
+/// version can have hundreds).
+const MAX_HEAD_LINKS: usize = 32;
 
 /// An `h1` of at least this many words is a story's headline, not a section's name
 /// ("Economy", "Best of the Year").
@@ -256,6 +265,8 @@ impl Page {
             description: None,
             base_href: None,
             canonical: None,
+            head_links: Vec::new(),
+            media: Vec::new(),
             language: None,
             discussion: false,
         };
@@ -335,6 +346,11 @@ impl Page {
                 if canonical {
                     if let Some(href) = element.attr("href") {
                         self.canonical = Some(href.trim().to_string());
+                    }
+                } else if let (Some(rel), Some(href)) = (element.attr("rel"), element.attr("href"))
+                {
+                    if super::site::is_self_rel(rel) && self.head_links.len() < MAX_HEAD_LINKS {
+                        self.head_links.push(href.trim().to_string());
                     }
                 }
             }
@@ -436,6 +452,14 @@ impl Page {
         }
         if property.eq_ignore_ascii_case("og:url") && self.canonical.is_none() {
             self.canonical = content().map(str::to_string);
+        }
+        let media = ["og:image", "og:image:url", "og:video", "og:video:url"];
+        if media.iter().any(|m| property.eq_ignore_ascii_case(m))
+            && self.media.len() < MAX_HEAD_LINKS
+        {
+            if let Some(url) = content() {
+                self.media.push(url.to_string());
+            }
         }
         if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {
             self.og_title = content().map(collapse_whitespace);

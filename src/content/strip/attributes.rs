@@ -98,7 +98,8 @@ impl Element {
 
     /// Whether it is a `link` or `meta` tag the extraction reads, given one of its
     /// attributes (the attribute's name, then the rest of it: `=` and its value): a link to
-    /// the canonical address; meta data that Open Graph names (`og:...`), a description, or
+    /// the canonical address, or into the page's own site (a feed, `shortlink`, `prev`,
+    /// ...: `content::extract::site`, which names a saved page's site by them); meta data that Open Graph names (`og:...`), a description, or
     /// an `http-equiv`. A value with a character reference in it counts as read, as the
     /// parser would decode it. The other `link` and `meta` tags (style sheets, preloads,
     /// icons, viewport, verification codes, ...) are dropped whole.
@@ -106,7 +107,12 @@ impl Element {
         let holds = |needle: &[u8]| crate::text::contains_ignore_ascii_case(rest, needle);
         match self.head {
             HeadTag::Link => {
-                name.eq_ignore_ascii_case(b"rel") && (holds(b"canonical") || rest.contains(&b'&'))
+                name.eq_ignore_ascii_case(b"rel")
+                    && (holds(b"canonical")
+                        || crate::content::extract::SELF_RELS
+                            .iter()
+                            .any(|r| holds(r.as_bytes()))
+                        || rest.contains(&b'&'))
             }
             HeadTag::Meta => {
                 name.eq_ignore_ascii_case(b"http-equiv")
