@@ -20,7 +20,7 @@
 //! its path alone.
 //!
 //! ```text
-//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--as-files target/release/crawldedup] [--limit N] [--verbose] [--dump FOLDER]
+//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--as-files target/release/crawldedup] [--cjk N [--site HOST=FOLDER]...] [--limit N] [--verbose] [--dump FOLDER]
 //! ```
 
 // The evaluation reads its templates' structure with scraper's own parse functions:
@@ -491,13 +491,17 @@ fn lang_of(template: &Template) -> Lang {
 /// Japanese, and `per_site` pages of each of Debian's CJK sites (templates/cjk.rs), all
 /// carrying prose of Debian's Chinese and Japanese manual pages. Returns the pages and the
 /// number of sentences of prose.
-fn cjk_pages_of(templates: &mut Vec<Template>, per_site: usize) -> Result<(Vec<Page>, usize)> {
+fn cjk_pages_of(
+    templates: &mut Vec<Template>,
+    per_site: usize,
+    extra: &[cjk::Site],
+) -> Result<(Vec<Page>, usize)> {
     templates.retain(|t| lang_of(t) != Lang::En);
     let (zh, ja) = (cjk::prose("zh")?, cjk::prose("ja")?);
     let sentences = zh.len() + ja.len();
     let mut pools = HashMap::from([(Lang::Zh, Sentences::of(zh)), (Lang::Ja, Sentences::of(ja))]);
     let mut sequences = vec![build(templates, &mut pools, &lang_of)];
-    for site in cjk::SITES {
+    for site in cjk::SITES.iter().chain(extra) {
         let lang = if site.lang == "ja" {
             Lang::Ja
         } else {
@@ -527,6 +531,9 @@ struct Args {
     dump: Option<PathBuf>,
     cjk_pages: Option<usize>,
     as_files: Option<String>,
+    /// More sites for the CJK evaluation (`--site HOST=FOLDER`): a folder of one site's
+    /// pages as served (a saved crawl, a web cache).
+    sites: Vec<cjk::Site>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -540,6 +547,7 @@ fn parse_args() -> Result<Args> {
         dump: None,
         cjk_pages: None,
         as_files: None,
+        sites: Vec::new(),
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -557,6 +565,11 @@ fn parse_args() -> Result<Args> {
                 parsed.boilerplate_set = Some(PathBuf::from(
                     args.next().context("--boilerplate-set needs a folder")?,
                 ));
+            }
+            "--site" => {
+                let spec = args.next().context("--site needs HOST=FOLDER")?;
+                let (host, folder) = spec.split_once('=').context("--site needs HOST=FOLDER")?;
+                parsed.sites.push(cjk::Site::of_folder(host, folder)?);
             }
             "--as-files" => {
                 parsed.as_files = Some(args.next().context("--as-files needs a binary")?)
@@ -581,6 +594,7 @@ fn main() -> Result<()> {
         dump,
         cjk_pages,
         as_files: binary,
+        sites,
     } = parse_args()?;
     let mut hosts = HashSet::new();
     let (mut templates, texts) = load(&dataset, limit, &mut hosts)?;
@@ -609,7 +623,7 @@ fn main() -> Result<()> {
             (build(&templates, &mut pools, &|_| Lang::En), texts.len())
         }
         Some(per_site) => {
-            let (pages, texts) = cjk_pages_of(&mut templates, per_site)?;
+            let (pages, texts) = cjk_pages_of(&mut templates, per_site, &sites)?;
             println!(
                 "{} of them with Chinese or Japanese paragraphs (the others left out), and Debian's CJK sites",
                 templates.len()

@@ -132,6 +132,33 @@ pub struct Site {
     pub suffix: &'static str,
 }
 
+impl Site {
+    /// A site from the command line: its pages are the `.html` files under `folder`, in
+    /// the language most of their text is in.
+    pub fn of_folder(host: &str, folder: &str) -> Result<Site> {
+        let mut files = Vec::new();
+        html_files(Path::new(folder), ".html", &mut files);
+        let text: String = files
+            .iter()
+            .take(20)
+            .filter_map(|f| std::fs::read(f).ok())
+            .map(|b| crawldedup::content::decode::decode(&b, None, None).text)
+            .collect();
+        let lang = if text.chars().any(|c| matches!(c as u32, 0x3040..=0x30ff)) {
+            "ja"
+        } else {
+            "zh"
+        };
+        let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+        Ok(Site {
+            host: leak(host),
+            folder: leak(folder),
+            lang,
+            suffix: ".html",
+        })
+    }
+}
+
 /// The sites of the evaluation (those whose folder exists are used).
 pub const SITES: &[Site] = &[
     Site {

@@ -131,7 +131,7 @@ const CATEGORY_WORDS: &[(&str, Cat)] = &[
         ),
         Cat::Nav,
     ),
-    ("footer colophon copyright", Cat::Footer),
+    ("footer foot colophon copyright", Cat::Footer),
     ("header masthead", Cat::Header),
     (
         concat!(

@@ -536,6 +536,7 @@ pub(super) fn drop_metadata_lines(text: String) -> String {
             return true;
         }
         is_metadata_line(trimmed)
+            || super::unspaced_lines::is_page_line(trimmed)
             || is_filing_line(trimmed)
             || is_credit_line(trimmed, words)
             || is_call_to_action(trimmed, words)

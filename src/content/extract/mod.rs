@@ -108,6 +108,7 @@ mod site;
 mod story;
 mod structured;
 mod tree;
+mod unspaced_lines;
 
 pub(crate) use links::RawLinks;
 pub use render::collapse_whitespace;

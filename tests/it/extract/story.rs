@@ -251,3 +251,26 @@ fn a_rail_of_more_stories_after_the_article_goes() {
         &["From the newsroom", "hours ago", "By Ann K."],
     );
 }
+
+/// A Chinese government site's brief and a Japanese blog's, beside rails whose class names
+/// say nothing (`r_box`, `rmwz`, `side-col`) but whose headings do ("热门文章", "最新评论",
+/// "文章分类", "相关阅读"; "最近の投稿", "最近のコメント", "カテゴリー", "アーカイブ"): the
+/// brief alone, without the rails, the publication line, the links to the articles before
+/// and after it, the editor, the controls or the rights notice. (Extraction that knew only
+/// European headings kept the latest posts, the latest comments and the categories with
+/// their counts under the brief, so that two briefs of a site were alike by their rails.)
+#[test]
+fn a_chinese_or_japanese_brief_beside_its_sites_rails_is_the_brief_alone() {
+    let zh = fixture("zh-portal-brief");
+    assert_eq!(
+        zh.text,
+        "市图书馆延长周末开放时间\n\n记者从市文化局获悉，市图书馆自下月起将周末开放时间延长至晚上九点。\
+         据介绍，此举是为了方便上班族和学生借阅图书。图书馆还将在三楼增设自习座位两百个。"
+    );
+    let ja = fixture("ja-blog-brief");
+    assert_eq!(
+        ja.text,
+        "図書館の開館時間が延長されます\n\n市立図書館は来月から、週末の開館時間を午後九時まで延長すると発表した。\
+         仕事帰りの人や学生が利用しやすくするためで、三階には自習席を二百席増やす予定だという。"
+    );
+}

@@ -165,11 +165,18 @@ impl Analysis<'_> {
                 .take(phrase.len())
                 .eq(phrase.iter().copied())
         };
-        let recommendations =
-            node.len <= HEADING_CHARS && RECOMMENDATION_HEADINGS.iter().any(opens_with);
+        // Chinese and Japanese headings are one run of letters: read by what they open with.
+        let (unspaced, unspaced_count) = if words.iter().any(|w| !w.is_ascii()) {
+            unspaced_heading_says(words)
+        } else {
+            (None, false)
+        };
+        let counted = counted || unspaced_count;
+        let recommendations = node.len <= HEADING_CHARS
+            && (unspaced == Some(false) || RECOMMENDATION_HEADINGS.iter().any(opens_with));
         let comments = !recommendations
             && !self.discussion
-            && COMMENT_HEADINGS.iter().any(opens_with)
+            && (unspaced == Some(true) || COMMENT_HEADINGS.iter().any(opens_with))
             && (node.len <= HEADING_CHARS || counted);
         (recommendations || comments).then_some(comments)
     }

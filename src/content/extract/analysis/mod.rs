@@ -1,6 +1,6 @@
 //! Deciding what is content: which categories go, which container is the main one.
 
-use super::headings::{COMMENT_HEADINGS, RECOMMENDATION_HEADINGS};
+use super::headings::{COMMENT_HEADINGS, RECOMMENDATION_HEADINGS, unspaced_heading_says};
 use super::render::TextWriter;
 use super::story::STORY_PROSE_CHARS;
 use super::tree::{CATEGORIES, Cat, NO_PARENT, Node, Page, Tag};
