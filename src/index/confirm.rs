@@ -314,7 +314,11 @@ impl Confirm {
     /// not its own, unless one page's profile is [`Blocks::legacy`] and the other's is not
     /// (their signatures are of different features). `new` is a duplicate when at least
     /// [`MIN_LINE_CONTAINMENT`] of its words are in `stored`, and its own sentences come to at most [`OWN_WORDS`] words, or
-    /// to at most [`ADDED_WORDS`] when `stored` has no more than [`OWN_WORDS`] of its own.
+    /// to at most [`ADDED_WORDS`] when `stored` has no more than [`OWN_WORDS`] of its own, or
+    /// to any number when `stored` has no more than that of its own and they all come
+    /// after every sentence the two share: `stored` with readers' comments appended, no
+    /// longer than what it repeats (at least [`MIN_LINE_CONTAINMENT`] of `new` is
+    /// `stored`), as the sketches' containment rule has it for pages of different hosts.
     /// Two different articles in one template each have a story of their own, however short
     /// and however much of the template the extraction left in; an edited copy has a few
     /// words of its own at most.
@@ -396,8 +400,23 @@ impl Confirm {
                 stored_share
             },
         };
+        // The other page with readers' comments (or any other sentences) appended: all it
+        // adds comes after every sentence it repeats.
+        let appended = || {
+            let mut own_seen = false;
+            for line in lines_of(new, covers).filter(|l| l.is_long() && !in_template(l.key)) {
+                let shared = stored_keys.binary_search(&line.key).is_ok()
+                    || (comparable && stored_rest.iter().any(|o| line.is_near(o)));
+                if shared && own_seen {
+                    return false;
+                }
+                own_seen |= !shared;
+            }
+            true
+        };
         let confirmed = new_share >= MIN_LINE_CONTAINMENT
-            && (new_own <= OWN_WORDS || (new_own <= ADDED_WORDS && stored_own <= OWN_WORDS));
+            && (new_own <= OWN_WORDS
+                || (stored_own <= OWN_WORDS && (new_own <= ADDED_WORDS || appended())));
         (similarity, confirmed)
     }
 }
@@ -522,6 +541,25 @@ mod tests {
         );
         // A page of another 400 sentences shares nothing.
         assert!(!rule.judge_blocks(&page(30_000..30_400), &original, &[]).1);
+    }
+
+    #[test]
+    fn a_page_with_comments_appended_is_its_copy_and_one_with_sentences_amid_it_is_not() {
+        let rule = Confirm::default();
+        let original = page(0..10);
+        // Ten sentences of the article, then three comments of twenty words each: more than
+        // a sentence or two added, but all after the article.
+        let commented = page((0..10).chain(100..103));
+        assert!(rule.judge_blocks(&commented, &original, &[]).1);
+        // The same three sentences amid the article's are a story of its own.
+        let amid = page((0..5).chain(100..103).chain(5..10));
+        assert!(!rule.judge_blocks(&amid, &original, &[]).1);
+        // Appended, but more than the page it repeats.
+        let grown = page((0..10).chain(100..115));
+        assert!(!rule.judge_blocks(&grown, &original, &[]).1);
+        // A page with a story of its own is not another's with comments.
+        let other = page((0..8).chain(200..202));
+        assert!(!rule.judge_blocks(&commented, &other, &[]).1);
     }
 
     /// A page of `lines` lines, its first with every fifth of its twenty words replaced

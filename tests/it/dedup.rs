@@ -445,6 +445,81 @@ fn a_chinese_article_with_a_comment_thread_is_its_near_duplicate_as_an_english_o
     }
 }
 
+/// An article and its variant with readers' comments under it, two pages of one site (as
+/// a crawl meets them, `?comments=1`), in Japanese and in English: the variant is the
+/// article's near-duplicate, whichever comes first. The comments sit in markup that names
+/// nothing ("みんなの声", "What you said"), so extraction keeps them; the pages' lines then
+/// give the variant three sentences of its own, more than a sentence or two, all after the
+/// article. (They were both stored: the line rule let a page add at most 40 words to one
+/// of its site's.)
+#[test]
+fn an_article_with_comments_appended_is_its_near_duplicate_on_its_own_site_too() {
+    let ja_article = include_str!("../fixtures/cjk/ja-4.txt").trim();
+    let ja_comments = [
+        "とても参考になる記事でした。私の住んでいる町でも同じような取り組みが始まっていて、子どもたちが楽しそうに参加しています。",
+        "記事の内容には概ね賛成ですが、予算の使い方についてはもう少し詳しい説明が欲しいと思いました。市の担当者の話も聞いてみたいです。",
+        "先週この場所に行ってきました。平日の昼間でも多くの人が訪れていて、とてもにぎやかでした。駐車場が少ないのが残念です。",
+    ];
+    let en_comments = [
+        "Really useful piece, thank you. Our town started something very similar last spring and the children love taking part in it every weekend.",
+        "I agree with most of this, but I would have liked a clearer account of how the budget is spent and what the council plans to do next year.",
+        "We went there last week on a weekday afternoon and it was already busy. Parking is the only problem, as there are far too few spaces nearby.",
+    ];
+    let english = format!("Council news\n\n{STORY}");
+    for (article, heading, comments) in [
+        (ja_article, "みんなの声", ja_comments),
+        (english.as_str(), "What you said", en_comments),
+    ] {
+        let (title, body) = article.split_once("\n\n").unwrap();
+        let paragraphs: String = body.split("\n\n").map(|p| format!("<p>{p}</p>")).collect();
+        let page = |with_comments: bool| {
+            let thread: String = if with_comments {
+                let items: String = comments
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("<div class=\"item\"><p>reader{i} 2026/03/0{i} 12:3{i}</p><p>{c}</p></div>"))
+                    .collect();
+                format!("<div class=\"box2\"><h4>{heading}</h4>{items}</div>")
+            } else {
+                String::new()
+            };
+            format!(
+                "<html><body><nav><a href=\"/\">Home</a></nav><div class=\"kiji\"><h1>{title}</h1>{paragraphs}{thread}</div><footer>(c) 2026</footer></body></html>"
+            )
+            .into_bytes()
+        };
+        for commented_first in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let dedup = open(dir.path());
+            let (first, second) = if commented_first {
+                (true, false)
+            } else {
+                (false, true)
+            };
+            let url = |commented: bool| {
+                if commented {
+                    "https://minato.example.jp/news/1?comments=1"
+                } else {
+                    "https://minato.example.jp/news/1"
+                }
+            };
+            let verdict = dedup
+                .check_page(url(first), &page(first), Some("text/html"))
+                .unwrap();
+            assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+            let verdict = dedup
+                .check_page(url(second), &page(second), Some("text/html"))
+                .unwrap();
+            match verdict {
+                PageVerdict::NearDuplicate { of, .. } | PageVerdict::ExactDuplicate { of } => {
+                    assert_eq!(of.name, url(first))
+                }
+                other => panic!("{title}, comments first {commented_first}: {other:?}"),
+            }
+        }
+    }
+}
+
 /// Thai sentences (farming, seasons, travel): a script written without spaces whose words
 /// average 4.5 characters.
 const THAI: &str = "ประเทศไทยมีประชากรประมาณเจ็ดสิบล้านคน และเมืองหลวงคือกรุงเทพมหานคร \
