@@ -199,6 +199,52 @@ pub(crate) fn holds_sentence(line: &str) -> bool {
     thai_or_lao && words >= UNMARKED_SENTENCE_WORDS
 }
 
+/// Labels that open a reader's comment printed under a story as a line of its own
+/// ("Reader comment: I tried this last weekend ...", "读者评论：...", "読者のコメント：..."),
+/// compared in lower case and followed by a colon. Only labels that name a reader: a plain
+/// "Comment:" opens an editor's note as often.
+const READER_COMMENT_LABELS: &[&str] = &[
+    "reader comment",
+    "reader's comment",
+    "readers' comment",
+    "comment from a reader",
+    "user comment",
+    "visitor comment",
+    "leserkommentar",
+    "kommentar eines lesers",
+    "commentaire d'un lecteur",
+    "commentaire de lecteur",
+    "comentario de un lector",
+    "comentario del lector",
+    "读者评论",
+    "网友评论",
+    "读者留言",
+    "网友留言",
+    "讀者評論",
+    "讀者留言",
+    "網友評論",
+    "網友留言",
+    "読者のコメント",
+    "読者コメント",
+    "読者の声",
+];
+
+/// Whether a line is a reader's comment that names itself so ([`READER_COMMENT_LABELS`]):
+/// what a discussion page adds to a story, not a story of its own.
+pub(crate) fn is_reader_comment(line: &str) -> bool {
+    let opening: String = line
+        .trim_start()
+        .chars()
+        .take(32)
+        .flat_map(char::to_lowercase)
+        .collect();
+    READER_COMMENT_LABELS.iter().any(|label| {
+        opening
+            .strip_prefix(label)
+            .is_some_and(|rest| rest.trim_start().starts_with([':', '：']))
+    })
+}
+
 /// Characters of `text` that are not whitespace.
 pub(crate) fn non_space_chars(text: &str) -> u32 {
     if text.is_ascii() {
@@ -231,6 +277,25 @@ pub(crate) fn contains_ignore_ascii_case(haystack: &[u8], needle: &[u8]) -> bool
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_readers_comment_is_told_by_its_label_in_every_script() {
+        for line in [
+            "Reader comment: I tried this last weekend and it worked well, thank you.",
+            "读者评论：我上周末去了图书馆，环境很安静，很适合学习。",
+            "読者のコメント：先週末に行ってみましたが、とても静かでした。",
+            "Leserkommentar: Sehr gut geschrieben, danke.",
+        ] {
+            assert!(is_reader_comment(line), "{line}");
+        }
+        for line in [
+            "Comment: the figures were revised on Monday.",
+            "The reader comment section closed on Friday.",
+            "读者评论这项政策时表示支持。",
+        ] {
+            assert!(!is_reader_comment(line), "{line}");
+        }
+    }
 
     #[test]
     fn a_line_holds_a_sentence_in_every_script_and_a_footer_none() {

@@ -278,12 +278,17 @@ pub fn shingle_set(text: &str) -> Vec<u64> {
 /// site). A shingle is the top 31 bits of its 32-bit hash (two distinct shingles share
 /// them with probability 2^-31; [`tiny_key`]); its lowest bit says whether a line that has
 /// it holds a sentence ([`TINY_PROSE`]): what a page adds to a brief in prose is a story
-/// of its own, a date line or a footer is not.
+/// of its own, a date line, a footer or a reader's comment that says it is one
+/// (`text::is_reader_comment`) is not.
 pub fn tiny_set(text: &str) -> Vec<u32> {
     let mut set: Vec<u32> = text
         .lines()
         .flat_map(|line| {
-            let prose = u32::from(crate::text::holds_sentence(line));
+            // A reader's comment that names itself is what a discussion page adds to a
+            // story, not a story of its own.
+            let prose = u32::from(
+                crate::text::holds_sentence(line) && !crate::text::is_reader_comment(line),
+            );
             shingle_features(line, SHINGLE_WORDS)
                 .0
                 .into_iter()

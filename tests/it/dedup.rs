@@ -520,6 +520,63 @@ fn an_article_with_comments_appended_is_its_near_duplicate_on_its_own_site_too()
     }
 }
 
+/// A brief (a tiny text: fewer than 40 words) and its discussion page, the brief with a
+/// reader's comment under it that says it is one ("読者のコメント：...", "Reader comment:
+/// ..."), two pages of one site: one page, in either order. A tiny text's page may add at
+/// most a sentence of prose to it, and a comment of 17 words, or of 50 Japanese
+/// characters, is more than that: both were stored. A second brief is still another page
+/// (`a_tiny_text_inside_its_page_in_another_template_is_its_near_duplicate`).
+#[test]
+fn a_brief_and_its_page_with_a_readers_comment_are_one_page() {
+    let cases = [
+        (
+            "図書館の開館時間が延長されます",
+            "市立図書館は来月から、週末の開館時間を午後九時まで延長すると発表した。三階には自習席を二百席増やす予定だ。",
+            "読者のコメント：先週末に行ってみましたが、とても静かで勉強しやすかったです。ありがとうございました。",
+        ),
+        (
+            "Library opens longer",
+            "The city library will stay open until nine on weekends from next month, the council said. It adds two hundred desks.",
+            "Reader comment: I tried this last weekend and it worked well, thank you for writing it up.",
+        ),
+    ];
+    for (title, brief, comment) in cases {
+        let page = |with_comment: bool| {
+            let comment = if with_comment {
+                format!("<p>{comment}</p>")
+            } else {
+                String::new()
+            };
+            format!(
+                "<html><body><header><a href=\"/\">Home</a></header><main><article><h1>{title}</h1><p>{brief}</p>{comment}<p><a href=\"/next.html\">Next article</a></p></article></main><footer>(c) 2026</footer></body></html>"
+            )
+            .into_bytes()
+        };
+        let url = |with_comment: bool| {
+            if with_comment {
+                "https://town.example/discuss/1"
+            } else {
+                "https://town.example/a/1"
+            }
+        };
+        for comment_first in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let dedup = open(dir.path());
+            let first = dedup
+                .check_page(url(comment_first), &page(comment_first), None)
+                .unwrap();
+            assert!(matches!(first, PageVerdict::Unique { .. }), "{first:?}");
+            match dedup
+                .check_page(url(!comment_first), &page(!comment_first), None)
+                .unwrap()
+            {
+                PageVerdict::NearDuplicate { of, .. } => assert_eq!(of.name, url(comment_first)),
+                other => panic!("{title}, comment first {comment_first}: {other:?}"),
+            }
+        }
+    }
+}
+
 /// Thai sentences (farming, seasons, travel): a script written without spaces whose words
 /// average 4.5 characters.
 const THAI: &str = "ประเทศไทยมีประชากรประมาณเจ็ดสิบล้านคน และเมืองหลวงคือกรุงเทพมหานคร \
