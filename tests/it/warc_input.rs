@@ -347,6 +347,56 @@ fn saved_pages_without_an_address_are_put_with_their_site_by_their_links() {
     assert_eq!(lines[2]["of_file"], files[0]);
 }
 
+/// Six Chinese briefs in a government site's page as served (`zh-portal-brief.html`: rails
+/// of the most read articles, the latest comments and the categories with their counts,
+/// under class names that say nothing), saved without any address and without the site's
+/// menu, so that no site is known and no template learned: `crawldedup dedup` stores each
+/// of them. (When extraction kept the rails, the five after the first were its
+/// near-duplicates, similarity 0.73-0.80.)
+#[test]
+fn chinese_briefs_inside_their_sites_rails_saved_without_an_address_are_each_stored() {
+    let template = include_str!("../fixtures/pages/zh-portal-brief.html");
+    let menu_start = template.find("<ul class=\"dh\">").unwrap();
+    let menu_end = menu_start + template[menu_start..].find("</ul>").unwrap() + "</ul>".len();
+    let template = format!("{}{}", &template[..menu_start], &template[menu_end..]);
+    let (title, story) = (
+        "市图书馆延长周末开放时间",
+        "记者从市文化局获悉，市图书馆自下月起将周末开放时间延长至晚上九点。据介绍，此举是为了方便上班族和学生借阅图书。图书馆还将在三楼增设自习座位两百个。",
+    );
+    let articles = [
+        include_str!("../fixtures/cjk/zh-1.txt"),
+        include_str!("../fixtures/cjk/zh-2.txt"),
+        include_str!("../fixtures/cjk/zh-3.txt"),
+        include_str!("../fixtures/cjk/zh-4.txt"),
+        include_str!("../fixtures/cjk/zh-5.txt"),
+        include_str!("../fixtures/cjk/zh-6.txt"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (i, article) in articles.iter().enumerate() {
+        let (headline, body) = article.trim().split_once("\n\n").unwrap();
+        // A brief: the article's first two sentences.
+        let brief: String = body
+            .split_inclusive('。')
+            .take(2)
+            .collect::<Vec<_>>()
+            .concat();
+        let page = template.replace(title, headline).replace(story, &brief);
+        let path = dir.path().join(format!("{i}.html"));
+        std::fs::write(&path, page).unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["dedup", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = crawldedup(&args);
+    assert!(o.status.success());
+    let lines = json_lines(&o);
+    for line in &lines {
+        assert_eq!(line["verdict"], "unique", "{line}");
+    }
+    assert_eq!(lines.len(), 6);
+}
+
 /// A record that claims a block larger than any record is read for is named by its offset,
 /// without the bytes being read into memory; the records before it are decided.
 #[test]
