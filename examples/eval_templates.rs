@@ -165,15 +165,19 @@ fn article(chosen: &[String], lang: Lang, brief: bool) -> (String, Vec<String>) 
     (title, paragraphs)
 }
 
-/// One template a host, each carrying six articles and two edited copies.
+/// One template a host, each carrying six articles and four edited copies: of two long
+/// articles (three words changed; a sentence added) and of two briefs (a sentence added;
+/// three words changed).
 fn build(
     templates: &[Template],
     pools: &mut HashMap<Lang, Sentences>,
     lang_of: &dyn Fn(&Template) -> Lang,
 ) -> Vec<Page> {
     let mut pages = Vec::new();
-    let mut originals: Vec<Vec<(String, usize, Vec<String>)>> = vec![Vec::new(); templates.len()];
-    for round in 0..8 {
+    // Per template: its long articles, then its briefs, as (URL, headline length, paragraphs).
+    type Original = (String, usize, Vec<String>);
+    let mut originals: Vec<[Vec<Original>; 2]> = vec![[Vec::new(), Vec::new()]; templates.len()];
+    for round in 0..10 {
         for (t, template) in templates.iter().enumerate() {
             let lang = lang_of(template);
             let url = format!("https://{}/eval/{round}", template.host);
@@ -193,16 +197,20 @@ fn build(
                     lang,
                     truth: score::truth(&title, &paragraphs),
                 });
-                if !brief {
-                    originals[t].push((url, title.chars().count(), paragraphs));
-                }
+                originals[t][usize::from(brief)].push((url, title.chars().count(), paragraphs));
             } else {
-                let Some((original, title_chars, paragraphs)) = originals[t].get(round - 6) else {
+                // Rounds 6 and 7 copy the long articles, 8 and 9 the briefs.
+                let brief = round >= 8;
+                let Some((original, title_chars, paragraphs)) =
+                    originals[t][usize::from(brief)].get((round - 6) % 2)
+                else {
                     continue;
                 };
                 let mut edited = paragraphs.clone();
-                if round == 6 {
+                if round == 6 || round == 9 {
                     edited[0] = lang.three_changed(&edited[0]);
+                } else if brief {
+                    edited[0] = lang.join(&[edited[0].clone(), lang.added()]);
                 } else {
                     edited.push(lang.added());
                 }
@@ -212,7 +220,7 @@ fn build(
                     url: format!("https://{}/eval/copy-{round}", template.host),
                     html: fill(template, &title, &edited),
                     copy_of: Some(original.clone()),
-                    brief: false,
+                    brief,
                     set: format!("one-page templates, {lang:?}"),
                     lang,
                     truth: score::truth(&title, &edited),
@@ -224,9 +232,9 @@ fn build(
 }
 
 /// Many pages of one site (templates of one host): each carries one article, briefs (2-4
-/// sentences) and long ones (8-12) in turn; every long one has an edited copy, three
-/// characters changed or a sentence added in turn, in the same page of the site (as a
-/// mirror URL serves it), two pages on.
+/// sentences) and long ones (8-12) in turn; every one has an edited copy, three characters
+/// changed or a sentence added in turn, in the same page of the site (as a mirror URL
+/// serves it), two pages on.
 fn build_site(templates: &[Template], pool: &mut Sentences, lang: Lang) -> Vec<Page> {
     let mut pages = Vec::new();
     let mut due: Vec<(usize, Page)> = Vec::new();
@@ -251,30 +259,33 @@ fn build_site(templates: &[Template], pool: &mut Sentences, lang: Lang) -> Vec<P
             lang,
             truth: score::truth(&title, &paragraphs),
         });
-        if !brief {
-            let mut edited = paragraphs.clone();
-            if (i / 2) % 2 == 0 {
-                edited[0] = lang.three_changed(&edited[0]);
-            } else {
-                edited.push(lang.added());
-            }
-            let title = edited[0]
-                .chars()
-                .take(title.chars().count())
-                .collect::<String>();
-            due.push((
-                i + 2,
-                Page {
-                    url: format!("https://{}/eval/copy-{i}", template.host),
-                    html: fill(template, &title, &edited),
-                    copy_of: Some(url),
-                    brief: false,
-                    set: template.host.clone(),
-                    lang,
-                    truth: score::truth(&title, &edited),
-                },
-            ));
+        // Every article has an edited copy: a long one three characters changed or a
+        // sentence added in turn; a brief a sentence added to its paragraph or three
+        // characters changed in turn.
+        let mut edited = paragraphs.clone();
+        if (i / 2) % 2 == usize::from(brief) {
+            edited[0] = lang.three_changed(&edited[0]);
+        } else if brief {
+            edited[0] = lang.join(&[edited[0].clone(), lang.added()]);
+        } else {
+            edited.push(lang.added());
         }
+        let title = edited[0]
+            .chars()
+            .take(title.chars().count())
+            .collect::<String>();
+        due.push((
+            i + 2,
+            Page {
+                url: format!("https://{}/eval/copy-{i}", template.host),
+                html: fill(template, &title, &edited),
+                copy_of: Some(url),
+                brief,
+                set: template.host.clone(),
+                lang,
+                truth: score::truth(&title, &edited),
+            },
+        ));
         let (now, later): (Vec<_>, Vec<_>) = due.into_iter().partition(|(at, _)| *at <= i);
         pages.extend(now.into_iter().map(|(_, p)| p));
         due = later;

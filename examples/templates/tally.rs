@@ -12,6 +12,10 @@ pub struct Result_ {
     copies: usize,
     copies_right: usize,
     copies_wrong: usize,
+    /// The same, for copies of briefs.
+    brief_copies: usize,
+    brief_copies_right: usize,
+    brief_copies_wrong: usize,
 }
 
 /// The figures of a run: in all, and by part of the evaluation.
@@ -23,7 +27,7 @@ pub struct Tally {
 
 fn report_line(name: &str, r: &Result_) {
     println!(
-        "{name:<32} lost {:>4} of {:>5} distinct articles ({} of {} briefs); copies found with the right original {:>4} of {:>4} ({:.3}), with another {}",
+        "{name:<32} lost {:>4} of {:>5} distinct articles ({} of {} briefs); copies found with the right original {:>4} of {:>4} ({:.3}), with another {}; copies of briefs {} of {} ({:.3}), with another {}",
         r.lost,
         r.articles,
         r.lost_briefs,
@@ -31,7 +35,11 @@ fn report_line(name: &str, r: &Result_) {
         r.copies_right,
         r.copies,
         r.copies_right as f64 / r.copies.max(1) as f64,
-        r.copies_wrong
+        r.copies_wrong,
+        r.brief_copies_right,
+        r.brief_copies,
+        r.brief_copies_right as f64 / r.brief_copies.max(1) as f64,
+        r.brief_copies_wrong
     );
 }
 
@@ -57,10 +65,19 @@ pub fn tally(r: &mut Tally, page: &Page, duplicate_of: Option<String>) {
                 }
             }
             Some(original) => {
-                r.copies += 1;
+                let (copies, right, wrong) = if page.brief {
+                    (
+                        &mut r.brief_copies,
+                        &mut r.brief_copies_right,
+                        &mut r.brief_copies_wrong,
+                    )
+                } else {
+                    (&mut r.copies, &mut r.copies_right, &mut r.copies_wrong)
+                };
+                *copies += 1;
                 match &duplicate_of {
-                    Some(of) if of == original => r.copies_right += 1,
-                    Some(_) => r.copies_wrong += 1,
+                    Some(of) if of == original => *right += 1,
+                    Some(_) => *wrong += 1,
                     None => {}
                 }
             }

@@ -219,6 +219,16 @@ impl Confirm {
                 );
             }
         }
+        // Two tiny pages of one host that differ only in sentences edited (a brief with a
+        // few words changed, or a sentence added to its paragraph, beside a headline that
+        // extraction took on one page and not the other).
+        if !confirmed && by_lines && self.tiny(&new.sketch, &stored.sketch) {
+            if let (Some(a), Some(Some(b))) = (&new.blocks, full.as_ref().map(|r| &r.blocks)) {
+                if a.host == b.host && tiny_lines_edited(a, b, template) {
+                    confirmed = true;
+                }
+            }
+        }
         Ok(Judged {
             exact: false,
             confirmed,
@@ -421,6 +431,55 @@ impl Confirm {
     }
 }
 
+/// Whether two tiny pages of one host (`new` and `stored`, their host's template keys
+/// sorted in `template`) differ only in sentences edited: every line that one has and the
+/// other has not, as it is, is a sentence ([`Line::is_long`]) near a line of the other
+/// ([`Line::is_near`]), but for at most [`OWN_WORDS`] words of sentences on one side (a
+/// sentence added or taken out). A short line that differs (a product's name, its price, a
+/// headline of a few words) makes another page: such pages are told apart by exactly that,
+/// and the line rule, which leaves short lines out of a page's own, is not used for them
+/// ([`Confirm::judge_pages`]).
+pub fn tiny_lines_edited(new: &Blocks, stored: &Blocks, template: &[u32]) -> bool {
+    let covers = (new.coverage(), stored.coverage());
+    let lines = |b: &Blocks| -> Vec<Line> {
+        b.lines
+            .iter()
+            .filter(|l| covers.0.covers(l) && covers.1.covers(l))
+            .filter(|l| template.binary_search(&l.key).is_err())
+            .copied()
+            .collect()
+    };
+    let (new_lines, stored_lines) = (lines(new), lines(stored));
+    let keys = |lines: &[Line]| {
+        let mut keys: Vec<u32> = lines.iter().map(|l| l.key).collect();
+        keys.sort_unstable();
+        keys
+    };
+    let (new_keys, stored_keys) = (keys(&new_lines), keys(&stored_lines));
+    let comparable = new.legacy == stored.legacy;
+    // Its words in sentences of its own, or None when a short line differs.
+    let own = |lines: &[Line], other_keys: &[u32], other: &[Line]| -> Option<u32> {
+        let mut own = 0;
+        for line in lines
+            .iter()
+            .filter(|l| other_keys.binary_search(&l.key).is_err())
+        {
+            if !line.is_long() {
+                return None;
+            }
+            if !(comparable && other.iter().any(|o| line.is_near(o))) {
+                own += u32::from(line.words);
+            }
+        }
+        Some(own)
+    };
+    let new_own = own(&new_lines, &stored_keys, &stored_lines);
+    let stored_own = own(&stored_lines, &new_keys, &new_lines);
+    // A sentence added to one of them, or taken out: not a sentence of its own on each
+    // (two headlines of a few words, when extraction lost both bodies).
+    matches!((new_own, stored_own), (Some(a), Some(b)) if a.max(b) <= OWN_WORDS && a.min(b) == 0)
+}
+
 /// The exact likeness of two small texts from their [`tiny_set`](crate::fingerprint::tiny_set)s:
 /// resemblance and containment over their shingles ([`tiny_key`]), and how many shingles
 /// of lines holding a sentence either has that the other lacks.
@@ -560,6 +619,64 @@ mod tests {
         // A page with a story of its own is not another's with comments.
         let other = page((0..8).chain(200..202));
         assert!(!rule.judge_blocks(&commented, &other, &[]).1);
+    }
+
+    #[test]
+    fn tiny_pages_of_a_host_that_differ_in_sentences_edited_are_one_page() {
+        let page = |lines: &[&str]| Blocks::of("a.example", &lines.join("\n"));
+        let brief = "The harbour council met on Thursday to decide the future of the old ferry pier and agreed to repair the timber deck before summer.";
+        let original = page(&["Harbour news", "Harbour council meets", brief, "Contact us"]);
+        // Four words changed in the brief's sentence.
+        let edited = brief
+            .replace("Thursday", "Friday")
+            .replace("future", "fate")
+            .replace("timber", "wooden")
+            .replace("summer", "spring");
+        let copy = page(&[
+            "Harbour news",
+            "Harbour council meets",
+            &edited,
+            "Contact us",
+        ]);
+        assert!(tiny_lines_edited(&copy, &original, &[]));
+        assert!(tiny_lines_edited(&original, &copy, &[]));
+        // A sentence appended to it, and the headline missing on the other page (taken by
+        // extraction on one and not the other: the page text has it on both here).
+        let appended =
+            format!("{brief} Residents may send their views before the end of the month.");
+        let grown = page(&[
+            "Harbour news",
+            "Harbour council meets",
+            &appended,
+            "Contact us",
+        ]);
+        assert!(tiny_lines_edited(&grown, &original, &[]));
+        // A product page with another name in the same words: a short line differs.
+        let kettle = |name: &str| {
+            page(&[
+                "Shop",
+                name,
+                "A kettle with a filter, a light and a base that turns all the way round for either hand.",
+                "Basket",
+            ])
+        };
+        assert!(!tiny_lines_edited(
+            &kettle("Blue kettle 1.7 litres"),
+            &kettle("Red kettle 1.7 litres"),
+            &[]
+        ));
+        // Two pages, each with a sentence of its own (their bodies lost by extraction).
+        let a = page(&[
+            "Harbour news",
+            "The council meets on Thursday to decide the pier",
+            "Contact us",
+        ]);
+        let b = page(&[
+            "Harbour news",
+            "A new bakery opened on the market square this week",
+            "Contact us",
+        ]);
+        assert!(!tiny_lines_edited(&a, &b, &[]));
     }
 
     /// A page of `lines` lines, its first with every fifth of its twenty words replaced

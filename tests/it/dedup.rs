@@ -577,6 +577,61 @@ fn a_brief_and_its_page_with_a_readers_comment_are_one_page() {
     }
 }
 
+/// A brief (a tiny text) and its copy with two words of its sentence changed, two pages
+/// of one site, are one page; two product pages of that site with another name in the
+/// same words are two. Tiny texts are compared on their exact shingle sets, where one
+/// changed word makes another page (a product's name, its price): the copy was stored
+/// again. Pages of one host are now also compared on their lines, where only a sentence
+/// edited may differ, never a short line such as a name.
+#[test]
+fn a_briefs_copy_with_words_changed_is_found_on_its_site_and_a_products_namesake_is_not() {
+    let page = |headline: &str, body: &str| {
+        format!(
+            "<html><body><header><a href=\"/\">Home</a></header><main><article><h1>{headline}</h1><p>{body}</p></article></main><footer>(c) 2026</footer></body></html>"
+        )
+        .into_bytes()
+    };
+    let brief = "The harbour council met on Thursday to decide the future of the old ferry pier and agreed to repair the timber deck before summer.";
+    let edited = brief
+        .replace("Thursday", "Friday")
+        .replace("summer", "spring");
+    let dir = tempfile::tempdir().unwrap();
+    let dedup = open(dir.path());
+    let first = dedup
+        .check_page(
+            "https://town.example/a/1",
+            &page("Harbour council meets", brief),
+            None,
+        )
+        .unwrap();
+    assert!(matches!(first, PageVerdict::Unique { .. }), "{first:?}");
+    match dedup
+        .check_page(
+            "https://town.example/amp/1",
+            &page("Harbour council meets", &edited),
+            None,
+        )
+        .unwrap()
+    {
+        PageVerdict::NearDuplicate { of, .. } => assert_eq!(of.name, "https://town.example/a/1"),
+        other => panic!("the brief's copy: {other:?}"),
+    }
+    let description =
+        "A kettle with a filter, a light and a base that turns all the way round for either hand.";
+    for (url, name) in [
+        ("https://town.example/p/blue", "Blue kettle 1.7 litres"),
+        ("https://town.example/p/red", "Red kettle 1.7 litres"),
+    ] {
+        let verdict = dedup
+            .check_page(url, &page(name, description), None)
+            .unwrap();
+        assert!(
+            matches!(verdict, PageVerdict::Unique { .. }),
+            "{name}: {verdict:?}"
+        );
+    }
+}
+
 /// Thai sentences (farming, seasons, travel): a script written without spaces whose words
 /// average 4.5 characters.
 const THAI: &str = "ประเทศไทยมีประชากรประมาณเจ็ดสิบล้านคน และเมืองหลวงคือกรุงเทพมหานคร \
