@@ -225,7 +225,7 @@ impl HostTemplates {
         let mut substance = false;
         let mut line_keys = LineKeys::default();
         for line in text.split_inclusive('\n') {
-            match line_keys.key(line) {
+            match crate::fingerprint::blocks::cached_key(line, &mut line_keys) {
                 Some(k) if host.is_template(k) => dropped = true,
                 other => {
                     substance |= other.is_some();

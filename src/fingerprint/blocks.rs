@@ -261,6 +261,68 @@ fn line_words(line: &str, tokens: usize) -> usize {
         .max(usize::from(tokens > 0))
 }
 
+/// Slots of a thread's [`LineCache`]: 4,096 lines (about 200 KB a thread).
+const LINE_CACHE_SLOTS: usize = 4096;
+
+/// The profiles of the lines a thread has profiled lately, by the xxh3 of their bytes: what
+/// a site repeats on its pages (rails, teasers, widgets, footers) is most of a page's text,
+/// and a line of the same bytes has the same key, words, signature and ends, so it is
+/// tokenised and signed once. Direct-mapped: a slot holds the last line that fell in it; a
+/// slot's 64-bit hash must match, so a line is never given another line's profile but for a
+/// collision of two 64-bit hashes.
+struct LineCache {
+    slots: Box<[(u64, Line)]>,
+}
+
+/// The hash no line is cached under: an empty slot.
+const EMPTY_SLOT: u64 = 0;
+
+impl LineCache {
+    fn new() -> LineCache {
+        let empty = Line {
+            key: 0,
+            words: 0,
+            sig: 0,
+            ends: 0,
+        };
+        LineCache {
+            slots: vec![(EMPTY_SLOT, empty); LINE_CACHE_SLOTS].into_boxed_slice(),
+        }
+    }
+
+    /// The hash of a line's bytes, never [`EMPTY_SLOT`].
+    fn hash(line: &str) -> u64 {
+        xxh3_64(line.as_bytes()) | 1
+    }
+
+    fn get(&self, line: &str) -> Option<Line> {
+        let hash = LineCache::hash(line);
+        let (held, profile) = self.slots[hash as usize % LINE_CACHE_SLOTS];
+        (held == hash).then_some(profile)
+    }
+
+    fn put(&mut self, line: &str, profile: Line) {
+        let hash = LineCache::hash(line);
+        self.slots[hash as usize % LINE_CACHE_SLOTS] = (hash, profile);
+    }
+}
+
+thread_local! {
+    static LINE_CACHE: std::cell::RefCell<LineCache> = std::cell::RefCell::new(LineCache::new());
+}
+
+/// The key of `line` ([`block_key`]), read from this thread's [`LineCache`] when the line
+/// was profiled lately (a site's template line, dropped page after page), else computed
+/// with `line_keys`. A trailing line end is not part of the line.
+pub(crate) fn cached_key(line: &str, line_keys: &mut LineKeys) -> Option<u32> {
+    let bare = line.strip_suffix('\n').unwrap_or(line);
+    let bare = bare.strip_suffix('\r').unwrap_or(bare);
+    LINE_CACHE
+        .with_borrow(|cache| cache.get(bare))
+        .map(|l| l.key)
+        .or_else(|| line_keys.key(line))
+}
+
 /// The highest key among the `room` lowest keys of the lines of one kind (sentences when
 /// `long`), or `None` when there is no room or no such line.
 fn lowest_keys_bound(lines: &[Line], long: bool, room: usize) -> Option<u32> {
@@ -296,6 +358,15 @@ impl Blocks {
     }
 
     fn profile(host: &str, text: &str, mut keys: Option<(&mut Vec<u32>, usize)>) -> Blocks {
+        LINE_CACHE.with_borrow_mut(|cache| Blocks::profile_with(cache, host, text, keys.take()))
+    }
+
+    fn profile_with(
+        cache: &mut LineCache,
+        host: &str,
+        text: &str,
+        mut keys: Option<(&mut Vec<u32>, usize)>,
+    ) -> Blocks {
         let mut lines = Vec::new();
         let mut short = 0;
         let mut line_keys = LineKeys::default();
@@ -303,36 +374,42 @@ impl Blocks {
         let mut features = Vec::new();
         let mut shingles = Vec::new();
         for line in text.lines() {
-            let Some(key) = line_keys.key(line) else {
-                continue;
+            let line = match cache.get(line) {
+                Some(line) => line,
+                None => {
+                    let Some(key) = line_keys.key(line) else {
+                        continue;
+                    };
+                    // Tokenised once; the buffers' room is reused from line to line.
+                    token_hashes_into(line, &mut hashes);
+                    let words = hashes.len();
+                    word_features(&hashes, &mut features);
+                    three_shingles(&hashes, &mut shingles);
+                    let by_three = if words >= usize::from(LONG_LINE_WORDS) {
+                        &shingles
+                    } else {
+                        &features
+                    };
+                    let (first, last) = (
+                        by_three.first().copied().unwrap_or(0),
+                        by_three.last().copied().unwrap_or(0),
+                    );
+                    let ends = (first & 0xffff) as u32 | ((last & 0xffff) as u32) << 16;
+                    let profiled = Line {
+                        key,
+                        words: u8::try_from(line_words(line, words)).unwrap_or(u8::MAX),
+                        sig: line_sig(&features, &shingles),
+                        ends,
+                    };
+                    cache.put(line, profiled);
+                    profiled
+                }
             };
             if let Some((keys, max_keys)) = keys.as_mut() {
                 if keys.len() < *max_keys {
-                    keys.push(key);
+                    keys.push(line.key);
                 }
             }
-            // Tokenised once; the buffers' room is reused from line to line.
-            token_hashes_into(line, &mut hashes);
-            let words = hashes.len();
-            word_features(&hashes, &mut features);
-            three_shingles(&hashes, &mut shingles);
-            let by_three = if words >= usize::from(LONG_LINE_WORDS) {
-                &shingles
-            } else {
-                &features
-            };
-            let (first, last) = (
-                by_three.first().copied().unwrap_or(0),
-                by_three.last().copied().unwrap_or(0),
-            );
-            let ends = (first & 0xffff) as u32 | ((last & 0xffff) as u32) << 16;
-            let sig = line_sig(&features, &shingles);
-            let line = Line {
-                key,
-                words: u8::try_from(line_words(line, words)).unwrap_or(u8::MAX),
-                sig,
-                ends,
-            };
             short += usize::from(!line.is_long());
             lines.push(line);
         }
