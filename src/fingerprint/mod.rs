@@ -221,7 +221,15 @@ impl Fingerprint {
 /// scripts written without spaces (a character each, a run of two or more read as its
 /// bigrams: `n - 1` tokens for `n` characters) outnumber the words those characters make.
 fn unspaced_of(text: &str, tokens: usize) -> u8 {
-    if text.is_ascii() {
+    // The scripts written without spaces ([`tokens::is_unspaced_script`]) are three or
+    // four bytes in UTF-8, led by 0xE0 (Thai, Lao), 0xE1 (Myanmar, Khmer), 0xE3-0xE9 (kana
+    // and the ideographs), 0xEF (compatibility ideographs) or 0xF0 (the supplementary
+    // ideographs). Text without such a byte (English with its curly quotes and dashes,
+    // 0xE2, or accented Latin) has none of them.
+    if !text
+        .bytes()
+        .any(|b| matches!(b, 0xE0 | 0xE1 | 0xE3..=0xE9 | 0xEF | 0xF0))
+    {
         return 0;
     }
     let (mut cjk, mut southeast, mut run_tokens, mut run) = (0, 0, 0, 0usize);
@@ -349,6 +357,25 @@ mod tests {
         // Sets written before the prose bit: compared on the rest of each hash.
         let old: Vec<u32> = set.iter().map(|h| h ^ TINY_PROSE).collect();
         assert_eq!(tiny_likeness(&old, &set).similarity.resemblance, 1.0);
+    }
+
+    #[test]
+    fn every_character_of_an_unspaced_script_has_a_lead_byte_the_quick_test_reads() {
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            if tokens::is_unspaced_script(c) {
+                let mut buf = [0u8; 4];
+                let lead = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert!(
+                    matches!(lead, 0xE0 | 0xE1 | 0xE3..=0xE9 | 0xEF | 0xF0),
+                    "{c:?}"
+                );
+            }
+        }
+        assert_eq!(
+            unspaced_of("It\u{2019}s a caf\u{e9} \u{2014} near the pier", 8),
+            0
+        );
+        assert!(unspaced_of("图书馆延长开放时间", 8) > 0);
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub(super) fn with_main_text(whole: String, text: &str) -> Option<String> {
     if whole.len() > text.len() {
         return Some(whole);
     }
-    let main: std::collections::HashSet<&str> = text.lines().map(str::trim).collect();
+    let main: rustc_hash::FxHashSet<&str> = text.lines().map(str::trim).collect();
     let mut page = text.to_string();
     let mut added = false;
     for line in whole.lines().filter(|l| !main.contains(l.trim())) {
