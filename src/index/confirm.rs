@@ -440,7 +440,10 @@ pub const APPENDED_WORDS: u8 = 5;
 /// other has not, as it is, is a sentence ([`Line::is_long`]) that is a line of the other
 /// with [`APPENDED_WORDS`] to [`ADDED_WORDS`] words appended (near it, [`Line::is_near`],
 /// with the same first words), or is the other's so grown, but for at most [`OWN_WORDS`]
-/// words of sentences on one side (a sentence added as a paragraph of its own). A brief's
+/// words of sentences on one side (a sentence added as a paragraph of its own); and at
+/// least one line is so grown. Pages whose lines differ in their numbers only (a line's
+/// key reads every run of digits as one: the months of a calendar) are left to the tiny
+/// rule's exact sets. A brief's
 /// page with a sentence added to its paragraph, beside a headline that extraction took on
 /// one page and not the other, is then its copy. A short line that differs (a product's
 /// name, its price, a headline of a few words) makes another page, and so does a sentence
@@ -475,9 +478,10 @@ pub fn tiny_lines_edited(new: &Blocks, stored: &Blocks, template: &[u32]) -> boo
                 ..=short.words.saturating_add(ADDED_WORDS.min(255) as u8))
                 .contains(&long.words)
     };
-    // Its words in sentences of its own, or None when a short line differs.
-    let own = |lines: &[Line], other_keys: &[u32], other: &[Line]| -> Option<u32> {
-        let mut own = 0;
+    // Its words in sentences of its own, and its lines that are a line of the other grown
+    // or shrunk by a sentence; None when a short line differs.
+    let own = |lines: &[Line], other_keys: &[u32], other: &[Line]| -> Option<(u32, usize)> {
+        let (mut own, mut grown) = (0, 0);
         for line in lines
             .iter()
             .filter(|l| other_keys.binary_search(&l.key).is_err())
@@ -485,17 +489,22 @@ pub fn tiny_lines_edited(new: &Blocks, stored: &Blocks, template: &[u32]) -> boo
             if !line.is_long() {
                 return None;
             }
-            if !other.iter().any(|o| appended(line, o) || appended(o, line)) {
+            if other.iter().any(|o| appended(line, o) || appended(o, line)) {
+                grown += 1;
+            } else {
                 own += u32::from(line.words);
             }
         }
-        Some(own)
+        Some((own, grown))
     };
     let new_own = own(&new_lines, &stored_keys, &stored_lines);
     let stored_own = own(&stored_lines, &new_keys, &new_lines);
-    // A sentence added to one of them, or taken out: not a sentence of its own on each
-    // (two headlines of a few words, when extraction lost both bodies).
-    matches!((new_own, stored_own), (Some(a), Some(b)) if a.max(b) <= OWN_WORDS && a.min(b) == 0)
+    // A sentence appended to a line of one of them (two pages alike in every line's words
+    // but their numbers, months of a calendar, are the tiny rule's to tell apart), and
+    // nothing else of its own on both sides (two headlines of a few words, when extraction
+    // lost both bodies).
+    matches!((new_own, stored_own),
+        (Some((a, grown)), Some((b, _))) if grown > 0 && a.max(b) <= OWN_WORDS && a.min(b) == 0)
 }
 
 /// The exact likeness of two small texts from their [`tiny_set`](crate::fingerprint::tiny_set)s:
@@ -695,6 +704,16 @@ mod tests {
             &kettle("Red kettle 1.7 litres"),
             &[]
         ));
+        // Two months of a calendar: the same lines but for their numbers.
+        let month = |m: &str| {
+            page(&[
+                "Events",
+                &format!("Events in 2025-{m}"),
+                "No events are planned this month.",
+                "Previous month Next month",
+            ])
+        };
+        assert!(!tiny_lines_edited(&month("01"), &month("02"), &[]));
         // Two pages, each with a sentence of its own (their bodies lost by extraction).
         let a = page(&[
             "Harbour news",
