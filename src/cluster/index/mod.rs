@@ -4,14 +4,18 @@
 //! candidate, the one the local index decides by.
 //!
 //! # Layout
-//! - `{NAME}:nd:ids`: the id counter (`INCR`); ids are in the order workers asked.
+//! - `{NAME}:nd:ids`: the id counter; a worker takes [`ID_BLOCK`] ids at a time
+//!   (`INCRBY`), so ids are in the order the blocks were taken.
 //! - `NAME:nd:doc:{ID}`: a document's record (simhash, digest, length, sketch, tiny shingle
 //!   set, name), encoded as the local index stores it.
-//! - `NAME:nd:t:{T.P}`: permuted table `T`'s bucket for leading bits `P` (all of the table's
-//!   leading bits, so every entry in a bucket shares them): 16-byte entries, the permuted
-//!   simhash and the id, big-endian, appended (`APPEND`). Keys are exact 64-bit values;
-//!   nothing goes through a floating-point score.
-//! - `NAME:nd:b:{B.KEY}`: sketch band `B`'s bucket for band key `KEY`: 8-byte ids.
+//! - `NAME:nd:t:{G}:T.P`: permuted table `T`'s bucket for leading bits `P` (all of the
+//!   table's leading bits, so every entry in a bucket shares them): 16-byte entries, the
+//!   permuted simhash and the id, big-endian, appended (`APPEND`). Keys are exact 64-bit
+//!   values; nothing goes through a floating-point score. `G` is the tag of the table's
+//!   slot group (`groups.rs`): one a master of the cluster when the index was created, so
+//!   that a page's buckets on one master are entered and read by one script call.
+//! - `NAME:nd:b:{G}:B.KEY`: sketch band `B`'s bucket for band key `KEY`: 8-byte ids.
+//! - `NAME:nd:groups`: the groups' tags.
 //! - `NAME:nd:digest:{DIGEST}`: the id that claimed an exact digest (`SET NX`).
 //! - `NAME:nd:v:{ID}`: a document's verdict, `keep` or `yield`.
 //! - `NAME:nd:w:{ID}`: the worker and incarnation that entered it (`WORKER INCARNATION`),
@@ -28,9 +32,10 @@
 //! still alive and is lost later keeps its `of`, whose URL is fetched again (by the
 //! restarted worker, or the new owner of its host) and stored then.
 //!
-//! The hash tags spread documents, buckets and verdicts over the slots. The layout (the
-//! table plan for k and n, the fingerprint version) is claimed with `SET NX` under
-//! `NAME:nd:layout`; a worker asking for another is refused in one line.
+//! The hash tags spread documents, digests and verdicts over the slots, and put each
+//! master's buckets in one slot of that master. The layout (the table plan for k and n, the
+//! fingerprint version, grouped buckets) is claimed with `SET NX` under `NAME:nd:layout`; a
+//! worker asking for another is refused in one line.
 //!
 //! # Of several workers with the same or a near-same page, exactly one keeps it
 //! An exact copy is settled by the digest claim: `SET NX GET` lets one id through and
@@ -40,11 +45,13 @@
 //!
 //! Near copies cannot be settled by one command, since their entries lie in buckets on
 //! different nodes. Each document therefore takes its id, writes its record, and reads each
-//! of its buckets only after appending its own entry to it (`APPEND` then `GET` on the key,
-//! in one pipeline: Redis runs one connection's commands in order), so of two near copies
-//! presented at once at least one finds the other (in the bucket they share, the later
-//! append comes after the earlier one, and the later read after its own append). Then,
-//! over the confirmed candidates:
+//! of its buckets only after appending its own entry to it (in one script a slot group,
+//! which Redis runs whole), so of two near copies presented at once at least one finds the
+//! other (in the bucket they share, the later append comes after the earlier one, and the
+//! later read after its own append). Its record goes in the same round trip, to another
+//! node, so a reader can find an entry a moment before its record: a missing record whose
+//! worker lives is read again a few times before it is passed over. Then, over the
+//! confirmed candidates:
 //! 1. a document that finds one with a **lower** id, not known to have yielded, yields to it
 //!    (at once: it waits for nobody);
 //! 2. otherwise it waits for the verdicts of those with **higher** ids: one that kept did not
@@ -53,7 +60,9 @@
 //!
 //! Waits only go from lower ids to higher ones, so they end. Two near copies never both
 //! keep: the higher one keeps only if it found nothing lower, and then the lower one found
-//! it and waits for its `keep`. A verdict not written within [`VERDICT_WAIT`] (its worker
+//! it and waits for its `keep`. A document that found no candidate writes its verdict with
+//! its worker's next round trip (at the latest when the worker checkpoints, flushes or
+//! drops the index): only a near copy raced against it waits for it meanwhile. A verdict not written within [`VERDICT_WAIT`] (its worker
 //! died mid-decision) counts as not kept: the waiting document keeps, so the failure mode is
 //! a duplicate kept, never a page lost.
 //!
@@ -90,21 +99,36 @@
 //! (`crawldedup reconcile --cluster`). Under retention each document is judged at the time
 //! it was stored, so a page stored again after its original's window is not reported.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::filter::{Cluster, ClusterError, EXPIRY_MARGIN, millis};
 use crate::clock::Clock;
 use crate::fingerprint::FINGERPRINT_VERSION;
 use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, Stored, plan};
 
+mod buckets;
+mod decide;
+mod groups;
 mod reconcile;
+mod verdicts;
 pub use reconcile::Reconciled;
 
 /// How long a document waits for the verdict of a higher-id near copy before it counts it
 /// as not kept.
 pub const VERDICT_WAIT: Duration = Duration::from_secs(10);
+
+/// Ids a worker takes from the counter at a time (`INCRBY`): one round trip for this many
+/// pages. Ids are then in the order the blocks were taken, not the pages decided; the rules
+/// need only that every worker orders them alike.
+pub const ID_BLOCK: u64 = 64;
+
+/// How often, and how long apart, a candidate whose record is not there yet is read again:
+/// its worker writes its record in the same pipeline as its bucket entries, to other nodes,
+/// so a reader can find the entry a moment before the record.
+const RECORD_RETRIES: u32 = 5;
+const RECORD_RETRY_WAIT: Duration = Duration::from_millis(2);
 
 /// Sets the digest claim `KEYS[1]` to `ARGV[2]` if it is still `ARGV[1]`'s (or is gone),
 /// with an expiry of `ARGV[3]` milliseconds unless that is 0.
@@ -159,6 +183,13 @@ pub struct SharedIndex<'c> {
     /// The retention window in seconds (`None`: keep everything).
     retention: Option<u64>,
     clock: Arc<dyn Clock>,
+    /// The tags of the buckets' slot groups (see `groups.rs`).
+    groups: Vec<String>,
+    /// The ids taken and not yet given: the next one and the last one of the block.
+    ids: Mutex<(DocId, DocId)>,
+    /// The verdicts decided and not yet written: sent with the next page's round trip, or
+    /// by the index's thread when no page comes soon (`verdicts.rs`).
+    verdicts: verdicts::Verdicts,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -185,7 +216,7 @@ impl<'c> SharedIndex<'c> {
         })?;
         let retention = config.retention.map(crate::clock::window_secs);
         let mut wanted = format!(
-            "fingerprint={FINGERPRINT_VERSION} k={} blocks={}",
+            "fingerprint={FINGERPRINT_VERSION} k={} blocks={} buckets=grouped-by-key",
             plan.k,
             plan.blocks.len()
         );
@@ -207,6 +238,14 @@ impl<'c> SharedIndex<'c> {
                  {wanted}: give every worker the same dedup settings and version"
             )));
         }
+        let groups = groups::load_or_claim(cluster, name)?;
+        let verdicts = verdicts::Verdicts::start(
+            cluster,
+            verdicts::VerdictKeys {
+                name: name.to_string(),
+                ttl_ms: retention.map(|w| w.saturating_mul(1000) + millis(EXPIRY_MARGIN)),
+            },
+        )?;
         Ok(SharedIndex {
             cluster,
             name: name.to_string(),
@@ -215,7 +254,52 @@ impl<'c> SharedIndex<'c> {
             owner: None,
             retention,
             clock: crate::clock::system(),
+            groups,
+            ids: Mutex::new((1, 0)),
+            verdicts,
         })
+    }
+
+    /// The next id: from the block taken, or from a new block (`INCRBY`).
+    fn next_id(&self) -> Result<DocId, ClusterError> {
+        let mut ids = self
+            .ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ids.0 > ids.1 {
+            let last: DocId = self.cluster.with(|con| {
+                redis::cmd("INCRBY")
+                    .arg(format!("{{{}}}:nd:ids", self.name))
+                    .arg(ID_BLOCK)
+                    .query(con)
+            })?;
+            *ids = (last + 1 - ID_BLOCK, last);
+        }
+        let id = ids.0;
+        ids.0 += 1;
+        Ok(id)
+    }
+
+    /// Adds the verdicts not yet written to `pipe`, and forgets them; how many it added.
+    fn pending_into(&self, pipe: &mut redis::cluster::ClusterPipeline) -> usize {
+        let pending = self.verdicts.take();
+        for &(id, keep) in &pending {
+            let verdict = if keep { "keep" } else { "yield" };
+            pipe.add_command(self.set_cmd(&self.verdict_key(id), verdict))
+                .ignore();
+        }
+        pending.len()
+    }
+
+    /// Writes the verdicts decided and not yet written now (the index's thread writes them
+    /// a moment after they are decided otherwise). [`SharedIndex::commit`] does it, and so
+    /// does dropping the index.
+    pub fn flush_verdicts(&self) -> Result<(), ClusterError> {
+        let mut pipe = redis::cluster::cluster_pipe();
+        if self.pending_into(&mut pipe) == 0 {
+            return Ok(());
+        }
+        self.cluster.with(|con| pipe.exec(con))
     }
 
     /// Measures the retention window on `clock` (the system's by default).
@@ -262,10 +346,10 @@ impl<'c> SharedIndex<'c> {
     /// so they count as kept again, and [`SharedIndex::reconcile`] names the copies the
     /// others kept in that time.
     pub fn commit(&self, ids: &[DocId]) -> Result<(), ClusterError> {
-        if ids.is_empty() {
+        let mut pipe = redis::cluster::cluster_pipe();
+        if self.pending_into(&mut pipe) == 0 && ids.is_empty() {
             return Ok(());
         }
-        let mut pipe = redis::cluster::cluster_pipe();
         for &id in ids {
             pipe.add_command(self.set_cmd(&self.commit_key(id), 1))
                 .ignore();
@@ -328,66 +412,18 @@ impl<'c> SharedIndex<'c> {
         format!("{}:nd:v:{{{id}}}", self.name)
     }
 
-    /// The bucket keys of a simhash and sketch: each table's, then each band's (without
-    /// their time slice).
-    fn buckets(&self, record: &DocRecord) -> (Vec<(String, u64)>, Vec<String>) {
-        let tables = (0..self.plan.tables.len())
-            .map(|t| {
-                let permuted = self.plan.permute(t, record.simhash.0);
-                let bits = self.plan.tables[t].leading_bits;
-                let prefix = if bits == 0 {
-                    0
-                } else {
-                    permuted >> (64 - bits)
-                };
-                (format!("{}:nd:t:{{{t}.{prefix:x}}}", self.name), permuted)
-            })
-            .collect();
-        let bands = (record.sketch.band_keys().iter().enumerate())
-            .map(|(b, key)| format!("{}:nd:b:{{{b}.{key:x}}}", self.name))
-            .collect();
-        (tables, bands)
-    }
-
-    /// Under retention, the length of a bucket's time slice in seconds.
-    fn slice_secs(&self) -> Option<u64> {
-        self.retention
-            .map(|window| window.div_ceil(RETENTION_SLICES).max(1))
-    }
-
-    /// The key of a bucket's slice that a document stored at `at` goes into, and the
-    /// slice's expiry in milliseconds from `now` (none without retention).
-    fn bucket_for_write(&self, bucket: &str, at: u64, now: u64) -> (String, Option<u64>) {
-        match (self.slice_secs(), self.retention) {
-            (Some(secs), Some(window)) => {
-                let slice = at / secs;
-                let end = (slice + 1) * secs + window;
-                let ttl = end.saturating_sub(now).saturating_mul(1000) + millis(EXPIRY_MARGIN);
-                (format!("{bucket}:{slice}"), Some(ttl))
-            }
-            _ => (bucket.to_string(), None),
-        }
-    }
-
-    /// The keys of a bucket's slices that may hold a document live at `now`.
-    fn buckets_for_read(&self, bucket: &str, now: u64) -> Vec<String> {
-        match (self.slice_secs(), self.retention) {
-            (Some(secs), Some(window)) => (now.saturating_sub(window) / secs..=now / secs + 1)
-                .map(|slice| format!("{bucket}:{slice}"))
-                .collect(),
-            _ => vec![bucket.to_string()],
-        }
-    }
-
-    /// Decides `record` against every document of the cluster and, unless it is an exact
-    /// copy, enters it (see the module documentation for who keeps what). The record is
-    /// stored with the time of the index's clock, rounded up to the second.
+    /// Decides `record` against every document of the cluster and enters it (see the
+    /// module documentation for who keeps what). The record is stored with the time of the
+    /// index's clock, rounded up to the second.
     ///
-    /// Round trips, each a pipeline the client splits per node: the id; the record, its
-    /// owner and the digest claim (`SET NX GET`, which answers the holder); the holder's
-    /// record and marks, when the digest is held; the table and band entries each
-    /// appended and its bucket read after it (`APPEND` then `GET` on one key, in order);
-    /// the candidates' records, marks and verdicts, when there are any; the verdict.
+    /// One round trip for a page without candidates, a pipeline the client splits per node:
+    /// the verdicts decided before and not yet written; the page's record, its owner and
+    /// its digest claim (`SET NX GET`, which answers the holder); and per slot group of its
+    /// buckets one script ([`groups::ENTER_AND_READ`]) that appends its entry to each bucket
+    /// and reads each after its append. Then, only when needed: the holder's record and
+    /// marks, when the digest is held; the candidates' records, marks and verdicts, when
+    /// there are any. The page's own verdict goes with the next page's round trip. Its id
+    /// comes from a block taken ahead ([`ID_BLOCK`]).
     pub fn check_and_insert(&self, record: &DocRecord) -> Result<SharedDecision, ClusterError> {
         // Stored at the clock's time rounded up to the second, as the local index stamps
         // it, so that a window never ends early.
@@ -401,13 +437,10 @@ impl<'c> SharedIndex<'c> {
             timed.at = at;
             &timed
         };
-        let id: DocId = self.cluster.with(|con| {
-            redis::cmd("INCR")
-                .arg(format!("{{{}}}:nd:ids", self.name))
-                .query(con)
-        })?;
+        let id = self.next_id()?;
         let digest_key = format!("{}:nd:digest:{{{}}}", self.name, record.digest);
         let mut pipe = redis::cluster::cluster_pipe();
+        self.pending_into(&mut pipe);
         if let Some(owner) = &self.owner {
             pipe.add_command(self.set_cmd(&self.owner_key(id), owner))
                 .ignore();
@@ -417,7 +450,16 @@ impl<'c> SharedIndex<'c> {
         let mut claim = self.set_cmd(&digest_key, id);
         claim.arg("NX").arg("GET");
         pipe.add_command(claim);
-        let (mut holder,): (Option<DocId>,) = self.cluster.with(|con| pipe.query(con))?;
+        let lookup = self.enter(&mut pipe, record, id, now);
+        let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+        let mut holder: Option<DocId> = match replies.first() {
+            Some(redis::Value::BulkString(held)) => {
+                std::str::from_utf8(held).ok().and_then(|h| h.parse().ok())
+            }
+            Some(redis::Value::Int(held)) => u64::try_from(*held).ok(),
+            _ => None,
+        };
+        let found = lookup.found(replies.get(1..).unwrap_or_default(), id, self.plan.k);
         // A holder passed over (lost, or out of the window) hands the claim on; of several
         // taking it over, the one whose swap saw it has it. One taken over meanwhile is
         // judged in its turn.
@@ -425,6 +467,8 @@ impl<'c> SharedIndex<'c> {
             let Some(held) = holder else { break };
             match self.judge_holder(record, held, &digest_key, now)? {
                 Holder::Exact => {
+                    // Its entries are in the buckets: marked at once, a near copy that
+                    // finds it passes it over.
                     self.set_verdict(id, false)?;
                     return Ok(SharedDecision::Exact(held));
                 }
@@ -439,10 +483,15 @@ impl<'c> SharedIndex<'c> {
                 }
             }
         }
-        let found = self.enter_and_look(record, id, now)?;
         let (confirmed, verdicts) = self.confirmed_candidates(record, found, now)?;
         let decision = self.settle(id, &confirmed, &verdicts)?;
-        self.set_verdict(id, matches!(decision, SharedDecision::Unique(_)))?;
+        let keep = matches!(decision, SharedDecision::Unique(_));
+        if confirmed.is_empty() {
+            // Nobody found so far to wait for it: written with the next round trip.
+            self.verdicts.push(id, keep);
+        } else {
+            self.set_verdict(id, keep)?;
+        }
         Ok(decision)
     }
 
@@ -522,202 +571,6 @@ impl<'c> SharedIndex<'c> {
                 .query(con)
         })?;
         Ok(swapped == 1)
-    }
-
-    /// Enters document `id`: appends its entry to each of its table and band buckets and
-    /// reads each bucket after its own append, in one pipeline (per key, Redis runs the
-    /// commands of one connection in order). Returns the ids found, other than its own,
-    /// that the tables put within k bits.
-    ///
-    /// Of two near copies entered at once, at least one finds the other: in a bucket they
-    /// share, the later append comes after the earlier one, and the later read after its
-    /// own append.
-    fn enter_and_look(
-        &self,
-        record: &DocRecord,
-        id: DocId,
-        now: u64,
-    ) -> Result<BTreeSet<DocId>, ClusterError> {
-        let (tables, bands) = self.buckets(record);
-        let mut pipe = redis::cluster::cluster_pipe();
-        let mut per_bucket = 1;
-        let mut enter = |bucket: &str, entry: Vec<u8>| {
-            let (key, ttl) = self.bucket_for_write(bucket, record.at, now);
-            pipe.cmd("APPEND").arg(&key).arg(entry).ignore();
-            if let Some(ttl) = ttl {
-                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("GT").ignore();
-                pipe.cmd("PEXPIRE").arg(&key).arg(ttl).arg("NX").ignore();
-            }
-            let slices = self.buckets_for_read(bucket, now);
-            per_bucket = slices.len();
-            for slice in slices {
-                pipe.cmd("GET").arg(slice);
-            }
-        };
-        for (key, permuted) in &tables {
-            let mut entry = permuted.to_be_bytes().to_vec();
-            entry.extend_from_slice(&id.to_be_bytes());
-            enter(key, entry);
-        }
-        for key in &bands {
-            enter(key, id.to_be_bytes().to_vec());
-        }
-        let buckets: Vec<Option<Vec<u8>>> = self.cluster.with(|con| pipe.query(con))?;
-        let (table_buckets, band_buckets) =
-            buckets.split_at((tables.len() * per_bucket).min(buckets.len()));
-        let mut ids = BTreeSet::new();
-        for ((_, permuted), slices) in tables.iter().zip(table_buckets.chunks(per_bucket)) {
-            for entry in slices
-                .iter()
-                .flat_map(|bucket| bucket.as_deref().unwrap_or_default().chunks_exact(16))
-            {
-                let key = u64::from_be_bytes(entry[..8].try_into().unwrap_or_default());
-                if (key ^ permuted).count_ones() <= self.plan.k {
-                    ids.insert(u64::from_be_bytes(
-                        entry[8..].try_into().unwrap_or_default(),
-                    ));
-                }
-            }
-        }
-        for bucket in band_buckets {
-            for entry in bucket.as_deref().unwrap_or_default().chunks_exact(8) {
-                ids.insert(u64::from_be_bytes(entry.try_into().unwrap_or_default()));
-            }
-        }
-        ids.remove(&id);
-        Ok(ids)
-    }
-
-    /// Of the candidates `ids`, those that the confirmation accepts, by id, with their
-    /// distance and estimates, and the verdicts they had: one round trip for their
-    /// records, marks and verdicts. Lost candidates are marked `yield` and passed over, as
-    /// are, under retention, those out of the window.
-    #[allow(clippy::type_complexity)]
-    fn confirmed_candidates(
-        &self,
-        record: &DocRecord,
-        ids: BTreeSet<DocId>,
-        now: u64,
-    ) -> Result<
-        (
-            BTreeMap<DocId, (u32, Similarity)>,
-            BTreeMap<DocId, Option<String>>,
-        ),
-        ClusterError,
-    > {
-        let mut confirmed = BTreeMap::new();
-        let mut verdicts = BTreeMap::new();
-        if ids.is_empty() {
-            return Ok((confirmed, verdicts));
-        }
-        let mut pipe = redis::cluster::cluster_pipe();
-        for &other in &ids {
-            pipe.cmd("GET").arg(self.doc_key(other));
-            pipe.cmd("GET").arg(self.verdict_key(other));
-            self.probe_lost(&mut pipe, other);
-        }
-        let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
-        let mut alive = BTreeMap::new();
-        for (other, reply) in ids.into_iter().zip(replies.chunks(4)) {
-            if self.lost_among(&reply[2..], &mut alive)? {
-                self.set_verdict(other, false)?;
-                continue;
-            }
-            // Gone from Redis: expired (under retention) or never written whole.
-            let redis::Value::BulkString(bytes) = &reply[0] else {
-                continue;
-            };
-            let stored = self.decode_record(other, bytes)?;
-            if self.expired_at(stored.at, now) {
-                continue;
-            }
-            let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
-            let row = Stored::of(&stored);
-            let judged = self
-                .config
-                .confirm
-                .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
-            if judged.confirmed {
-                confirmed.insert(other, (distance, judged.similarity));
-                let verdict = match &reply[1] {
-                    redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
-                    _ => None,
-                };
-                verdicts.insert(other, verdict);
-            }
-        }
-        Ok((confirmed, verdicts))
-    }
-
-    /// Rules 1 and 2 of the module documentation.
-    fn settle(
-        &self,
-        id: DocId,
-        confirmed: &BTreeMap<DocId, (u32, Similarity)>,
-        read: &BTreeMap<DocId, Option<String>>,
-    ) -> Result<SharedDecision, ClusterError> {
-        let near = |of: DocId, &(distance, similarity): &(u32, Similarity)| SharedDecision::Near {
-            of,
-            distance,
-            similarity,
-        };
-        let lower: Vec<DocId> = confirmed.range(..id).map(|(&o, _)| o).collect();
-        if !lower.is_empty() {
-            // As read with their records.
-            let verdicts: Vec<Option<String>> = lower
-                .iter()
-                .map(|o| read.get(o).cloned().flatten())
-                .collect();
-            // The most alike of those not known to have yielded (the lowest id on a tie).
-            let best = (lower.iter().zip(&verdicts))
-                .filter(|(_, v)| v.as_deref() != Some("yield"))
-                .map(|(&o, _)| (o, &confirmed[&o]))
-                .fold(
-                    None::<(DocId, &(u32, Similarity))>,
-                    |best, (o, c)| match best {
-                        Some((_, b)) if b.1.resemblance >= c.1.resemblance => best,
-                        _ => Some((o, c)),
-                    },
-                );
-            if let Some((of, c)) = best {
-                return Ok(near(of, c));
-            }
-        }
-        let higher: Vec<DocId> = confirmed.range(id + 1..).map(|(&o, _)| o).collect();
-        let started = Instant::now();
-        let mut waiting = higher;
-        while !waiting.is_empty() {
-            let verdicts = self.verdicts(&waiting)?;
-            if let Some((&of, _)) =
-                (waiting.iter().zip(&verdicts)).find(|(_, v)| v.as_deref() == Some("keep"))
-            {
-                return Ok(near(of, &confirmed[&of]));
-            }
-            waiting = (waiting.iter().zip(verdicts))
-                .filter(|(_, v)| v.is_none())
-                .map(|(&o, _)| o)
-                .collect();
-            if waiting.is_empty() || started.elapsed() >= VERDICT_WAIT {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        Ok(SharedDecision::Unique(id))
-    }
-
-    fn verdicts(&self, ids: &[DocId]) -> Result<Vec<Option<String>>, ClusterError> {
-        let mut pipe = redis::cluster::cluster_pipe();
-        for &id in ids {
-            pipe.cmd("GET").arg(self.verdict_key(id));
-        }
-        self.cluster.with(|con| pipe.query(con))
-    }
-
-    fn set_verdict(&self, id: DocId, keep: bool) -> Result<(), ClusterError> {
-        self.cluster.with(|con| {
-            self.set_cmd(&self.verdict_key(id), if keep { "keep" } else { "yield" })
-                .exec(con)
-        })
     }
 
     /// The name of document `id` (as given in its record).

@@ -1,0 +1,190 @@
+//! The decision over a page's candidates: which are confirmed, and whether the page keeps
+//! or yields (rules 1 and 2 of the module documentation).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use super::super::filter::ClusterError;
+use super::{RECORD_RETRIES, RECORD_RETRY_WAIT, SharedDecision, SharedIndex, VERDICT_WAIT};
+use crate::index::{DocId, DocRecord, Similarity, Stored};
+
+impl SharedIndex<'_> {
+    /// Of the candidates `ids`, those that the confirmation accepts, by id, with their
+    /// distance and estimates, and the verdicts they had: one round trip for their
+    /// records, marks and verdicts. Lost candidates are marked `yield` and passed over, as
+    /// are, under retention, those out of the window.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn confirmed_candidates(
+        &self,
+        record: &DocRecord,
+        ids: BTreeSet<DocId>,
+        now: u64,
+    ) -> Result<
+        (
+            BTreeMap<DocId, (u32, Similarity)>,
+            BTreeMap<DocId, Option<String>>,
+        ),
+        ClusterError,
+    > {
+        let mut confirmed = BTreeMap::new();
+        let mut verdicts = BTreeMap::new();
+        if ids.is_empty() {
+            return Ok((confirmed, verdicts));
+        }
+        let mut pipe = redis::cluster::cluster_pipe();
+        for &other in &ids {
+            pipe.cmd("GET").arg(self.doc_key(other));
+            pipe.cmd("GET").arg(self.verdict_key(other));
+            self.probe_lost(&mut pipe, other);
+        }
+        let mut replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+        self.read_late_records(&ids, &mut replies)?;
+        let mut alive = BTreeMap::new();
+        for (other, reply) in ids.into_iter().zip(replies.chunks(4)) {
+            if self.lost_among(&reply[2..], &mut alive)? {
+                self.set_verdict(other, false)?;
+                continue;
+            }
+            // Gone from Redis: expired (under retention) or never written whole.
+            let redis::Value::BulkString(bytes) = &reply[0] else {
+                continue;
+            };
+            let stored = self.decode_record(other, bytes)?;
+            if self.expired_at(stored.at, now) {
+                continue;
+            }
+            // A page of this page's digest that does not hold its claim is this page's exact
+            // duplicate, or the holder's (it enters its buckets before it learns so): never
+            // an original to yield to.
+            if stored.digest == record.digest {
+                continue;
+            }
+            let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
+            let row = Stored::of(&stored);
+            let judged = self
+                .config
+                .confirm
+                .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
+            if judged.confirmed {
+                confirmed.insert(other, (distance, judged.similarity));
+                let verdict = match &reply[1] {
+                    redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
+                    _ => None,
+                };
+                verdicts.insert(other, verdict);
+            }
+        }
+        Ok((confirmed, verdicts))
+    }
+
+    /// Reads again, a few times a moment apart, the records of candidates that `replies`
+    /// (four a candidate: record, verdict, commit mark, owner) found missing while their
+    /// worker is alive: a worker writes a page's record in the same round trip as its
+    /// bucket entries, to other nodes, so its entry can be read a moment before its record.
+    /// A record still missing is a page whose worker died before writing it, or expired.
+    pub(super) fn read_late_records(
+        &self,
+        ids: &BTreeSet<DocId>,
+        replies: &mut [redis::Value],
+    ) -> Result<(), ClusterError> {
+        for _ in 0..RECORD_RETRIES {
+            let late: Vec<(usize, DocId)> = ids
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| {
+                    matches!(replies.get(4 * i), Some(redis::Value::Nil))
+                        && matches!(replies.get(4 * i + 3), Some(redis::Value::BulkString(_)))
+                })
+                .map(|(i, &id)| (i, id))
+                .collect();
+            if late.is_empty() {
+                return Ok(());
+            }
+            std::thread::sleep(RECORD_RETRY_WAIT);
+            let mut pipe = redis::cluster::cluster_pipe();
+            for &(_, id) in &late {
+                pipe.cmd("GET").arg(self.doc_key(id));
+            }
+            let again: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+            for ((i, _), value) in late.into_iter().zip(again) {
+                replies[4 * i] = value;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rules 1 and 2 of the module documentation.
+    pub(super) fn settle(
+        &self,
+        id: DocId,
+        confirmed: &BTreeMap<DocId, (u32, Similarity)>,
+        read: &BTreeMap<DocId, Option<String>>,
+    ) -> Result<SharedDecision, ClusterError> {
+        let near = |of: DocId, &(distance, similarity): &(u32, Similarity)| SharedDecision::Near {
+            of,
+            distance,
+            similarity,
+        };
+        let lower: Vec<DocId> = confirmed.range(..id).map(|(&o, _)| o).collect();
+        if !lower.is_empty() {
+            // As read with their records.
+            let verdicts: Vec<Option<String>> = lower
+                .iter()
+                .map(|o| read.get(o).cloned().flatten())
+                .collect();
+            // The most alike of those not known to have yielded (the lowest id on a tie).
+            let best = (lower.iter().zip(&verdicts))
+                .filter(|(_, v)| v.as_deref() != Some("yield"))
+                .map(|(&o, _)| (o, &confirmed[&o]))
+                .fold(
+                    None::<(DocId, &(u32, Similarity))>,
+                    |best, (o, c)| match best {
+                        Some((_, b)) if b.1.resemblance >= c.1.resemblance => best,
+                        _ => Some((o, c)),
+                    },
+                );
+            if let Some((of, c)) = best {
+                return Ok(near(of, c));
+            }
+        }
+        let higher: Vec<DocId> = confirmed.range(id + 1..).map(|(&o, _)| o).collect();
+        if !higher.is_empty() {
+            // Another thread of this worker may hold a verdict waited for here.
+            self.flush_verdicts()?;
+        }
+        let started = Instant::now();
+        let mut waiting = higher;
+        while !waiting.is_empty() {
+            let verdicts = self.verdicts(&waiting)?;
+            if let Some((&of, _)) =
+                (waiting.iter().zip(&verdicts)).find(|(_, v)| v.as_deref() == Some("keep"))
+            {
+                return Ok(near(of, &confirmed[&of]));
+            }
+            waiting = (waiting.iter().zip(verdicts))
+                .filter(|(_, v)| v.is_none())
+                .map(|(&o, _)| o)
+                .collect();
+            if waiting.is_empty() || started.elapsed() >= VERDICT_WAIT {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        Ok(SharedDecision::Unique(id))
+    }
+
+    pub(super) fn verdicts(&self, ids: &[DocId]) -> Result<Vec<Option<String>>, ClusterError> {
+        let mut pipe = redis::cluster::cluster_pipe();
+        for &id in ids {
+            pipe.cmd("GET").arg(self.verdict_key(id));
+        }
+        self.cluster.with(|con| pipe.query(con))
+    }
+
+    pub(super) fn set_verdict(&self, id: DocId, keep: bool) -> Result<(), ClusterError> {
+        self.cluster.with(|con| {
+            self.set_cmd(&self.verdict_key(id), if keep { "keep" } else { "yield" })
+                .exec(con)
+        })
+    }
+}
