@@ -28,6 +28,15 @@ pub(crate) fn json_lines(o: &std::process::Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `crawldedup dedup --json` over `files`, which must succeed, and its lines parsed.
+fn dedup_json(files: &[String]) -> Vec<serde_json::Value> {
+    let mut args = vec!["dedup", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = crawldedup(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json_lines(&o)
+}
+
 pub(crate) fn page(text: &str) -> Vec<u8> {
     format!("<html><body><article><p>{text}</p></article></body></html>").into_bytes()
 }
@@ -228,11 +237,7 @@ fn html_files_take_their_url_from_link_rel_canonical_or_og_url() {
         .unwrap();
         files.push(path.to_str().unwrap().to_string());
     }
-    let mut args = vec!["dedup", "--json"];
-    args.extend(files.iter().map(String::as_str));
-    let o = crawldedup(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let lines = json_lines(&o);
+    let lines = dedup_json(&files);
     assert_eq!(lines.len(), 3, "{lines:#?}");
     for (i, line) in lines.iter().enumerate() {
         assert_eq!(line["file"], files[i]);
@@ -301,11 +306,7 @@ fn saved_pages_without_an_address_are_put_with_their_site_by_their_links() {
             std::fs::write(&path, html).unwrap();
             files.push(path.to_str().unwrap().to_string());
         }
-        let mut args = vec!["dedup", "--json"];
-        args.extend(files.iter().map(String::as_str));
-        let o = crawldedup(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let lines = json_lines(&o);
+        let lines = dedup_json(&files);
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert_eq!(lines[0]["verdict"], "unique", "{}", lines[0]);
         assert_eq!(
@@ -339,9 +340,7 @@ fn saved_pages_without_an_address_are_put_with_their_site_by_their_links() {
         std::fs::write(&path, html).unwrap();
         files.push(path.to_str().unwrap().to_string());
     }
-    let mut args = vec!["dedup", "--json"];
-    args.extend(files.iter().map(String::as_str));
-    let lines = json_lines(&crawldedup(&args));
+    let lines = dedup_json(&files);
     assert_eq!(lines[1]["verdict"], "unique", "{}", lines[1]);
     assert_eq!(lines[2]["verdict"], "exact_duplicate", "{}", lines[2]);
     assert_eq!(lines[2]["of_file"], files[0]);
@@ -386,11 +385,7 @@ fn chinese_briefs_inside_their_sites_rails_saved_without_an_address_are_each_sto
         std::fs::write(&path, page).unwrap();
         files.push(path.to_str().unwrap().to_string());
     }
-    let mut args = vec!["dedup", "--json"];
-    args.extend(files.iter().map(String::as_str));
-    let o = crawldedup(&args);
-    assert!(o.status.success());
-    let lines = json_lines(&o);
+    let lines = dedup_json(&files);
     for line in &lines {
         assert_eq!(line["verdict"], "unique", "{line}");
     }

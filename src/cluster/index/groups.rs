@@ -51,7 +51,7 @@ pub(super) const ENTER_AND_READ: &str = "local out = {} \
 
 /// The group of a page's bucket: the `index`th of its buckets (tables first, then bands),
 /// for leading bits or band key `key`, among `groups` groups.
-pub(super) fn group_of(index: usize, key: u64, groups: usize) -> usize {
+pub fn group_of(index: usize, key: u64, groups: usize) -> usize {
     ((index as u64).wrapping_add(key) % groups.max(1) as u64) as usize
 }
 

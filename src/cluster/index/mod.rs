@@ -82,7 +82,7 @@
 //! - Redis frees the memory: a document's record, owner, verdict, commit mark and digest
 //!   claim are written with an expiry of the window plus [`EXPIRY_MARGIN`].
 //! - Table and band buckets are cut into time slices of `ceil(window / 4)` seconds
-//!   (`NAME:nd:t:{T.P}:S`, with the bucket's hash tag): an entry goes into the slice of its
+//!   (`NAME:nd:t:{G}:T.P:S`, in the bucket's slot group): an entry goes into the slice of its
 //!   document's time, a lookup reads the slices from that of `now - window` to the one
 //!   after the current one (a worker whose clock runs ahead writes there), and a slice
 //!   expires in Redis [`EXPIRY_MARGIN`] after the last of its documents does. A bucket's
@@ -114,6 +114,10 @@ mod groups;
 mod reconcile;
 mod verdicts;
 pub use reconcile::Reconciled;
+// Internal: public for the ring simulation (feature `testing`), not part of the API.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use groups::group_of;
 
 /// How long a document waits for the verdict of a higher-id near copy before it counts it
 /// as not kept.

@@ -7,14 +7,23 @@
 //! worker leaves or one joins, for the ring and for hashing hosts modulo N. It writes a
 //! chart of both (SVG) to the given path, `target/ring_sim.svg` by default.
 //!
+//! Then it simulates the Redis work a page of the shared index and a URL of the shared
+//! filter give each master, for 3 to 64 masters, and the busiest master's load for 1 to 64
+//! workers (`redis_load.rs`).
+//!
 //! ```text
 //! cargo run --release --example ring_sim                       # 1 M hosts
-//! cargo run --release --example ring_sim -- 200000 docs/ring_sim.svg
+//! cargo run --release --example ring_sim -- 200000 docs/ring_sim.svg [US_A_COMMAND]
 //! ```
+//!
+//! US_A_COMMAND: Redis CPU a command in microseconds, from the cluster bench (2.6 by
+//! default: 153 us a page over 58 commands, on the 2-core development machine).
 //!
 //! URL counts: host i has floor(u^(-1/1.1)) URLs for u uniform in (0, 1] drawn from the
 //! host's hash, capped at 5 M: a Pareto law of index 1.1 (half the hosts have 1 URL, one in
 //! a thousand over 500).
+
+mod redis_load;
 
 use std::path::PathBuf;
 
@@ -184,6 +193,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     plot(&rows, &out)?;
     println!("chart: {}", out.display());
+    let us_a_command: f64 = args.next().map_or(Ok(2.6), |a| a.parse())?;
+    redis_load::run(100_000, us_a_command);
     Ok(())
 }
 
