@@ -170,13 +170,20 @@ impl Confirm {
     /// The rule for one candidate (see the module documentation): `new` is the page being
     /// decided, `stored` the candidate's row, `full` reads the candidate's whole record when
     /// the rule needs it (its lines or its shingle set), and `template` holds the keys of the
-    /// new page's host's template, sorted. Only a candidate that is a page of the same host
-    /// or a small text is read.
+    /// new page's host's template, sorted. `whole` is the sketch of the new page's whole
+    /// text when its record's is of the text without its host's template ([`Probe`]): a
+    /// candidate stored before the template was known is then compared on its lines when
+    /// the whole texts are alike, as a sketch of a brief cannot say how much of it a page
+    /// twenty times its size holds. Only a candidate that is a page of the same host or a
+    /// small text is read.
+    ///
+    /// [`Probe`]: super::Probe
     pub(crate) fn candidate<E>(
         &self,
         new: &DocRecord,
         stored: &Stored,
         template: &[u32],
+        whole: Option<&Sketch>,
         full: impl FnOnce() -> Result<Option<DocRecord>, E>,
     ) -> Result<Judged, E> {
         let new_chars = u32::try_from(new.text_chars).unwrap_or(u32::MAX);
@@ -187,9 +194,12 @@ impl Confirm {
             None,
         );
         let tiny_sets = self.by_exact_sets(&new.sketch, &stored.sketch) && !new.tiny_set.is_empty();
+        let whole_alike =
+            whole.is_some_and(|w| w.resemblance(&stored.sketch) >= LINES_FROM_RESEMBLANCE);
         let by_lines = new.blocks.is_some()
             && (exact
                 || confirmed
+                || whole_alike
                 || similarity.resemblance >= LINES_FROM_RESEMBLANCE
                 || similarity.containment >= LINES_FROM_CONTAINMENT);
         let full = if by_lines || tiny_sets { full()? } else { None };

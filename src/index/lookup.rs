@@ -23,7 +23,7 @@ impl SimhashIndex {
                 &keys,
                 &Stored::of(record),
                 record,
-                probe.template,
+                probe,
                 cutoff,
             )?
             .decision)
@@ -54,7 +54,7 @@ impl SimhashIndex {
         keys: &[Keys],
         new: &Stored,
         record: &DocRecord,
-        template: &[u32],
+        probe: &Probe<'_>,
         cutoff: u32,
     ) -> Result<Judgement, IndexError> {
         for keys in keys {
@@ -69,6 +69,7 @@ impl SimhashIndex {
             candidates.sort_unstable();
             candidates.dedup();
         }
+        let whole = probe.whole.map(|(_, sketch)| sketch);
         let mut best: Option<(DocId, u32, Similarity)> = None;
         for &id in &candidates {
             let Some(stored) = memory.doc(u64::from(id)).filter(|d| d.at >= cutoff) else {
@@ -79,9 +80,11 @@ impl SimhashIndex {
                 exact,
                 confirmed,
                 similarity,
-            } = self.confirm.candidate(record, stored, template, || {
-                self.get_beside(u64::from(id), Some(*stored))
-            })?;
+            } = self
+                .confirm
+                .candidate(record, stored, probe.template, whole, || {
+                    self.get_beside(u64::from(id), Some(*stored))
+                })?;
             if exact {
                 // Candidates come in id order: the first exact one is the lowest.
                 judgement.decision = Some(Decision::Exact(u64::from(id)));

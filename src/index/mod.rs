@@ -454,8 +454,7 @@ impl SimhashIndex {
             let memory = self.read();
             record.at = self.stamp(&memory);
             let stored = Stored::of(&record);
-            let judgement =
-                self.decide(&memory, &keys, &stored, &record, probe.template, cutoff)?;
+            let judgement = self.decide(&memory, &keys, &stored, &record, probe, cutoff)?;
             (judgement, stored)
         };
         let keys = keys.into_iter().next().expect("a record's own keys");

@@ -423,7 +423,7 @@ impl<'c> SharedIndex<'c> {
     /// One round trip for a page without candidates, a pipeline the client splits per node:
     /// the verdicts decided before and not yet written; the page's record, its owner and
     /// its digest claim (`SET NX GET`, which answers the holder); and per slot group of its
-    /// buckets one script ([`groups::ENTER_AND_READ`]) that appends its entry to each bucket
+    /// buckets one script (`groups::ENTER_AND_READ`) that appends its entry to each bucket
     /// and reads each after its append. Then, only when needed: the holder's record and
     /// marks, when the digest is held; the candidates' records, marks and verdicts, when
     /// there are any. The page's own verdict goes with the next page's round trip. Its id
@@ -544,10 +544,9 @@ impl<'c> SharedIndex<'c> {
         // what the site repeats (the rule of `Confirm::candidate`, as the local index
         // applies it).
         let row = Stored::of(&stored);
-        let judged = self
-            .config
-            .confirm
-            .candidate(record, &row, &[], || Ok::<_, ClusterError>(Some(stored)))?;
+        let judged = self.config.confirm.candidate(record, &row, &[], None, || {
+            Ok::<_, ClusterError>(Some(stored))
+        })?;
         Ok(if judged.exact {
             Holder::Exact
         } else {
