@@ -35,6 +35,14 @@
 //!   different stories are two pages from the host's first two pages on, and an edited
 //!   copy of a page stored before the template was known is still found against it (its
 //!   record is looked up by the page's whole text too, [`Probe`]).
+//! - **A host's last pages.** Each host also keeps the ids of its last [`RECENT_PAGES`]
+//!   pages decided unique. A short page of the host is compared with them too, whatever
+//!   its keys ([`Probe::recent`](crate::index::Probe::recent)): one template may give a
+//!   short story with the site's rails on one page and alone on the next, and the keys of
+//!   a brief do not find a text many times its size. One of them that no key found is
+//!   judged on the two pages' lines only when the pages share a sentence outside the
+//!   template. A short page whose page text is at least [`PAGE_PROBE_GROWTH`] times its
+//!   main text is also looked up by the page text's fingerprint.
 //! - **Dropping.** A page's blocks that are its host's template are left out of its
 //!   fingerprint and of its stored text. When nothing else is left of the main text,
 //!   extraction took a block the site repeats (a reference list, an app banner, a
@@ -89,7 +97,14 @@ const FORGET_SCORE: f32 = 0.5;
 
 const SHARDS: usize = 64;
 
-const MAGIC: &[u8; 8] = b"CDTMPL1\n";
+const MAGIC: &[u8; 8] = b"CDTMPL2\n";
+
+/// The first format: no host's recent pages.
+const MAGIC_V1: &[u8; 8] = b"CDTMPL1\n";
+
+/// A host's pages decided unique that a short page of it is also compared with
+/// ([`HostTemplates::recent`]): its last ones.
+pub const RECENT_PAGES: usize = 16;
 
 /// One block of a host: its score when the host was at page `last`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,6 +125,8 @@ struct Host {
     /// Pages of the host learned from.
     pages: u32,
     blocks: FxHashMap<u32, Block>,
+    /// Ids of its last pages decided unique, the latest last (at most [`RECENT_PAGES`]).
+    recent: Vec<u64>,
 }
 
 impl Host {
@@ -267,6 +284,25 @@ impl HostTemplates {
         template
     }
 
+    /// Remembers that `host`'s page `id` was decided unique, as one of its recent pages.
+    fn remember(&self, host: &str, id: u64) {
+        let (key, mut shard) = self.shard(host);
+        let recent = &mut shard.entry(key).or_default().recent;
+        if recent.len() == RECENT_PAGES {
+            recent.remove(0);
+        }
+        recent.push(id);
+    }
+
+    /// The ids of `host`'s last pages decided unique (at most [`RECENT_PAGES`]).
+    pub fn recent(&self, host: &str) -> Vec<u64> {
+        let (key, shard) = self.shard(host);
+        shard
+            .get(&key)
+            .map(|h| h.recent.clone())
+            .unwrap_or_default()
+    }
+
     /// Hosts known, and blocks kept over all of them.
     pub fn size(&self) -> (usize, usize) {
         let mut hosts = 0;
@@ -296,6 +332,10 @@ impl HostTemplates {
                     out.extend_from_slice(&block.score.to_le_bytes());
                     out.extend_from_slice(&block.last.to_le_bytes());
                 }
+                out.push(table.recent.len() as u8);
+                for id in &table.recent {
+                    out.extend_from_slice(&id.to_le_bytes());
+                }
             }
         }
         let check = xxh3_64(&out);
@@ -305,9 +345,12 @@ impl HostTemplates {
 
     fn decode(bytes: &[u8]) -> Result<HostTemplates, String> {
         let damaged = |what: &str| format!("damaged: {what}");
-        if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
+        if bytes.len() < MAGIC.len() + 8
+            || (&bytes[..MAGIC.len()] != MAGIC && &bytes[..MAGIC.len()] != MAGIC_V1)
+        {
             return Err("not a crawldedup host-template file (or cut short)".into());
         }
+        let with_recent = &bytes[..MAGIC.len()] == MAGIC;
         let (body, check) = bytes.split_at(bytes.len() - 8);
         if xxh3_64(body) != u64::from_le_bytes(check.try_into().expect("8 bytes")) {
             return Err(damaged("checksum mismatch"));
@@ -339,10 +382,28 @@ impl HostTemplates {
                 blocks.insert(key, Block { score, last });
             }
             left -= 16 + 12 * count;
+            let mut recent = Vec::new();
+            if with_recent {
+                let n = usize::from(take(1)?[0]);
+                if n > RECENT_PAGES {
+                    return Err(damaged("a host with more recent pages than a table keeps"));
+                }
+                for _ in 0..n {
+                    recent.push(u64::from_le_bytes(take(8)?.try_into().expect("8 bytes")));
+                }
+                left -= 1 + 8 * n;
+            }
             templates.shards[(host as usize) % SHARDS]
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(host, Host { pages, blocks });
+                .insert(
+                    host,
+                    Host {
+                        pages,
+                        blocks,
+                        recent,
+                    },
+                );
         }
         Ok(templates)
     }
@@ -373,10 +434,35 @@ pub(crate) struct Compared<'a> {
     pub(crate) whole: Option<Fingerprint>,
 }
 
+/// How many times the compared text's length a page's text must be for the page to be
+/// looked up by it too ([`page_probe`]).
+pub const PAGE_PROBE_GROWTH: usize = 2;
+
+/// The fingerprint a short page is also looked up by: its page text's, when that is at
+/// least [`PAGE_PROBE_GROWTH`] times the text compared. Extraction chooses the main
+/// block of a page with a short story on what surrounds it, and the same template may
+/// give the story alone on one page and the story with the site's rails on another (a
+/// brief one sentence longer is enough): a copy whose main text is its story is then
+/// unlike its original stored with the rails, and like the original's page text.
+fn page_probe(
+    compared: &Compared<'_>,
+    page_text: &str,
+    confirm: &crate::index::Confirm,
+) -> Option<Fingerprint> {
+    let short = compared.fingerprint.chars < confirm.short_text_chars as usize;
+    (short && page_text.len() >= PAGE_PROBE_GROWTH * compared.text.len())
+        .then(|| Fingerprint::of(page_text))
+}
+
 /// A page's record and what its host adds to the lookup ([`Probe`]).
 pub(crate) struct PageRecord {
     pub(crate) record: DocRecord,
     whole: Option<Fingerprint>,
+    /// The fingerprint of the page's text, when its main text is short and the page text
+    /// much larger ([`page_probe`]).
+    page: Option<Fingerprint>,
+    /// Ids of its host's last pages decided unique, when its text is short.
+    recent: Vec<u64>,
     template: Vec<u32>,
     /// The keys of the page text's lines, what the page teaches its host's template
     /// (`Dedup::learn_page_template`); empty without templates or a host.
@@ -391,6 +477,8 @@ impl PageRecord {
         let record = std::mem::take(&mut self.record);
         let probe = Probe {
             whole: self.whole.as_ref().map(|w| (w.simhash, &w.sketch)),
+            page: self.page.as_ref().map(|w| (w.simhash, &w.sketch)),
+            recent: &self.recent,
             template: &self.template,
         };
         (record, probe)
@@ -399,6 +487,8 @@ impl PageRecord {
     pub(crate) fn probe(&self) -> Probe<'_> {
         Probe {
             whole: self.whole.as_ref().map(|w| (w.simhash, &w.sketch)),
+            page: self.page.as_ref().map(|w| (w.simhash, &w.sketch)),
+            recent: &self.recent,
             template: &self.template,
         }
     }
@@ -490,7 +580,13 @@ impl super::Dedup {
         let mut template = Vec::new();
         let mut keys = Vec::new();
         let mut page_host = None;
+        let mut page = None;
+        let mut recent = Vec::new();
         if let (Some(templates), Some(host)) = (&self.templates, site_of(name, prepared)) {
+            page = page_probe(&compared, prepared.page_text(), self.index.confirm());
+            if compared.fingerprint.chars < self.index.confirm().short_text_chars as usize {
+                recent = templates.recent(&host);
+            }
             let blocks;
             (blocks, keys) = Blocks::with_keys(&host, prepared.page_text(), MAX_BLOCKS_PER_PAGE);
             template = templates.template_keys(&host, blocks.lines.iter().map(|l| l.key));
@@ -500,6 +596,8 @@ impl super::Dedup {
         Some(PageRecord {
             record,
             whole: compared.whole,
+            page,
+            recent,
             template,
             keys,
             host: page_host,
@@ -509,10 +607,11 @@ impl super::Dedup {
     /// [`Self::learn_template`] for a page whose record was made by
     /// [`Self::page_record`]: from the keys of its text's lines, taken with its profile.
     pub(crate) fn learn_page_template(&self, verdict: &PageVerdict, page: &PageRecord) {
-        if let (Some(templates), PageVerdict::Unique { .. }, Some(host)) =
+        if let (Some(templates), PageVerdict::Unique { id, .. }, Some(host)) =
             (&self.templates, verdict, &page.host)
         {
             templates.learn_keys(host, &page.keys);
+            templates.remember(host, *id);
         }
     }
 

@@ -106,3 +106,57 @@ fn a_table_is_bounded_and_reads_back_as_saved() {
     }
     assert!(HostTemplates::decode(&bytes[..bytes.len() / 2]).is_err());
 }
+
+#[test]
+fn a_hosts_recent_pages_are_its_last_ones_and_read_back_as_saved() {
+    let t = HostTemplates::default();
+    for id in 0..40u64 {
+        t.remember(
+            if id % 2 == 0 {
+                "a.example"
+            } else {
+                "b.example"
+            },
+            id,
+        );
+    }
+    let evens: Vec<u64> = (0..40).filter(|i| i % 2 == 0).collect();
+    assert_eq!(t.recent("a.example"), evens[evens.len() - RECENT_PAGES..]);
+    assert!(t.recent("c.example").is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    t.save(dir.path()).unwrap();
+    let back = HostTemplates::open(dir.path()).unwrap();
+    assert_eq!(back.recent("a.example"), t.recent("a.example"));
+    assert_eq!(back.recent("b.example"), t.recent("b.example"));
+}
+
+#[test]
+fn a_table_saved_before_recent_pages_were_kept_reads_with_none() {
+    let t = HostTemplates::default();
+    for i in 0..5 {
+        t.learn("a.example", &page(&format!("Story {i} about the harbour.")));
+    }
+    // The first format: the same hosts and blocks, no recent pages after each host.
+    let mut old = MAGIC_V1.to_vec();
+    for shard in t.shards.iter() {
+        for (host, table) in shard.lock().unwrap().iter() {
+            old.extend_from_slice(&host.to_le_bytes());
+            old.extend_from_slice(&table.pages.to_le_bytes());
+            old.extend_from_slice(&(table.blocks.len() as u32).to_le_bytes());
+            for (key, block) in &table.blocks {
+                old.extend_from_slice(&key.to_le_bytes());
+                old.extend_from_slice(&block.score.to_le_bytes());
+                old.extend_from_slice(&block.last.to_le_bytes());
+            }
+        }
+    }
+    let check = xxhash_rust::xxh3::xxh3_64(&old);
+    old.extend_from_slice(&check.to_le_bytes());
+    let back = HostTemplates::decode(&old).unwrap();
+    assert_eq!(back.size(), t.size());
+    assert!(matches!(
+        back.strip("a.example", &page("A brief about a fire.")),
+        Stripped::Rest(_)
+    ));
+    assert!(back.recent("a.example").is_empty());
+}

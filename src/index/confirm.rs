@@ -10,6 +10,9 @@
 //! 3. else, when either text is tiny and both records keep their whole shingle set, on
 //!    those sets ([`tiny_likeness`]).
 //!
+//! A candidate that no key found (one of its host's last pages, [`Probe::recent`](super::Probe::recent))
+//! is judged only when the two pages share a sentence outside the template, as it is.
+//!
 //! The same digest and simhash make an exact duplicate, unless the two pages' lines say
 //! they are different pages (the main text was then taken from what their site repeats).
 
@@ -174,8 +177,11 @@ impl Confirm {
     /// text when its record's is of the text without its host's template ([`Probe`]): a
     /// candidate stored before the template was known is then compared on its lines when
     /// the whole texts are alike, as a sketch of a brief cannot say how much of it a page
-    /// twenty times its size holds. Only a candidate that is a page of the same host or a
-    /// small text is read.
+    /// twenty times its size holds. `wider` may also hold the sketch of the page's page
+    /// text. A candidate that no key found (`found_by_keys` false: one of the host's last
+    /// pages) is a duplicate only when the two pages share a sentence outside the template
+    /// ([`shares_sentence`]). Only a candidate that is a page of the same host or a small
+    /// text is read.
     ///
     /// [`Probe`]: super::Probe
     pub(crate) fn candidate<E>(
@@ -183,7 +189,8 @@ impl Confirm {
         new: &DocRecord,
         stored: &Stored,
         template: &[u32],
-        whole: Option<&Sketch>,
+        wider: &[&Sketch],
+        found_by_keys: bool,
         full: impl FnOnce() -> Result<Option<DocRecord>, E>,
     ) -> Result<Judged, E> {
         let new_chars = u32::try_from(new.text_chars).unwrap_or(u32::MAX);
@@ -199,10 +206,21 @@ impl Confirm {
                 || confirmed
                 || similarity.resemblance >= LINES_FROM_RESEMBLANCE
                 || similarity.containment >= LINES_FROM_CONTAINMENT
-                || whole.is_some_and(|whole| {
-                    whole.resemblance(&stored.sketch) >= LINES_FROM_RESEMBLANCE
-                }));
+                || wider
+                    .iter()
+                    .any(|w| w.resemblance(&stored.sketch) >= LINES_FROM_RESEMBLANCE));
         let full = if by_lines || tiny_sets { full()? } else { None };
+        if !found_by_keys
+            && !full
+                .as_ref()
+                .is_some_and(|f| shares_sentence(new, f, template))
+        {
+            return Ok(Judged {
+                exact: false,
+                confirmed: false,
+                similarity,
+            });
+        }
         let judged_by_lines = full
             .as_ref()
             .filter(|_| by_lines)
@@ -439,6 +457,29 @@ impl Confirm {
                 || (stored_own <= OWN_WORDS && (new_own <= ADDED_WORDS || appended())));
         (similarity, confirmed)
     }
+}
+
+/// Whether two pages of one host share a sentence (a line of
+/// [`LONG_LINE_WORDS`](crate::fingerprint::blocks::LONG_LINE_WORDS) words or more) as it
+/// is, outside the host's template (`template`, sorted): what makes a page of the host that
+/// no key found a candidate ([`Probe::recent`](super::Probe::recent)).
+fn shares_sentence(new: &DocRecord, stored: &DocRecord, template: &[u32]) -> bool {
+    let (Some(a), Some(b)) = (&new.blocks, &stored.blocks) else {
+        return false;
+    };
+    if a.host != b.host {
+        return false;
+    }
+    let mut keys: Vec<u32> = b
+        .lines
+        .iter()
+        .filter(|l| l.is_long())
+        .map(|l| l.key)
+        .collect();
+    keys.sort_unstable();
+    a.lines.iter().any(|l| {
+        l.is_long() && keys.binary_search(&l.key).is_ok() && template.binary_search(&l.key).is_err()
+    })
 }
 
 /// Words a line must grow by, at least, to be a sentence appended to it

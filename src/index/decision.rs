@@ -103,6 +103,15 @@ pub struct Probe<'a> {
     /// without its host's template: the pages of the host stored before the template was
     /// known are found by these.
     pub whole: Option<(crate::fingerprint::Simhash, &'a Sketch)>,
+    /// The simhash and sketch of the page's text ([`crate::Prepared::page_text`]: the whole
+    /// page outside its menus), when its main text is short and the page text holds much
+    /// more: a page of its host stored with a main text that took the page's rails is
+    /// found by these.
+    pub page: Option<(crate::fingerprint::Simhash, &'a Sketch)>,
+    /// Ids of the host's last pages decided unique, candidates of a short page whatever
+    /// their keys: extraction may have taken a page's rails with its short story on one
+    /// page and the story alone on another, and neither text's keys then find the other.
+    pub recent: &'a [u64],
     /// Which keys of the page's lines are its host's template, sorted: left out when the
     /// page is compared with a page of its host ([`Confirm::judge_blocks`]). (A line
     /// of the stored page alone is not looked up: it is that page's own, or the template

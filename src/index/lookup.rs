@@ -32,7 +32,7 @@ impl SimhashIndex {
     /// The keys a record is looked up by: its own, and its whole text's (see [`Probe`]).
     pub(super) fn probe_keys(&self, record: &DocRecord, probe: &Probe<'_>) -> Vec<Keys> {
         let mut keys = vec![self.keys(record.simhash, &record.sketch)];
-        if let Some((simhash, sketch)) = probe.whole {
+        for (simhash, sketch) in probe.whole.into_iter().chain(probe.page) {
             keys.push(self.keys(simhash, sketch));
         }
         keys
@@ -69,9 +69,32 @@ impl SimhashIndex {
             candidates.sort_unstable();
             candidates.dedup();
         }
-        let whole = probe.whole.map(|(_, sketch)| sketch);
+        // The host's recent pages that the keys did not find: candidates only when the two
+        // pages share a sentence ([`Confirm::candidate`]'s `found_by_keys`).
+        let by_keys = candidates.len();
+        for id in probe.recent.iter().filter_map(|&id| u32::try_from(id).ok()) {
+            if candidates[..by_keys].binary_search(&id).is_err()
+                && !candidates[by_keys..].contains(&id)
+            {
+                candidates.push(id);
+            }
+        }
+        let mut candidates: Vec<(u32, bool)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| (id, i < by_keys))
+            .collect();
+        if candidates.len() > by_keys {
+            candidates.sort_unstable();
+        }
+        let wider: Vec<&Sketch> = probe
+            .whole
+            .into_iter()
+            .chain(probe.page)
+            .map(|(_, s)| s)
+            .collect();
         let mut best: Option<(DocId, u32, Similarity)> = None;
-        for &id in &candidates {
+        for &(id, found_by_keys) in &candidates {
             let Some(stored) = memory.doc(u64::from(id)).filter(|d| d.at >= cutoff) else {
                 continue;
             };
@@ -80,11 +103,14 @@ impl SimhashIndex {
                 exact,
                 confirmed,
                 similarity,
-            } = self
-                .confirm
-                .candidate(record, stored, probe.template, whole, || {
-                    self.get_beside(u64::from(id), Some(*stored))
-                })?;
+            } = self.confirm.candidate(
+                record,
+                stored,
+                probe.template,
+                &wider,
+                found_by_keys,
+                || self.get_beside(u64::from(id), Some(*stored)),
+            )?;
             if exact {
                 // Candidates come in id order: the first exact one is the lowest.
                 judgement.decision = Some(Decision::Exact(u64::from(id)));

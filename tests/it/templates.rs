@@ -313,3 +313,73 @@ fn a_briefs_copy_is_found_against_its_original_stored_before_the_sites_template_
     let verdict = check("https://news.example/a/9", &html);
     assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
 }
+
+/// A brief's text as extraction may give it on one page of a site and not on another: its
+/// headline and two paragraphs, then, when `rail` holds lines, the site's rail of other
+/// stories that extraction took with it.
+fn brief_with_rail(article: &Article, second: &str, rail: &[String]) -> String {
+    let mut text = format!("{}\n\n{}\n\n{second}", article.title, tiny_brief(article));
+    for line in rail {
+        text.push_str("\n\n");
+        text.push_str(line);
+    }
+    text
+}
+
+/// Extraction takes a page's rails with a short story on one page and the story alone on
+/// another of the same template (a brief one sentence longer is enough). A copy whose main
+/// text is its story is then unlike its original stored with the rails: no key of either
+/// finds the other. A short page is also compared with its host's last pages, and one that
+/// shares a sentence with it is judged on their lines: the copy is found against its own
+/// original, and a new brief beside the same rails is a page of its own.
+#[test]
+fn a_short_copy_is_found_against_its_original_stored_with_the_sites_rails() {
+    let site = Site::without_traps(12, 4);
+    let articles = site.articles();
+    let rail: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                "Headline number {i} about the council and the bridge: residents argue over \
+                 the budget of the harbour project and the school roof."
+            )
+        })
+        .collect();
+    let second = |article: &Article| -> String {
+        let words: Vec<&str> = article.paragraphs[1].split_whitespace().take(12).collect();
+        format!("{}.", words.join(" ").trim_end_matches('.'))
+    };
+    let (_dir, stage) = stage(true);
+    for (i, article) in articles.iter().enumerate().take(2) {
+        let text = brief_with_rail(article, &second(article), &rail);
+        let verdict = stage
+            .check_text(&format!("https://news.example/a/{i}"), &text)
+            .unwrap();
+        assert!(
+            matches!(verdict, PageVerdict::Unique { .. }),
+            "{i}: {verdict:?}"
+        );
+    }
+    let appended = format!(
+        "{} A reader wrote to add that the figures were confirmed later.",
+        second(&articles[0])
+    );
+    let copy = brief_with_rail(&articles[0], &appended, &[]);
+    match stage
+        .check_text("https://news.example/copy/0", &copy)
+        .unwrap()
+    {
+        PageVerdict::NearDuplicate { of, .. } => assert_eq!(of.name, "https://news.example/a/0"),
+        other => panic!("the copy: {other:?}"),
+    }
+    // A new brief alone, and one that repeats a sentence of the rail, are pages of their own.
+    let alone = brief_with_rail(&articles[2], &second(&articles[2]), &[]);
+    let verdict = stage
+        .check_text("https://news.example/a/2", &alone)
+        .unwrap();
+    assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+    let quoting = brief_with_rail(&articles[3], &second(&articles[3]), &rail[..1]);
+    let verdict = stage
+        .check_text("https://news.example/a/3", &quoting)
+        .unwrap();
+    assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+}

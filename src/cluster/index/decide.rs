@@ -61,9 +61,12 @@ impl SharedIndex<'_> {
             }
             let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
             let row = Stored::of(&stored);
-            let judged = self.config.confirm.candidate(record, &row, &[], None, || {
-                Ok::<_, ClusterError>(Some(stored))
-            })?;
+            let judged = self
+                .config
+                .confirm
+                .candidate(record, &row, &[], &[], true, || {
+                    Ok::<_, ClusterError>(Some(stored))
+                })?;
             if judged.confirmed {
                 confirmed.insert(other, (distance, judged.similarity));
                 let verdict = match &reply[1] {

@@ -544,9 +544,12 @@ impl<'c> SharedIndex<'c> {
         // what the site repeats (the rule of `Confirm::candidate`, as the local index
         // applies it).
         let row = Stored::of(&stored);
-        let judged = self.config.confirm.candidate(record, &row, &[], None, || {
-            Ok::<_, ClusterError>(Some(stored))
-        })?;
+        let judged = self
+            .config
+            .confirm
+            .candidate(record, &row, &[], &[], true, || {
+                Ok::<_, ClusterError>(Some(stored))
+            })?;
         Ok(if judged.exact {
             Holder::Exact
         } else {
