@@ -68,4 +68,4 @@ pub(crate) use record::each_frontier_url;
 pub use record::{CheckpointRecord, Unsent, stats};
 #[cfg(feature = "cluster")]
 pub(crate) use record::{forget_unsent, give_back};
-pub use status::{CrawlStatus, STATUS_FILE};
+pub use status::{CrawlStatus, STATUS_FILE, StatusError};

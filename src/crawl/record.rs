@@ -70,7 +70,8 @@ pub fn stats(state_dir: &Path) -> Result<CrawlSummary, CrawlError> {
     if !db_path.exists() {
         return Err(state_error("no crawl here".into()));
     }
-    let status = super::status::CrawlStatus::read(state_dir).map_err(state_error)?;
+    let status =
+        super::status::CrawlStatus::read(state_dir).map_err(|e| state_error(e.to_string()))?;
     if crate::db::held(&db_path) {
         let Some(status) = status.filter(|s| !s.finished) else {
             return Err(state_error(

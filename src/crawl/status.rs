@@ -8,13 +8,35 @@
 //! so it is never ahead of the database; a crawl killed between its commit and the file's
 //! rename leaves the previous one, one checkpoint behind, which its `checkpoint.seq` says.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::frontier::FrontierCounts;
 use super::record::CheckpointRecord;
 use crate::metrics::Quantiles;
+
+/// Why a status file could not be read ([`CrawlStatus::read`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StatusError {
+    /// The file is there and could not be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What reading it said.
+        source: std::io::Error,
+    },
+    /// The file is not a status this build reads.
+    #[error("{}: unreadable ({source})", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// What parsing it said.
+        source: serde_json::Error,
+    },
+}
 
 /// The status file's name in a state directory.
 pub const STATUS_FILE: &str = "status.json";
@@ -59,16 +81,16 @@ impl CrawlStatus {
     /// The status file of `state_dir`: `Ok(None)` when there is none (a crawl of an
     /// earlier build, or one that has taken no checkpoint yet), an error naming the file
     /// when it cannot be read.
-    pub fn read(state_dir: &Path) -> Result<Option<CrawlStatus>, String> {
+    pub fn read(state_dir: &Path) -> Result<Option<CrawlStatus>, StatusError> {
         let path = state_dir.join(STATUS_FILE);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(source) => return Err(StatusError::Read { path, source }),
         };
         serde_json::from_slice(&bytes)
             .map(Some)
-            .map_err(|e| format!("{}: unreadable ({e})", path.display()))
+            .map_err(|source| StatusError::Unreadable { path, source })
     }
 
     /// Seconds since the file was written (by the clock of this machine).
