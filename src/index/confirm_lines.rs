@@ -48,7 +48,7 @@ pub const APPENDED_WORDS: u8 = 5;
 /// name, its price, a headline of a few words) makes another page, and so does a sentence
 /// with words changed in it (an event's name in "Join us for ... at the Harbour Hall"):
 /// such pages are told apart by exactly that. The line rule, which leaves short lines out
-/// of a page's own, is not used for them ([`Confirm::judge_pages`]).
+/// of a page's own, is not used for them ([`Confirm::judge_pages`](super::Confirm::judge_pages)).
 pub fn tiny_lines_edited(new: &Blocks, stored: &Blocks, template: &[u32]) -> bool {
     let covers = (new.coverage(), stored.coverage());
     let lines = |b: &Blocks| -> Vec<Line> {
