@@ -6,9 +6,25 @@ use std::time::{Duration, Instant};
 
 use super::super::filter::ClusterError;
 use super::{RECORD_RETRIES, RECORD_RETRY_WAIT, SharedDecision, SharedIndex, VERDICT_WAIT};
-use crate::index::{DocId, DocRecord, Similarity, Stored};
+use crate::index::{DocId, DocRecord, Judged, Similarity, Stored};
 
 impl SharedIndex<'_> {
+    /// `stored` judged as a candidate of `record` by the one rule of the local index
+    /// ([`Confirm::candidate`](crate::index::Confirm)): a worker knows no host template, and
+    /// every candidate comes from the page's keys.
+    pub(super) fn judge(
+        &self,
+        record: &DocRecord,
+        stored: DocRecord,
+    ) -> Result<Judged, ClusterError> {
+        let row = Stored::of(&stored);
+        self.config
+            .confirm
+            .candidate(record, &row, &[], &[], true, || {
+                Ok::<_, ClusterError>(Some(stored))
+            })
+    }
+
     /// Of the candidates `ids`, those that the confirmation accepts, by id, with their
     /// distance and estimates, and the verdicts they had: one round trip for their
     /// records, marks and verdicts. Lost candidates are marked `yield` and passed over, as
@@ -60,13 +76,7 @@ impl SharedIndex<'_> {
                 continue;
             }
             let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
-            let row = Stored::of(&stored);
-            let judged = self
-                .config
-                .confirm
-                .candidate(record, &row, &[], &[], true, || {
-                    Ok::<_, ClusterError>(Some(stored))
-                })?;
+            let judged = self.judge(record, stored)?;
             if judged.confirmed {
                 confirmed.insert(other, (distance, judged.similarity));
                 let verdict = match &reply[1] {

@@ -106,7 +106,7 @@ use std::time::Duration;
 use super::filter::{Cluster, ClusterError, EXPIRY_MARGIN, millis};
 use crate::clock::Clock;
 use crate::fingerprint::FINGERPRINT_VERSION;
-use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, Stored, plan};
+use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, plan};
 
 mod buckets;
 mod decide;
@@ -543,13 +543,7 @@ impl<'c> SharedIndex<'c> {
         // lines say they are different pages of one host whose main text was taken from
         // what the site repeats (the rule of `Confirm::candidate`, as the local index
         // applies it).
-        let row = Stored::of(&stored);
-        let judged = self
-            .config
-            .confirm
-            .candidate(record, &row, &[], &[], true, || {
-                Ok::<_, ClusterError>(Some(stored))
-            })?;
+        let judged = self.judge(record, stored)?;
         Ok(if judged.exact {
             Holder::Exact
         } else {
