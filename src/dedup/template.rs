@@ -324,20 +324,14 @@ pub(crate) struct Compared<'a> {
 /// looked up by it too (see the [module documentation](self)).
 pub const PAGE_PROBE_GROWTH: usize = 2;
 
-/// The fingerprint a short page is also looked up by: its page text's, when that is at
+/// The fingerprint a short page (under `dedup.short_text_chars`) is also looked up by: its page text's, when that is at
 /// least [`PAGE_PROBE_GROWTH`] times the text compared. Extraction chooses the main
 /// block of a page with a short story on what surrounds it, and the same template may
 /// give the story alone on one page and the story with the site's rails on another (a
 /// brief one sentence longer is enough): a copy whose main text is its story is then
 /// unlike its original stored with the rails, and like the original's page text.
-fn page_probe(
-    compared: &Compared<'_>,
-    page_text: &str,
-    confirm: &crate::index::Confirm,
-) -> Option<Fingerprint> {
-    let short = compared.fingerprint.chars < confirm.short_text_chars as usize;
-    (short && page_text.len() >= PAGE_PROBE_GROWTH * compared.text.len())
-        .then(|| Fingerprint::of(page_text))
+fn page_probe(compared: &Compared<'_>, page_text: &str) -> Option<Fingerprint> {
+    (page_text.len() >= PAGE_PROBE_GROWTH * compared.text.len()).then(|| Fingerprint::of(page_text))
 }
 
 /// A page's record and what its host adds to the lookup ([`Probe`]).
@@ -361,13 +355,7 @@ impl PageRecord {
     /// The record, and what the page adds to its lookup.
     pub(crate) fn split(&mut self) -> (DocRecord, Probe<'_>) {
         let record = std::mem::take(&mut self.record);
-        let probe = Probe {
-            whole: self.whole.as_ref().map(|w| (w.simhash, &w.sketch)),
-            page: self.page.as_ref().map(|w| (w.simhash, &w.sketch)),
-            recent: &self.recent,
-            template: &self.template,
-        };
-        (record, probe)
+        (record, self.probe())
     }
 
     pub(crate) fn probe(&self) -> Probe<'_> {
@@ -469,8 +457,8 @@ impl super::Dedup {
         let mut page = None;
         let mut recent = Vec::new();
         if let (Some(templates), Some(host)) = (&self.templates, site_of(name, prepared)) {
-            page = page_probe(&compared, prepared.page_text(), self.index.confirm());
             if compared.fingerprint.chars < self.index.confirm().short_text_chars as usize {
+                page = page_probe(&compared, prepared.page_text());
                 recent = templates.recent(&host);
             }
             let blocks;

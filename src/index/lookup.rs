@@ -61,9 +61,15 @@ impl SimhashIndex {
             memory.prefetch(keys);
         }
         let mut judgement = Judgement::default();
-        let mut candidates = Vec::new();
+        // (id, found by the page's keys), in id order.
+        let mut candidates: Vec<(u32, bool)> = Vec::new();
         for keys in keys {
-            candidates.extend(memory.candidates(keys, self.plan.k));
+            candidates.extend(
+                memory
+                    .candidates(keys, self.plan.k)
+                    .into_iter()
+                    .map(|id| (id, true)),
+            );
         }
         if keys.len() > 1 {
             candidates.sort_unstable();
@@ -71,21 +77,15 @@ impl SimhashIndex {
         }
         // The host's recent pages that the keys did not find: candidates only when the two
         // pages share a sentence ([`Confirm::candidate`]'s `found_by_keys`).
-        let by_keys = candidates.len();
-        for id in probe.recent.iter().filter_map(|&id| u32::try_from(id).ok()) {
-            if candidates[..by_keys].binary_search(&id).is_err()
-                && !candidates[by_keys..].contains(&id)
-            {
-                candidates.push(id);
+        if !probe.recent.is_empty() {
+            let by_keys = candidates.len();
+            for id in probe.recent.iter().filter_map(|&id| u32::try_from(id).ok()) {
+                if candidates[..by_keys].binary_search(&(id, true)).is_err() {
+                    candidates.push((id, false));
+                }
             }
-        }
-        let mut candidates: Vec<(u32, bool)> = candidates
-            .iter()
-            .enumerate()
-            .map(|(i, &id)| (id, i < by_keys))
-            .collect();
-        if candidates.len() > by_keys {
             candidates.sort_unstable();
+            candidates.dedup();
         }
         let wider: Vec<&Sketch> = probe
             .whole
