@@ -512,6 +512,11 @@ fn cjk_pages_of(
     let sentences = zh.len() + ja.len();
     let mut pools = HashMap::from([(Lang::Zh, Sentences::of(zh)), (Lang::Ja, Sentences::of(ja))]);
     let mut sequences = vec![build(templates, &mut pools, &lang_of)];
+    // One page of each site besides, as a one-page template of a host of its own
+    // (`one.HOST`): six articles and four copies on the same page as served, the way a
+    // site's single page carries them in the English evaluation.
+    let mut one_page: Vec<Template> = Vec::new();
+    let mut site_lang: HashMap<String, Lang> = HashMap::new();
     for site in cjk::SITES.iter().chain(extra) {
         let lang = if site.lang == "ja" {
             Lang::Ja
@@ -526,9 +531,20 @@ fn cjk_pages_of(
             );
             continue;
         }
+        // A page the site's own sequence does not carry (else one page would be served by
+        // two hosts, a mirror, with different articles).
+        let mut pages = pages;
+        let Some(mut single) = pages.pop() else {
+            continue;
+        };
+        single.host = format!("one.{}", site.host);
+        site_lang.insert(single.host.clone(), lang);
+        one_page.push(single);
         let pool = pools.get_mut(&lang).expect("a pool a language");
         sequences.push(build_site(&pages, pool, lang));
     }
+    let lang_of_site = |t: &Template| site_lang.get(&t.host).copied().unwrap_or(Lang::Zh);
+    sequences.push(build(&one_page, &mut pools, &lang_of_site));
     Ok((interleave(sequences), sentences))
 }
 

@@ -8,7 +8,7 @@
 //! at most a tenth of the site's sampled pages is the page's own content and is emptied,
 //! unless it is all one link (a "next page" line); what the pages share (menus, footers,
 //! the site's banners) is the template and stays as served. The new text goes into the
-//! first emptied paragraph.
+//! longest emptied paragraph.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -323,19 +323,26 @@ pub fn site_templates(site: &Site, limit: usize) -> Result<Vec<Template>> {
     let marker = "\u{e000}crawldedup-eval-body\u{e000}";
     let mut templates = Vec::new();
     for (mut html, page) in parsed.into_iter().zip(&blocks) {
-        let own: Vec<NodeId> = page
+        let own_blocks: Vec<&(NodeId, String, bool)> = page
             .iter()
             .filter(|(_, text, all_link)| {
                 !text.is_empty() && !all_link && found[text.as_str()] <= shared
             })
-            .map(|b| b.0)
             .collect();
-        let Some(&first) = own.iter().find(|&&id| {
-            html.tree
-                .get(id)
-                .and_then(|n| n.value().as_element().map(|e| e.name() == "p"))
-                .unwrap_or(false)
-        }) else {
+        let own: Vec<NodeId> = own_blocks.iter().map(|b| b.0).collect();
+        // The new text goes where most of the page's own prose was: its longest paragraph
+        // of its own (the first may be a notice, a site's front page's copyright line).
+        let Some(first) = own_blocks
+            .iter()
+            .filter(|b| {
+                html.tree
+                    .get(b.0)
+                    .and_then(|n| n.value().as_element().map(|e| e.name() == "p"))
+                    .unwrap_or(false)
+            })
+            .max_by_key(|b| b.1.chars().count())
+            .map(|b| b.0)
+        else {
             continue;
         };
         for &id in &own {

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use regex::Regex;
 
 /// A template: its host, its HTML (UTF-8), and where its main paragraphs are.
+#[derive(Clone)]
 pub struct Template {
     pub host: String,
     pub html: String,
