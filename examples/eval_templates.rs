@@ -29,11 +29,13 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use crawldedup::{Config, Dedup, PageVerdict};
 
+#[path = "templates/args.rs"]
+mod args;
 #[path = "templates/cjk.rs"]
 mod cjk;
 #[path = "templates/score.rs"]
@@ -44,6 +46,7 @@ mod sets;
 mod tally;
 #[path = "templates/wcxb.rs"]
 mod wcxb;
+use args::{Args, parse_args};
 use sets::{Template, fill, load, load_boilerplate_set, normalise, shows_its_paragraphs};
 use tally::{Tally, report, tally};
 
@@ -546,69 +549,6 @@ fn cjk_pages_of(
     let lang_of_site = |t: &Template| site_lang.get(&t.host).copied().unwrap_or(Lang::Zh);
     sequences.push(build(&one_page, &mut pools, &lang_of_site));
     Ok((interleave(sequences), sentences))
-}
-
-/// The command line (see the example's documentation).
-struct Args {
-    dataset: PathBuf,
-    python: Option<String>,
-    limit: usize,
-    verbose: bool,
-    boilerplate_set: Option<PathBuf>,
-    dump: Option<PathBuf>,
-    cjk_pages: Option<usize>,
-    as_files: Option<String>,
-    /// More sites for the CJK evaluation (`--site HOST=FOLDER`): a folder of one site's
-    /// pages as served (a saved crawl, a web cache).
-    sites: Vec<cjk::Site>,
-}
-
-fn parse_args() -> Result<Args> {
-    let mut args = std::env::args().skip(1);
-    let mut parsed = Args {
-        dataset: PathBuf::from("../shared/datasets/wcxb-dev"),
-        python: None,
-        limit: usize::MAX,
-        verbose: false,
-        boilerplate_set: None,
-        dump: None,
-        cjk_pages: None,
-        as_files: None,
-        sites: Vec::new(),
-    };
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--cjk" => {
-                parsed.cjk_pages = Some(
-                    args.next()
-                        .context("--cjk needs N, the pages of each site")?
-                        .parse()?,
-                )
-            }
-            "--dump" => {
-                parsed.dump = Some(PathBuf::from(args.next().context("--dump needs a folder")?))
-            }
-            "--boilerplate-set" => {
-                parsed.boilerplate_set = Some(PathBuf::from(
-                    args.next().context("--boilerplate-set needs a folder")?,
-                ));
-            }
-            "--site" => {
-                let spec = args.next().context("--site needs HOST=FOLDER")?;
-                let (host, folder) = spec.split_once('=').context("--site needs HOST=FOLDER")?;
-                parsed.sites.push(cjk::Site::of_folder(host, folder)?);
-            }
-            "--as-files" => {
-                parsed.as_files = Some(args.next().context("--as-files needs a binary")?)
-            }
-            "--peer" => parsed.python = Some(args.next().context("--peer needs a python")?),
-            "--verbose" => parsed.verbose = true,
-            "--limit" => parsed.limit = args.next().context("--limit needs N")?.parse()?,
-            other if !other.starts_with('-') => parsed.dataset = PathBuf::from(other),
-            other => bail!("unknown option {other}"),
-        }
-    }
-    Ok(parsed)
 }
 
 fn main() -> Result<()> {
