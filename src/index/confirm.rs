@@ -215,7 +215,18 @@ impl Confirm {
                     .iter()
                     .any(|w| w.resemblance(&stored.sketch) >= LINES_FROM_RESEMBLANCE));
         let full = if by_lines || tiny_sets { full()? } else { None };
+        // Every shingle of the smaller of two small texts is in the larger, by their exact
+        // sets: the smaller is held whole in the larger.
+        let held_whole = full.as_ref().is_some_and(|f| {
+            !new.tiny_set.is_empty()
+                && !f.tiny_set.is_empty()
+                && tiny_likeness(&new.tiny_set, &f.tiny_set)
+                    .similarity
+                    .containment
+                    >= 1.0
+        });
         if !found_by_keys
+            && !held_whole
             && !full
                 .as_ref()
                 .is_some_and(|f| shares_sentence(new, f, template))
@@ -257,7 +268,7 @@ impl Confirm {
         // took on one page and not the other).
         if !confirmed && by_lines && self.tiny(&new.sketch, &stored.sketch) {
             if let (Some(a), Some(Some(b))) = (&new.blocks, full.as_ref().map(|r| &r.blocks)) {
-                if a.host == b.host && tiny_lines_edited(a, b, template) {
+                if a.host == b.host && tiny_lines_edited(a, b, template, held_whole) {
                     confirmed = true;
                 }
             }

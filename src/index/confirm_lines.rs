@@ -38,7 +38,11 @@ pub const APPENDED_WORDS: u8 = 5;
 /// sorted in `template`) differ only by a sentence added: every line that one has and the
 /// other has not, as it is, is a sentence ([`Line::is_long`]) that is a line of the other
 /// with [`APPENDED_WORDS`] to [`ADDED_WORDS`] words appended (near it, [`Line::is_near`],
-/// with the same first words), or is the other's so grown, but for at most [`OWN_WORDS`]
+/// with the same first words; or, when `held_whole` says the two pages' exact shingle
+/// sets hold every shingle of the smaller in the larger ([`super::tiny_likeness`]), with
+/// the same first words alone: a sentence as long as the line before it moves the line's
+/// signature far, and the sets already show the line whole in the grown one), or is the
+/// other's so grown, but for at most [`OWN_WORDS`]
 /// words of sentences on one side (a sentence added as a paragraph of its own); and at
 /// least one line is so grown. Pages whose lines differ in their numbers only (a line's
 /// key reads every run of digits as one: the months of a calendar) are left to the tiny
@@ -49,7 +53,12 @@ pub const APPENDED_WORDS: u8 = 5;
 /// with words changed in it (an event's name in "Join us for ... at the Harbour Hall"):
 /// such pages are told apart by exactly that. The line rule, which leaves short lines out
 /// of a page's own, is not used for them ([`Confirm::judge_pages`](super::Confirm::judge_pages)).
-pub fn tiny_lines_edited(new: &Blocks, stored: &Blocks, template: &[u32]) -> bool {
+pub fn tiny_lines_edited(
+    new: &Blocks,
+    stored: &Blocks,
+    template: &[u32],
+    held_whole: bool,
+) -> bool {
     let covers = (new.coverage(), stored.coverage());
     let lines = |b: &Blocks| -> Vec<Line> {
         b.lines
@@ -71,7 +80,7 @@ pub fn tiny_lines_edited(new: &Blocks, stored: &Blocks, template: &[u32]) -> boo
     }
     // `long` is `short` with a sentence appended.
     let appended = |long: &Line, short: &Line| {
-        long.is_near(short)
+        (held_whole || long.is_near(short))
             && long.ends & 0xffff == short.ends & 0xffff
             && (short.words.saturating_add(APPENDED_WORDS)
                 ..=short.words.saturating_add(ADDED_WORDS.min(255) as u8))

@@ -83,8 +83,8 @@ fn tiny_pages_of_a_host_that_differ_by_a_sentence_appended_are_one_page() {
         &appended,
         "Contact us",
     ]);
-    assert!(tiny_lines_edited(&grown, &original, &[]));
-    assert!(tiny_lines_edited(&original, &grown, &[]));
+    assert!(tiny_lines_edited(&grown, &original, &[], false));
+    assert!(tiny_lines_edited(&original, &grown, &[], false));
     // Words changed in it: a tiny page told apart by them (an event's name, a date) is
     // another page, so a brief's copy so edited is not found this way.
     let edited = brief
@@ -96,7 +96,7 @@ fn tiny_pages_of_a_host_that_differ_by_a_sentence_appended_are_one_page() {
         &edited,
         "Contact us",
     ]);
-    assert!(!tiny_lines_edited(&copy, &original, &[]));
+    assert!(!tiny_lines_edited(&copy, &original, &[], false));
     let event = |name: &str| {
         page(&[
             "Events",
@@ -109,7 +109,8 @@ fn tiny_pages_of_a_host_that_differ_by_a_sentence_appended_are_one_page() {
     assert!(!tiny_lines_edited(
         &event("the Jazz Trio"),
         &event("the Big Rock Band from Leeds"),
-        &[]
+        &[],
+        false
     ));
     // A product page with another name in the same words: a short line differs.
     let kettle = |name: &str| {
@@ -123,7 +124,8 @@ fn tiny_pages_of_a_host_that_differ_by_a_sentence_appended_are_one_page() {
     assert!(!tiny_lines_edited(
         &kettle("Blue kettle 1.7 litres"),
         &kettle("Red kettle 1.7 litres"),
-        &[]
+        &[],
+        false
     ));
     // Two months of a calendar: the same lines but for their numbers.
     let month = |m: &str| {
@@ -134,7 +136,7 @@ fn tiny_pages_of_a_host_that_differ_by_a_sentence_appended_are_one_page() {
             "Previous month Next month",
         ])
     };
-    assert!(!tiny_lines_edited(&month("01"), &month("02"), &[]));
+    assert!(!tiny_lines_edited(&month("01"), &month("02"), &[], false));
     // Two pages, each with a sentence of its own (their bodies lost by extraction).
     let a = page(&[
         "Harbour news",
@@ -146,7 +148,7 @@ fn tiny_pages_of_a_host_that_differ_by_a_sentence_appended_are_one_page() {
         "A new bakery opened on the market square this week",
         "Contact us",
     ]);
-    assert!(!tiny_lines_edited(&a, &b, &[]));
+    assert!(!tiny_lines_edited(&a, &b, &[], false));
 }
 
 /// A page of `lines` lines, its first with every fifth of its twenty words replaced

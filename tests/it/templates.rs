@@ -383,3 +383,66 @@ fn a_short_copy_is_found_against_its_original_stored_with_the_sites_rails() {
         .unwrap();
     assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
 }
+
+/// A Japanese page of the site: menu, headline, the story's paragraph, footer.
+fn japanese_page(headline: &str, story: &str) -> String {
+    format!(
+        "<html><body><nav>ホーム ニュース 暮らし 天気</nav><article><h1>{headline}</h1>\
+         <p>{story}</p></article><footer>このサイトについて 著作権</footer></body></html>"
+    )
+}
+
+/// A tiny Japanese brief of two short sentences, stored as its site's first page, and its
+/// copy with a sentence appended that is as long as each of them: the line grows by more
+/// than half, so its signature is far from the line's, but the two pages' exact shingle
+/// sets hold the brief whole in the copy, which is then found against its own original.
+/// A namesake (one word of the brief changed, the same sentence appended) is another page.
+#[test]
+fn a_tiny_briefs_copy_with_a_sentence_as_long_as_itself_appended_is_found() {
+    let (_dir, stage) = stage(true);
+    let check = |url: &str, headline: &str, story: &str| {
+        stage
+            .check_page(
+                url,
+                japanese_page(headline, story).as_bytes(),
+                Some("text/html; charset=utf-8"),
+            )
+            .unwrap()
+    };
+    let brief = "テキストはファイル名として扱われます。テキストはユーザ名として扱われます。";
+    let added = "読者から、これらの数字は後に確認されたとの連絡があった。";
+    let others = [
+        "駅前の図書館は来月から開館時間を一時間延ばす。平日の夜に利用する学生が増えたためだという。",
+        "市の公園で春の花まつりが始まった。週末には地元の楽団による演奏会も予定されている。",
+        "新しい路線バスの運行が始まり、朝の通勤時間帯は十分おきに走る。運賃は据え置かれた。",
+        "港の倉庫を改装した市場が開き、初日は多くの家族連れでにぎわった。魚や野菜が並ぶ。",
+    ];
+    let verdict = check("https://jp.example/a/0", "お知らせ", brief);
+    assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+    for (i, story) in others.iter().enumerate() {
+        let verdict = check(
+            &format!("https://jp.example/a/{}", i + 1),
+            "お知らせ",
+            story,
+        );
+        assert!(
+            matches!(verdict, PageVerdict::Unique { .. }),
+            "{i}: {verdict:?}"
+        );
+    }
+    match check(
+        "https://jp.example/copy/0",
+        "お知らせ",
+        &format!("{brief}{added}"),
+    ) {
+        PageVerdict::NearDuplicate { of, .. } => assert_eq!(of.name, "https://jp.example/a/0"),
+        other => panic!("the copy: {other:?}"),
+    }
+    let namesake = brief.replace("ユーザ名", "グループ名");
+    let verdict = check(
+        "https://jp.example/a/5",
+        "お知らせ",
+        &format!("{namesake}{added}"),
+    );
+    assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+}
