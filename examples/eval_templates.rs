@@ -20,7 +20,7 @@
 //! its path alone.
 //!
 //! ```text
-//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--as-files target/release/crawldedup] [--cjk N [--site HOST=FOLDER]...] [--limit N] [--verbose] [--dump FOLDER]
+//! cargo run --release --example eval_templates -- ../shared/datasets/wcxb-dev [--boilerplate-set ../shared/datasets/trafilatura-eval-dev] [--peer target/peers/bin/python] [--as-files target/release/crawldedup] [--cjk N [--site HOST=FOLDER]... [--into-first-paragraph]] [--limit N] [--verbose] [--dump FOLDER]
 //! ```
 
 // The evaluation reads its templates' structure with scraper's own parse functions:
@@ -509,6 +509,7 @@ fn cjk_pages_of(
     templates: &mut Vec<Template>,
     per_site: usize,
     extra: &[cjk::Site],
+    first_paragraph: bool,
 ) -> Result<(Vec<Page>, usize)> {
     templates.retain(|t| lang_of(t) != Lang::En);
     let (zh, ja) = (cjk::prose("zh")?, cjk::prose("ja")?);
@@ -526,7 +527,7 @@ fn cjk_pages_of(
         } else {
             Lang::Zh
         };
-        let pages = cjk::site_templates(site, per_site)?;
+        let pages = cjk::site_templates(site, per_site, first_paragraph)?;
         if pages.is_empty() {
             println!(
                 "site {}: no pages under {} (its Debian package is not installed)",
@@ -562,6 +563,7 @@ fn main() -> Result<()> {
         cjk_pages,
         as_files: binary,
         sites,
+        first_paragraph,
     } = parse_args()?;
     let mut hosts = HashSet::new();
     let (mut templates, texts) = load(&dataset, limit, &mut hosts)?;
@@ -590,7 +592,7 @@ fn main() -> Result<()> {
             (build(&templates, &mut pools, &|_| Lang::En), texts.len())
         }
         Some(per_site) => {
-            let (pages, texts) = cjk_pages_of(&mut templates, per_site, &sites)?;
+            let (pages, texts) = cjk_pages_of(&mut templates, per_site, &sites, first_paragraph)?;
             println!(
                 "{} of them with Chinese or Japanese paragraphs (the others left out), and Debian's CJK sites",
                 templates.len()

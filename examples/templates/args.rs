@@ -19,6 +19,9 @@ pub struct Args {
     /// More sites for the CJK evaluation (`--site HOST=FOLDER`): a folder of one site's
     /// pages as served (a saved crawl, a web cache).
     pub sites: Vec<cjk::Site>,
+    /// `--into-first-paragraph`: a CJK site page's new text in its first paragraph of its
+    /// own rather than its longest (templates/cjk.rs).
+    pub first_paragraph: bool,
 }
 
 pub fn parse_args() -> Result<Args> {
@@ -33,6 +36,7 @@ pub fn parse_args() -> Result<Args> {
         cjk_pages: None,
         as_files: None,
         sites: Vec::new(),
+        first_paragraph: false,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -61,6 +65,7 @@ pub fn parse_args() -> Result<Args> {
             }
             "--peer" => parsed.python = Some(args.next().context("--peer needs a python")?),
             "--verbose" => parsed.verbose = true,
+            "--into-first-paragraph" => parsed.first_paragraph = true,
             "--limit" => parsed.limit = args.next().context("--limit needs N")?.parse()?,
             other if !other.starts_with('-') => parsed.dataset = PathBuf::from(other),
             other => bail!("unknown option {other}"),

@@ -8,7 +8,9 @@
 //! at most a tenth of the site's sampled pages is the page's own content and is emptied,
 //! unless it is all one link (a "next page" line); what the pages share (menus, footers,
 //! the site's banners) is the template and stays as served. The new text goes into the
-//! longest emptied paragraph.
+//! longest emptied paragraph (the first with `--into-first-paragraph`, where the Debian
+//! Reference's front page puts it in its copyright notice, under a 19 KB table of contents
+//! that extraction rightly takes: two briefs of that host are then exact duplicates).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -280,7 +282,7 @@ fn leaf_blocks(html: &Html) -> Vec<(NodeId, String, bool)> {
 
 /// Up to `limit` pages of `site`, taken evenly over its files, as templates (see the
 /// module documentation); pages with no paragraph of their own are left out.
-pub fn site_templates(site: &Site, limit: usize) -> Result<Vec<Template>> {
+pub fn site_templates(site: &Site, limit: usize, first: bool) -> Result<Vec<Template>> {
     let mut files = Vec::new();
     html_files(Path::new(site.folder), site.suffix, &mut files);
     files.sort();
@@ -331,18 +333,20 @@ pub fn site_templates(site: &Site, limit: usize) -> Result<Vec<Template>> {
             .collect();
         let own: Vec<NodeId> = own_blocks.iter().map(|b| b.0).collect();
         // The new text goes where most of the page's own prose was: its longest paragraph
-        // of its own (the first may be a notice, a site's front page's copyright line).
-        let Some(first) = own_blocks
-            .iter()
-            .filter(|b| {
-                html.tree
-                    .get(b.0)
-                    .and_then(|n| n.value().as_element().map(|e| e.name() == "p"))
-                    .unwrap_or(false)
-            })
-            .max_by_key(|b| b.1.chars().count())
-            .map(|b| b.0)
-        else {
+        // of its own (the first may be a notice, a site's front page's copyright line), or
+        // with `first` its first.
+        let mut paragraphs = own_blocks.iter().filter(|b| {
+            html.tree
+                .get(b.0)
+                .and_then(|n| n.value().as_element().map(|e| e.name() == "p"))
+                .unwrap_or(false)
+        });
+        let chosen = if first {
+            paragraphs.next()
+        } else {
+            paragraphs.max_by_key(|b| b.1.chars().count())
+        };
+        let Some(first) = chosen.map(|b| b.0) else {
             continue;
         };
         for &id in &own {
