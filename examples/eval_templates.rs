@@ -527,7 +527,7 @@ fn cjk_pages_of(
         } else {
             Lang::Zh
         };
-        let pages = cjk::site_templates(site, per_site, first_paragraph)?;
+        let mut pages = cjk::site_templates(site, per_site, first_paragraph)?;
         if pages.is_empty() {
             println!(
                 "site {}: no pages under {} (its Debian package is not installed)",
@@ -537,7 +537,6 @@ fn cjk_pages_of(
         }
         // A page the site's own sequence does not carry (else one page would be served by
         // two hosts, a mirror, with different articles).
-        let mut pages = pages;
         let Some(mut single) = pages.pop() else {
             continue;
         };

@@ -346,7 +346,7 @@ pub fn site_templates(site: &Site, limit: usize, first: bool) -> Result<Vec<Temp
         } else {
             paragraphs.max_by_key(|b| b.1.chars().count())
         };
-        let Some(first) = chosen.map(|b| b.0) else {
+        let Some(body) = chosen.map(|b| b.0) else {
             continue;
         };
         for &id in &own {
@@ -356,7 +356,7 @@ pub fn site_templates(site: &Site, limit: usize, first: bool) -> Result<Vec<Temp
             while let Some(mut child) = node.first_child() {
                 child.detach();
             }
-            if id == first {
+            if id == body {
                 node.append(Node::Text(scraper::node::Text {
                     text: marker.into(),
                 }));

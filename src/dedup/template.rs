@@ -324,12 +324,13 @@ pub(crate) struct Compared<'a> {
 /// looked up by it too (see the [module documentation](self)).
 pub const PAGE_PROBE_GROWTH: usize = 2;
 
-/// The fingerprint a short page (under `dedup.short_text_chars`) is also looked up by: its page text's, when that is at
-/// least [`PAGE_PROBE_GROWTH`] times the text compared. Extraction chooses the main
-/// block of a page with a short story on what surrounds it, and the same template may
-/// give the story alone on one page and the story with the site's rails on another (a
-/// brief one sentence longer is enough): a copy whose main text is its story is then
-/// unlike its original stored with the rails, and like the original's page text.
+/// The fingerprint a short page (under `dedup.short_text_chars`) is also looked up by:
+/// its page text's, when that is at least [`PAGE_PROBE_GROWTH`] times the text compared.
+/// Extraction chooses the main block of a page with a short story on what surrounds it,
+/// and the same template may give the story alone on one page and the story with the
+/// site's rails on another (a brief one sentence longer is enough): a copy whose main text
+/// is its story is then unlike its original stored with the rails, and like the original's
+/// page text.
 fn page_probe(compared: &Compared<'_>, page_text: &str) -> Option<Fingerprint> {
     (page_text.len() >= PAGE_PROBE_GROWTH * compared.text.len()).then(|| Fingerprint::of(page_text))
 }

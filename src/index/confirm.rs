@@ -215,16 +215,13 @@ impl Confirm {
                     .iter()
                     .any(|w| w.resemblance(&stored.sketch) >= LINES_FROM_RESEMBLANCE));
         let full = if by_lines || tiny_sets { full()? } else { None };
-        // Every shingle of the smaller of two small texts is in the larger, by their exact
-        // sets: the smaller is held whole in the larger.
-        let held_whole = full.as_ref().is_some_and(|f| {
-            !new.tiny_set.is_empty()
-                && !f.tiny_set.is_empty()
-                && tiny_likeness(&new.tiny_set, &f.tiny_set)
-                    .similarity
-                    .containment
-                    >= 1.0
-        });
+        // The exact likeness of two small texts, from their whole shingle sets; when every
+        // shingle of the smaller is in the larger, the smaller is held whole in the larger.
+        let exact_sets = full
+            .as_ref()
+            .filter(|f| !new.tiny_set.is_empty() && !f.tiny_set.is_empty())
+            .map(|f| tiny_likeness(&new.tiny_set, &f.tiny_set));
+        let held_whole = exact_sets.is_some_and(|e| e.similarity.containment >= 1.0);
         if !found_by_keys
             && !held_whole
             && !full
@@ -250,18 +247,12 @@ impl Confirm {
         }
         if let Some(judged) = judged_by_lines {
             (similarity, confirmed) = judged;
-        } else if tiny_sets {
-            let exact_sets = full
-                .as_ref()
-                .filter(|r| !r.tiny_set.is_empty())
-                .map(|r| tiny_likeness(&new.tiny_set, &r.tiny_set));
-            if exact_sets.is_some() {
-                (similarity, confirmed) = self.judge(
-                    (&new.sketch, new_chars),
-                    (&stored.sketch, stored.chars),
-                    exact_sets,
-                );
-            }
+        } else if tiny_sets && exact_sets.is_some() {
+            (similarity, confirmed) = self.judge(
+                (&new.sketch, new_chars),
+                (&stored.sketch, stored.chars),
+                exact_sets,
+            );
         }
         // Two tiny pages of one host that differ only by a sentence appended (a brief's
         // page with a sentence added to its paragraph, beside a headline that extraction

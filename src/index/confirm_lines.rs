@@ -42,8 +42,8 @@ pub const APPENDED_WORDS: u8 = 5;
 /// sets hold every shingle of the smaller in the larger ([`super::tiny_likeness`]), with
 /// the same first words alone: a sentence as long as the line before it moves the line's
 /// signature far, and the sets already show the line whole in the grown one), or is the
-/// other's so grown, but for at most [`OWN_WORDS`]
-/// words of sentences on one side (a sentence added as a paragraph of its own); and at
+/// other's so grown, but for at most [`OWN_WORDS`] words of sentences on one side (a
+/// sentence added as a paragraph of its own); and at
 /// least one line is so grown. Pages whose lines differ in their numbers only (a line's
 /// key reads every run of digits as one: the months of a calendar) are left to the tiny
 /// rule's exact sets. A brief's
