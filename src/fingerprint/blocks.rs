@@ -29,13 +29,15 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::features::{fmix64, three_shingles, token_hashes_into, word_features};
 
-/// Lines a profile keeps at most. Of a page with more, the profile is a sample by key
-/// ([`Blocks::sampled`]): its sentences ([`LONG_LINE_WORDS`]) first, the ones with the
-/// lowest keys when there are more than this many, then, in the room left, the shorter lines
-/// with the lowest keys; the lines kept stay in reading order. Two samples of pages that
-/// share most lines hold most of the same lines (a line added to a page displaces at most
-/// one), and two pages are compared on the lines both samples would keep
-/// ([`Blocks::coverage`]).
+/// Lines a profile keeps at most. Of a page with more, the profile is a sample by length
+/// ([`Blocks::sampled`]): its longest lines, in words ([`Line::rank`]), the lowest keys
+/// among lines of one length; the lines kept stay in reading order. A page's paragraphs
+/// are kept before the entries of a table of contents or of a menu of several hundred
+/// links, whatever their keys: a brief under a large template stays in its page's profile.
+/// Two samples of pages that share most lines hold most of the same lines (a line added to
+/// a page displaces at most one), and two pages are compared on the lines both samples
+/// would keep ([`Blocks::coverage`]). Profiles stored before index format 10 are samples
+/// by key ([`Coverage::ByKey`]).
 pub const MAX_LINES: usize = 256;
 
 /// Set in a stored profile's line count when the profile is a sample ([`Blocks::sampled`]).
@@ -44,6 +46,10 @@ const SAMPLED: u16 = 0x8000;
 /// Set in a stored profile's line count when its lines are signed by words and shingles
 /// (index format 9 on); a profile stored before is [`Blocks::legacy`].
 const WORDS_AND_SHINGLES: u16 = 0x4000;
+
+/// Set in a stored profile's line count when the profile is a sample by length (index
+/// format 10 on); a sample stored before is by key ([`Coverage::ByKey`]).
+const BY_LENGTH: u16 = 0x2000;
 
 /// A line of this many words or more is a sentence of the page (a paragraph, a teaser, a
 /// long list item); shorter ones are headlines, labels, names, dates and menu items.
@@ -69,25 +75,35 @@ pub const NEAR_LINE_GROWTH: u32 = 2;
 /// Bytes of one line in a stored profile.
 pub const LINE_BYTES: usize = 25;
 
-/// The lines a profile covers ([`Blocks::coverage`]): for sentences and for short lines,
-/// the highest key covered (`None`: none).
+/// The lines a profile covers ([`Blocks::coverage`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Coverage {
-    /// The highest key of a sentence covered.
-    pub long: Option<u32>,
-    /// The highest key of a short line covered.
-    pub short: Option<u32>,
+pub enum Coverage {
+    /// Every line: the profile is not a sample.
+    All,
+    /// A sample by length: the lines of this rank ([`Line::rank`]) or lower.
+    ByLength(u64),
+    /// A sample by key, as stored before index format 10: its sentences of the lowest keys
+    /// first, then in the room left its shorter lines of the lowest keys. For sentences and
+    /// for short lines, the highest key covered (`None`: none).
+    ByKey {
+        /// The highest key of a sentence covered.
+        long: Option<u32>,
+        /// The highest key of a short line covered.
+        short: Option<u32>,
+    },
 }
 
 impl Coverage {
     /// Whether a page's `line` is covered.
     pub fn covers(&self, line: &Line) -> bool {
-        let bound = if line.is_long() {
-            self.long
-        } else {
-            self.short
-        };
-        bound.is_some_and(|b| line.key <= b)
+        match *self {
+            Coverage::All => true,
+            Coverage::ByLength(bound) => line.rank() <= bound,
+            Coverage::ByKey { long, short } => {
+                let bound = if line.is_long() { long } else { short };
+                bound.is_some_and(|b| line.key <= b)
+            }
+        }
     }
 }
 
@@ -117,6 +133,12 @@ impl Line {
         self.words >= LONG_LINE_WORDS
     }
 
+    /// Its place in a sample by length ([`MAX_LINES`]): longer lines first, then lower
+    /// keys.
+    pub fn rank(&self) -> u64 {
+        u64::from(u8::MAX - self.words) << 32 | u64::from(self.key)
+    }
+
     /// Whether `other` is this line edited ([`NEAR_LINE_BITS`]): the signatures near, an
     /// end shared, and neither line more than [`NEAR_LINE_GROWTH`] times the other's words.
     pub fn is_near(&self, other: &Line) -> bool {
@@ -136,8 +158,11 @@ pub struct Blocks {
     /// The lines with words, in reading order.
     pub lines: Vec<Line>,
     /// Whether the page had more than [`MAX_LINES`] lines, so that `lines` is a sample of
-    /// them by key (see [`MAX_LINES`]).
+    /// them by length (see [`MAX_LINES`]), or by key when `by_key` says so.
     pub sampled: bool,
+    /// Whether the profile is a sample by key, as stored before index format 10
+    /// ([`Coverage::ByKey`]).
+    pub(crate) by_key: bool,
     /// Whether the profile was stored by a build before index format 9, whose line
     /// signatures were of a line's shingles or of its words, by its length: its lines are
     /// then near only lines of another such profile
@@ -323,21 +348,6 @@ pub(crate) fn cached_key(line: &str, line_keys: &mut LineKeys) -> Option<u32> {
         .or_else(|| line_keys.key(line))
 }
 
-/// The highest key among the `room` lowest keys of the lines of one kind (sentences when
-/// `long`), or `None` when there is no room or no such line.
-fn lowest_keys_bound(lines: &[Line], long: bool, room: usize) -> Option<u32> {
-    let mut keys: Vec<u32> = lines
-        .iter()
-        .filter(|l| l.is_long() == long)
-        .map(|l| l.key)
-        .collect();
-    if room == 0 || keys.is_empty() {
-        return None;
-    }
-    let at = room.min(keys.len()) - 1;
-    Some(*keys.select_nth_unstable(at).1)
-}
-
 /// The key of a host name (lower case).
 pub fn host_key(host: &str) -> u32 {
     xxh3_64(host.as_bytes()) as u32
@@ -368,7 +378,6 @@ impl Blocks {
         mut keys: Option<(&mut Vec<u32>, usize)>,
     ) -> Blocks {
         let mut lines = Vec::new();
-        let mut short = 0;
         let mut line_keys = LineKeys::default();
         let mut hashes = Vec::new();
         let mut features = Vec::new();
@@ -410,25 +419,19 @@ impl Blocks {
                     keys.push(line.key);
                 }
             }
-            short += usize::from(!line.is_long());
             lines.push(line);
         }
         let sampled = lines.len() > MAX_LINES;
         if sampled {
-            // Room for the sentences first, then for the short lines, each taken by key.
-            let long = lines.len() - short;
-            let long_bound = lowest_keys_bound(&lines, true, MAX_LINES);
-            let short_bound = lowest_keys_bound(&lines, false, MAX_LINES.saturating_sub(long));
-            let mut long_room = MAX_LINES;
-            let mut short_room = MAX_LINES.saturating_sub(long);
+            // The MAX_LINES lines of the lowest ranks; of lines of the bound's rank (one
+            // line repeated), as many as there is room for.
+            let mut ranks: Vec<u64> = lines.iter().map(Line::rank).collect();
+            let bound = *ranks.select_nth_unstable(MAX_LINES - 1).1;
+            let mut room = MAX_LINES - ranks.iter().filter(|&&r| r < bound).count();
             lines.retain(|l| {
-                let (bound, room) = if l.is_long() {
-                    (long_bound, &mut long_room)
-                } else {
-                    (short_bound, &mut short_room)
-                };
-                let keep = bound.is_some_and(|b| l.key <= b) && *room > 0;
-                *room -= usize::from(keep);
+                let rank = l.rank();
+                let keep = rank < bound || (rank == bound && room > 0);
+                room -= usize::from(rank == bound && keep);
                 keep
             });
         }
@@ -436,6 +439,7 @@ impl Blocks {
             host: host_key(host),
             lines,
             sampled,
+            by_key: false,
             legacy: false,
         }
     }
@@ -445,10 +449,7 @@ impl Blocks {
     /// [`Blocks::sampled`]). Two pages are compared on the lines both profiles cover.
     pub fn coverage(&self) -> Coverage {
         if !self.sampled {
-            return Coverage {
-                long: Some(u32::MAX),
-                short: Some(u32::MAX),
-            };
+            return Coverage::All;
         }
         let highest = |long: bool| {
             self.lines
@@ -457,8 +458,11 @@ impl Blocks {
                 .map(|l| l.key)
                 .max()
         };
+        if !self.by_key {
+            return Coverage::ByLength(self.lines.iter().map(Line::rank).max().unwrap_or(0));
+        }
         let short = highest(false);
-        Coverage {
+        Coverage::ByKey {
             // Short lines were kept only when every sentence was.
             long: if short.is_some() {
                 Some(u32::MAX)
@@ -470,14 +474,20 @@ impl Blocks {
     }
 
     /// Encoding: the host (4 bytes), a u16 count (its top bit set for a sample, the next
-    /// one unless the profile is [`Blocks::legacy`]), then per line its key (4), words (1)
+    /// one unless the profile is [`Blocks::legacy`], the third for a sample by length),
+    /// then per line its key (4), words (1)
     /// and signature (16) and ends (4); integers big-endian.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let lines = &self.lines[..self.lines.len().min(MAX_LINES)];
         out.extend_from_slice(&self.host.to_be_bytes());
         let count = lines.len() as u16
             | if self.sampled { SAMPLED } else { 0 }
-            | if self.legacy { 0 } else { WORDS_AND_SHINGLES };
+            | if self.legacy { 0 } else { WORDS_AND_SHINGLES }
+            | if self.sampled && !self.by_key {
+                BY_LENGTH
+            } else {
+                0
+            };
         out.extend_from_slice(&count.to_be_bytes());
         for line in lines {
             out.extend_from_slice(&line.key.to_be_bytes());
@@ -493,7 +503,8 @@ impl Blocks {
         let field = u16::from_be_bytes(bytes.get(4..6)?.try_into().ok()?);
         let sampled = field & SAMPLED != 0;
         let legacy = field & WORDS_AND_SHINGLES == 0;
-        let count = usize::from(field & !(SAMPLED | WORDS_AND_SHINGLES));
+        let by_key = sampled && field & BY_LENGTH == 0;
+        let count = usize::from(field & !(SAMPLED | WORDS_AND_SHINGLES | BY_LENGTH));
         if count > MAX_LINES {
             return None;
         }
@@ -513,6 +524,7 @@ impl Blocks {
                 host,
                 lines,
                 sampled,
+                by_key,
                 legacy,
             },
             end,

@@ -165,8 +165,11 @@ pub type DocId = u64;
 /// at most would take for a damaged record; version 9 signs a profile's lines by their
 /// words and shingles and marks such a profile, so that the profiles stored before
 /// ([`Blocks::legacy`](crate::fingerprint::Blocks::legacy)) are compared with the new ones
-/// by their lines' keys only.
-pub const INDEX_FORMAT_VERSION: u32 = 9;
+/// by their lines' keys only; version 10 samples the profile of a page of more lines than
+/// a profile keeps by length, its longest lines, and marks it, so that a brief under a
+/// large template stays in its profile (the samples stored before are read by key,
+/// [`Coverage::ByKey`](crate::fingerprint::blocks::Coverage::ByKey)).
+pub const INDEX_FORMAT_VERSION: u32 = 10;
 
 /// The oldest index format this build opens. An index of an older format than
 /// [`INDEX_FORMAT_VERSION`] is upgraded in place when it opens: its stored records stay as

@@ -2,6 +2,7 @@
 //! stored once, edited copies are found against their own original, and the stored text
 //! leaves the rails out.
 
+use crawldedup::fingerprint::blocks::block_key;
 use crawldedup::fixture::{Article, Site};
 use crawldedup::{Config, Dedup, PageVerdict};
 
@@ -445,4 +446,121 @@ fn a_tiny_briefs_copy_with_a_sentence_as_long_as_itself_appended_is_found() {
         &format!("{namesake}{added}"),
     );
     assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+}
+
+/// A page of a one-book site: a brief above the book's table of contents of 600 entries,
+/// each long enough to be a sentence (about ten words of Japanese).
+fn book_page(story: &str) -> String {
+    let toc: String = book_contents()
+        .iter()
+        .map(|entry| format!("<dt><a href=\"ch.html\">{entry}</a></dt>"))
+        .collect();
+    format!(
+        "<html><body><div class=\"book\"><h1>Debian リファレンス</h1><p>{story}</p>\
+         <div class=\"toc\"><p><b>目次</b></p><dl>{toc}</dl></div></div></body></html>"
+    )
+}
+
+/// The entries of [`book_page`]'s table of contents.
+fn book_contents() -> Vec<String> {
+    let (a, b, c) = (
+        [
+            "ネットワーク",
+            "パッケージ",
+            "ファイル",
+            "ユーザー",
+            "プリンター",
+            "ディスク",
+            "カーネル",
+            "シェル",
+        ],
+        [
+            "設定", "管理", "確認", "更新", "削除", "保存", "検索", "復元",
+        ],
+        [
+            "基本的な方法",
+            "よくある問題",
+            "便利な使い方",
+            "注意すべき点",
+            "最初の手順",
+            "古い設定",
+            "新しい機能",
+            "安全な運用",
+            "速い処理",
+            "小さな工夫",
+        ],
+    );
+    (0..600)
+        .map(|i| {
+            format!(
+                "{}の{}と{}の{}",
+                a[i % 8],
+                b[i / 8 % 8],
+                c[i / 64 % 10],
+                a[(i / 8 + i) % 8]
+            )
+        })
+        .collect()
+}
+
+/// A brief stored as its site's first page, under a table of contents of more lines than a
+/// profile keeps, then the copy of it with a sentence appended, once the site's template is
+/// known: the brief is among the longest lines of its page, so its profile keeps it
+/// (a sample by key dropped it among the entries of lower keys), and the copy is found
+/// against it.
+#[test]
+fn a_briefs_copy_is_found_against_its_first_page_stored_under_a_large_table_of_contents() {
+    let (_dir, stage) = stage(true);
+    let check = |url: &str, story: &str| {
+        stage
+            .check_page(
+                url,
+                book_page(story).as_bytes(),
+                Some("text/html; charset=utf-8"),
+            )
+            .unwrap()
+    };
+    // A brief whose line key is above the 256 lowest of the page's: a sample by key would
+    // leave it out.
+    let mut toc_keys: Vec<u32> = book_contents()
+        .iter()
+        .filter_map(|entry| block_key(entry))
+        .collect();
+    toc_keys.sort_unstable();
+    let brief = [
+        "実行ファイルです。",
+        "実行ファイルの順です。",
+        "外部コマンドです。",
+        "関数です。",
+    ]
+    .iter()
+    .map(|end| {
+        format!(
+            "テキストはコマンド名として扱います。コマンド補完の際にマッチングを試みる\
+                 順序は、エイリアス、予約語、シェル関数、シェルの組み込みコマンド、{end}"
+        )
+    })
+    .find(|brief| block_key(brief).is_some_and(|key| key > toc_keys[255]))
+    .expect("a brief past the lowest keys");
+    let brief = brief.as_str();
+    let added = "読者から、これらの数字は後に確認されたとの連絡があった。";
+    let verdict = check("https://book.example/0", brief);
+    assert!(matches!(verdict, PageVerdict::Unique { .. }), "{verdict:?}");
+    let others = [
+        "駅前の図書館は来月から開館時間を一時間延ばす。平日の夜に利用する学生が増えたためだという。",
+        "市の公園で春の花まつりが始まった。週末には地元の楽団による演奏会も予定されている。",
+        "新しい路線バスの運行が始まり、朝の通勤時間帯は十分おきに走る。運賃は据え置かれた。",
+        "港の倉庫を改装した市場が開き、初日は多くの家族連れでにぎわった。魚や野菜が並ぶ。",
+    ];
+    for (i, story) in others.iter().enumerate() {
+        let verdict = check(&format!("https://book.example/{}", i + 1), story);
+        assert!(
+            matches!(verdict, PageVerdict::Unique { .. }),
+            "{i}: {verdict:?}"
+        );
+    }
+    match check("https://book.example/copy/0", &format!("{brief}{added}")) {
+        PageVerdict::NearDuplicate { of, .. } => assert_eq!(of.name, "https://book.example/0"),
+        other => panic!("the copy: {other:?}"),
+    }
 }

@@ -3,41 +3,94 @@
 use super::*;
 use proptest::prelude::*;
 
+/// Three-letter names, without digits (a line's key reads every run of digits as one).
+fn name(i: u32) -> String {
+    [i % 26, i / 26 % 26, i / 676 % 26]
+        .iter()
+        .map(|&c| char::from(b'a' + c as u8))
+        .collect()
+}
+
 #[test]
-fn a_page_of_more_lines_than_a_profile_keeps_is_sampled_by_key_and_says_so() {
-    // Letters, not digits: a line's key reads every run of digits as one.
-    let name = |i: u32| -> String {
-        [i % 26, i / 26 % 26]
-            .iter()
-            .map(|&c| char::from(b'a' + c as u8))
-            .collect()
-    };
+fn a_page_of_more_lines_than_a_profile_keeps_is_sampled_by_length_and_says_so() {
+    // 300 lines of eight words: of one length, they are kept by key.
     let text: Vec<String> = (0..300)
         .map(|i| format!("line {} holds these eight words of its own", name(i)))
         .collect();
     let blocks = Blocks::of("a.example", &text.join("\n"));
     assert!(blocks.sampled);
     assert_eq!(blocks.lines.len(), MAX_LINES);
-    // The sentences kept are those of the lowest keys, each covered, the others not.
-    let all = Blocks::profile("a.example", &text[..MAX_LINES].join("\n"), None);
-    assert!(!all.sampled);
+    // The lines kept are those of the lowest ranks, each covered, the others not.
+    let all = Blocks::profile("a.example", &text.join("\n"), None);
+    let mut ranks: Vec<u64> = text
+        .iter()
+        .map(|l| Blocks::of("a.example", l).lines[0].rank())
+        .collect();
+    ranks.sort_unstable();
     let coverage = blocks.coverage();
-    let highest = blocks.lines.iter().map(|l| l.key).max().unwrap();
-    assert_eq!(coverage.long, Some(highest));
-    assert_eq!(coverage.short, None);
+    assert_eq!(coverage, Coverage::ByLength(ranks[MAX_LINES - 1]));
+    let unsampled = Blocks::of("a.example", &text[..MAX_LINES].join("\n"));
+    assert!(!unsampled.sampled);
+    assert_eq!(unsampled.coverage(), Coverage::All);
     for line in &all.lines {
         assert_eq!(
             coverage.covers(line),
             blocks.lines.iter().any(|l| l.key == line.key)
         );
     }
-    // Stored and read back, the profile is still a sample.
+    // Stored and read back, the profile is still a sample by length.
     let mut bytes = Vec::new();
     blocks.encode(&mut bytes);
-    assert_eq!(Blocks::decode(&bytes), Some((blocks, bytes.len())));
+    assert_eq!(Blocks::decode(&bytes), Some((blocks.clone(), bytes.len())));
     let mut bytes = Vec::new();
-    all.encode(&mut bytes);
+    unsampled.encode(&mut bytes);
     assert_eq!(Blocks::decode(&bytes).map(|(b, _)| b.sampled), Some(false));
+}
+
+/// A brief's paragraph under a table of contents of 400 entries, each long enough to be a
+/// sentence, stays in the page's profile whatever its key: the longest lines are kept.
+#[test]
+fn a_paragraph_under_a_table_of_contents_of_hundreds_of_entries_stays_in_the_profile() {
+    let toc: Vec<String> = (0..400)
+        .map(|i| format!("chapter {} explains the settings of the tool", name(i)))
+        .collect();
+    for i in 0..20 {
+        let brief = format!(
+            "the council {} approved the new library budget on tuesday after a long debate \
+             about its opening hours and the cost of keeping the reading rooms warm",
+            name(i)
+        );
+        let text = format!("{brief}\n{}", toc.join("\n"));
+        let blocks = Blocks::of("a.example", &text);
+        let line = Blocks::of("a.example", &brief).lines[0];
+        assert!(blocks.sampled && blocks.lines.contains(&line), "brief {i}");
+        assert!(blocks.coverage().covers(&line));
+    }
+}
+
+/// A sample stored by a build before index format 10 is read as a sample by key, and its
+/// coverage is by key: its sentences of the lowest keys, then its short lines.
+#[test]
+fn a_sample_by_key_stored_before_format_10_is_read_and_covered_by_key() {
+    let text: Vec<String> = (0..300)
+        .map(|i| format!("line {} holds these eight words of its own", name(i)))
+        .collect();
+    let mut by_key = Blocks::of("a.example", &text.join("\n"));
+    by_key.by_key = true;
+    let mut bytes = Vec::new();
+    by_key.encode(&mut bytes);
+    // Format 9's count field: sampled and signed by words and shingles, no length bit.
+    assert_eq!(u16::from_be_bytes([bytes[4], bytes[5]]) & BY_LENGTH, 0);
+    let (read, _) = Blocks::decode(&bytes).unwrap();
+    assert!(read.sampled && read.by_key);
+    let highest = read.lines.iter().map(|l| l.key).max();
+    assert_eq!(
+        read.coverage(),
+        Coverage::ByKey {
+            long: highest,
+            short: None
+        }
+    );
 }
 
 proptest! {
