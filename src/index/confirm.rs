@@ -358,9 +358,11 @@ impl Confirm {
     /// ([`NEAR_LINE_BITS`](crate::fingerprint::blocks::NEAR_LINE_BITS)) is one line edited,
     /// not its own, unless one page's profile is [`Blocks::legacy`] and the other's is not
     /// (their signatures are of different features). `new` is a duplicate when at least
-    /// [`MIN_LINE_CONTAINMENT`] of its words are in `stored`, and its own sentences come to at most [`OWN_WORDS`] words, or
-    /// to at most [`ADDED_WORDS`] when `stored` has no more than [`OWN_WORDS`] of its own, or
-    /// to any number when `stored` has no more than that of its own and they all come
+    /// [`MIN_LINE_CONTAINMENT`] of its words are in `stored`, and its own sentences come to
+    /// at most [`OWN_WORDS`] words, or to at most [`ADDED_WORDS`] when `stored` has nothing
+    /// of its own (two pages with a sentence of their own each, of 10 and 22 words, are two
+    /// briefs under a block their host repeats, not one page with a sentence added), or to
+    /// any number when `stored` has no more than [`OWN_WORDS`] of its own and they all come
     /// after every sentence the two share: `stored` with readers' comments appended, no
     /// longer than what it repeats (at least [`MIN_LINE_CONTAINMENT`] of `new` is
     /// `stored`), as the sketches' containment rule has it for pages of different hosts.
@@ -461,7 +463,8 @@ impl Confirm {
         };
         let confirmed = new_share >= MIN_LINE_CONTAINMENT
             && (new_own <= OWN_WORDS
-                || (stored_own <= OWN_WORDS && (new_own <= ADDED_WORDS || appended())));
+                || (stored_own == 0 && new_own <= ADDED_WORDS)
+                || (stored_own <= OWN_WORDS && appended()));
         (similarity, confirmed)
     }
 }

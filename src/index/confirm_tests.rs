@@ -206,3 +206,31 @@ fn a_profile_stored_before_format_9_matches_a_new_one_by_its_keys_only() {
     // Two profiles of the old kind are compared as before.
     assert!(rule.judge_blocks(&legacy(&copy), &legacy(&original), &[]).1);
 }
+
+/// Two pages of a host that share every line but one sentence each, of 10 words on the
+/// stored page and 20 on the new one, unrelated: two briefs under a block their host
+/// repeats (a table of contents extraction took for both main texts, which are then the
+/// same). The new one is not the stored one with a sentence added; it would be with
+/// nothing of the stored page's own left over.
+#[test]
+fn pages_each_with_a_sentence_of_its_own_are_not_one_page_with_a_sentence_added() {
+    let rule = Confirm::default();
+    let shared = || 100..300;
+    let short_story = line(7).split(' ').take(10).collect::<Vec<_>>().join(" ");
+    let stored = Blocks::of(
+        "a.example",
+        &std::iter::once(short_story)
+            .chain(shared().map(line))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let new = page(std::iter::once(9).chain(shared()));
+    assert!(!rule.judge_blocks(&new, &stored, &[]).1, "two briefs");
+    // The stored page with the 20-word sentence added is its copy.
+    let added = page(shared().chain(std::iter::once(9)));
+    let without = page(shared());
+    assert!(
+        rule.judge_blocks(&added, &without, &[]).1,
+        "a sentence added"
+    );
+}
