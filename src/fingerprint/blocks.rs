@@ -451,6 +451,9 @@ impl Blocks {
         if !self.sampled {
             return Coverage::All;
         }
+        if !self.by_key {
+            return Coverage::ByLength(self.lines.iter().map(Line::rank).max().unwrap_or(0));
+        }
         let highest = |long: bool| {
             self.lines
                 .iter()
@@ -458,9 +461,6 @@ impl Blocks {
                 .map(|l| l.key)
                 .max()
         };
-        if !self.by_key {
-            return Coverage::ByLength(self.lines.iter().map(Line::rank).max().unwrap_or(0));
-        }
         let short = highest(false);
         Coverage::ByKey {
             // Short lines were kept only when every sentence was.
@@ -475,8 +475,8 @@ impl Blocks {
 
     /// Encoding: the host (4 bytes), a u16 count (its top bit set for a sample, the next
     /// one unless the profile is [`Blocks::legacy`], the third for a sample by length),
-    /// then per line its key (4), words (1)
-    /// and signature (16) and ends (4); integers big-endian.
+    /// then per line its key (4), words (1), signature (16) and ends (4); integers
+    /// big-endian.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let lines = &self.lines[..self.lines.len().min(MAX_LINES)];
         out.extend_from_slice(&self.host.to_be_bytes());
