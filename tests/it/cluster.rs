@@ -418,6 +418,45 @@ fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
     assert_eq!(refused.to_string().lines().count(), 1, "{refused}");
 }
 
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn a_worker_joins_an_index_of_an_older_record_format_and_raises_it_but_not_a_newer_one() {
+    use crawldedup::cluster::index::SharedIndex;
+    use crawldedup::index::{INDEX_FORMAT_VERSION, IndexConfig};
+    let redis = RedisCluster::start();
+    let cluster = Cluster::connect(&redis.urls()).unwrap();
+    let config = IndexConfig::default().with_expected(1_000_000);
+    let layout = |name: &str| {
+        let key = format!("{name}:nd:layout");
+        redis_cluster::cli(redis.ports[0], &["-c", "GET", &key])
+            .trim()
+            .to_string()
+    };
+    // The layout as an older build claims it, with no record format named.
+    SharedIndex::open(&cluster, "old", config).unwrap();
+    let ours = layout("old");
+    let records = format!(" records={INDEX_FORMAT_VERSION}");
+    assert!(ours.contains(&records), "{ours}");
+    let older = ours.replace(&records, "");
+    let set = |name: &str, value: &str| {
+        let key = format!("{name}:nd:layout");
+        let reply = redis_cluster::cli(redis.ports[0], &["-c", "SET", &key, value]);
+        assert_eq!(reply.trim(), "OK");
+    };
+    set("old", &older);
+    SharedIndex::open(&cluster, "old", config).expect("an older record format is joined");
+    assert_eq!(layout("old"), ours, "and raised to this build's");
+    // Records newer than this build reads: refused in one line, the layout left as it is.
+    let newer = ours.replace(&records, &format!(" records={}", INDEX_FORMAT_VERSION + 1));
+    set("old", &newer);
+    let refused = SharedIndex::open(&cluster, "old", config)
+        .err()
+        .expect("refused");
+    assert_eq!(refused.to_string().lines().count(), 1, "{refused}");
+    assert!(refused.to_string().contains("records="), "{refused}");
+    assert_eq!(layout("old"), newer);
+}
+
 /// A page of `a.example` whose main text, as extracted, is `main`, and whose whole text is
 /// `story` above `main`: its record carries the profile of its whole text's lines.
 fn host_page(name: &str, story: &str, main: &str) -> crawldedup::index::DocRecord {

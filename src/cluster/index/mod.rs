@@ -34,8 +34,9 @@
 //!
 //! The hash tags spread documents, digests and verdicts over the slots, and put each
 //! master's buckets in one slot of that master. The layout (the table plan for k and n, the
-//! fingerprint version, grouped buckets) is claimed with `SET NX` under `NAME:nd:layout`; a
-//! worker asking for another is refused in one line.
+//! fingerprint version, grouped buckets, the records' format) is claimed with `SET NX`
+//! under `NAME:nd:layout`; a worker asking for another is refused in one line, and a newer
+//! build raises an older record format it reads (`layout.rs`).
 //!
 //! # Of several workers with the same or a near-same page, exactly one keeps it
 //! An exact copy is settled by the digest claim: `SET NX GET` lets one id through and
@@ -111,6 +112,7 @@ use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, plan};
 mod buckets;
 mod decide;
 mod groups;
+mod layout;
 mod reconcile;
 mod verdicts;
 pub use reconcile::Reconciled;
@@ -219,29 +221,12 @@ impl<'c> SharedIndex<'c> {
             ))
         })?;
         let retention = config.retention.map(crate::clock::window_secs);
-        let mut wanted = format!(
+        let settings = format!(
             "fingerprint={FINGERPRINT_VERSION} k={} blocks={} buckets=grouped-by-key",
             plan.k,
             plan.blocks.len()
         );
-        if let Some(window) = retention {
-            wanted.push_str(&format!(" retention={window}s"));
-        }
-        let key = format!("{name}:nd:layout");
-        let stored: String = cluster.with(|con| {
-            redis::cmd("SET")
-                .arg(&key)
-                .arg(&wanted)
-                .arg("NX")
-                .exec(con)?;
-            redis::cmd("GET").arg(&key).query(con)
-        })?;
-        if stored != wanted {
-            return Err(cluster.state_error(format!(
-                "near-duplicate index `{name}` was created as {stored}; this worker asks for \
-                 {wanted}: give every worker the same dedup settings and version"
-            )));
-        }
+        layout::claim(cluster, name, &layout::layout(&settings, retention))?;
         let groups = groups::load_or_claim(cluster, name)?;
         let verdicts = verdicts::Verdicts::start(
             cluster,
