@@ -1,8 +1,12 @@
 //! The integration tests, in one binary (one link of the dependency tree instead of one
 //! per file). Each module is one of the former test files; the helpers they share are
 //! in `common/`. Modules that need more than the page stage are built with the feature
-//! that brings it.
+//! that brings it. The tests that hold a process at a fault point are in the `failpoints`
+//! binary (`tests/failpoints/`).
 
+#[cfg(feature = "cli")]
+#[path = "common/archive_checks.rs"]
+mod archive_checks;
 #[cfg(feature = "cli")]
 #[path = "common/browser.rs"]
 mod browser;
@@ -12,6 +16,8 @@ mod child;
 mod common;
 #[path = "common/docs.rs"]
 mod docs;
+#[path = "common/documents.rs"]
+mod documents;
 #[cfg(feature = "cluster")]
 #[path = "common/redis_cluster.rs"]
 mod redis_cluster;

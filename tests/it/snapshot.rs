@@ -6,45 +6,11 @@
 
 use std::path::Path;
 
-use crawldedup::fingerprint::{Digest, Simhash, Sketch};
+use crawldedup::fingerprint::Digest;
 
-use crate::child::{self, Ended, Kill};
+use crate::documents::{assert_all_found, doc, doc_of, mix};
 use crawldedup::index::snapshot::SNAPSHOT_FILE;
 use crawldedup::index::{Decision, DocRecord, IndexConfig, SimhashIndex};
-
-/// A deterministic stream of 64-bit values (splitmix64) from `state`.
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The sketch of a text of 200 shingles of its own.
-fn own_sketch(seed: u64) -> Sketch {
-    let features: Vec<u64> = (0..200u64).map(|j| mix(seed << 16 | j)).collect();
-    Sketch::from_distinct(&features)
-}
-
-/// Document `i`: a random simhash and a sketch of its own.
-fn doc(i: u64) -> DocRecord {
-    doc_of(i, 0)
-}
-
-/// Document `i` of the stream `seed` (streams share no document).
-fn doc_of(i: u64, seed: u64) -> DocRecord {
-    let i = i + (seed << 40);
-    DocRecord {
-        blocks: None,
-        simhash: Simhash(mix(i)),
-        digest: Digest(u128::from(i)),
-        text_chars: 1000,
-        name: format!("doc-{i}"),
-        sketch: own_sketch(i),
-        tiny_set: Vec::new(),
-        at: 0,
-    }
-}
 
 /// A near copy of document `i`: `flips` bits of its simhash changed, the same sketch.
 fn near_copy(i: u64, flips: u32) -> DocRecord {
@@ -347,16 +313,6 @@ fn eventually(what: &str, check: impl Fn() -> bool) {
 
 /// Every document `0..n` of the stream of unique documents is found as itself: an exact
 /// duplicate of the id it was stored under (no entry of any table missing).
-fn assert_all_found(index: &SimhashIndex, n: u64) {
-    for i in 0..n {
-        assert_eq!(
-            index.find(&doc(i)).unwrap(),
-            Some(Decision::Exact(i)),
-            "document {i} of {n}"
-        );
-    }
-}
-
 fn ready_file(dir: &Path) -> std::path::PathBuf {
     dir.join(format!("{SNAPSHOT_FILE}.ready"))
 }
@@ -482,83 +438,6 @@ fn background_snapshots_taken_while_documents_go_in_reopen_after_a_crash_with_no
     drop(index);
     let rebuilt = rebuilt(dir.path());
     assert_all_found(&rebuilt, n + 5_000);
-}
-
-/// The environment variable that makes a test binary run the kill test's child.
-const CHILD_ENV: &str = "CRAWLDEDUP_SNAPSHOT_CHILD";
-
-#[test]
-fn kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds() {
-    if let Ok(dir) = std::env::var(CHILD_ENV) {
-        // The child: unique documents from where the index stands, a checkpoint every 2,000,
-        // snapshots in the background from 10,000 documents, until killed.
-        let index = SimhashIndex::open(Path::new(&dir), config())
-            .unwrap()
-            .with_snapshot_min_documents(10_000);
-        let mut i = index.len();
-        loop {
-            index.check_and_insert(doc(i)).unwrap();
-            i += 1;
-            if i % 2_000 == 0 {
-                index.checkpoint().unwrap();
-            }
-            if i >= 1_000_000 {
-                return;
-            }
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let rounds = [
-        Kill::At("snapshot-rows-written"),
-        Kill::At("snapshot-installed"),
-        Kill::At("snapshot-ready"),
-        // Snapshots after the first of a session are written in place: killed once a
-        // section is written and before the header naming it is, and once it is.
-        Kill::At("snapshot-section-written"),
-        Kill::After(700),
-        Kill::At("snapshot-switched"),
-        Kill::At("snapshot-rows-written"),
-        Kill::After(400),
-        Kill::At("snapshot-installed"),
-        // The file of the snapshot before the last kept, then written over: killed once the
-        // two files swapped names (Linux), or once the one in place has its second name.
-        Kill::At(if cfg!(target_os = "linux") {
-            "snapshot-exchanged"
-        } else {
-            "snapshot-spare-linked"
-        }),
-        Kill::At("snapshot-switched"),
-        Kill::At("snapshot-section-written"),
-    ];
-    let mut opened_from_snapshot = 0;
-    for kill in rounds {
-        let ended = child::round(
-            "snapshot::kill_9_around_a_background_snapshot_loses_nothing_and_the_next_open_maps_it_or_rebuilds",
-            CHILD_ENV,
-            dir.path(),
-            kill,
-        );
-        match (kill, ended) {
-            (Kill::At(_), Ended::KilledAt(_)) | (Kill::After(_), Ended::KilledAfter) => {}
-            (kill, ended) => panic!("{kill:?}: the child was not killed as planned: {ended:?}"),
-        }
-        // What the kill left opens (from a snapshot or rebuilt) with every document that
-        // reached the database, each found as itself.
-        let index = SimhashIndex::open(dir.path(), config())
-            .unwrap()
-            .with_snapshot_min_documents(u64::MAX);
-        opened_from_snapshot += u32::from(index.opened_from_snapshot());
-        let len = index.len();
-        assert!(len >= 10_000, "{len}");
-        assert_all_found(&index, len);
-        assert_eq!(index.find(&doc(len + 1)).unwrap(), None);
-        drop(index);
-        assert!(!ready_file(dir.path()).exists());
-    }
-    assert!(
-        opened_from_snapshot >= 4,
-        "{opened_from_snapshot} opens of 12 from a snapshot"
-    );
 }
 
 #[test]

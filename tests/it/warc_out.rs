@@ -111,14 +111,7 @@ fn records_of(path: &Path) -> Vec<(String, String, String)> {
     let text = String::from_utf8_lossy(&text);
     text.split("\r\n\r\nWARC/")
         .map(|record| {
-            let field = |name: &str| {
-                record
-                    .lines()
-                    .find_map(|l| l.strip_prefix(name))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string()
-            };
+            let field = |name: &str| crate::warc::field(record, name);
             (
                 field("WARC-Type:"),
                 field("WARC-Target-URI:"),

@@ -116,3 +116,38 @@ pub async fn wait_until_finished(base: &str) -> serde_json::Value {
         }
     }
 }
+
+/// Runs a crawl with `options` until it ends by itself.
+pub fn crawl_to_the_end(
+    runtime: &tokio::runtime::Runtime,
+    config: &Config,
+    options: &crawldedup::crawl::CrawlOptions,
+) {
+    runtime
+        .block_on(
+            crawldedup::Crawler::builder(config)
+                .options(options)
+                .run(std::future::pending()),
+        )
+        .unwrap();
+}
+
+/// An uninterrupted crawl from `seed` (20 ms between requests): its directory (state and
+/// out) and the pages it stored.
+pub fn uninterrupted_crawl(
+    runtime: &tokio::runtime::Runtime,
+    seed: &str,
+) -> (tempfile::TempDir, Vec<String>) {
+    let reference = tempfile::tempdir().unwrap();
+    let out = reference.path().join("out");
+    let mut uninterrupted = crawl_config(&reference.path().join("state"), &out, seed.to_string());
+    uninterrupted.crawl.per_host_delay_ms = 20;
+    runtime
+        .block_on(crawldedup::crawl::crawl(
+            &uninterrupted,
+            std::future::pending(),
+        ))
+        .unwrap();
+    let stored = stored_urls(&out);
+    (reference, stored)
+}

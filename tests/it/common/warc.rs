@@ -31,6 +31,17 @@ pub fn warc_text(out: &Path) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
+/// The value of the header `name` (with its colon, "WARC-Type:") in a record's text,
+/// trimmed; empty when the record has no such header.
+pub fn field(record: &str, name: &str) -> String {
+    record
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
 /// Runs the project's script `tests/SCRIPT` with `python` and `args`, `stdin` given to it;
 /// its standard output, after checking that it succeeded.
 pub fn run_script(python: &str, script: &str, args: &[&std::ffi::OsStr], stdin: &[u8]) -> Vec<u8> {

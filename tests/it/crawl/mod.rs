@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use crawldedup::Config;
 use crawldedup::fixture::{Site, TOPICS, serve};
 
-use crate::child;
+use crate::archive_checks::{check_with_warcio, warc_records, warcio_report};
 use crate::common::{crawl_config, stored_urls};
 use crate::warc;
 use warc::lines;
@@ -19,93 +19,6 @@ mod keepalive;
 mod reach;
 mod resume;
 mod site;
-
-/// WARC records as (type, target URI); a response that archives a duplicate's own bytes
-/// (it carries crawldedup's verdict) has the type `duplicate`.
-fn warc_records(out: &Path) -> Vec<(String, String)> {
-    let text = warc::warc_text(out);
-    text.split("WARC/1.1\r\n")
-        .skip(1)
-        .map(|record| {
-            let field = |name: &str| {
-                record
-                    .lines()
-                    .find_map(|l| l.strip_prefix(name))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string()
-            };
-            let kind = match field("WARC-Type:") {
-                kind if kind == "response" && !field("WARC-Crawldedup-Verdict:").is_empty() => {
-                    "duplicate".to_string()
-                }
-                kind => kind,
-            };
-            (kind, field("WARC-Target-URI:"))
-        })
-        .collect()
-}
-
-/// What warcio reports of the WARC files in `out/warc` ([`warc::warcio_report`]).
-fn warcio_report(out: &Path) -> Option<serde_json::Value> {
-    warc::warcio_report(&out.join("warc"))
-}
-
-/// Each WARC file in `out/warc` has its CDXJ index beside it, as made from the file itself,
-/// and (when CI names a Python with warcio and pywb) pywb replays every URL of the files, from
-/// those indexes, with the bytes the files hold for it.
-fn check_indexes(out: &Path) {
-    let dir = out.join("warc");
-    let mut files = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if !path.to_string_lossy().ends_with(".warc.gz") {
-            continue;
-        }
-        files += 1;
-        let scratch = tempfile::tempdir().unwrap();
-        let made = scratch.path().join("made.cdxj");
-        crawldedup::store::warc::Cdxj::of_file(&path)
-            .unwrap()
-            .write(&made)
-            .unwrap();
-        let index = crawldedup::store::warc::index_path(&path);
-        assert_eq!(
-            std::fs::read_to_string(&index).unwrap(),
-            std::fs::read_to_string(&made).unwrap(),
-            "{} is not the index of its file",
-            index.display()
-        );
-    }
-    assert!(files >= 1);
-    let Some(report) = warcio_report(out) else {
-        return;
-    };
-    let served = report["served"].as_object().unwrap();
-    let urls: Vec<String> = served.keys().cloned().collect();
-    let Some(replayed) = warc::replay_with_pywb(&dir, &urls) else {
-        return;
-    };
-    for (url, digest) in served {
-        assert_eq!(
-            replayed[url],
-            (200, digest.as_str().unwrap().to_string()),
-            "{url}"
-        );
-    }
-}
-
-/// Runs warcio over the WARC files when CI names a Python that has it.
-fn check_with_warcio(out: &Path, stored: usize) {
-    let Some(report) = warcio_report(out) else {
-        return;
-    };
-    assert_eq!(
-        report["responses"].as_array().unwrap().len(),
-        stored,
-        "{report}"
-    );
-}
 
 /// Every URL of the WARC files, as warcio reads them, is served (by its own response, or
 /// by the response an identical-payload revisit refers to) exactly the bytes the site sent
