@@ -564,3 +564,6 @@ fn a_briefs_copy_is_found_against_its_first_page_stored_under_a_large_table_of_c
         other => panic!("the copy: {other:?}"),
     }
 }
+
+/// Saved pages without an address.
+mod saved;

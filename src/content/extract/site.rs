@@ -25,7 +25,10 @@
 //!    a site repeats. The site is then named by the lowest key of their texts, a name under
 //!    `.invalid` (`menu-1a2b3c4d.invalid`): pages with the same menus get the same name, as
 //!    a MinHash of the menu's items, and a page whose menu differs from its site's in a few
-//!    of many items gets it most of the time.
+//!    of many items gets it most of the time. A page with fewer such links outside its
+//!    main content is named the same way by all its links' items (`links-1a2b3c4d.invalid`):
+//!    a book's front page whose table of contents is what extraction keeps, where two
+//!    briefs above the same contents were one text to any measure of the whole.
 //!
 //! A host counts by its registrable domain (the public suffix list's), so that a portal's
 //! channels (`news.`, `sports.`, `www.`) are one site, and the site is that domain. A page
@@ -161,11 +164,20 @@ pub const MENU_ITEM_WORDS: usize = 4;
 /// and a "back to top", not a menu.
 pub const MIN_MENU_ITEMS: usize = 5;
 
-/// The site named by a page's menus (see the [module documentation](self)).
+/// The site named by a page's menus (see the [module documentation](self)); when too few
+/// of its links are outside its main content, by all its links' items.
 fn menu_site(links: &RawLinks) -> Option<String> {
+    menu_keys(links, false)
+        .map(|key| format!("menu-{key:08x}.invalid"))
+        .or_else(|| menu_keys(links, true).map(|key| format!("links-{key:08x}.invalid")))
+}
+
+/// The lowest key of the items of a page's links outside its main content (or of all its
+/// links, `with_main`), when there are [`MIN_MENU_ITEMS`] of them.
+fn menu_keys(links: &RawLinks, with_main: bool) -> Option<u32> {
     let mut keys: Vec<u32> = links
         .iter()
-        .filter(|l| !l.in_main && crate::text::words(l.text) <= MENU_ITEM_WORDS)
+        .filter(|l| (with_main || !l.in_main) && crate::text::words(l.text) <= MENU_ITEM_WORDS)
         .filter(|l| !l.text.trim().is_empty())
         .map(|l| {
             let normal: Vec<String> = l.text.split_whitespace().map(str::to_lowercase).collect();
@@ -174,7 +186,7 @@ fn menu_site(links: &RawLinks) -> Option<String> {
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    (keys.len() >= MIN_MENU_ITEMS).then(|| format!("menu-{:08x}.invalid", keys[0]))
+    (keys.len() >= MIN_MENU_ITEMS).then(|| keys[0])
 }
 
 #[cfg(test)]
