@@ -26,9 +26,10 @@
 //!    `.invalid` (`menu-1a2b3c4d.invalid`): pages with the same menus get the same name, as
 //!    a MinHash of the menu's items, and a page whose menu differs from its site's in a few
 //!    of many items gets it most of the time. A page with fewer such links outside its
-//!    main content is named the same way by all its links' items (`links-1a2b3c4d.invalid`):
-//!    a book's front page whose table of contents is what extraction keeps, where two
-//!    briefs above the same contents were one text to any measure of the whole.
+//!    main content is named the same way by all its links' items: a book's front page
+//!    whose table of contents is what extraction keeps (under the same name as when the
+//!    contents are left around a longer text), where two briefs above the same contents
+//!    were one text to any measure of the whole.
 //!
 //! A host counts by its registrable domain (the public suffix list's), so that a portal's
 //! channels (`news.`, `sports.`, `www.`) are one site, and the site is that domain. A page
@@ -167,9 +168,11 @@ pub const MIN_MENU_ITEMS: usize = 5;
 /// The site named by a page's menus (see the [module documentation](self)); when too few
 /// of its links are outside its main content, by all its links' items.
 fn menu_site(links: &RawLinks) -> Option<String> {
+    // One name either way: whether a table of contents is taken as the main text or left
+    // around it, a page whose links are all of it names the same site.
     menu_keys(links, false)
+        .or_else(|| menu_keys(links, true))
         .map(|key| format!("menu-{key:08x}.invalid"))
-        .or_else(|| menu_keys(links, true).map(|key| format!("links-{key:08x}.invalid")))
 }
 
 /// The lowest key of the items of a page's links outside its main content (or of all its

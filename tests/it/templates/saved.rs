@@ -22,7 +22,7 @@ fn saved_pages_whose_only_links_are_their_main_texts_are_one_site_and_each_brief
     let html = front_page("駅前の図書館は来月から開館時間を一時間延ばす。");
     let site = crawldedup::content::extract::extract(&html, None).site;
     assert!(
-        site.as_deref().is_some_and(|s| s.starts_with("links-")),
+        site.as_deref().is_some_and(|s| s.starts_with("menu-")),
         "{site:?}"
     );
     let (_dir, stage) = stage(true);
