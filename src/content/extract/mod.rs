@@ -112,7 +112,7 @@ mod unspaced_lines;
 
 pub(crate) use links::RawLinks;
 pub use render::collapse_whitespace;
-pub(crate) use site::SELF_RELS;
+pub(crate) use site::{SELF_RELS, SITE_METAS};
 
 /// What [`extract`] finds in a page.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -324,6 +324,7 @@ fn extract_unresolved(html: &str, url: Option<&Url>) -> (Extracted, RawLinks, Pa
             &page.head_links,
             &links,
             &page.media,
+            &page.site_metas,
         ),
     };
     let extracted = Extracted {

@@ -20,7 +20,12 @@
 //! 5. the hosts its Open Graph picture and video name (`og:image`, `og:video`), most often
 //!    served from its own site.
 //!
-//! 6. when it names no host at all (relative links only), its menus: the short links
+//! 6. the metas in its head that name its site, as every page of the site repeats them
+//!    ([`SITE_METAS`]: the owner's verification tokens for search engines and social
+//!    networks, the site's name for apps and link previews), the first of them in that
+//!    order, under a name of `.invalid` (`meta-1a2b3c4d.invalid`);
+//!
+//! 7. when it names no host at all (relative links only), its menus: the short links
 //!    outside its main content ("Home", "News", "Contact", "Impressum") that every page of
 //!    a site repeats. The site is then named by the lowest key of their texts, a name under
 //!    `.invalid` (`menu-1a2b3c4d.invalid`): pages with the same menus get the same name, as
@@ -131,6 +136,7 @@ pub(super) fn site(
     head_links: &[String],
     links: &RawLinks,
     media: &[String],
+    site_metas: &[String],
 ) -> Option<String> {
     if let Some(host) = canonical.and_then(host_of) {
         return Some(host);
@@ -155,7 +161,40 @@ pub(super) fn site(
     if let Some((host, _, _)) = plurality(media.iter().filter_map(|h| host_of(h))) {
         return Some(host);
     }
-    menu_site(links)
+    meta_site(site_metas).or_else(|| menu_site(links))
+}
+
+/// The head's metas that name a page's site, most telling first: tokens that prove the
+/// site's ownership to a search engine or a social network (one site's own), then the
+/// site's name as apps and link previews show it.
+pub(crate) const SITE_METAS: &[&str] = &[
+    "google-site-verification",
+    "baidu-site-verification",
+    "msvalidate.01",
+    "yandex-verification",
+    "facebook-domain-verification",
+    "p:domain_verify",
+    "og:site_name",
+    "application-name",
+    "apple-mobile-web-app-title",
+    "twitter:site",
+];
+
+/// Whether a meta's `name` or `property` is one of [`SITE_METAS`].
+pub(super) fn is_site_meta(name: &str) -> bool {
+    SITE_METAS.iter().any(|m| name.eq_ignore_ascii_case(m))
+}
+
+/// The site named by the first of [`SITE_METAS`] the page's head has (`name=content`).
+fn meta_site(site_metas: &[String]) -> Option<String> {
+    let first = SITE_METAS.iter().find_map(|meta| {
+        site_metas
+            .iter()
+            .find(|m| m.split_once('=').is_some_and(|(name, _)| name == *meta))
+    })?;
+    let normal: Vec<String> = first.split_whitespace().map(str::to_lowercase).collect();
+    let key = xxhash_rust::xxh3::xxh3_64(normal.join(" ").as_bytes()) as u32;
+    Some(format!("meta-{key:08x}.invalid"))
 }
 
 /// Words a link's text has at most to be a menu's item, not a headline.
@@ -240,6 +279,23 @@ mod tests {
             r#"<li><a href="/jobs">Jobs</a></li>"#,
         ));
         assert_eq!(one, other);
+        // No host anywhere, but the owner's token for a social network: named by it.
+        let token = |story: &str| {
+            format!(
+                r#"<html><head><meta name="facebook-domain-verification" content="z8uwvx"><meta name="apple-mobile-web-app-title" content="DGV"></head><body><a href="/">Home</a><article><h1>A story</h1><p>{story}</p></article></body></html>"#
+            )
+        };
+        let named = site(&token(
+            "The ferry ran again on Friday, the harbour master said.",
+        ));
+        assert!(
+            named.as_deref().is_some_and(|s| s.starts_with("meta-")),
+            "{named:?}"
+        );
+        assert_eq!(
+            named,
+            site(&token("The library opens a reading room for the town."))
+        );
         // Two links are no menu: no site.
         let relative = r#"<html><body><ul><li><a href="/a">a</a></li><li><a href="/b">b</a></li></ul><p>x</p></body></html>"#;
         assert_eq!(site(relative), None);

@@ -177,6 +177,9 @@ pub(super) struct Page {
     pub(super) head_links: Vec<String>,
     /// `og:image` and `og:video` addresses ([`super::site`]).
     pub(super) media: Vec<String>,
+    /// The head's metas that name the site (its name, its owner's verification tokens),
+    /// as `name=content` ([`super::site::SITE_METAS`]).
+    pub(super) site_metas: Vec<String>,
     pub(super) language: Option<String>,
     /// An element's microdata `itemtype` names a discussion (a forum thread, a question
     /// and its answers).
@@ -267,6 +270,7 @@ impl Page {
             canonical: None,
             head_links: Vec::new(),
             media: Vec::new(),
+            site_metas: Vec::new(),
             language: None,
             discussion: false,
         };
@@ -459,6 +463,12 @@ impl Page {
         {
             if let Some(url) = content() {
                 self.media.push(url.to_string());
+            }
+        }
+        if super::site::is_site_meta(property) && self.site_metas.len() < MAX_HEAD_LINKS {
+            if let Some(value) = content() {
+                self.site_metas
+                    .push(format!("{}={value}", property.to_ascii_lowercase()));
             }
         }
         if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {

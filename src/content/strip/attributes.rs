@@ -99,10 +99,11 @@ impl Element {
     /// Whether it is a `link` or `meta` tag the extraction reads, given one of its
     /// attributes (the attribute's name, then the rest of it: `=` and its value): a link to
     /// the canonical address, or into the page's own site (a feed, `shortlink`, `prev`,
-    /// ...: `content::extract::site`, which names a saved page's site by them); meta data that Open Graph names (`og:...`), a description, or
-    /// an `http-equiv`. A value with a character reference in it counts as read, as the
+    /// ...: `content::extract::site`, which names a saved page's site by them); meta data
+    /// that Open Graph names (`og:...`), a description, one that names the site
+    /// (`SITE_METAS`: a verification token, an app's name), or an `http-equiv`. A value with a character reference in it counts as read, as the
     /// parser would decode it. The other `link` and `meta` tags (style sheets, preloads,
-    /// icons, viewport, verification codes, ...) are dropped whole.
+    /// icons, viewport, ...) are dropped whole.
     pub(super) fn reads(self, name: &[u8], rest: &[u8]) -> bool {
         let holds = |needle: &[u8]| crate::text::contains_ignore_ascii_case(rest, needle);
         match self.head {
@@ -118,7 +119,12 @@ impl Element {
                 name.eq_ignore_ascii_case(b"http-equiv")
                     || ((name.eq_ignore_ascii_case(b"name")
                         || name.eq_ignore_ascii_case(b"property"))
-                        && (holds(b"og:") || holds(b"description") || rest.contains(&b'&')))
+                        && (holds(b"og:")
+                            || holds(b"description")
+                            || crate::content::extract::SITE_METAS
+                                .iter()
+                                .any(|m| holds(m.as_bytes()))
+                            || rest.contains(&b'&')))
             }
             HeadTag::Other => false,
         }
