@@ -97,6 +97,7 @@ use tree::Page;
 
 mod analysis;
 mod classify;
+mod head;
 mod headings;
 mod lines;
 #[cfg(test)]

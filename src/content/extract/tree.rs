@@ -7,7 +7,6 @@ use url::Url;
 use super::classify::{classify, is_streamed_segment};
 use super::links::{RawLink, RawLinks};
 use super::render::{clean_title, collapse_whitespace, push_words};
-use super::structured::structured_to_text;
 use crate::text::text_weight;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,7 +189,7 @@ pub(super) const NO_PARENT: u32 = u32::MAX;
 
 /// Head links into the page's own site kept at most (a page with a link per language
 /// version can have hundreds).
-const MAX_HEAD_LINKS: usize = 32;
+pub(super) const MAX_HEAD_LINKS: usize = 32;
 
 /// An `h1` of at least this many words is a story's headline, not a section's name
 /// ("Economy", "Best of the Year").
@@ -438,54 +437,6 @@ impl Page {
             comment_words: false,
             sidebar: false,
         });
-    }
-
-    pub(super) fn read_meta(&mut self, element: &scraper::node::Element) {
-        let content = || {
-            element
-                .attr("content")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-        };
-        let property = element
-            .attr("property")
-            .or_else(|| element.attr("name"))
-            .unwrap_or("");
-        if property.eq_ignore_ascii_case("og:type") && self.og_type.is_none() {
-            self.og_type = content().map(|t| t.trim().to_ascii_lowercase());
-        }
-        if property.eq_ignore_ascii_case("og:url") && self.canonical.is_none() {
-            self.canonical = content().map(str::to_string);
-        }
-        let media = ["og:image", "og:image:url", "og:video", "og:video:url"];
-        if media.iter().any(|m| property.eq_ignore_ascii_case(m))
-            && self.media.len() < MAX_HEAD_LINKS
-        {
-            if let Some(url) = content() {
-                self.media.push(url.to_string());
-            }
-        }
-        if super::site::is_site_meta(property) && self.site_metas.len() < MAX_HEAD_LINKS {
-            if let Some(value) = content() {
-                self.site_metas
-                    .push(format!("{}={value}", property.to_ascii_lowercase()));
-            }
-        }
-        if property.eq_ignore_ascii_case("og:title") && self.og_title.is_none() {
-            self.og_title = content().map(collapse_whitespace);
-        }
-        if property.eq_ignore_ascii_case("og:description")
-            || (property.eq_ignore_ascii_case("description") && self.description.is_none())
-        {
-            if let Some(text) = content() {
-                self.description = Some(structured_to_text(text));
-            }
-        }
-        if let Some(equiv) = element.attr("http-equiv") {
-            if equiv.eq_ignore_ascii_case("content-language") && self.language.is_none() {
-                self.language = content().map(str::to_string);
-            }
-        }
     }
 
     /// Bottom-up totals: text, link text, landmarks.

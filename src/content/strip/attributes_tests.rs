@@ -102,7 +102,11 @@ fn same_tree(html: &str) {
 /// in [`KEPT`] or [`KEPT_ON`] would find nothing.
 #[test]
 fn every_attribute_the_extraction_reads_is_kept() {
-    let source = include_str!("../extract/tree.rs");
+    let source = [
+        include_str!("../extract/tree.rs"),
+        include_str!("../extract/head.rs"),
+    ]
+    .concat();
     let meta_from = source
         .find("fn read_meta")
         .expect("tree.rs reads meta tags");
