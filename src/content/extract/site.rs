@@ -192,8 +192,7 @@ fn meta_site(site_metas: &[String]) -> Option<String> {
             .iter()
             .find(|m| m.split_once('=').is_some_and(|(name, _)| name == *meta))
     })?;
-    let normal: Vec<String> = first.split_whitespace().map(str::to_lowercase).collect();
-    let key = xxhash_rust::xxh3::xxh3_64(normal.join(" ").as_bytes()) as u32;
+    let key = item_key(first);
     Some(format!("meta-{key:08x}.invalid"))
 }
 
@@ -221,14 +220,17 @@ fn menu_keys(links: &RawLinks, with_main: bool) -> Option<u32> {
         .iter()
         .filter(|l| (with_main || !l.in_main) && crate::text::words(l.text) <= MENU_ITEM_WORDS)
         .filter(|l| !l.text.trim().is_empty())
-        .map(|l| {
-            let normal: Vec<String> = l.text.split_whitespace().map(str::to_lowercase).collect();
-            xxhash_rust::xxh3::xxh3_64(normal.join(" ").as_bytes()) as u32
-        })
+        .map(|l| item_key(l.text))
         .collect();
     keys.sort_unstable();
     keys.dedup();
     (keys.len() >= MIN_MENU_ITEMS).then(|| keys[0])
+}
+
+/// The key of a menu item or a site meta: its words in lower case, spaces collapsed.
+fn item_key(text: &str) -> u32 {
+    let normal: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+    xxhash_rust::xxh3::xxh3_64(normal.join(" ").as_bytes()) as u32
 }
 
 #[cfg(test)]
