@@ -1,6 +1,45 @@
 //! Finding a document's candidates in the tables and confirming them: the decision.
+//!
+//! A candidate's full record (its lines, its shingle set) comes from the documents not yet
+//! written (`pending`, the background writer) or from sled. sled is never read with one of
+//! the index's locks held: a judgement that needs a record only sled holds names it
+//! ([`Judgement::missing`]), the caller lets its locks go, reads those records
+//! ([`SimhashIndex::fetch`]) and judges again with them. Records in sled never change, and a
+//! judgement is used only when it needed nothing it did not have.
 
 use super::*;
+
+/// Full records of candidates read from sled outside the index's locks, by id (`None`: the
+/// document is no longer there, expired since).
+pub(super) type Fetched = rustc_hash::FxHashMap<DocId, Option<DocRecord>>;
+
+thread_local! {
+    /// This thread is judging candidates, with the index's locks held: the store refuses
+    /// to read sled then, in debug builds (the tests'), so that a read under the locks
+    /// fails every test that makes one.
+    static DECIDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as deciding while it lives ([`deciding`]).
+struct Deciding;
+
+impl Deciding {
+    fn start() -> Deciding {
+        DECIDING.set(true);
+        Deciding
+    }
+}
+
+impl Drop for Deciding {
+    fn drop(&mut self) {
+        DECIDING.set(false);
+    }
+}
+
+/// Whether this thread is judging candidates with the index's locks held.
+pub(super) fn deciding() -> bool {
+    DECIDING.get()
+}
 
 impl SimhashIndex {
     /// What [`SimhashIndex::check_and_insert`] would decide for `record`, without storing
@@ -17,16 +56,40 @@ impl SimhashIndex {
     ) -> Result<Option<Decision>, IndexError> {
         let keys = self.probe_keys(record, probe);
         let cutoff = self.cutoff();
-        Ok(self
-            .decide(
-                &self.read(),
-                &keys,
-                &Stored::of(record),
-                record,
-                probe,
-                cutoff,
-            )?
-            .decision)
+        let mut fetched = Fetched::default();
+        loop {
+            let judgement = self.decide(&self.read(), &keys, record, probe, cutoff, &fetched)?;
+            if judgement.missing.is_empty() {
+                return Ok(judgement.decision);
+            }
+            self.fetch(&judgement.missing, &mut fetched)?;
+        }
+    }
+
+    /// Reads the full records of `missing` candidates from sled into `fetched`. The caller
+    /// holds none of the index's locks.
+    pub(super) fn fetch(
+        &self,
+        missing: &[(DocId, Stored)],
+        fetched: &mut Fetched,
+    ) -> Result<(), IndexError> {
+        for &(id, row) in missing {
+            let record = self
+                .store
+                .get(id, Some(row))
+                .map_err(|e| self.store_error(e))?;
+            fetched.insert(id, record);
+        }
+        Ok(())
+    }
+
+    /// A candidate's full record when it is one of the documents not yet in sled or was
+    /// read from sled before (`Some`), else `None`: only sled holds it.
+    fn known_record(&self, id: DocId, fetched: &Fetched) -> Option<Option<DocRecord>> {
+        if let Some(record) = fetched.get(&id) {
+            return Some(record.clone());
+        }
+        self.buffered(id)
     }
 
     /// The keys a record is looked up by: its own, and its whole text's (see [`Probe`]).
@@ -47,16 +110,18 @@ impl SimhashIndex {
     /// simhash, lowest id), else the confirmed candidate of highest resemblance (lowest id
     /// on a tie), else none; with what the confirmation refused. Documents stored before
     /// `cutoff` (seconds) are not candidates. Each candidate is judged by
-    /// [`Confirm::candidate`], the rule the cluster's index decides by too.
+    /// [`Confirm::candidate`], the rule the cluster's index decides by too. The judgement is
+    /// incomplete when it names `missing` records: read them and decide again.
     pub(super) fn decide(
         &self,
         memory: &Memory,
         keys: &[Keys],
-        new: &Stored,
         record: &DocRecord,
         probe: &Probe<'_>,
         cutoff: u32,
+        fetched: &Fetched,
     ) -> Result<Judgement, IndexError> {
+        let _deciding = Deciding::start();
         for keys in keys {
             memory.prefetch(keys);
         }
@@ -98,7 +163,7 @@ impl SimhashIndex {
             let Some(stored) = memory.doc(u64::from(id)).filter(|d| d.at >= cutoff) else {
                 continue;
             };
-            let distance = (stored.simhash ^ new.simhash).count_ones();
+            let distance = (stored.simhash ^ record.simhash.0).count_ones();
             let Judged {
                 exact,
                 confirmed,
@@ -109,7 +174,13 @@ impl SimhashIndex {
                 probe.template,
                 &wider,
                 found_by_keys,
-                || self.get_beside(u64::from(id), Some(*stored)),
+                || {
+                    let id = u64::from(id);
+                    Ok::<_, IndexError>(self.known_record(id, fetched).unwrap_or_else(|| {
+                        judgement.missing.push((id, *stored));
+                        None
+                    }))
+                },
             )?;
             if exact {
                 // Candidates come in id order: the first exact one is the lowest.
@@ -134,5 +205,73 @@ impl SimhashIndex {
             similarity,
         });
         Ok(judgement)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::Blocks;
+
+    /// A page of `lines` sentences, each of fifteen words of its own (letters: a line's key
+    /// reads every run of digits as one).
+    fn text(first: u64, lines: u64) -> String {
+        (first..first + lines)
+            .map(|i| {
+                (0..15)
+                    .map(|w| {
+                        let mut n = (i * 15 + w + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+                        (0..5)
+                            .map(|_| {
+                                let c = char::from(b'a' + (n % 26) as u8);
+                                n /= 26;
+                                c
+                            })
+                            .collect::<String>()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    + "."
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The record of `main` (its fingerprint) carrying the profile of `lines`.
+    fn record(url: &str, main: &str, lines: &str) -> DocRecord {
+        let mut record = DocRecord::new(url, main, &crate::Fingerprint::of(main));
+        record.blocks = Some(Blocks::of("a.example", lines));
+        record
+    }
+
+    #[test]
+    fn a_candidate_only_sled_holds_is_read_with_no_lock_held_and_judged_on_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+        let main = text(0, 12);
+        let Decision::Unique(id) = index
+            .check_and_insert(record("https://a.example/1", &main, &main))
+            .unwrap()
+        else {
+            panic!("the first page is unique");
+        };
+        index.checkpoint().unwrap();
+        assert!(
+            index.buffered(id).is_none(),
+            "only sled holds the first page"
+        );
+        // The same main text on a page whose lines are others: the lines, which only the
+        // record in sled holds, say it is another page. Without them it would be an exact
+        // duplicate. (A read of sled under the locks fails the store's debug assertion.)
+        let other_lines = record("https://a.example/2", &main, &text(100, 12));
+        assert_eq!(index.find(&other_lines).unwrap(), None);
+        assert!(matches!(
+            index.check_and_insert(other_lines).unwrap(),
+            Decision::Unique(_)
+        ));
+        // The same page again is its exact duplicate, judged on the lines read from sled.
+        let copy = record("https://a.example/3", &main, &main);
+        assert_eq!(index.find(&copy).unwrap(), Some(Decision::Exact(id)));
+        assert_eq!(index.check_and_insert(copy).unwrap(), Decision::Exact(id));
     }
 }

@@ -188,8 +188,9 @@ pub const OLDEST_INDEX_FORMAT: u32 = 6;
 /// 4. the background writer's state (`writer::BatchWriter`).
 ///
 /// The upkeep thread takes `memory` and its own state one at a time. A decision reads the
-/// full records of some candidates (from `pending`, the background writer or sled) with
-/// `writer` and `memory` held.
+/// full records of some candidates from `pending` and the background writer with `writer`
+/// and `memory` held, and never reads sled with any of them held: it lets them go, reads
+/// what it lacks and decides again (`lookup`).
 pub struct SimhashIndex {
     path: PathBuf,
     db: sled::Db,
@@ -400,24 +401,22 @@ impl SimhashIndex {
     /// time stored come back as its row keeps them, in 32 bits (saturating: past 4 G
     /// characters, past the year 2106).
     pub fn get(&self, id: DocId) -> Result<Option<DocRecord>, IndexError> {
-        self.get_beside(id, None)
+        match self.buffered(id) {
+            Some(record) => Ok(record),
+            None => self.store.get(id, None).map_err(|e| self.store_error(e)),
+        }
     }
 
-    /// As [`SimhashIndex::get`], with the document's row when the caller holds it (a
-    /// candidate's, in memory), so that sled is read for the record's part beside it only.
-    fn get_beside(&self, id: DocId, row: Option<Stored>) -> Result<Option<DocRecord>, IndexError> {
-        {
-            let pending = lock(&self.pending);
-            if id >= pending.first {
-                let at = usize::try_from(id - pending.first).unwrap_or(usize::MAX);
-                return Ok(pending.docs.get(at).cloned());
-            }
-            // Under the pending lock: a batch leaves `pending` and enters the writer at once.
-            if let Some(doc) = self.background.get(id) {
-                return Ok(Some(doc));
-            }
+    /// The document with this id when it is not yet in sled: pending, or in the batch the
+    /// background writer is writing (`Some`); `None` when only sled holds it.
+    fn buffered(&self, id: DocId) -> Option<Option<DocRecord>> {
+        let pending = lock(&self.pending);
+        if id >= pending.first {
+            let at = usize::try_from(id - pending.first).unwrap_or(usize::MAX);
+            return Some(pending.docs.get(at).cloned());
         }
-        self.store.get(id, row).map_err(|e| self.store_error(e))
+        // Under the pending lock: a batch leaves `pending` and enters the writer at once.
+        self.background.get(id).map(Some)
     }
 
     fn store_error(&self, e: StoreError) -> IndexError {
@@ -450,15 +449,23 @@ impl SimhashIndex {
         mut record: DocRecord,
         probe: &Probe<'_>,
     ) -> Result<(Decision, Option<Similarity>), IndexError> {
-        let _writer = lock(&self.writer);
         let keys = self.probe_keys(&record, probe);
         let cutoff = self.cutoff();
-        let (judgement, stored) = {
-            let memory = self.read();
-            record.at = self.stamp(&memory);
-            let stored = Stored::of(&record);
-            let judgement = self.decide(&memory, &keys, &stored, &record, probe, cutoff)?;
-            (judgement, stored)
+        let mut fetched = lookup::Fetched::default();
+        let (_writer, judgement, stored) = loop {
+            let writer = lock(&self.writer);
+            let (judgement, stored) = {
+                let memory = self.read();
+                record.at = self.stamp(&memory);
+                let judgement = self.decide(&memory, &keys, &record, probe, cutoff, &fetched)?;
+                (judgement, Stored::of(&record))
+            };
+            if judgement.missing.is_empty() {
+                break (writer, judgement, stored);
+            }
+            // sled is read with no lock held; the page is judged again with what it read.
+            drop(writer);
+            self.fetch(&judgement.missing, &mut fetched)?;
         };
         let keys = keys.into_iter().next().expect("a record's own keys");
         self.refused

@@ -202,6 +202,10 @@ pub(super) struct Judgement {
     pub(super) nearest: Option<Similarity>,
     /// Candidates the confirmation refused.
     pub(super) refused: u64,
+    /// Candidates whose full record the confirmation needed and that only sled holds (with
+    /// their rows): the judgement is incomplete, and is made again once they are read with
+    /// no lock of the index held ([`Fetched`](super::lookup::Fetched)).
+    pub(super) missing: Vec<(super::DocId, super::Stored)>,
 }
 
 #[cfg(test)]

@@ -395,6 +395,10 @@ impl Store {
         id: DocId,
         row: Option<Stored>,
     ) -> Result<Option<DocRecord>, StoreError> {
+        debug_assert!(
+            !super::lookup::deciding(),
+            "document {id} read from sled while a decision holds the index's locks"
+        );
         let Some(value) = self.docs.get(chunk_key(id / DOC_CHUNK))? else {
             return Ok(None);
         };
