@@ -274,4 +274,57 @@ mod tests {
         assert_eq!(index.find(&copy).unwrap(), Some(Decision::Exact(id)));
         assert_eq!(index.check_and_insert(copy).unwrap(), Decision::Exact(id));
     }
+
+    #[test]
+    fn threads_that_read_sled_between_their_judgements_still_store_a_page_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+        let main = text(0, 12);
+        index
+            .check_and_insert(record("https://a.example/1", &main, &main))
+            .unwrap();
+        index.checkpoint().unwrap();
+        // In each round the threads present the same new page at once, whose judgement
+        // needs the first page's record from sled, so each lets the decision lock go at
+        // least once between its lookups: exactly one stores it, and the others find it.
+        const THREADS: usize = 4;
+        const ROUNDS: u64 = 30;
+        let barrier = std::sync::Barrier::new(THREADS);
+        let decisions: Vec<Vec<Decision>> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let (index, barrier, main) = (&index, &barrier, &main);
+                    s.spawn(move || {
+                        (0..ROUNDS)
+                            .map(|round| {
+                                let url = format!("https://a.example/{round}/{t}");
+                                let page = record(&url, main, &text(100 + 20 * round, 12));
+                                barrier.wait();
+                                index.check_and_insert(page).unwrap()
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        for round in 0..ROUNDS as usize {
+            let round: Vec<Decision> = decisions.iter().map(|d| d[round]).collect();
+            let stored: Vec<u64> = round
+                .iter()
+                .filter_map(|d| match d {
+                    Decision::Unique(id) => Some(*id),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(stored.len(), 1, "{round:?}");
+            for d in &round {
+                assert!(
+                    matches!(d, Decision::Unique(_)) || *d == Decision::Exact(stored[0]),
+                    "{round:?}"
+                );
+            }
+        }
+        assert_eq!(index.len(), 1 + ROUNDS);
+    }
 }
