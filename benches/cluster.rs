@@ -4,9 +4,11 @@
 //! on loopback, and by the local filter (`SeenUrls::insert`) on the same URLs; then pages
 //! decided per second (fingerprints computed ahead) by the shared index with 1, 2, 3 and 4
 //! workers, and by the local index (`SimhashIndex::check_and_insert`) on the same pages;
-//! then one worker with a retention window (the buckets in time slices). Each run's Redis
-//! memory (`used_memory` over the nodes, after the run less before it) is given per URL
-//! or per page.
+//! then one worker with a retention window (the buckets in time slices); then 1 and 3
+//! workers whose every second page is a near copy of the page before it, its own (the
+//! round trips a page show what the worker's memory of its last pages saves). Each run's
+//! Redis memory (`used_memory` over the nodes, after the run less before it) is given per
+//! URL or per page.
 //!
 //! ```text
 //! cargo bench --bench cluster            # 400,000 URLs
@@ -224,6 +226,15 @@ fn index_part(
             })
             .collect(),
     );
+    // Near copies: each page with one word of 300 changed.
+    let copies: Arc<Vec<DocRecord>> = Arc::new(
+        (0..PAGES)
+            .map(|i| {
+                let text = page(i).replacen(" w", " edited w", 1);
+                DocRecord::new(&format!("copy/{i}"), &text, &Fingerprint::of(&text))
+            })
+            .collect(),
+    );
     let config = IndexConfig::default().with_expected(10_000_000);
     let dir = tempfile::tempdir()?;
     let index = SimhashIndex::open(dir.path(), config)?;
@@ -244,40 +255,61 @@ fn index_part(
         (3, config, ""),
         (4, config, ""),
         (1, windowed, ", retention 48h"),
+        (1, config, ", half the pages copies"),
+        (3, config, ", half the pages copies"),
     ] {
+        let with_copies = what.contains("copies");
         let name = format!("pages{workers}{}", what.len());
         let before = redis_memory(redis);
         let (work_before, cpu_before) = (node_work(redis), own_cpu());
         let t = Instant::now();
         let handles: Vec<_> = (0..workers)
             .map(|w| {
-                let (records, nodes, name) =
-                    (Arc::clone(&records), Arc::clone(nodes), name.clone());
-                std::thread::spawn(move || -> Result<u64, String> {
+                let (records, copies, nodes, name) = (
+                    Arc::clone(&records),
+                    Arc::clone(&copies),
+                    Arc::clone(nodes),
+                    name.clone(),
+                );
+                std::thread::spawn(move || -> Result<(u64, u64, u64), String> {
                     let cluster = Cluster::connect(&nodes).map_err(|e| e.to_string())?;
                     let index =
                         SharedIndex::open(&cluster, &name, config).map_err(|e| e.to_string())?;
-                    let mut kept = 0u64;
-                    for record in records.iter().skip(w).step_by(workers) {
+                    // The worker's share of the pages, as hosts are shared out; with copies,
+                    // every second page of it is a near copy of the one before (a site's
+                    // copies are its host's, so its worker's).
+                    let share: Vec<usize> = (w..PAGES as usize).step_by(workers).collect();
+                    let mut pages: Vec<&DocRecord> = Vec::new();
+                    for (k, &i) in share.iter().enumerate() {
+                        if with_copies && k % 2 == 1 {
+                            pages.push(&copies[share[k - 1]]);
+                        } else {
+                            pages.push(&records[i]);
+                        }
+                    }
+                    let (mut kept, trips) = (0u64, cluster.round_trips());
+                    for record in &pages {
                         let decision = index.check_and_insert(record).map_err(|e| e.to_string())?;
                         kept += u64::from(matches!(decision, SharedDecision::Unique(_)));
                     }
-                    Ok(kept)
+                    Ok((kept, pages.len() as u64, cluster.round_trips() - trips))
                 })
             })
             .collect();
-        let mut kept = 0u64;
+        let (mut kept, mut decided, mut trips) = (0u64, 0u64, 0u64);
         for h in handles {
-            kept += h.join().map_err(|_| "a worker panicked")??;
+            let (k, d, r) = h.join().map_err(|_| "a worker panicked")??;
+            (kept, decided, trips) = (kept + k, decided + d, trips + r);
         }
         let wall = t.elapsed().as_secs_f64();
         let rate = PAGES as f64 / wall;
         let (work, cpu) = (node_work(redis), own_cpu() - cpu_before);
         let bytes = (redis_memory(redis) - before) as f64 / PAGES as f64;
         println!(
-            "shared index, {workers} worker(s){what}: {rate:>9.0} pages/s ({kept} kept; {:.3}x the local index; {:.0} pages/s a worker; Redis {bytes:.0} bytes a page)",
+            "shared index, {workers} worker(s){what}: {rate:>9.0} pages/s ({kept} kept; {:.3}x the local index; {:.0} pages/s a worker; {:.3} round trips a page; Redis {bytes:.0} bytes a page)",
             rate / local,
-            rate / workers as f64
+            rate / workers as f64,
+            trips as f64 / decided as f64
         );
         // Where a page's time goes: the commands each node ran for it, the CPU the nodes
         // and the workers spent on it, and the share of the machine's cores they kept busy.

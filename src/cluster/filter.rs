@@ -122,6 +122,8 @@ pub struct Cluster {
     con: Mutex<ClusterConnection>,
     /// How long a command that fails for a passing reason is retried.
     ride_out: Duration,
+    /// Commands and pipelines sent on this connection and answered ([`Cluster::round_trips`]).
+    round_trips: std::sync::atomic::AtomicU64,
 }
 
 /// Whether a failure may pass if the command is sent again (a node down or failing over, a
@@ -160,6 +162,7 @@ impl Cluster {
             client,
             con: Mutex::new(con),
             ride_out,
+            round_trips: Default::default(),
         })
     }
 
@@ -178,7 +181,15 @@ impl Cluster {
             client: self.client.clone(),
             con: Mutex::new(con),
             ride_out: self.ride_out,
+            round_trips: Default::default(),
         })
+    }
+
+    /// Round trips made on this connection so far: each command or pipeline sent and
+    /// answered, a retried one once (the connections of [`Cluster::another`] count their
+    /// own).
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The nodes it was given, for messages.
@@ -204,6 +215,8 @@ impl Cluster {
         let mut wait = Duration::from_millis(100);
         let mut retried = false;
         let mut con = self.con.lock().unwrap_or_else(|p| p.into_inner());
+        self.round_trips
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         loop {
             match f(&mut con) {
                 Ok(value) => return Ok((value, retried)),

@@ -8,6 +8,13 @@ use super::super::filter::ClusterError;
 use super::{RECORD_RETRIES, RECORD_RETRY_WAIT, SharedDecision, SharedIndex, VERDICT_WAIT};
 use crate::index::{DocId, DocRecord, Judged, Similarity, Stored};
 
+/// The candidates a page's confirmation accepted, and their verdicts as read.
+#[derive(Default)]
+struct Found {
+    confirmed: BTreeMap<DocId, (u32, Similarity)>,
+    verdicts: BTreeMap<DocId, Option<String>>,
+}
+
 impl SharedIndex<'_> {
     /// `stored` judged as a candidate of `record` by the one rule of the local index
     /// ([`Confirm::candidate`](crate::index::Confirm)): a worker knows no host template, and
@@ -26,9 +33,10 @@ impl SharedIndex<'_> {
     }
 
     /// Of the candidates `ids`, those that the confirmation accepts, by id, with their
-    /// distance and estimates, and the verdicts they had: one round trip for their
-    /// records, marks and verdicts. Lost candidates are marked `yield` and passed over, as
-    /// are, under retention, those out of the window.
+    /// distance and estimates, and the verdicts they had. Candidates among this worker's
+    /// last documents are judged from memory (`own.rs`); the others take one round trip for
+    /// their records, marks and verdicts. Lost candidates are marked `yield` and passed
+    /// over, as are, under retention, those out of the window.
     #[allow(clippy::type_complexity)]
     pub(super) fn confirmed_candidates(
         &self,
@@ -42,21 +50,32 @@ impl SharedIndex<'_> {
         ),
         ClusterError,
     > {
-        let mut confirmed = BTreeMap::new();
-        let mut verdicts = BTreeMap::new();
-        if ids.is_empty() {
-            return Ok((confirmed, verdicts));
+        let mut found = Found::default();
+        let mut others = BTreeSet::new();
+        for id in ids {
+            match self.own_doc(id) {
+                Some(own) => {
+                    let stored = DocRecord::clone(&own.record);
+                    self.consider(record, id, stored, own.verdict(), now, &mut found)?;
+                }
+                None => {
+                    others.insert(id);
+                }
+            }
+        }
+        if others.is_empty() {
+            return Ok((found.confirmed, found.verdicts));
         }
         let mut pipe = redis::cluster::cluster_pipe();
-        for &other in &ids {
+        for &other in &others {
             pipe.cmd("GET").arg(self.doc_key(other));
             pipe.cmd("GET").arg(self.verdict_key(other));
             self.probe_lost(&mut pipe, other);
         }
         let mut replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
-        self.read_late_records(&ids, &mut replies)?;
+        self.read_late_records(&others, &mut replies)?;
         let mut alive = BTreeMap::new();
-        for (other, reply) in ids.into_iter().zip(replies.chunks(4)) {
+        for (other, reply) in others.into_iter().zip(replies.chunks(4)) {
             if self.lost_among(&reply[2..], &mut alive)? {
                 self.set_verdict(other, false)?;
                 continue;
@@ -66,27 +85,42 @@ impl SharedIndex<'_> {
                 continue;
             };
             let stored = self.decode_record(other, bytes)?;
-            if self.expired_at(stored.at, now) {
-                continue;
-            }
-            // A page of this page's digest that does not hold its claim is this page's exact
-            // duplicate, or the holder's (it enters its buckets before it learns so): never
-            // an original to yield to.
-            if stored.digest == record.digest {
-                continue;
-            }
-            let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
-            let judged = self.judge(record, stored)?;
-            if judged.confirmed {
-                confirmed.insert(other, (distance, judged.similarity));
-                let verdict = match &reply[1] {
-                    redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
-                    _ => None,
-                };
-                verdicts.insert(other, verdict);
-            }
+            let verdict = match &reply[1] {
+                redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
+                _ => None,
+            };
+            self.consider(record, other, stored, verdict, now, &mut found)?;
         }
-        Ok((confirmed, verdicts))
+        Ok((found.confirmed, found.verdicts))
+    }
+
+    /// Judges candidate `other` (its record `stored`, its verdict as read) of `record`, and
+    /// adds it to `found` when the confirmation accepts it.
+    fn consider(
+        &self,
+        record: &DocRecord,
+        other: DocId,
+        stored: DocRecord,
+        verdict: Option<String>,
+        now: u64,
+        found: &mut Found,
+    ) -> Result<(), ClusterError> {
+        if self.expired_at(stored.at, now) {
+            return Ok(());
+        }
+        // A page of this page's digest that does not hold its claim is this page's exact
+        // duplicate, or the holder's (it enters its buckets before it learns so): never
+        // an original to yield to.
+        if stored.digest == record.digest {
+            return Ok(());
+        }
+        let distance = (stored.simhash.0 ^ record.simhash.0).count_ones();
+        let judged = self.judge(record, stored)?;
+        if judged.confirmed {
+            found.confirmed.insert(other, (distance, judged.similarity));
+            found.verdicts.insert(other, verdict);
+        }
+        Ok(())
     }
 
     /// Reads again, a few times a moment apart, the records of candidates that `replies`

@@ -61,11 +61,20 @@
 //!
 //! Waits only go from lower ids to higher ones, so they end. Two near copies never both
 //! keep: the higher one keeps only if it found nothing lower, and then the lower one found
-//! it and waits for its `keep`. A document that found no candidate writes its verdict with
-//! its worker's next round trip (at the latest when the worker checkpoints, flushes or
-//! drops the index): only a near copy raced against it waits for it meanwhile. A verdict not written within [`VERDICT_WAIT`] (its worker
-//! died mid-decision) counts as not kept: the waiting document keeps, so the failure mode is
-//! a duplicate kept, never a page lost.
+//! it and waits for its `keep`. A document's verdict is written with its worker's next
+//! round trip, or by the index's thread when no page comes within a millisecond (at the
+//! latest when the worker checkpoints, flushes or drops the index): only a near copy raced
+//! against it waits for it meanwhile. A verdict not written within [`VERDICT_WAIT`] (its
+//! worker died mid-decision) counts as not kept: the waiting document keeps, so the failure
+//! mode is a duplicate kept, never a page lost.
+//!
+//! # One round trip
+//! A page is decided in one round trip when the candidates its buckets name, and the
+//! holder of its digest, are new to it or among the last [`OWN_DOCS`] documents its worker
+//! entered (`own.rs`): the worker knows their records and verdicts, and that they are not
+//! lost. A candidate another worker entered lies in slots of its own id, apart from the
+//! buckets, and its record, marks and verdict take a second round trip. The host ring
+//! gives each host to one worker, so a site's copies are mostly the first kind.
 //!
 //! The window that remains: in a group of three or more near copies raced at once, a
 //! document can yield to a lower one that itself later yields to a higher one (rule 2), so
@@ -108,13 +117,17 @@ use super::filter::{Cluster, ClusterError, EXPIRY_MARGIN, millis};
 use crate::clock::Clock;
 use crate::fingerprint::FINGERPRINT_VERSION;
 use crate::index::{DocId, DocRecord, IndexConfig, Plan, Similarity, plan};
+use holder::Holder;
 
 mod buckets;
 mod decide;
 mod groups;
+mod holder;
 mod layout;
+mod own;
 mod reconcile;
 mod verdicts;
+pub use own::OWN_DOCS;
 pub use reconcile::Reconciled;
 // Internal: public for the ring simulation (feature `testing`), not part of the API.
 #[cfg(feature = "testing")]
@@ -135,26 +148,6 @@ pub const ID_BLOCK: u64 = 64;
 /// so a reader can find the entry a moment before the record.
 const RECORD_RETRIES: u32 = 5;
 const RECORD_RETRY_WAIT: Duration = Duration::from_millis(2);
-
-/// Sets the digest claim `KEYS[1]` to `ARGV[2]` if it is still `ARGV[1]`'s (or is gone),
-/// with an expiry of `ARGV[3]` milliseconds unless that is 0.
-const TAKE_OVER: &str = "local held = redis.call('GET', KEYS[1]) \
-    if held == false or held == ARGV[1] then \
-        if ARGV[3] == '0' then redis.call('SET', KEYS[1], ARGV[2]) \
-        else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end \
-        return 1 \
-    end \
-    return 0";
-
-/// What the holder of a page's digest is to the page.
-enum Holder {
-    /// The same main text: the page is its exact duplicate.
-    Exact,
-    /// Another page of its host, whose main text was taken from what the site repeats.
-    Different,
-    /// Lost, or out of the window: the claim goes to the next copy.
-    PassedOver,
-}
 
 /// Time slices per retention window of the buckets (see "Retention" in the module
 /// documentation).
@@ -196,6 +189,8 @@ pub struct SharedIndex<'c> {
     /// The verdicts decided and not yet written: sent with the next page's round trip, or
     /// by the index's thread when no page comes soon (`verdicts.rs`).
     verdicts: verdicts::Verdicts,
+    /// This worker's last documents and its verdicts on them (`own.rs`).
+    own: Mutex<own::OwnDocs>,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -246,6 +241,7 @@ impl<'c> SharedIndex<'c> {
             groups,
             ids: Mutex::new((1, 0)),
             verdicts,
+            own: Mutex::default(),
         })
     }
 
@@ -411,8 +407,9 @@ impl<'c> SharedIndex<'c> {
     /// buckets one script (`groups::ENTER_AND_READ`) that appends its entry to each bucket
     /// and reads each after its append. Then, only when needed: the holder's record and
     /// marks, when the digest is held; the candidates' records, marks and verdicts, when
-    /// there are any. The page's own verdict goes with the next page's round trip. Its id
-    /// comes from a block taken ahead ([`ID_BLOCK`]).
+    /// there are any; but not for a holder or candidates among this worker's last
+    /// [`OWN_DOCS`] documents, which it knows (`own.rs`). The page's own verdict goes with
+    /// the next page's round trip. Its id comes from a block taken ahead ([`ID_BLOCK`]).
     pub fn check_and_insert(&self, record: &DocRecord) -> Result<SharedDecision, ClusterError> {
         // Stored at the clock's time rounded up to the second, as the local index stamps
         // it, so that a window never ends early.
@@ -441,6 +438,7 @@ impl<'c> SharedIndex<'c> {
         pipe.add_command(claim);
         let lookup = self.enter(&mut pipe, record, id, now);
         let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
+        self.own_docs().entered(id, Arc::new(record.clone()));
         let mut holder: Option<DocId> = match replies.first() {
             Some(redis::Value::BulkString(held)) => {
                 std::str::from_utf8(held).ok().and_then(|h| h.parse().ok())
@@ -456,9 +454,9 @@ impl<'c> SharedIndex<'c> {
             let Some(held) = holder else { break };
             match self.judge_holder(record, held, &digest_key, now)? {
                 Holder::Exact => {
-                    // Its entries are in the buckets: marked at once, a near copy that
-                    // finds it passes it over.
-                    self.set_verdict(id, false)?;
+                    // Its entries are in the buckets: marked with the next round trip, a
+                    // near copy that finds it passes it over.
+                    self.decided(id, false);
                     return Ok(SharedDecision::Exact(held));
                 }
                 Holder::Different => break,
@@ -474,88 +472,29 @@ impl<'c> SharedIndex<'c> {
         }
         let (confirmed, verdicts) = self.confirmed_candidates(record, found, now)?;
         let decision = self.settle(id, &confirmed, &verdicts)?;
-        let keep = matches!(decision, SharedDecision::Unique(_));
-        if confirmed.is_empty() {
-            // Nobody found so far to wait for it: written with the next round trip.
-            self.verdicts.push(id, keep);
-        } else {
-            self.set_verdict(id, keep)?;
-        }
+        self.decided(id, matches!(decision, SharedDecision::Unique(_)));
         Ok(decision)
     }
 
-    /// What the holder of `record`'s digest is to it: one round trip for its record and
-    /// marks (and, under retention, the claim's expiry).
-    ///
-    /// A holder whose record is missing keeps the claim, unless retention is on and the
-    /// claim is old enough that the record expired: a record is written in the same
-    /// round trip as its claim, so a young claim's record may not be there yet.
-    fn judge_holder(
-        &self,
-        record: &DocRecord,
-        holder: DocId,
-        digest_key: &str,
-        now: u64,
-    ) -> Result<Holder, ClusterError> {
-        let mut pipe = redis::cluster::cluster_pipe();
-        pipe.cmd("GET").arg(self.doc_key(holder));
-        pipe.cmd("PTTL").arg(digest_key);
-        self.probe_lost(&mut pipe, holder);
-        let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
-        let stored = match replies.first() {
-            Some(redis::Value::BulkString(bytes)) => Some(self.decode_record(holder, bytes)?),
-            _ => None,
-        };
-        if self.retention.is_some() {
-            let expired = match &stored {
-                Some(stored) => self.expired_at(stored.at, now),
-                None => matches!(replies.get(1), Some(redis::Value::Int(ms))
-                        if *ms <= millis(EXPIRY_MARGIN) as i64),
-            };
-            // An expired holder was kept, and stays so.
-            if expired {
-                return Ok(Holder::PassedOver);
-            }
-        }
-        if self.lost_among(replies.get(2..).unwrap_or_default(), &mut BTreeMap::new())? {
-            self.set_verdict(holder, false)?;
-            return Ok(Holder::PassedOver);
-        }
-        let Some(stored) = stored else {
-            return Ok(Holder::Exact);
-        };
-        // The holder's main text is this page's: an exact duplicate, unless the two pages'
-        // lines say they are different pages of one host whose main text was taken from
-        // what the site repeats (the rule of `Confirm::candidate`, as the local index
-        // applies it).
-        let judged = self.judge(record, stored)?;
-        Ok(if judged.exact {
-            Holder::Exact
-        } else {
-            Holder::Different
-        })
+    /// Document `id` was decided: its verdict is written with the worker's next round trip,
+    /// or by the index's thread within `verdicts::FLUSH_DELAY` when no page comes. A near
+    /// copy raced against it waits that much longer for it; one that finds it meanwhile
+    /// and would yield to it, were it a duplicate, yields to a page whose original is kept.
+    fn decided(&self, id: DocId, keep: bool) {
+        self.own_docs().decided(id, keep);
+        self.verdicts.push(id, keep);
     }
 
-    /// Takes the digest claim over from `holder` for `id`, if it is still `holder`'s (or
-    /// gone): one script, so that a claim another copy took over meanwhile stays its.
-    fn take_digest(
-        &self,
-        id: DocId,
-        holder: DocId,
-        digest_key: &str,
-    ) -> Result<bool, ClusterError> {
-        let ttl = self.document_ttl_ms().unwrap_or(0);
-        let swapped: i64 = self.cluster.with(|con| {
-            redis::cmd("EVAL")
-                .arg(TAKE_OVER)
-                .arg(1)
-                .arg(digest_key)
-                .arg(holder)
-                .arg(id)
-                .arg(ttl)
-                .query(con)
-        })?;
-        Ok(swapped == 1)
+    /// This worker's last documents.
+    fn own_docs(&self) -> std::sync::MutexGuard<'_, own::OwnDocs> {
+        self.own
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Document `id`, when it is one of this worker's last ones.
+    fn own_doc(&self, id: DocId) -> Option<own::Own> {
+        self.own_docs().get(id)
     }
 
     /// The name of document `id` (as given in its record).

@@ -1,0 +1,71 @@
+//! How many round trips a page's decision takes on a real Redis Cluster: one when its
+//! candidates are among its worker's last pages, two when another worker entered them.
+
+use crate::cluster::{article, doc, variant};
+use crate::redis_cluster::RedisCluster;
+
+use crawldedup::cluster::filter::Cluster;
+use crawldedup::cluster::index::{SharedDecision, SharedIndex};
+use crawldedup::index::IndexConfig;
+
+/// `decide` and the round trips it took on `cluster`.
+fn counted<T>(cluster: &Cluster, decide: impl FnOnce() -> T) -> (T, u64) {
+    let before = cluster.round_trips();
+    let decided = decide();
+    (decided, cluster.round_trips() - before)
+}
+
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn a_copy_of_a_workers_own_page_takes_one_round_trip_and_of_another_workers_two() {
+    let redis = RedisCluster::start();
+    let (one, two) = (
+        Cluster::connect(&redis.urls()).unwrap(),
+        Cluster::connect(&redis.urls()).unwrap(),
+    );
+    let config = IndexConfig::default().with_expected(1_000_000);
+    let a = SharedIndex::open(&one, "nd", config).unwrap();
+    let b = SharedIndex::open(&two, "nd", config).unwrap();
+    // Fewer pages than an id block, so that no page of the test takes a block of ids.
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        match a
+            .check_and_insert(&doc(&format!("a/{i}"), &article(i)))
+            .unwrap()
+        {
+            SharedDecision::Unique(id) => ids.push(id),
+            other => panic!("article {i}: {other:?}"),
+        }
+    }
+    // The worker's own pages: the digest's holder and a near candidate judged from memory.
+    let (exact, trips) = counted(&one, || a.check_and_insert(&doc("a/copy", &article(7))));
+    assert_eq!(exact.unwrap(), SharedDecision::Exact(ids[7]));
+    assert_eq!(trips, 1, "an exact copy of its own page");
+    let (near, trips) = counted(&one, || {
+        a.check_and_insert(&doc("a/edit", &variant(&article(9), 1)))
+    });
+    assert!(
+        matches!(near.unwrap(), SharedDecision::Near { of, .. } if of == ids[9]),
+        "a near copy of its own page"
+    );
+    assert_eq!(trips, 1, "a near copy of its own page");
+    // Another worker reads the candidates' records and marks: a second round trip (and a
+    // block of ids, the first page of this worker).
+    let (_, first) = counted(&two, || b.check_and_insert(&doc("b/0", &article(1_000))));
+    let (near, trips) = counted(&two, || {
+        b.check_and_insert(&doc("b/edit", &variant(&article(11), 2)))
+    });
+    assert!(
+        matches!(near.unwrap(), SharedDecision::Near { of, .. } if of == ids[11]),
+        "a near copy of another worker's page"
+    );
+    assert_eq!((first, trips), (2, 2), "another worker's page");
+    // The verdicts held back went out with the flush: both copies of the worker's own
+    // pages (the ids after its articles, from the same block) are marked `yield`.
+    a.flush_verdicts().unwrap();
+    for copy in [ids[39] + 1, ids[39] + 2] {
+        let key = format!("nd:nd:v:{{{copy}}}");
+        let verdict = crate::redis_cluster::cli(redis.ports[0], &["-c", "GET", &key]);
+        assert_eq!(verdict.trim(), "yield", "document {copy}");
+    }
+}
