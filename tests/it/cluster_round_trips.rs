@@ -1,5 +1,6 @@
-//! How many round trips a page's decision takes on a real Redis Cluster: one when its
-//! candidates are among its worker's last pages, two when another worker entered them.
+//! A page's round trips on a real Redis Cluster: one when its candidates are among its
+//! worker's last pages, two when another worker entered them; and one sent again after it
+//! was applied.
 
 use crate::cluster::{article, doc, variant};
 use crate::redis_cluster::RedisCluster;
@@ -68,4 +69,29 @@ fn a_copy_of_a_workers_own_page_takes_one_round_trip_and_of_another_workers_two(
         let verdict = crate::redis_cluster::cli(redis.ports[0], &["-c", "GET", &key]);
         assert_eq!(verdict.trim(), "yield", "document {copy}");
     }
+}
+
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn a_round_trip_sent_again_after_it_was_applied_leaves_the_page_kept_not_a_copy_of_itself() {
+    let redis = RedisCluster::start();
+    let one = Cluster::connect(&redis.urls()).unwrap();
+    let a = SharedIndex::open(&one, "nd", IndexConfig::default()).unwrap();
+    let page = doc("a/0", &article(0));
+    // What the first attempt of the page's round trip leaves when a master fails over
+    // after applying it and before answering: the page's digest claimed by the id the page
+    // takes (the first of the index's first block). The attempt sent again is answered
+    // with that id as the holder.
+    let key = format!("nd:nd:digest:{{{}}}", page.digest);
+    let set = crate::redis_cluster::cli(redis.ports[0], &["-c", "SET", &key, "1"]);
+    assert_eq!(set.trim(), "OK");
+    assert_eq!(
+        a.check_and_insert(&page).unwrap(),
+        SharedDecision::Unique(1)
+    );
+    // Its copy is its exact duplicate, as ever.
+    assert_eq!(
+        a.check_and_insert(&doc("a/1", &article(0))).unwrap(),
+        SharedDecision::Exact(1)
+    );
 }

@@ -445,7 +445,11 @@ impl<'c> SharedIndex<'c> {
             }
             Some(redis::Value::Int(held)) => u64::try_from(*held).ok(),
             _ => None,
-        };
+        }
+        // The page's own claim: the round trip was sent again after a failure (a master
+        // failing over) that had applied it, so the page holds the claim itself, and is
+        // no copy of itself.
+        .filter(|&held| held != id);
         let found = lookup.found(replies.get(1..).unwrap_or_default(), id, self.plan.k);
         // A holder passed over (lost, or out of the window) hands the claim on; of several
         // taking it over, the one whose swap saw it has it. One taken over meanwhile is

@@ -30,9 +30,9 @@ use std::sync::Arc;
 
 use crate::index::{DocId, DocRecord};
 
-/// Documents of this worker's kept in memory: its last this many. A record is a few
-/// kilobytes at most (its sketch, its lines' profile, a tiny text's shingle set), so this
-/// is a few megabytes a worker.
+/// Documents of this worker's kept in memory: its last this many. A record is at most
+/// about 7 KB (a profile of 256 lines of 25 bytes, its sketch, a small text's shingle set),
+/// so this is at most about 28 MB a worker, and a few MB for pages of a few dozen lines.
 pub const OWN_DOCS: usize = 4096;
 
 /// This worker's last [`OWN_DOCS`] documents, with their verdicts.
