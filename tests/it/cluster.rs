@@ -363,6 +363,25 @@ pub(crate) fn doc(name: &str, text: &str) -> crawldedup::index::DocRecord {
     crawldedup::index::DocRecord::new(name, text, &crawldedup::Fingerprint::of(text))
 }
 
+/// Articles `0..n` entered through `index` as `a/{i}`, each unique: their ids.
+pub(crate) fn stored_articles(
+    index: &crawldedup::cluster::index::SharedIndex<'_>,
+    n: u64,
+) -> Vec<crawldedup::index::DocId> {
+    use crawldedup::cluster::index::SharedDecision;
+    (0..n)
+        .map(|i| {
+            match index
+                .check_and_insert(&doc(&format!("a/{i}"), &article(i)))
+                .unwrap()
+            {
+                SharedDecision::Unique(id) => id,
+                other => panic!("article {i}: {other:?}"),
+            }
+        })
+        .collect()
+}
+
 #[test]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
@@ -376,16 +395,7 @@ fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
     let config = IndexConfig::default().with_expected(1_000_000);
     let a = SharedIndex::open(&one, "nd", config).unwrap();
     let b = SharedIndex::open(&two, "nd", config).unwrap();
-    let mut ids = Vec::new();
-    for i in 0..200 {
-        match a
-            .check_and_insert(&doc(&format!("a/{i}"), &article(i)))
-            .unwrap()
-        {
-            SharedDecision::Unique(id) => ids.push(id),
-            other => panic!("article {i}: {other:?}"),
-        }
-    }
+    let ids = stored_articles(&a, 200);
     // The other worker finds them: the same text exactly, an edited one nearly.
     assert_eq!(
         b.check_and_insert(&doc("b/copy", &article(7))).unwrap(),

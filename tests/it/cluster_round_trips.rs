@@ -2,7 +2,7 @@
 //! worker's last pages, two when another worker entered them; and one sent again after it
 //! was applied.
 
-use crate::cluster::{article, doc, variant};
+use crate::cluster::{article, doc, stored_articles, variant};
 use crate::redis_cluster::RedisCluster;
 
 use crawldedup::cluster::filter::Cluster;
@@ -28,16 +28,7 @@ fn a_copy_of_a_workers_own_page_takes_one_round_trip_and_of_another_workers_two(
     let a = SharedIndex::open(&one, "nd", config).unwrap();
     let b = SharedIndex::open(&two, "nd", config).unwrap();
     // Fewer pages than an id block, so that no page of the test takes a block of ids.
-    let mut ids = Vec::new();
-    for i in 0..40 {
-        match a
-            .check_and_insert(&doc(&format!("a/{i}"), &article(i)))
-            .unwrap()
-        {
-            SharedDecision::Unique(id) => ids.push(id),
-            other => panic!("article {i}: {other:?}"),
-        }
-    }
+    let ids = stored_articles(&a, 40);
     // The worker's own pages: the digest's holder and a near candidate judged from memory.
     let (exact, trips) = counted(&one, || a.check_and_insert(&doc("a/copy", &article(7))));
     assert_eq!(exact.unwrap(), SharedDecision::Exact(ids[7]));
