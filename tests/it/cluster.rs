@@ -363,6 +363,14 @@ pub(crate) fn doc(name: &str, text: &str) -> crawldedup::index::DocRecord {
     crawldedup::index::DocRecord::new(name, text, &crawldedup::Fingerprint::of(text))
 }
 
+/// A three-node cluster and two workers' connections to it.
+pub(crate) fn two_connections() -> (RedisCluster, Cluster, Cluster) {
+    let redis = RedisCluster::start();
+    let one = Cluster::connect(&redis.urls()).unwrap();
+    let two = Cluster::connect(&redis.urls()).unwrap();
+    (redis, one, two)
+}
+
 /// Articles `0..n` entered through `index` as `a/{i}`, each unique: their ids.
 pub(crate) fn stored_articles(
     index: &crawldedup::cluster::index::SharedIndex<'_>,
@@ -387,11 +395,7 @@ pub(crate) fn stored_articles(
 fn the_shared_index_finds_exact_and_near_copies_that_another_worker_stored() {
     use crawldedup::cluster::index::{SharedDecision, SharedIndex};
     use crawldedup::index::IndexConfig;
-    let redis = RedisCluster::start();
-    let (one, two) = (
-        Cluster::connect(&redis.urls()).unwrap(),
-        Cluster::connect(&redis.urls()).unwrap(),
-    );
+    let (_redis, one, two) = two_connections();
     let config = IndexConfig::default().with_expected(1_000_000);
     let a = SharedIndex::open(&one, "nd", config).unwrap();
     let b = SharedIndex::open(&two, "nd", config).unwrap();

@@ -2,7 +2,7 @@
 //! worker's last pages, two when another worker entered them; and one sent again after it
 //! was applied.
 
-use crate::cluster::{article, doc, stored_articles, variant};
+use crate::cluster::{article, doc, stored_articles, two_connections, variant};
 use crate::redis_cluster::RedisCluster;
 
 use crawldedup::cluster::filter::Cluster;
@@ -19,11 +19,7 @@ fn counted<T>(cluster: &Cluster, decide: impl FnOnce() -> T) -> (T, u64) {
 #[test]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn a_copy_of_a_workers_own_page_takes_one_round_trip_and_of_another_workers_two() {
-    let redis = RedisCluster::start();
-    let (one, two) = (
-        Cluster::connect(&redis.urls()).unwrap(),
-        Cluster::connect(&redis.urls()).unwrap(),
-    );
+    let (redis, one, two) = two_connections();
     let config = IndexConfig::default().with_expected(1_000_000);
     let a = SharedIndex::open(&one, "nd", config).unwrap();
     let b = SharedIndex::open(&two, "nd", config).unwrap();
