@@ -3,9 +3,10 @@
 //! A candidate's full record (its lines, its shingle set) comes from the documents not yet
 //! written (`pending`, the background writer) or from sled. sled is never read with one of
 //! the index's locks held: a judgement that needs a record only sled holds names it
-//! ([`Judgement::missing`]), the caller lets its locks go, reads those records
-//! ([`SimhashIndex::fetch`]) and judges again with them. Records in sled never change, and a
-//! judgement is used only when it needed nothing it did not have.
+//! ([`Judgement::missing`]); [`SimhashIndex::judge_whole`], the one loop both the lookup and
+//! the check-and-insert run, lets the locks go, reads those records and judges again with
+//! them. Records in sled never change, and a judgement is used only when it needed nothing
+//! it did not have.
 
 use super::*;
 
@@ -56,31 +57,37 @@ impl SimhashIndex {
     ) -> Result<Option<Decision>, IndexError> {
         let keys = self.probe_keys(record, probe);
         let cutoff = self.cutoff();
-        let mut fetched = Fetched::default();
-        loop {
-            let judgement = self.decide(&self.read(), &keys, record, probe, cutoff, &fetched)?;
-            if judgement.missing.is_empty() {
-                return Ok(judgement.decision);
-            }
-            self.fetch(&judgement.missing, &mut fetched)?;
-        }
+        let (judgement, ()) = self.judge_whole(|fetched| {
+            let judgement = self.decide(&self.read(), &keys, record, probe, cutoff, fetched)?;
+            Ok((judgement, ()))
+        })?;
+        Ok(judgement.decision)
     }
 
-    /// Reads the full records of `missing` candidates from sled into `fetched`. The caller
-    /// holds none of the index's locks.
-    pub(super) fn fetch(
+    /// Judges a page by `pass` until a judgement lacks no candidate's record, and returns
+    /// it with what that pass kept (the writer lock of a check-and-insert). `pass` takes
+    /// the index's locks, judges with the records read so far, and lets the locks go when
+    /// it returns. After a judgement that lacks records, what its pass kept is dropped, the
+    /// records are read from sled with no lock held, and the page is judged again.
+    pub(super) fn judge_whole<T>(
         &self,
-        missing: &[(DocId, Stored)],
-        fetched: &mut Fetched,
-    ) -> Result<(), IndexError> {
-        for &(id, row) in missing {
-            let record = self
-                .store
-                .get(id, Some(row))
-                .map_err(|e| self.store_error(e))?;
-            fetched.insert(id, record);
+        mut pass: impl FnMut(&Fetched) -> Result<(Judgement, T), IndexError>,
+    ) -> Result<(Judgement, T), IndexError> {
+        let mut fetched = Fetched::default();
+        loop {
+            let (judgement, kept) = pass(&fetched)?;
+            if judgement.missing.is_empty() {
+                return Ok((judgement, kept));
+            }
+            drop(kept);
+            for &(id, row) in &judgement.missing {
+                let record = self
+                    .store
+                    .get(id, Some(row))
+                    .map_err(|e| self.store_error(e))?;
+                fetched.insert(id, record);
+            }
         }
-        Ok(())
     }
 
     /// A candidate's full record when it is one of the documents not yet in sled or was

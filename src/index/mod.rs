@@ -451,22 +451,14 @@ impl SimhashIndex {
     ) -> Result<(Decision, Option<Similarity>), IndexError> {
         let keys = self.probe_keys(&record, probe);
         let cutoff = self.cutoff();
-        let mut fetched = lookup::Fetched::default();
-        let (_writer, judgement, stored) = loop {
+        // sled is read with no lock held; the writer lock of the last pass is kept.
+        let (judgement, (_writer, stored)) = self.judge_whole(|fetched| {
             let writer = lock(&self.writer);
-            let (judgement, stored) = {
-                let memory = self.read();
-                record.at = self.stamp(&memory);
-                let judgement = self.decide(&memory, &keys, &record, probe, cutoff, &fetched)?;
-                (judgement, Stored::of(&record))
-            };
-            if judgement.missing.is_empty() {
-                break (writer, judgement, stored);
-            }
-            // sled is read with no lock held; the page is judged again with what it read.
-            drop(writer);
-            self.fetch(&judgement.missing, &mut fetched)?;
-        };
+            let memory = self.read();
+            record.at = self.stamp(&memory);
+            let judgement = self.decide(&memory, &keys, &record, probe, cutoff, fetched)?;
+            Ok((judgement, (writer, Stored::of(&record))))
+        })?;
         let keys = keys.into_iter().next().expect("a record's own keys");
         self.refused
             .fetch_add(judgement.refused, std::sync::atomic::Ordering::Relaxed);
