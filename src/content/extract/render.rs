@@ -314,7 +314,7 @@ pub(super) const REPEATED_BLOCK_CHARS: usize = 80;
 /// carry the same block twice or more (a version for small screens and one for large, the
 /// panels of a colour picker), which a reader sees once.
 pub(super) fn drop_repeated_blocks(text: String) -> String {
-    let mut seen = TextSet::default();
+    let mut seen = text_set(&text);
     let repeated = blocks(&text)
         .any(|block| block.len() >= REPEATED_BLOCK_CHARS && !seen.insert(block.trim()));
     if !repeated {
@@ -339,6 +339,12 @@ pub(super) fn drop_repeated_blocks(text: String) -> String {
 pub(super) type TextSet<'a> =
     std::collections::HashSet<&'a str, xxhash_rust::xxh3::Xxh3DefaultBuilder>;
 
+/// A [`TextSet`] with room for every piece of [`REPEATED_BLOCK_CHARS`] or more of `text`,
+/// so that it never grows (growing rehashed it a few times a page).
+fn text_set(text: &str) -> TextSet<'_> {
+    TextSet::with_capacity_and_hasher(text.len() / REPEATED_BLOCK_CHARS + 1, Default::default())
+}
+
 /// The pieces of `text` between occurrences of "\n\n", as `text.split("\n\n")` gives them.
 pub(super) fn blocks(text: &str) -> impl Iterator<Item = &str> {
     static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
@@ -362,7 +368,7 @@ pub(super) fn blocks(text: &str) -> impl Iterator<Item = &str> {
 /// line break, not a blank line, and the same repeated paragraph must go whatever the
 /// markup around it.
 pub(super) fn drop_repeated_lines(text: String) -> String {
-    let mut seen = TextSet::default();
+    let mut seen = text_set(&text);
     drop_lines(&text, |line, trimmed| {
         line.len() >= REPEATED_BLOCK_CHARS && !seen.insert(trimmed)
     })

@@ -101,7 +101,11 @@ pub(super) fn is_page_line(trimmed: &str) -> bool {
         Regex::new(&format!(r"(?i){RIGHTS}|(?P<plea>{PLEAS})"))
             .expect("the rights pattern is valid")
     });
-    if trimmed.is_ascii() || !trimmed.chars().any(is_han_or_kana) {
+    // Kana and the ideographs are led by 0xE3-0xE9 or 0xEF in UTF-8: a line without such a
+    // byte (most lines of a page in a Latin script) is settled without decoding it.
+    if !trimmed.bytes().any(|b| matches!(b, 0xE3..=0xE9 | 0xEF))
+        || !trimmed.chars().any(is_han_or_kana)
+    {
         return false;
     }
     let chars = trimmed.chars().count();
