@@ -189,14 +189,14 @@ impl Confirm {
     /// text is read.
     ///
     /// [`Probe`]: super::Probe
-    pub(crate) fn candidate<E>(
+    pub(crate) fn candidate<E, R: std::borrow::Borrow<DocRecord>>(
         &self,
         new: &DocRecord,
         stored: &Stored,
         template: &[u32],
         wider: &[&Sketch],
         found_by_keys: bool,
-        full: impl FnOnce() -> Result<Option<DocRecord>, E>,
+        full: impl FnOnce() -> Result<Option<R>, E>,
     ) -> Result<Judged, E> {
         let new_chars = u32::try_from(new.text_chars).unwrap_or(u32::MAX);
         let exact = stored.simhash == new.simhash.0 && stored.digest == new.digest;
@@ -215,6 +215,7 @@ impl Confirm {
                     .iter()
                     .any(|w| w.resemblance(&stored.sketch) >= LINES_FROM_RESEMBLANCE));
         let full = if by_lines || tiny_sets { full()? } else { None };
+        let full = full.as_ref().map(R::borrow);
         // The exact likeness of two small texts, from their whole shingle sets; when every
         // shingle of the smaller is in the larger, the smaller is held whole in the larger.
         let exact_sets = full

@@ -22,9 +22,9 @@ impl SharedIndex<'_> {
     pub(super) fn judge(
         &self,
         record: &DocRecord,
-        stored: DocRecord,
+        stored: &DocRecord,
     ) -> Result<Judged, ClusterError> {
-        let row = Stored::of(&stored);
+        let row = Stored::of(stored);
         self.config
             .confirm
             .candidate(record, &row, &[], &[], true, || {
@@ -55,8 +55,7 @@ impl SharedIndex<'_> {
         for id in ids {
             match self.own_doc(id) {
                 Some(own) => {
-                    let stored = DocRecord::clone(&own.record);
-                    self.consider(record, id, stored, own.verdict(), now, &mut found)?;
+                    self.consider(record, id, &own.record, own.verdict(), now, &mut found)?;
                 }
                 None => {
                     others.insert(id);
@@ -89,7 +88,7 @@ impl SharedIndex<'_> {
                 redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
                 _ => None,
             };
-            self.consider(record, other, stored, verdict, now, &mut found)?;
+            self.consider(record, other, &stored, verdict, now, &mut found)?;
         }
         Ok((found.confirmed, found.verdicts))
     }
@@ -100,7 +99,7 @@ impl SharedIndex<'_> {
         &self,
         record: &DocRecord,
         other: DocId,
-        stored: DocRecord,
+        stored: &DocRecord,
         verdict: Option<String>,
         now: u64,
         found: &mut Found,

@@ -47,7 +47,7 @@ impl SharedIndex<'_> {
             if self.expired_at(own.record.at, now) {
                 return Ok(Holder::PassedOver);
             }
-            return self.judge_stored_holder(record, DocRecord::clone(&own.record));
+            return self.judge_stored_holder(record, &own.record);
         }
         let mut pipe = redis::cluster::cluster_pipe();
         pipe.cmd("GET").arg(self.doc_key(holder));
@@ -76,7 +76,7 @@ impl SharedIndex<'_> {
         let Some(stored) = stored else {
             return Ok(Holder::Exact);
         };
-        self.judge_stored_holder(record, stored)
+        self.judge_stored_holder(record, &stored)
     }
 
     /// The holder's main text is this page's: an exact duplicate, unless the two pages'
@@ -85,7 +85,7 @@ impl SharedIndex<'_> {
     fn judge_stored_holder(
         &self,
         record: &DocRecord,
-        stored: DocRecord,
+        stored: &DocRecord,
     ) -> Result<Holder, ClusterError> {
         let judged = self.judge(record, stored)?;
         Ok(if judged.exact {
