@@ -230,13 +230,7 @@ fn leads_unspaced(byte: u8) -> bool {
 /// scripts written without spaces (a character each, a run of two or more read as its
 /// bigrams: `n - 1` tokens for `n` characters) outnumber the words those characters make.
 fn unspaced_of(text: &str, tokens: usize) -> u8 {
-    // In blocks without an early exit, which the compiler vectorizes: most texts have no
-    // such byte, and the scan is of the whole text.
-    let any = text
-        .as_bytes()
-        .chunks(64)
-        .any(|block| block.iter().fold(false, |any, &b| any | leads_unspaced(b)));
-    if !any {
+    if !crate::text::any_byte(text.as_bytes(), leads_unspaced) {
         return 0;
     }
     let (mut cjk, mut southeast, mut run_tokens, mut run) = (0, 0, 0, 0usize);

@@ -101,9 +101,14 @@ pub(super) fn is_page_line(trimmed: &str) -> bool {
         Regex::new(&format!(r"(?i){RIGHTS}|(?P<plea>{PLEAS})"))
             .expect("the rights pattern is valid")
     });
+    // A character is at most four bytes: a line this long has too many characters, however
+    // it is written (most paragraphs of a page), and is settled by its length alone.
+    if trimmed.len() >= 4 * PAGE_LINE_CHARS {
+        return false;
+    }
     // Kana and the ideographs are led by 0xE3-0xE9 or 0xEF in UTF-8: a line without such a
     // byte (most lines of a page in a Latin script) is settled without decoding it.
-    if !trimmed.bytes().any(|b| matches!(b, 0xE3..=0xE9 | 0xEF))
+    if !crate::text::any_byte(trimmed.as_bytes(), |b| matches!(b, 0xE3..=0xE9 | 0xEF))
         || !trimmed.chars().any(is_han_or_kana)
     {
         return false;

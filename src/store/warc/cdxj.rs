@@ -45,6 +45,52 @@ struct Fields<'a> {
     filename: &'a str,
 }
 
+impl Fields<'_> {
+    /// The index line: the URL's SURT key, the date's 14 digits and the fields as JSON.
+    fn line(&self, date: &str) -> Option<String> {
+        let json = serde_json::to_string(self).ok()?;
+        Some(format!(
+            "{} {date} {json}",
+            crate::urls::surt::surt(self.url)
+        ))
+    }
+}
+
+/// What a writer puts in a `response` or `revisit` record that its index line shows.
+pub(crate) struct Indexed<'a> {
+    /// The HTTP status of a response; `None` for a revisit.
+    pub(crate) status: Option<u16>,
+    /// The content type of the HTTP response it holds, as written.
+    pub(crate) content_type: Option<&'a str>,
+    /// The SHA-1 of its payload.
+    pub(crate) payload: &'a [u8; 20],
+}
+
+/// What a writer knows of a record it wrote, for its index line ([`Cdxj::add_known`]).
+pub(crate) struct Known<'a> {
+    /// Its `WARC-Target-URI`.
+    pub(crate) url: &'a str,
+    /// Its `WARC-Date`, as written.
+    pub(crate) date: &'a str,
+    /// Its status, content type and payload digest.
+    pub(crate) record: &'a Indexed<'a>,
+}
+
+/// The first 14 digits of a date (`2026-12-02T12:00:00Z` is `20261202120000`).
+fn date_digits(date: &str) -> String {
+    date.chars().filter(char::is_ascii_digit).take(14).collect()
+}
+
+/// A content type as an index's `mime`: before any parameter, trimmed and lower-cased;
+/// `unk` when there is none.
+fn normal_mime(content_type: Option<&str>) -> String {
+    content_type
+        .and_then(|m| m.trim().split(';').next())
+        .map(|m| m.trim().to_ascii_lowercase())
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| "unk".to_string())
+}
+
 /// Where the index of the WARC file `warc` goes: `x.warc.gz` (or `x.warc`) has `x.cdxj`.
 pub fn index_path(warc: &Path) -> PathBuf {
     let name = warc.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -80,6 +126,41 @@ impl Cdxj {
     /// status, and a record without a target URI have no line.
     pub fn add(&mut self, head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str) {
         if let Some(line) = line(head, block, (offset, length), filename) {
+            self.lines.push(line);
+            self.dirty = true;
+        }
+    }
+
+    /// Adds the line of a record this process has just written, from what it wrote into
+    /// it (`known`) rather than by reading its header back: the same line as
+    /// [`Cdxj::add`] gives for that record.
+    pub(crate) fn add_known(
+        &mut self,
+        known: &Known<'_>,
+        (offset, length): (u64, u64),
+        filename: &str,
+    ) {
+        let status = match known.record.status {
+            Some(status) if (100..1000).contains(&status) => status.to_string(),
+            // As `add`: a response without a status of three digits has no line.
+            Some(_) => return,
+            None => "-".to_string(),
+        };
+        let mime = match known.record.status {
+            Some(_) => normal_mime(known.record.content_type),
+            None => "warc/revisit".to_string(),
+        };
+        let digest = data_encoding::BASE32.encode(known.record.payload);
+        let fields = Fields {
+            url: known.url.trim().trim_matches(['<', '>']),
+            mime: &mime,
+            status: &status,
+            digest: &digest,
+            length: length.to_string(),
+            offset: offset.to_string(),
+            filename,
+        };
+        if let Some(line) = fields.line(&date_digits(known.date)) {
             self.lines.push(line);
             self.dirty = true;
         }
@@ -194,12 +275,7 @@ fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str)
     let url = header(&head, "WARC-Target-URI")?
         .trim_matches(['<', '>'])
         .to_string();
-    let date: String = header(&head, "WARC-Date")
-        .unwrap_or_default()
-        .chars()
-        .filter(char::is_ascii_digit)
-        .take(14)
-        .collect();
+    let date = date_digits(header(&head, "WARC-Date").unwrap_or_default());
     // An HTTP response in the block: as the record says, or (a writer that names no
     // content type) as the block starts.
     let http = header(&head, "Content-Type").map_or_else(
@@ -233,11 +309,7 @@ fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str)
     let mime = if kind == "revisit" {
         "warc/revisit".to_string()
     } else {
-        mime.as_deref()
-            .and_then(|m| m.split(';').next())
-            .map(|m| m.trim().to_ascii_lowercase())
-            .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| "unk".to_string())
+        normal_mime(mime.as_deref())
     };
     let digest = match header(&head, "WARC-Payload-Digest") {
         Some(d) => d.split_once(':').map_or(d, |(_, d)| d).to_string(),
@@ -252,8 +324,7 @@ fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str)
         offset: offset.to_string(),
         filename,
     };
-    let json = serde_json::to_string(&fields).ok()?;
-    Some(format!("{} {date} {json}", crate::urls::surt::surt(&url)))
+    fields.line(&date)
 }
 
 #[cfg(test)]

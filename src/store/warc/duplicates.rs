@@ -4,6 +4,7 @@
 
 use sha1::Digest as _;
 
+use super::cdxj::Indexed;
 use super::{WarcWriter, base32_digest, http_head, sha1_digest};
 
 /// WARC 1.1's profile for a revisit whose payload is, byte for byte, the record it refers to.
@@ -161,7 +162,12 @@ impl WarcWriter {
             ));
         }
         fields.extend(verdict);
-        self.record("revisit", Some(url), &fields, &[&block])?;
+        let indexed = Indexed {
+            status: None,
+            content_type,
+            payload,
+        };
+        self.record("revisit", Some(url), &fields, &[&block], Some(&indexed))?;
         Ok(())
     }
 }

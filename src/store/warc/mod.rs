@@ -46,6 +46,7 @@ mod copy;
 mod duplicates;
 
 pub use cdxj::{Cdxj, index_path};
+use cdxj::{Indexed, Known};
 pub use copy::ArchiveCopy;
 
 use duplicates::url_key;
@@ -213,6 +214,7 @@ impl WarcWriter {
             None,
             &[("Content-Type", "application/warc-fields".into())],
             &[body.as_bytes()],
+            None,
         )
         .map(drop)
     }
@@ -240,22 +242,24 @@ impl WarcWriter {
         Ok(())
     }
 
-    /// Writes one record, its block being `parts` one after the other, as one gzip member.
+    /// Writes one record, its block being `parts` one after the other, as one gzip member;
+    /// a record `indexed` has a line in the CDXJ index.
     fn record(
         &mut self,
         kind: &str,
         target: Option<&str>,
         fields: &[(&str, String)],
         parts: &[&[u8]],
+        indexed: Option<&Indexed<'_>>,
     ) -> std::io::Result<String> {
         use std::fmt::Write as _;
         let block_length: usize = parts.iter().map(|p| p.len()).sum();
         let mut head = String::with_capacity(512);
         let id = format!("<urn:uuid:{}>", uuid::Uuid::new_v4());
+        let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         let _ = write!(
             head,
-            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {id}\r\nWARC-Date: {}\r\n",
-            humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {id}\r\nWARC-Date: {date}\r\n"
         );
         if let Some(target) = target {
             let _ = write!(head, "WARC-Target-URI: {target}\r\n");
@@ -271,12 +275,14 @@ impl WarcWriter {
         let member = self.members.member(&pieces)?;
         self.file.write_all(member)?;
         let at = (self.length, member.len() as u64);
-        self.cdxj.add(
-            head.as_bytes(),
-            parts.first().copied().unwrap_or_default(),
-            at,
-            &file_name(self.number),
-        );
+        if let (Some(record), Some(url)) = (indexed, target) {
+            let known = Known {
+                url,
+                date: &date,
+                record,
+            };
+            self.cdxj.add_known(&known, at, &file_name(self.number));
+        }
         self.length += at.1;
         Ok(id)
     }
@@ -325,7 +331,18 @@ impl WarcWriter {
             ("WARC-Block-Digest", base32_digest(&block_digest)),
         ];
         fields.extend(extra);
-        self.record("response", Some(url), &fields, &[&head, body])
+        let indexed = Indexed {
+            status: Some(status),
+            content_type,
+            payload,
+        };
+        self.record(
+            "response",
+            Some(url),
+            &fields,
+            &[&head, body],
+            Some(&indexed),
+        )
     }
 }
 

@@ -318,3 +318,60 @@ fn sha1_digest_is_base32() {
     // SHA-1 of the empty string.
     assert_eq!(sha1_digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
 }
+
+#[test]
+fn the_index_lines_a_writer_makes_from_what_it_wrote_are_those_read_back_from_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = WarcWriter::open(dir.path(), u64::MAX, WarcPosition::default()).unwrap();
+    let body = b"<html><body><p>The harbour ferry timetable changes in May.</p></body></html>";
+    // Content types as servers send them, and a status of two digits (no line).
+    for (i, content_type) in [
+        Some("text/html; charset=UTF-8"),
+        Some(" TEXT/HTML "),
+        Some(""),
+        Some(";charset=gbk"),
+        None,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        w.response(
+            &format!("https://example.com/a{i}?b=1"),
+            200,
+            content_type,
+            body,
+        )
+        .unwrap();
+    }
+    w.response("https://example.com/odd", 42, Some("text/html"), body)
+        .unwrap();
+    // A revisit (the same bytes), and a near duplicate archived as a response.
+    duplicate(
+        &mut w,
+        "https://example.com/print",
+        None,
+        body,
+        "https://example.com/a0?b=1",
+        None,
+    )
+    .unwrap();
+    duplicate(
+        &mut w,
+        "https://example.com/comments",
+        Some("text/html"),
+        b"<p>other</p>",
+        "https://example.com/a0?b=1",
+        Some(3),
+    )
+    .unwrap();
+    w.sync().unwrap();
+    let warc = dir.path().join(file_name(0));
+    let written = std::fs::read_to_string(index_path(&warc)).unwrap();
+    let read_back = dir.path().join("read-back.cdxj");
+    Cdxj::of_file(&warc).unwrap().write(&read_back).unwrap();
+    assert_eq!(written, std::fs::read_to_string(&read_back).unwrap());
+    // Every record but the warcinfo and the response without a status has its line.
+    assert_eq!(written.lines().count(), 7, "{written}");
+    assert!(written.contains("\"mime\":\"warc/revisit\""), "{written}");
+    assert!(written.contains("\"mime\":\"unk\""), "{written}");
+}
