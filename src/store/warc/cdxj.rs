@@ -45,15 +45,27 @@ struct Fields<'a> {
     filename: &'a str,
 }
 
-impl Fields<'_> {
-    /// The index line: the URL's SURT key, the date's 14 digits and the fields as JSON.
-    fn line(&self, date: &str) -> Option<String> {
-        let json = serde_json::to_string(self).ok()?;
-        Some(format!(
-            "{} {date} {json}",
-            crate::urls::surt::surt(self.url)
-        ))
-    }
+/// The index line of a record of `url` dated `date` (14 digits) with its `mime`, `status`
+/// and payload `digest`, written as `length` bytes at `offset` of `filename`: the URL's
+/// SURT key, the date and the fields as JSON.
+fn index_line(
+    url: &str,
+    date: &str,
+    (mime, status, digest): (&str, &str, &str),
+    (offset, length): (u64, u64),
+    filename: &str,
+) -> Option<String> {
+    let fields = Fields {
+        url,
+        mime,
+        status,
+        digest,
+        length: length.to_string(),
+        offset: offset.to_string(),
+        filename,
+    };
+    let json = serde_json::to_string(&fields).ok()?;
+    Some(format!("{} {date} {json}", crate::urls::surt::surt(url)))
 }
 
 /// What a writer puts in a `response` or `revisit` record that its index line shows.
@@ -134,12 +146,7 @@ impl Cdxj {
     /// Adds the line of a record this process has just written, from what it wrote into
     /// it (`known`) rather than by reading its header back: the same line as
     /// [`Cdxj::add`] gives for that record.
-    pub(crate) fn add_known(
-        &mut self,
-        known: &Known<'_>,
-        (offset, length): (u64, u64),
-        filename: &str,
-    ) {
+    pub(crate) fn add_known(&mut self, known: &Known<'_>, at: (u64, u64), filename: &str) {
         let status = match known.record.status {
             Some(status) if (100..1000).contains(&status) => status.to_string(),
             // As `add`: a response without a status of three digits has no line.
@@ -151,16 +158,9 @@ impl Cdxj {
             None => "warc/revisit".to_string(),
         };
         let digest = data_encoding::BASE32.encode(known.record.payload);
-        let fields = Fields {
-            url: known.url.trim().trim_matches(['<', '>']),
-            mime: &mime,
-            status: &status,
-            digest: &digest,
-            length: length.to_string(),
-            offset: offset.to_string(),
-            filename,
-        };
-        if let Some(line) = fields.line(&date_digits(known.date)) {
+        let url = known.url.trim().trim_matches(['<', '>']);
+        let date = date_digits(known.date);
+        if let Some(line) = index_line(url, &date, (&mime, &status, &digest), at, filename) {
             self.lines.push(line);
             self.dirty = true;
         }
@@ -262,7 +262,7 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str) -> Option<String> {
+fn line(head: &[u8], block: &[u8], at: (u64, u64), filename: &str) -> Option<String> {
     let head = String::from_utf8_lossy(head);
     let kind = header(&head, "WARC-Type")?.to_ascii_lowercase();
     let warc_fields = header(&head, "Content-Type").is_some_and(|t| {
@@ -315,16 +315,7 @@ fn line(head: &[u8], block: &[u8], (offset, length): (u64, u64), filename: &str)
         Some(d) => d.split_once(':').map_or(d, |(_, d)| d).to_string(),
         None => data_encoding::BASE32.encode(&sha1::Sha1::digest(payload)),
     };
-    let fields = Fields {
-        url: &url,
-        mime: &mime,
-        status: &status,
-        digest: &digest,
-        length: length.to_string(),
-        offset: offset.to_string(),
-        filename,
-    };
-    fields.line(&date)
+    index_line(&url, &date, (&mime, &status, &digest), at, filename)
 }
 
 #[cfg(test)]
