@@ -21,7 +21,7 @@ pub(super) struct TextWriter {
 pub(super) fn is_plain_spaced(text: &str) -> bool {
     let bytes = text.as_bytes();
     text.is_ascii()
-        && !bytes.iter().any(|&b| matches!(b, b'\t'..=b'\r'))
+        && !crate::text::any_byte(bytes, |b| matches!(b, b'\t'..=b'\r'))
         && memchr::memmem::find(bytes, b"  ").is_none()
 }
 
