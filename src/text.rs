@@ -20,6 +20,20 @@ pub(crate) fn in_range(x: u64, from: u64, to: u64) -> u64 {
     at_least(from) & !at_least(to)
 }
 
+/// `text.split('\n')`, each line ending found by the vectorized `memchr` rather than
+/// `str`'s own search: the finishing passes split every extracted text into its lines
+/// several times.
+pub(crate) fn split_lf(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    std::iter::from_fn(move || {
+        let end = ends.next()?;
+        let line = &text[start..end];
+        start = end + 1;
+        Some(line)
+    })
+}
+
 /// Whether any byte of `bytes` is one `wanted` takes, tested in blocks of 64 without an
 /// early exit inside a block, which the compiler vectorizes: the scans this serves are of
 /// whole lines and texts that most often hold no such byte.
@@ -410,6 +424,19 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn split_lf_splits_as_str_split_does(text in "[a\n\ré中 ]{0,300}") {
+            let ours: Vec<&str> = split_lf(&text).collect();
+            let theirs: Vec<&str> = text.split('\n').collect();
+            prop_assert_eq!(ours, theirs);
+        }
+
+        #[test]
+        fn any_byte_finds_what_iter_any_finds(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let wanted = |b: u8| matches!(b, 0xE3..=0xE9 | b'\t'..=b'\r');
+            prop_assert_eq!(any_byte(&bytes, wanted), bytes.iter().any(|&b| wanted(b)));
+        }
+
         #[test]
         fn non_space_chars_counts_what_char_is_whitespace_does_not(
             text in "([a-z]{0,9}[ \t\n\r\x0b\x0c]{0,3}){0,200}|[a \u{a0}\u{3000}é\n]{0,300}"

@@ -226,7 +226,9 @@ impl TextWriter {
         let mut kinds = Vec::new();
         let mut j = 0;
         for block in blocks(&text) {
-            let first = block.lines().next().unwrap_or("").trim();
+            let first = memchr::memchr(b'\n', block.as_bytes())
+                .map_or(block, |end| &block[..end])
+                .trim();
             // The search starts at the block last found, which nearly never holds the next
             // one's start: `contains` without a searcher built for each block tried.
             let found = before[j..].iter().position(|(b, _)| holds(b, first));
@@ -262,7 +264,7 @@ pub(super) fn drop_lines<'a>(
     let mut out: Option<String> = None;
     let mut blank = false; // a blank line is due before the next line written
     let mut start = 0;
-    for line in text.split('\n') {
+    for line in crate::text::split_lf(text) {
         let line_start = start;
         start += line.len() + 1;
         let trimmed = line.trim();
@@ -278,7 +280,7 @@ pub(super) fn drop_lines<'a>(
                 // have written them.
                 let mut kept = String::with_capacity(text.len());
                 blank = false;
-                for line in text[..line_start.saturating_sub(1)].split('\n') {
+                for line in crate::text::split_lf(&text[..line_start.saturating_sub(1)]) {
                     push_kept_line(&mut kept, &mut blank, line);
                 }
                 out = Some(kept);
