@@ -6,7 +6,10 @@
 # the network; for evaluation only, never for tests. Each repository is pinned to the
 # commit the figures in docs/quality.md were measured on.
 # Usage: scripts/cjk-blog-sites.sh   (prints the --site arguments to pass to eval_templates)
+# CJK_SITES_GIT_BASE (default https://github.com) is where OWNER/NAME.git is cloned from: a
+# mirror, or a local folder of bare repositories laid out the same way.
 set -eu
+base=${CJK_SITES_GIT_BASE:-https://github.com}
 cd "$(dirname "$0")/.."
 mkdir -p target/cjk-sites
 args=""
@@ -15,7 +18,7 @@ while read -r name repo commit; do
     if [ ! -d "$out" ]; then
         tmp="target/cjk-sites/.$name.git"
         rm -rf "$tmp"
-        git clone --quiet --bare --filter=blob:none "https://github.com/$repo.git" "$tmp"
+        git clone --quiet --bare --filter=blob:none "$base/$repo.git" "$tmp"
         mkdir -p "$out"
         # Post pages only: dated paths (2019/05/15/slug/index.html) or posts/.
         git -C "$tmp" ls-tree -r --name-only "$commit" |
