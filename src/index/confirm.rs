@@ -11,7 +11,9 @@
 //!    those sets ([`tiny_likeness`]).
 //!
 //! A candidate that no key found (one of its host's last pages, [`Probe::recent`](super::Probe::recent))
-//! is judged only when the two pages share a sentence outside the template, as it is.
+//! is judged only when the two pages share a sentence outside the template, as it is, or
+//! when both records keep their whole shingle sets and the exact likeness on them confirms
+//! the pair as the sketches would.
 //!
 //! The same digest and simhash make an exact duplicate, unless the two pages' lines say
 //! they are different pages (the main text was then taken from what their site repeats).
@@ -185,7 +187,10 @@ impl Confirm {
     /// twenty times its size holds. `wider` may also hold the sketch of the page's page
     /// text. A candidate that no key found (`found_by_keys` false: one of the host's last
     /// pages) is a duplicate only when the two pages share a sentence outside the template
-    /// ([`shares_sentence`]). Only a candidate that is a page of the same host or a small
+    /// ([`shares_sentence`]), or when their exact likeness, both records keeping their whole
+    /// shingle sets, confirms it ([`Confirm::judge`]): a short text with a few words changed
+    /// shares no band key with its original one time in three to ten, and is then judged
+    /// as if a key had found it. Only a candidate that is a page of the same host or a small
     /// text is read.
     ///
     /// [`Probe`]: super::Probe
@@ -223,8 +228,21 @@ impl Confirm {
             .filter(|f| !new.tiny_set.is_empty() && !f.tiny_set.is_empty())
             .map(|f| tiny_likeness(&new.tiny_set, &f.tiny_set));
         let held_whole = exact_sets.is_some_and(|e| e.similarity.containment >= 1.0);
+        // The exact likeness, where both sets are known, confirms the pair as the sketches'
+        // estimate would: at a likeness the band keys find by chance (a short text with a
+        // few words changed, at 0.5 to 0.6, shares no band with its original one time in
+        // three to ten), a page of the host's last pages is judged as if a key found it.
+        let exact_confirms = exact_sets.is_some_and(|e| {
+            self.judge(
+                (&new.sketch, new_chars),
+                (&stored.sketch, stored.chars),
+                Some(e),
+            )
+            .1
+        });
         if !found_by_keys
             && !held_whole
+            && !exact_confirms
             && !full
                 .as_ref()
                 .is_some_and(|f| shares_sentence(new, f, template))

@@ -148,7 +148,8 @@ impl SimhashIndex {
             candidates.dedup();
         }
         // The host's recent pages that the keys did not find: candidates only when the two
-        // pages share a sentence ([`Confirm::candidate`]'s `found_by_keys`).
+        // pages share a sentence, or their exact likeness confirms them
+        // ([`Confirm::candidate`]'s `found_by_keys`).
         if !probe.recent.is_empty() {
             let by_keys = candidates.len();
             for id in probe.recent.iter().filter_map(|&id| u32::try_from(id).ok()) {
