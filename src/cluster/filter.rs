@@ -126,6 +126,11 @@ pub struct Cluster {
     round_trips: std::sync::atomic::AtomicU64,
 }
 
+/// Whether a master answered that it does not have a script named by its SHA-1.
+fn is_no_script(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
+}
+
 /// Whether a failure may pass if the command is sent again (a node down or failing over, a
 /// connection dropped, a timeout), as opposed to an answer that will not change.
 fn passing(e: &redis::RedisError) -> bool {
@@ -214,12 +219,32 @@ impl Cluster {
         let started = Instant::now();
         let mut wait = Duration::from_millis(100);
         let mut retried = false;
+        let mut scripts_loaded = false;
         let mut con = self.con.lock().unwrap_or_else(|p| p.into_inner());
         self.round_trips
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         loop {
             match f(&mut con) {
                 Ok(value) => return Ok((value, retried)),
+                // A master without the scripts sent by their SHA-1 (restarted, or a replica
+                // promoted: neither keeps a script cache): load them on every master and
+                // send again, once. The rest of the round trip may have been applied.
+                Err(e) if is_no_script(&e) && !scripts_loaded => {
+                    scripts_loaded = true;
+                    retried = true;
+                    for script in super::index::groups::SCRIPTS {
+                        if let Err(source) = redis::cmd("SCRIPT")
+                            .arg("LOAD")
+                            .arg(*script)
+                            .query::<redis::Value>(&mut con)
+                        {
+                            return Err(ClusterError::Redis {
+                                nodes: self.nodes.clone(),
+                                source,
+                            });
+                        }
+                    }
+                }
                 Err(e) if passing(&e) && started.elapsed() + wait <= self.ride_out => {
                     if !retried {
                         tracing::warn!("redis cluster {}: {e}; trying again", self.nodes);

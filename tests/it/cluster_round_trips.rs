@@ -82,3 +82,36 @@ fn a_round_trip_sent_again_after_it_was_applied_leaves_the_page_kept_not_a_copy_
         SharedDecision::Exact(1)
     );
 }
+
+/// A page's scripts go by their SHA-1 (`EVALSHA`). A master that no longer has them in its
+/// script cache (restarted, or a replica promoted) answers `NOSCRIPT`: the connection
+/// loads them on every master and sends the round trip again, and the decisions are those
+/// of a cache that never emptied.
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn pages_decided_after_every_master_lost_its_scripts_are_decided_as_before() {
+    let redis = RedisCluster::start();
+    let one = Cluster::connect(&redis.urls()).unwrap();
+    let a = SharedIndex::open(&one, "nd", IndexConfig::default()).unwrap();
+    let ids = stored_articles(&a, 20);
+    for &port in &redis.ports {
+        let flushed = crate::redis_cluster::cli(port, &["SCRIPT", "FLUSH"]);
+        assert_eq!(flushed.trim(), "OK", "port {port}");
+    }
+    let (near, trips) = counted(&one, || {
+        a.check_and_insert(&doc("a/edit", &variant(&article(3), 1)))
+    });
+    assert!(
+        matches!(near.unwrap(), SharedDecision::Near { of, .. } if of == ids[3]),
+        "a near copy after the scripts were flushed"
+    );
+    assert_eq!(trips, 1, "sent again on the same round trip's count");
+    assert!(matches!(
+        a.check_and_insert(&doc("a/new", &article(500))).unwrap(),
+        SharedDecision::Unique(_)
+    ));
+    assert_eq!(
+        a.check_and_insert(&doc("a/copy", &article(5))).unwrap(),
+        SharedDecision::Exact(ids[5])
+    );
+}

@@ -200,8 +200,8 @@ impl SharedIndex<'_> {
                 continue;
             }
             args[0] = held.len().to_string().into_bytes();
-            pipe.cmd("EVAL")
-                .arg(groups::ENTER_AND_READ)
+            pipe.cmd("EVALSHA")
+                .arg(groups::enter_and_read_sha())
                 .arg(keys.len())
                 .arg(keys)
                 .arg(args);

@@ -121,7 +121,7 @@ use holder::Holder;
 
 mod buckets;
 mod decide;
-mod groups;
+pub(crate) mod groups;
 mod holder;
 mod layout;
 mod own;
