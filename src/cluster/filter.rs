@@ -131,6 +131,22 @@ fn is_no_script(e: &redis::RedisError) -> bool {
     e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
 }
 
+/// Times one call loads the scripts again on `NOSCRIPT` before the answer is its error (a
+/// second failover during the call may empty another master's cache).
+const SCRIPT_RELOADS: u32 = 3;
+
+/// Loads the scripts sent by their SHA-1 on every master (`SCRIPT LOAD` goes to all of
+/// them); a master that cannot be reached fails it as any command, to be ridden out.
+fn load_scripts(con: &mut ClusterConnection) -> redis::RedisResult<()> {
+    for script in super::index::groups::SCRIPTS {
+        redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(*script)
+            .query::<redis::Value>(con)?;
+    }
+    Ok(())
+}
+
 /// Whether a failure may pass if the command is sent again (a node down or failing over, a
 /// connection dropped, a timeout), as opposed to an answer that will not change.
 fn passing(e: &redis::RedisError) -> bool {
@@ -219,31 +235,26 @@ impl Cluster {
         let started = Instant::now();
         let mut wait = Duration::from_millis(100);
         let mut retried = false;
-        let mut scripts_loaded = false;
+        // Script reloads left for this call, and whether the next attempt loads them first.
+        let (mut reloads, mut load) = (SCRIPT_RELOADS, false);
         let mut con = self.con.lock().unwrap_or_else(|p| p.into_inner());
         self.round_trips
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         loop {
-            match f(&mut con) {
+            let attempt = if load {
+                load_scripts(&mut con).and_then(|()| f(&mut con))
+            } else {
+                f(&mut con)
+            };
+            match attempt {
                 Ok(value) => return Ok((value, retried)),
                 // A master without the scripts sent by their SHA-1 (restarted, or a replica
                 // promoted: neither keeps a script cache): load them on every master and
-                // send again, once. The rest of the round trip may have been applied.
-                Err(e) if is_no_script(&e) && !scripts_loaded => {
-                    scripts_loaded = true;
+                // send again. The rest of the round trip may have been applied.
+                Err(e) if is_no_script(&e) && reloads > 0 => {
+                    reloads -= 1;
+                    load = true;
                     retried = true;
-                    for script in super::index::groups::SCRIPTS {
-                        if let Err(source) = redis::cmd("SCRIPT")
-                            .arg("LOAD")
-                            .arg(*script)
-                            .query::<redis::Value>(&mut con)
-                        {
-                            return Err(ClusterError::Redis {
-                                nodes: self.nodes.clone(),
-                                source,
-                            });
-                        }
-                    }
                 }
                 Err(e) if passing(&e) && started.elapsed() + wait <= self.ride_out => {
                     if !retried {

@@ -42,8 +42,9 @@
 //!   a brief do not find a text many times its size. One of them that no key found is
 //!   judged on the two pages' lines only when the pages share a sentence outside the
 //!   template, or when both are small enough for their records to keep their whole
-//!   shingle sets and the exact likeness on those confirms them. A short page whose page text is at least [`PAGE_PROBE_GROWTH`] times its
-//!   main text is also looked up by the page text's fingerprint.
+//!   shingle sets and the exact likeness on those confirms them. A short page whose page
+//!   text is at least [`PAGE_PROBE_GROWTH`] times its main text is also looked up by the
+//!   page text's fingerprint.
 //! - **Dropping.** A page's blocks that are its host's template are left out of its
 //!   fingerprint and of its stored text. When nothing else is left of the main text,
 //!   extraction took a block the site repeats (a reference list, an app banner, a

@@ -52,16 +52,16 @@ pub(super) const ENTER_AND_READ: &str = "local out = {} \
 /// The SHA-1 of [`ENTER_AND_READ`] in hex, as `EVALSHA` names it: a page's scripts are
 /// sent by it, so that the script's 376 bytes do not go with each of a page's calls and a
 /// master does not hash them each time (3% of Redis's CPU with `EVAL`, by a profile of the
-/// cluster bench; docs/cluster.md). A master without it in its script cache (restarted, or a replica promoted)
-/// answers `NOSCRIPT`, and the connection loads [`SCRIPTS`] on every master and sends the
-/// round trip again ([`Cluster`]).
+/// cluster bench; docs/cluster.md). A master without it in its script cache (restarted, or
+/// a replica promoted) answers `NOSCRIPT`, and the connection loads [`SCRIPTS`] on every
+/// master and sends the round trip again ([`Cluster`]).
 pub(super) fn enter_and_read_sha() -> &'static str {
     static SHA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SHA.get_or_init(|| script_sha(ENTER_AND_READ))
 }
 
 /// The SHA-1 of a script in lower-case hex: its name in Redis's script cache.
-pub(crate) fn script_sha(script: &str) -> String {
+fn script_sha(script: &str) -> String {
     use sha1::Digest;
     sha1::Sha1::digest(script.as_bytes())
         .iter()
