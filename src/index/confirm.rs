@@ -232,17 +232,20 @@ impl Confirm {
         // estimate would: at a likeness the band keys find by chance (a short text with a
         // few words changed, at 0.5 to 0.6, shares no band with its original one time in
         // three to ten), a page of the host's last pages is judged as if a key found it.
-        let exact_confirms = exact_sets.is_some_and(|e| {
-            self.judge(
-                (&new.sketch, new_chars),
-                (&stored.sketch, stored.chars),
-                Some(e),
-            )
-            .1
-        });
+        // Asked only for a candidate that no key found.
+        let exact_confirms = || {
+            exact_sets.is_some_and(|e| {
+                self.judge(
+                    (&new.sketch, new_chars),
+                    (&stored.sketch, stored.chars),
+                    Some(e),
+                )
+                .1
+            })
+        };
         if !found_by_keys
             && !held_whole
-            && !exact_confirms
+            && !exact_confirms()
             && !full
                 .as_ref()
                 .is_some_and(|f| shares_sentence(new, f, template))
