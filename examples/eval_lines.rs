@@ -17,13 +17,22 @@
 //!    Jaccard similarity is under 0.5 (the rest are set aside as genuine). The pairs within
 //!    the signature distance alone, and near (the distance and a shared end): the rate a
 //!    pair, of which a page of 40 sentences against a stored page of 40 makes 1,600.
+//! 3. **Headlines** (the ground truths' titles, as a page's headline is kept beside its
+//!    profile, [`Blocks::headline`]): the share of each edit above that leaves a headline
+//!    apart from its original ([`Blocks::headlines_apart`]: a copy that would be missed),
+//!    and of all pairs of different pages' titles whose word sets' Jaccard similarity is
+//!    under 0.5, the share not apart (two articles that the headlines cannot tell apart
+//!    when their extracted texts are alike).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crawldedup::fingerprint::blocks::{Blocks, Line, NEAR_LINE_BITS};
+use crawldedup::fingerprint::blocks::{Blocks, HEADLINE_APART_BITS, Line, NEAR_LINE_BITS};
 
-fn load(dir: &Path) -> Result<Vec<(usize, String)>, Box<dyn std::error::Error>> {
+/// The ground truths' distinct lines of 3 words or more, by page, and the pages' titles.
+type Loaded = (Vec<(usize, String)>, Vec<String>);
+
+fn load(dir: &Path) -> Result<Loaded, Box<dyn std::error::Error>> {
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("metadata.json"))?)?;
     let files = meta["files"].as_object().ok_or("metadata.json: no files")?;
@@ -31,10 +40,14 @@ fn load(dir: &Path) -> Result<Vec<(usize, String)>, Box<dyn std::error::Error>> 
     ids.sort();
     let mut seen = HashSet::new();
     let mut lines = Vec::new();
+    let mut titles = Vec::new();
     for (page, id) in ids.iter().enumerate() {
         let path: PathBuf = dir.join("dev/ground-truth").join(format!("{id}.json"));
         let gt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
         let text = gt["ground_truth"]["main_content"].as_str().unwrap_or("");
+        if let Some(title) = gt["ground_truth"]["title"].as_str() {
+            titles.push(title.trim().to_string());
+        }
         for line in text.lines() {
             let line = line.trim();
             if line.split_whitespace().count() >= 3 && seen.insert(line.to_string()) {
@@ -42,7 +55,7 @@ fn load(dir: &Path) -> Result<Vec<(usize, String)>, Box<dyn std::error::Error>> 
             }
         }
     }
-    Ok(lines)
+    Ok((lines, titles))
 }
 
 fn profile(line: &str) -> Option<Line> {
@@ -110,7 +123,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(i) => args.get(i + 1).ok_or("--pairs needs a number")?.parse()?,
         None => 3000,
     };
-    let lines = load(&dir)?;
+    let (lines, titles) = load(&dir)?;
     println!("{} distinct lines of 3 words or more", lines.len());
 
     println!("\nEdited lines still near their original, by the line's words:");
@@ -206,5 +219,55 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         near as f64 / total.max(1) as f64,
         1600.0 * near as f64 / total.max(1) as f64,
     );
+    headlines(&titles);
     Ok(())
+}
+
+/// Part 3: headlines edited, and headlines of different pages.
+fn headlines(titles: &[String]) {
+    let page = |title: &str| Blocks::of("a.example", "").with_headline(Some(title));
+    let titles: Vec<&String> = titles
+        .iter()
+        .filter(|t| t.split_whitespace().count() >= 3)
+        .collect();
+    println!(
+        "\nHeadlines ({} titles of 3 words or more), apart: no end shared and more than \
+         {HEADLINE_APART_BITS} bits",
+        titles.len()
+    );
+    for (name, edit) in edits() {
+        let apart = titles
+            .iter()
+            .filter(|t| {
+                let words: Vec<&str> = t.split_whitespace().collect();
+                page(t).headlines_apart(&page(&edit(&words).join(" ")))
+            })
+            .count();
+        println!(
+            "  edited, {name:<28} apart from the original: {apart} ({:.4})",
+            apart as f64 / titles.len().max(1) as f64
+        );
+    }
+    let pages: Vec<(Blocks, HashSet<String>)> = titles
+        .iter()
+        .map(|t| {
+            let words = t.split_whitespace().map(|w| w.to_lowercase()).collect();
+            (page(t), words)
+        })
+        .collect();
+    let (mut total, mut not_apart) = (0u64, 0u64);
+    for (i, (a, wa)) in pages.iter().enumerate() {
+        for (b, wb) in &pages[i + 1..] {
+            let common = wa.intersection(wb).count();
+            if common as f64 / (wa.len() + wb.len() - common) as f64 >= 0.5 {
+                continue;
+            }
+            total += 1;
+            not_apart += u64::from(!a.headlines_apart(b));
+        }
+    }
+    println!(
+        "  different pages' titles: {total} pairs, not apart {not_apart} ({:.4} a pair)",
+        not_apart as f64 / total.max(1) as f64
+    );
 }

@@ -256,6 +256,22 @@ pub fn fill(template: &Template, title: &str, paragraphs: &[String]) -> String {
     let html = head_title.replace(&html, |c: &regex::Captures| {
         format!("{}{title}{}", &c[1], &c[2])
     });
+    // The social cards' titles too, as a site sets them for each article (an extraction
+    // prefers `og:title` to the `h1`); the attributes in either order.
+    let meta = Regex::new(r"(?is)<meta\b[^>]*>").expect("pattern");
+    let card = Regex::new(r#"(?is)\b(?:property|name)\s*=\s*["']?(?:og|twitter):title\b"#)
+        .expect("pattern");
+    let content = Regex::new(r#"(?is)(\bcontent\s*=\s*)(?:"[^"]*"|'[^']*')"#).expect("pattern");
+    let escaped = title.replace('&', "&amp;").replace('"', "&quot;");
+    let html = meta.replace_all(&html, |c: &regex::Captures| {
+        let tag = &c[0];
+        if !card.is_match(tag) {
+            return tag.to_string();
+        }
+        content
+            .replace(tag, |a: &regex::Captures| format!("{}\"{escaped}\"", &a[1]))
+            .into_owned()
+    });
     let json_ld =
         Regex::new(r#"(?is)<script[^>]*application/ld\+json[^>]*>.*?</script>"#).expect("pattern");
     json_ld.replace_all(&html, "").into_owned()

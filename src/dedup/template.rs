@@ -467,7 +467,7 @@ impl super::Dedup {
             let blocks;
             (blocks, keys) = Blocks::with_keys(&host, prepared.page_text(), MAX_BLOCKS_PER_PAGE);
             template = templates.template_keys(&host, blocks.lines.iter().map(|l| l.key));
-            record.blocks = Some(blocks);
+            record.blocks = Some(blocks.with_headline(prepared.extracted.title.as_deref()));
             page_host = Some(host.into_owned());
         }
         Some(PageRecord {

@@ -17,6 +17,11 @@
 //!
 //! The same digest and simhash make an exact duplicate, unless the two pages' lines say
 //! they are different pages (the main text was then taken from what their site repeats).
+//!
+//! Two pages of one host whose headlines are apart ([`Blocks::headlines_apart`]) are never
+//! duplicates, exact or near: an extraction that took a block the site repeats (a table of
+//! contents, an app banner, a sidebar of latest posts) for two articles' main text leaves
+//! their texts alike, and their headlines still tell them apart.
 
 use super::{DocRecord, Similarity, Stored};
 use crate::fingerprint::blocks::{Blocks, Coverage, Line};
@@ -190,8 +195,9 @@ impl Confirm {
     /// ([`shares_sentence`]), or when their exact likeness, both records keeping their whole
     /// shingle sets, confirms it ([`Confirm::judge`]): a short text with a few words changed
     /// shares no band key with its original one time in three to ten, and is then judged
-    /// as if a key had found it. Only a candidate that is a page of the same host or a small
-    /// text is read.
+    /// as if a key had found it. A page of the same host whose headline is apart from the
+    /// new page's ([`Blocks::headlines_apart`]) is never a duplicate. Only a candidate that is
+    /// a page of the same host or a small text is read.
     ///
     /// [`Probe`]: super::Probe
     pub(crate) fn candidate<E, R: std::borrow::Borrow<DocRecord>>(
@@ -221,6 +227,7 @@ impl Confirm {
                     .any(|w| w.resemblance(&stored.sketch) >= LINES_FROM_RESEMBLANCE));
         let full = if by_lines || tiny_sets { full()? } else { None };
         let full = full.as_ref().map(R::borrow);
+        let apart = full.is_some_and(|full| headlines_apart(new, full));
         // The exact likeness of two small texts, from their whole shingle sets; when every
         // shingle of the smaller is in the larger, the smaller is held whole in the larger.
         let exact_sets = full
@@ -260,7 +267,7 @@ impl Confirm {
             .as_ref()
             .filter(|_| by_lines)
             .and_then(|full| self.judge_pages(new, full, template));
-        if exact && judged_by_lines.is_none_or(|(_, confirmed)| confirmed) {
+        if exact && !apart && judged_by_lines.is_none_or(|(_, confirmed)| confirmed) {
             return Ok(Judged {
                 exact: true,
                 confirmed: true,
@@ -288,7 +295,7 @@ impl Confirm {
         }
         Ok(Judged {
             exact: false,
-            confirmed,
+            confirmed: confirmed && !apart,
             similarity,
         })
     }
@@ -333,6 +340,15 @@ impl Confirm {
                     && small >= self.min_size_ratio * large)
         };
         (similarity, confirmed)
+    }
+}
+
+/// Whether two records are of pages of one host whose headlines are apart
+/// ([`Blocks::headlines_apart`]): two articles, never one page, whatever their texts.
+fn headlines_apart(new: &DocRecord, stored: &DocRecord) -> bool {
+    match (&new.blocks, &stored.blocks) {
+        (Some(a), Some(b)) => a.host == b.host && a.headlines_apart(b),
+        _ => false,
     }
 }
 

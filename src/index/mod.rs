@@ -168,8 +168,10 @@ pub type DocId = u64;
 /// by their lines' keys only; version 10 samples the profile of a page of more lines than
 /// a profile keeps by length, its longest lines, and marks it, so that a brief under a
 /// large template stays in its profile (the samples stored before are read by key,
-/// [`Coverage::ByKey`](crate::fingerprint::blocks::Coverage::ByKey)).
-pub const INDEX_FORMAT_VERSION: u32 = 10;
+/// [`Coverage::ByKey`](crate::fingerprint::blocks::Coverage::ByKey)); version 11 keeps the
+/// page's headline in its profile ([`Blocks::headline`](crate::fingerprint::Blocks::headline)),
+/// a flag a build that reads 10 at most would take for a damaged record.
+pub const INDEX_FORMAT_VERSION: u32 = 11;
 
 /// The oldest index format this build opens. An index of an older format than
 /// [`INDEX_FORMAT_VERSION`] is upgraded in place when it opens: its stored records stay as

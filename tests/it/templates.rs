@@ -565,6 +565,8 @@ fn a_briefs_copy_is_found_against_its_first_page_stored_under_a_large_table_of_c
     }
 }
 
+/// Articles told apart by their headlines.
+mod headlines;
 /// Saved pages without an address.
 mod saved;
 /// Short briefs whose copies no key finds.

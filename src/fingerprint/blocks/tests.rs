@@ -246,3 +246,63 @@ fn a_profile_is_the_same_from_the_line_cache_as_computed() {
         );
     }
 }
+
+#[test]
+fn a_headline_is_kept_beside_a_sample_and_round_trips_and_a_profile_without_one_reads_as_before() {
+    // A page of more lines than a profile keeps, each longer than its headline: the
+    // headline is kept all the same, apart from the sample.
+    let text: Vec<String> = (0..MAX_LINES as u32 + 40)
+        .map(|i| {
+            format!(
+                "Entry {} of the book's contents, about {} and more.",
+                name(i),
+                name(i + 7)
+            )
+        })
+        .collect();
+    let headline = "A short headline";
+    let blocks = Blocks::of("a.example", &text.join("\n")).with_headline(Some(headline));
+    assert!(blocks.sampled);
+    assert_eq!(blocks.lines.len(), MAX_LINES);
+    let line = Blocks::of("a.example", headline).lines[0];
+    assert_eq!(blocks.headline, Some(line));
+    let mut bytes = Vec::new();
+    blocks.encode(&mut bytes);
+    bytes.extend_from_slice(b"rest");
+    assert_eq!(
+        Blocks::decode(&bytes),
+        Some((blocks.clone(), bytes.len() - 4))
+    );
+    assert_eq!(Blocks::decode(&bytes[..bytes.len() - 4 - LINE_BYTES]), None);
+    // A profile without a headline (as stored before index format 11) has no flag and reads
+    // with none.
+    let without = Blocks {
+        headline: None,
+        ..blocks
+    };
+    let mut bytes = Vec::new();
+    without.encode(&mut bytes);
+    assert_eq!(u16::from_be_bytes([bytes[4], bytes[5]]) & HEADLINE, 0);
+    assert_eq!(Blocks::decode(&bytes), Some((without, bytes.len())));
+    assert_eq!(
+        Blocks::of("a.example", "x").with_headline(None).headline,
+        None
+    );
+}
+
+#[test]
+fn headlines_edited_are_not_apart_and_another_articles_is() {
+    let page = |headline: &str| Blocks::of("a.example", "").with_headline(Some(headline));
+    let original = page("City council approves the new bridge over the river");
+    for edited in [
+        "City council approves the new bridge over the river",
+        "City council approves a new bridge over the river",
+        "UPDATED: City council approves the new bridge over the river",
+        "City council approves the new bridge over the river, mayor says",
+    ] {
+        assert!(!original.headlines_apart(&page(edited)), "{edited}");
+    }
+    assert!(original.headlines_apart(&page("Heavy rain expected across the region on Friday")));
+    // Unknown on either side: never apart.
+    assert!(!original.headlines_apart(&Blocks::of("a.example", "")));
+}
