@@ -23,8 +23,8 @@
 //!
 //! and the profile names its host (the xxh3 of the host name, low 32 bits) and keeps the
 //! page's headline (its extracted title) as one more line beside them, whatever the sample
-//! ([`Blocks::headline`]). A profile costs 25 bytes a line: 0.4-1.5 KB for an article page with its rails
-//! (`examples/eval_templates.rs` reports the mean).
+//! ([`Blocks::headline`]). A profile costs 25 bytes a line: 0.4-1.5 KB for an article page
+//! with its rails (`examples/eval_templates.rs` reports the mean).
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -187,8 +187,8 @@ pub struct Blocks {
     /// The page's headline (the title its extraction found: `og:title`, the main `h1`, the
     /// `<title>`) as a line, kept apart from the lines and their sample; `None` for a page
     /// without one and for a profile stored before index format 11. Two pages of one host
-    /// whose headlines are neither the same line nor one line edited are two articles,
-    /// whatever their main texts share ([`Blocks::headlines_apart`]).
+    /// whose headlines are apart are two articles, whatever their main texts share
+    /// ([`Blocks::headlines_apart`]).
     pub headline: Option<Line>,
 }
 

@@ -41,6 +41,8 @@ mod cluster_crawl;
 #[cfg(feature = "cluster")]
 mod cluster_round_trips;
 #[cfg(feature = "cluster")]
+mod cluster_rules;
+#[cfg(feature = "cluster")]
 mod cluster_window;
 #[cfg(feature = "cli")]
 mod crawl;
