@@ -161,6 +161,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!();
     }
 
+    unrelated(&lines, pairs);
+    headlines(&titles);
+    Ok(())
+}
+
+/// Part 2: all pairs of `pairs` sentences of different pages.
+fn unrelated(lines: &[(usize, String)], pairs: usize) {
     let sentences: Vec<&(usize, String)> = lines
         .iter()
         .filter(|(_, l)| l.split_whitespace().count() >= 8)
@@ -219,8 +226,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         near as f64 / total.max(1) as f64,
         1600.0 * near as f64 / total.max(1) as f64,
     );
-    headlines(&titles);
-    Ok(())
 }
 
 /// Part 3: headlines edited, and headlines of different pages.
