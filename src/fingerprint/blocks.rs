@@ -479,8 +479,9 @@ impl Blocks {
         self
     }
 
-    /// Whether the two pages' headlines are known and apart: they share neither end
-    /// ([`Line::ends`]) and their signatures are more than [`HEADLINE_APART_BITS`] apart.
+    /// Whether the two pages are of one host and their headlines are known and apart: they
+    /// share neither end ([`Line::ends`]) and their signatures are more than
+    /// [`HEADLINE_APART_BITS`] apart.
     /// Sites repeat their menus, banners and tables of contents on every page, and an
     /// extraction that took such a block for two pages' main text leaves them nothing of
     /// their own to tell them apart by; their headlines still do. A copy of a page (its
@@ -490,7 +491,8 @@ impl Blocks {
         match (&self.headline, &other.headline) {
             (Some(a), Some(b)) => {
                 let ends = a.ends ^ b.ends;
-                a.key != b.key
+                self.host == other.host
+                    && a.key != b.key
                     && ends & 0xffff != 0
                     && ends >> 16 != 0
                     && (a.sig ^ b.sig).count_ones() > HEADLINE_APART_BITS

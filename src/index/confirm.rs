@@ -343,11 +343,11 @@ impl Confirm {
     }
 }
 
-/// Whether two records are of pages of one host whose headlines are apart
-/// ([`Blocks::headlines_apart`]): two articles, never one page, whatever their texts.
+/// Whether two records' profiles say their pages are two articles of one host, whatever
+/// their texts ([`Blocks::headlines_apart`]).
 fn headlines_apart(new: &DocRecord, stored: &DocRecord) -> bool {
     match (&new.blocks, &stored.blocks) {
-        (Some(a), Some(b)) => a.host == b.host && a.headlines_apart(b),
+        (Some(a), Some(b)) => a.headlines_apart(b),
         _ => false,
     }
 }
