@@ -2,7 +2,7 @@
 //! worker's last pages, two when another worker entered them; and one sent again after it
 //! was applied.
 
-use crate::cluster::{article, doc, stored_articles, two_connections, variant};
+use crate::cluster_index::{article, doc, stored_articles, two_connections, variant};
 use crate::redis_cluster::RedisCluster;
 
 use crawldedup::cluster::filter::Cluster;

@@ -2,7 +2,7 @@
 //! Cluster (see `common/redis_cluster.rs`): the same verdicts, page by page, from the
 //! records as they travel through Redis.
 
-use crate::cluster::doc;
+use crate::cluster_index::doc;
 use crate::redis_cluster::RedisCluster;
 
 use crawldedup::cluster::filter::Cluster;

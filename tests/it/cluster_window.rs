@@ -5,7 +5,7 @@
 //! is seen, just after it is new, to the millisecond; the rate over all live slices stays
 //! under p; another interval is refused). The workers' clocks are the tests' own.
 
-use crate::cluster::{article, doc, variant};
+use crate::cluster_index::{article, doc, variant};
 use crate::redis_cluster;
 
 use std::sync::Arc;

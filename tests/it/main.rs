@@ -39,6 +39,8 @@ mod cluster;
 #[cfg(feature = "cli")]
 mod cluster_crawl;
 #[cfg(feature = "cluster")]
+mod cluster_index;
+#[cfg(feature = "cluster")]
 mod cluster_round_trips;
 #[cfg(feature = "cluster")]
 mod cluster_rules;
