@@ -9,7 +9,7 @@ a sum over the character classes of characters / (characters a word).
 
 For evaluation only, never for tests. Needs the packages (apt-get install
 libreoffice-help-en-us libreoffice-help-zh-cn libreoffice-help-ja libreoffice-help-ko
-gimp-help-en gimp-help-ja gimp-help-zh-cn) and a built `crawldedup`.
+gimp-help-en gimp-help-ja gimp-help-zh-cn gimp-help-ko) and a built `crawldedup`.
 
 usage: python3 scripts/script_units.py target/release/crawldedup
 """
@@ -23,7 +23,7 @@ SITES = [
     ("libreoffice-help", "/usr/share/libreoffice/help", "en-US",
      [("zh-CN", ["han"]), ("ja", ["han", "kana"]), ("ko", ["hangul"])]),
     ("gimp-help", "/usr/share/gimp/2.0/help", "en",
-     [("zh_CN", ["han"]), ("ja", ["han", "kana"])]),
+     [("zh_CN", ["han"]), ("ja", ["han", "kana"]), ("ko", ["hangul"])]),
 ]
 
 
