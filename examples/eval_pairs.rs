@@ -1,12 +1,14 @@
 //! Near-duplicate decisions on real main texts: all pairs, and edited copies.
 //!
-//! `cargo run --release --example eval_pairs -- ../shared/datasets/wcxb-dev [--cjk DIR]...`
+//! `cargo run --release --example eval_pairs -- ../shared/datasets/wcxb-dev [--cjk DIR]... [--html DIR]...`
 //!
 //! 1. **All pairs** of the distinct long (>= 500 characters) ground-truth main texts of the
 //!    WCXB dev split (about 1.1 M pairs), and separately of texts in scripts without spaces
 //!    (`--cjk DIR`: a folder of man pages, such as /usr/share/man/zh_CN and
 //!    /usr/share/man/ja from Debian's manpages-zh and manpages-ja, read as plain prose):
-//!    the simhash distance histogram and median, the share of pairs within k for k = 3 to
+//!    and of the main texts of HTML pages (`--html DIR`: every `.html` file under it, through
+//!    the extractor, such as Debian's Korean LibreOffice help under
+//!    /usr/share/libreoffice/help/ko): the simhash distance histogram and median, the share of pairs within k for k = 3 to
 //!    10, the share that share a sketch band (the second candidate source), and the pairs
 //!    the full decision (candidate, then sketch confirmation) calls near-duplicates. Pairs
 //!    whose exact word 3-shingle Jaccard similarity is 0.5 or more are genuine
@@ -566,9 +568,25 @@ fn templated_short_pages(vocab: &[String], policy: &Confirm) {
     });
 }
 
-/// [`templated_short_pages`] in Chinese or Japanese: the same three kinds of page, each
-/// name eight characters of a man page's prose.
+/// [`templated_short_pages`] in Chinese, Japanese or Korean (by the folder's name in
+/// `label`): the same three kinds of page, each name eight characters of the prose (three
+/// of its spaced phrases in Korean).
 fn templated_unspaced_pages(label: &str, prose: &[String], policy: &Confirm) {
+    if label.contains("/ko") {
+        let templates = [
+            "{name}\n\n{price}원\n\n재고 있음. 영업일 기준 이틀 안에 발송합니다. 모든 주문은 30일 동안 무료로 반품할 수 있고, 모든 상품은 2년 동안 보증됩니다.",
+            "{name} - {price}포인트\n\n커뮤니티 회원이 올린 글입니다. 답글을 달거나 이 글을 팔로우하려면 로그인하세요. 누군가 답하면 메일로 알려 드립니다.",
+            "행사: {name}\n\n입장권은 {price}달러부터. 입장은 일곱 시, 공연은 여덟 시에 시작합니다. 18세 이상. 구매 후에는 환불되지 않습니다.",
+        ];
+        let phrases: Vec<&str> = prose.iter().flat_map(|t| t.split_whitespace()).collect();
+        templated_pages(label, &templates, policy, |rng| {
+            (0..3)
+                .map(|_| phrases[rng.below(phrases.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        return;
+    }
     let templates: &[&str] = if label.contains("ja") {
         &[
             "{name}\n\n{price}円\n\n在庫あり。二営業日以内に発送します。全商品三十日間返品無料、二年間の保証付きです。",
@@ -662,13 +680,97 @@ fn print_quantiles(label: &str, values: &mut [f64]) {
     );
 }
 
+/// The all-pairs counts on texts of a script written without spaces, or of one whose
+/// spaced units are not words (Korean): up to 1,500 long texts, their openings of 300
+/// characters and of 60.
+fn unspaced_pairs(label: &str, texts: Vec<String>, policy: &Confirm) {
+    let sample: Vec<String> = texts
+        .into_iter()
+        .filter(|t| t.chars().count() >= LONG_CHARS)
+        .take(1500)
+        .collect();
+    all_pairs(&format!("long {label}"), &sample, policy);
+    // Their first 300 characters: about 80 words of Chinese or Japanese, under the size
+    // rule's 500 characters of English, so long texts to the decision.
+    let openings: Vec<String> = sample
+        .iter()
+        .map(|t| t.chars().take(300).collect::<String>())
+        .collect();
+    all_pairs(
+        &format!("openings of 300 characters of {label}"),
+        &openings,
+        policy,
+    );
+    // Their first 60 characters: about 35 words, tiny to the rule as 35 words of English
+    // are, compared on their exact shingle sets.
+    let briefs: Vec<String> = sample
+        .iter()
+        .map(|t| t.chars().take(60).collect::<String>())
+        .collect();
+    all_pairs(
+        &format!("openings of 60 characters of {label}"),
+        &briefs,
+        policy,
+    );
+    templated_unspaced_pages(&format!(" ({label})"), &sample, policy);
+    if label.contains("/ko") {
+        // Korean spaces its phrases: edited copies as for English, a phrase the word a
+        // replacement changes, the replacements phrases of the same texts.
+        let vocab: Vec<String> = sample
+            .iter()
+            .flat_map(|t| t.split_whitespace().take(50))
+            .filter(|w| w.chars().count() > 1)
+            .map(str::to_string)
+            .collect();
+        recall(&format!("long {label}"), &sample, true, &vocab, policy);
+        recall(
+            &format!("openings of 300 characters of {label}"),
+            &openings,
+            false,
+            &vocab,
+            policy,
+        );
+    }
+}
+
+/// The main texts of the `.html` pages under `dir` (a site Debian installs, such as
+/// /usr/share/libreoffice/help/ko from libreoffice-help-ko), as the extractor finds them,
+/// each distinct text once, in file order.
+fn load_html(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "html") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut seen = std::collections::HashSet::new();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read(f).ok())
+        .map(|bytes| crawldedup::content::extract_bytes(&bytes, None, None).text)
+        .filter(|text| seen.insert(text.clone()))
+        .collect()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mut dir = "../shared/datasets/wcxb-dev".to_string();
-    let mut cjk: Vec<String> = Vec::new();
+    let (mut cjk, mut html): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     while let Some(arg) = args.next() {
         if arg == "--cjk" {
             cjk.push(args.next().ok_or("--cjk needs a folder")?);
+        } else if arg == "--html" {
+            html.push(args.next().ok_or("--html needs a folder")?);
         } else {
             dir = arg;
         }
@@ -705,33 +807,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let man: Vec<String> = load_man(Path::new(folder))
             .into_iter()
             .map(|d| d.text)
-            .filter(|t| t.chars().count() >= LONG_CHARS)
             .collect();
-        let sample: Vec<String> = man.into_iter().take(1500).collect();
-        all_pairs(&format!("long man pages under {folder}"), &sample, &policy);
-        // Their first 300 characters: about 80 words of Chinese or Japanese, under the
-        // size rule's 500 characters of English, so long texts to the decision.
-        let openings: Vec<String> = sample
-            .iter()
-            .map(|t| t.chars().take(300).collect::<String>())
-            .collect();
-        all_pairs(
-            &format!("man pages' openings of 300 characters under {folder}"),
-            &openings,
+        unspaced_pairs(&format!("man pages under {folder}"), man, &policy);
+    }
+    for folder in &html {
+        unspaced_pairs(
+            &format!("extracted pages under {folder}"),
+            load_html(Path::new(folder)),
             &policy,
         );
-        // Their first 60 characters: about 35 words, tiny to the rule as 35 words of
-        // English are, compared on their exact shingle sets.
-        let briefs: Vec<String> = sample
-            .iter()
-            .map(|t| t.chars().take(60).collect::<String>())
-            .collect();
-        all_pairs(
-            &format!("man pages' openings of 60 characters under {folder}"),
-            &briefs,
-            &policy,
-        );
-        templated_unspaced_pages(&format!(" ({folder})"), &sample, &policy);
     }
     recall("long texts", &long, true, &vocab, &policy);
     recall("short openings", &shorts, false, &vocab, &policy);

@@ -120,11 +120,17 @@ enum Lang {
     En,
     Zh,
     Ja,
+    Ko,
 }
 
 impl Lang {
     fn join(self, sentences: &[String]) -> String {
-        sentences.join(if self == Lang::En { " " } else { "" })
+        sentences.join(if self.spaced() { " " } else { "" })
+    }
+
+    /// Whether words are spaced (English, Korean) or not (Chinese, Japanese).
+    fn spaced(self) -> bool {
+        matches!(self, Lang::En | Lang::Ko)
     }
 
     /// A sentence a copy adds at its end.
@@ -133,20 +139,34 @@ impl Lang {
             Lang::En => "A reader wrote to add that the figures were confirmed later.",
             Lang::Zh => "有读者来信补充说，这些数字后来得到了证实。",
             Lang::Ja => "読者から、これらの数字は後に確認されたとの連絡があった。",
+            Lang::Ko => "한 독자가 이 수치들이 나중에 확인되었다고 알려 왔다.",
         }
         .into()
     }
 
-    /// `text` with words changed: in English every seventh word of the first 25 (four),
+    /// `text` with words changed: in English every seventh word of the first 25 (four);
+    /// in Korean every fifth spaced phrase of the first 19 from the fourth (four, as far
+    /// apart as the English words, a Korean phrase saying about 1.4 English words
+    /// (scripts/script_units.py), and like them after the first three, which stay);
     /// in Chinese and Japanese one character in twelve of the first 42 (four, as far apart
     /// as the English words at 1.7 characters a word, the mean length of a Chinese word).
     fn three_changed(self, text: &str) -> String {
-        if self == Lang::En {
+        if self.spaced() {
+            let (every, at, within, word) = match self {
+                Lang::Ko => (5, 3, 19, "바뀐"),
+                _ => (7, 3, 25, "altered"),
+            };
             let words: Vec<&str> = text.split(' ').collect();
             let changed: Vec<&str> = words
                 .iter()
                 .enumerate()
-                .map(|(i, w)| if i % 7 == 3 && i < 25 { "altered" } else { w })
+                .map(|(i, w)| {
+                    if i % every == at && i < within {
+                        word
+                    } else {
+                        w
+                    }
+                })
                 .collect();
             return changed.join(" ");
         }
@@ -327,6 +347,13 @@ fn lang_of(template: &Template) -> Lang {
     let text = tags.replace_all(&html, "");
     if cjk::cjk_share(&text) < 0.5 {
         Lang::En
+    } else if text
+        .chars()
+        .filter(|&c| matches!(c as u32, 0xac00..=0xd7af))
+        .count()
+        > text.chars().filter(|&c| cjk::is_cjk(c)).count() / 2
+    {
+        Lang::Ko
     } else if text.chars().any(|c| matches!(c as u32, 0x3040..=0x30ff)) {
         Lang::Ja
     } else {
@@ -334,10 +361,10 @@ fn lang_of(template: &Template) -> Lang {
     }
 }
 
-/// The CJK evaluation (`--cjk N`): the one-page templates whose own text is Chinese or
-/// Japanese, and `per_site` pages of each of Debian's CJK sites (templates/cjk.rs), all
-/// carrying prose of Debian's Chinese and Japanese manual pages. Returns the pages and the
-/// number of sentences of prose.
+/// The CJK evaluation (`--cjk N`): the one-page templates whose own text is Chinese,
+/// Japanese or Korean, and `per_site` pages of each of Debian's CJK sites
+/// (templates/cjk.rs), all carrying real prose of their language (templates/cjk.rs).
+/// Returns the pages and the number of sentences of prose.
 fn cjk_pages_of(
     templates: &mut Vec<Template>,
     per_site: usize,
@@ -345,9 +372,13 @@ fn cjk_pages_of(
     first_paragraph: bool,
 ) -> Result<(Vec<Page>, usize)> {
     templates.retain(|t| lang_of(t) != Lang::En);
-    let (zh, ja) = (cjk::prose("zh")?, cjk::prose("ja")?);
-    let sentences = zh.len() + ja.len();
-    let mut pools = HashMap::from([(Lang::Zh, Sentences::of(zh)), (Lang::Ja, Sentences::of(ja))]);
+    let (zh, ja, ko) = (cjk::prose("zh")?, cjk::prose("ja")?, cjk::prose("ko")?);
+    let sentences = zh.len() + ja.len() + ko.len();
+    let mut pools = HashMap::from([
+        (Lang::Zh, Sentences::of(zh)),
+        (Lang::Ja, Sentences::of(ja)),
+        (Lang::Ko, Sentences::of(ko)),
+    ]);
     let mut sequences = vec![build(templates, &mut pools, &lang_of)];
     // One page of each site besides, as a one-page template of a host of its own
     // (`one.HOST`): six articles and four copies on the same page as served, the way a
@@ -355,10 +386,10 @@ fn cjk_pages_of(
     let mut one_page: Vec<Template> = Vec::new();
     let mut site_lang: HashMap<String, Lang> = HashMap::new();
     for site in cjk::SITES.iter().chain(extra) {
-        let lang = if site.lang == "ja" {
-            Lang::Ja
-        } else {
-            Lang::Zh
+        let lang = match site.lang {
+            "ja" => Lang::Ja,
+            "ko" => Lang::Ko,
+            _ => Lang::Zh,
         };
         let mut pages = cjk::site_templates(site, per_site, first_paragraph)?;
         if pages.is_empty() {
@@ -426,7 +457,7 @@ fn main() -> Result<()> {
         Some(per_site) => {
             let (pages, texts) = cjk_pages_of(&mut templates, per_site, &sites, first_paragraph)?;
             println!(
-                "{} of them with Chinese or Japanese paragraphs (the others left out), and Debian's CJK sites",
+                "{} of them with Chinese, Japanese or Korean paragraphs (the others left out), and Debian's CJK sites",
                 templates.len()
             );
             (pages, texts)

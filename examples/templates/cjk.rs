@@ -1,7 +1,9 @@
-//! Chinese and Japanese material for the template evaluation: real prose (the Chinese and
-//! Japanese manual pages Debian installs, `manpages-zh` and `manpages-ja`) and real sites
-//! with one template each, many pages a site (Debian's HTML help and manuals: GIMP,
-//! LibreOffice, LilyPond, the Debian Reference, the Debian maintainers' guide).
+//! Chinese, Japanese and Korean material for the template evaluation: real prose (the
+//! Chinese and Japanese manual pages Debian installs, `manpages-zh` and `manpages-ja`; for
+//! Korean, which has no such package, the Debian FAQ's paragraphs, the Korean manual pages
+//! other packages install and LibreOffice's Korean help, in that order) and real sites with
+//! one template each, many pages a site (Debian's HTML help and manuals: GIMP, LibreOffice,
+//! LilyPond, the Debian Reference, the Debian maintainers' guide, the Debian FAQ).
 //!
 //! A site page becomes a template by its own text: a block (`p`, `li`, `dt`, `dd`, `td`,
 //! `th`, `pre`, `h2`-`h6`, `blockquote`, `caption`, `figcaption`) whose text is found on
@@ -70,14 +72,8 @@ fn roff_text(source: &str) -> String {
     text
 }
 
-/// Sentences of real prose in `lang` (`zh` or `ja`), from the manual pages under
-/// `/usr/share/man/{zh_CN,ja}`: 15 to 90 characters ending in 。！ or ？, nine tenths of
-/// their letters CJK, each once.
-pub fn prose(lang: &str) -> Result<Vec<String>> {
-    let folder = match lang {
-        "zh" => "/usr/share/man/zh_CN",
-        _ => "/usr/share/man/ja",
-    };
+/// The texts of the manual pages under `folder` (`/usr/share/man/ja`), in file order.
+fn manual_pages(folder: &str) -> Result<Vec<String>> {
     let mut files: Vec<PathBuf> = Vec::new();
     for section in std::fs::read_dir(folder)? {
         let section = section?.path();
@@ -88,8 +84,7 @@ pub fn prose(lang: &str) -> Result<Vec<String>> {
         }
     }
     files.sort();
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
+    let mut texts = Vec::new();
     for file in files {
         let bytes = std::fs::read(&file)?;
         let mut source = Vec::new();
@@ -103,26 +98,99 @@ pub fn prose(lang: &str) -> Result<Vec<String>> {
         } else {
             source = bytes;
         }
-        let text = roff_text(&String::from_utf8_lossy(&source));
-        // Lines of one paragraph joined: CJK text is not spaced.
+        texts.push(roff_text(&String::from_utf8_lossy(&source)));
+    }
+    Ok(texts)
+}
+
+/// Sentences of real prose in `lang` (`zh`, `ja` or `ko`), each once. Chinese and Japanese
+/// from the manual pages under `/usr/share/man/{zh_CN,ja}`: 15 to 90 characters ending in
+/// 。！ or ？, nine tenths of their letters CJK. Korean from [`korean_texts`]: 20 to 200
+/// characters ending in a Hangul syllable and `.`, `!` or `?`, seven tenths of their
+/// letters Hangul (Korean technical prose keeps its Latin names).
+pub fn prose(lang: &str) -> Result<Vec<String>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let mut keep = |sentence: &str, chars: std::ops::RangeInclusive<usize>, share: f64| {
+        let sentence = sentence.trim();
+        if chars.contains(&sentence.chars().count())
+            && cjk_share(sentence) >= share
+            && seen.insert(normalise(sentence))
+        {
+            out.push(sentence.to_string());
+        }
+    };
+    if lang == "ko" {
+        for text in korean_texts()? {
+            // Korean is spaced: a sentence ends at its mark before a space.
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let mut start = 0;
+            for (i, word) in words.iter().enumerate() {
+                let mut tail = word.chars().rev();
+                if matches!(tail.next(), Some('.' | '!' | '?'))
+                    && tail
+                        .next()
+                        .is_some_and(|c| matches!(c as u32, 0xac00..=0xd7af))
+                {
+                    keep(&words[start..=i].join(" "), 20..=200, 0.7);
+                    start = i + 1;
+                }
+            }
+        }
+        return Ok(out);
+    }
+    let folder = match lang {
+        "zh" => "/usr/share/man/zh_CN",
+        _ => "/usr/share/man/ja",
+    };
+    for text in manual_pages(folder)? {
+        // Lines of one paragraph joined: Chinese and Japanese text is not spaced.
         let joined: String = text.lines().map(str::trim).collect::<Vec<_>>().join("");
         let mut current = String::new();
         for c in joined.chars() {
             current.push(c);
             if matches!(c, '。' | '！' | '？') {
-                let sentence = current.trim().to_string();
-                current.clear();
-                let n = sentence.chars().count();
-                if (15..=90).contains(&n)
-                    && cjk_share(&sentence) >= 0.9
-                    && seen.insert(normalise(&sentence))
-                {
-                    out.push(sentence);
-                }
+                keep(&std::mem::take(&mut current), 15..=90, 0.9);
             }
         }
     }
     Ok(out)
+}
+
+/// Korean texts, a paragraph each: the Debian FAQ's (`debian-faq-ko`), the Korean manual
+/// pages under `/usr/share/man/ko`, then LibreOffice's Korean help
+/// (`libreoffice-help-ko`); what is not installed is left out.
+fn korean_texts() -> Result<Vec<String>> {
+    let mut texts = Vec::new();
+    let paragraphs = |folder: &str, suffix: &str, texts: &mut Vec<String>| {
+        let mut files = Vec::new();
+        html_files(Path::new(folder), suffix, &mut files);
+        files.sort();
+        let p = scraper::Selector::parse("p").expect("selector");
+        for file in files {
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            let page = crawldedup::content::decode::decode(&bytes, None, None).text;
+            let html = Html::parse_document(&page);
+            texts.extend(
+                html.select(&p)
+                    .map(|e| normalise(&e.text().collect::<String>())),
+            );
+        }
+    };
+    paragraphs("/usr/share/doc/debian/FAQ/ko", ".ko.html", &mut texts);
+    if Path::new("/usr/share/man/ko").is_dir() {
+        // A page's text lines, joined: its requests (headings, paragraph breaks) are left
+        // out, so the sentences are found across the whole page.
+        texts.extend(
+            manual_pages("/usr/share/man/ko")?
+                .iter()
+                .map(|page| page.lines().collect::<Vec<_>>().join(" ")),
+        );
+    }
+    paragraphs("/usr/share/libreoffice/help/ko/text", ".html", &mut texts);
+    Ok(texts)
 }
 
 /// One of Debian's CJK sites: a name used as its host, its folder, its language.
@@ -148,6 +216,13 @@ impl Site {
             .collect();
         let lang = if text.chars().any(|c| matches!(c as u32, 0x3040..=0x30ff)) {
             "ja"
+        } else if text
+            .chars()
+            .filter(|&c| matches!(c as u32, 0xac00..=0xd7af))
+            .count()
+            > text.chars().filter(|&c| is_cjk(c)).count() / 2
+        {
+            "ko"
         } else {
             "zh"
         };
@@ -204,6 +279,24 @@ pub const SITES: &[Site] = &[
         folder: "/usr/share/debian-reference",
         lang: "ja",
         suffix: ".ja.html",
+    },
+    Site {
+        host: "gimp-help.ko",
+        folder: "/usr/share/gimp/2.0/help/ko",
+        lang: "ko",
+        suffix: ".html",
+    },
+    Site {
+        host: "libreoffice-help.ko",
+        folder: "/usr/share/libreoffice/help/ko/text",
+        lang: "ko",
+        suffix: ".html",
+    },
+    Site {
+        host: "debian-faq.ko",
+        folder: "/usr/share/doc/debian/FAQ/ko",
+        lang: "ko",
+        suffix: ".ko.html",
     },
     Site {
         host: "maint-guide.zh",

@@ -1,10 +1,10 @@
 //! Extraction scored against the article each page carries: the F1 of the text a tool
-//! extracted, by words in English and by character bigrams in Chinese and Japanese (the
+//! extracted, by words in English and Korean and by character bigrams in Chinese and Japanese (the
 //! units of the held-out figures), averaged over the pages of each language.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Lang, Page};
+use super::Page;
 
 /// The units a text is scored by: lower-case words of letters and digits where `spaced`,
 /// else the bigrams of its characters that are neither space nor punctuation.
@@ -80,7 +80,7 @@ impl Page {
 
     /// The F1 of `extracted` against the page's article ([`f1`]).
     pub fn f1(&self, extracted: &str) -> f64 {
-        f1(extracted, &self.truth, self.lang == Lang::En)
+        f1(extracted, &self.truth, self.lang.spaced())
     }
 }
 

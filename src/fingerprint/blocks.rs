@@ -8,7 +8,7 @@
 //!   digits read as one `0`, whitespace collapsed), the unit that host templates learn
 //!   ([`crate::dedup::template`]) and that two pages share exactly when a site repeats it;
 //! - its **words**: its tokens, as the fingerprint counts them, but a run of a script
-//!   written without spaces counted as one word per 1.7 characters of Han or Kana and per
+//!   written without spaces counted as one word per 1.7 characters of Han, Kana or Hangul and per
 //!   4.5 of Thai, Lao, Khmer or Myanmar, not a bigram each (`line_words`), capped at 255;
 //! - its **signature**: a 128-bit simhash of the line (two 64-bit simhashes of differently
 //!   mixed features) over its words, each weighing two, and its word 3-shingles, each

@@ -9,7 +9,11 @@
 //! script read as ASCII digits; punctuation separates words and is dropped. Scripts written
 //! without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) have no word
 //! boundaries to find, so each run of them becomes overlapping character bigrams instead (a
-//! lone character is a unigram). The features are word 3-shingles: every run of
+//! lone character is a unigram). Hangul syllables are read the same way, a run between two
+//! spaces at a time: Korean spaces its phrases, not its words (a noun and its particles, a
+//! verb and its endings are one run, about 1.4 English words), so whole runs would be
+//! tokens coarser than words, and a particle changed would change a whole one (fingerprint
+//! version 5; version 4 read Korean by its spaces). The features are word 3-shingles: every run of
 //! [`SHINGLE_WORDS`] = 3 consecutive tokens (a text of one or two tokens has one feature,
 //! all of them). A feature that occurs `tf` times weighs `sqrt(tf)` ([`TF_EXPONENT`] =
 //! 0.5): a phrase a page repeats (the rows of a table, a refrain, a template's labels)
@@ -112,7 +116,7 @@ pub use sketch::{
 pub use tokens::tokens;
 
 /// Version of the feature and hashing rules. Stored by the index; bump on any change.
-pub const FINGERPRINT_VERSION: u32 = 4;
+pub const FINGERPRINT_VERSION: u32 = 5;
 
 /// A feature occurring `tf` times weighs `tf^TF_EXPONENT`.
 pub const TF_EXPONENT: f64 = 0.5;
@@ -219,11 +223,12 @@ impl Fingerprint {
 
 /// Whether `byte` can lead the UTF-8 of a character of a script written without spaces
 /// ([`tokens::is_unspaced_script`]): those are three or four bytes, led by 0xE0 (Thai,
-/// Lao), 0xE1 (Myanmar, Khmer), 0xE3-0xE9 (kana and the ideographs), 0xEF (compatibility
+/// Lao), 0xE1 (Myanmar, Khmer), 0xE3-0xE9 (kana and the ideographs), 0xEA-0xED (Hangul
+/// syllables), 0xEF (compatibility
 /// ideographs) or 0xF0 (the supplementary ideographs). Text without such a byte (English
 /// with its curly quotes and dashes, 0xE2, or accented Latin) has none of them.
 fn leads_unspaced(byte: u8) -> bool {
-    matches!(byte, 0xE0 | 0xE1 | 0xE3..=0xE9 | 0xEF | 0xF0)
+    matches!(byte, 0xE0 | 0xE1 | 0xE3..=0xED | 0xEF | 0xF0)
 }
 
 /// [`Sketch::unspaced`] of `text`, of `tokens` tokens: how far the tokens of its runs of

@@ -43,6 +43,7 @@ fn every_character_of_an_unspaced_script_has_a_lead_byte_the_quick_test_reads() 
         0
     );
     assert!(unspaced_of("图书馆延长开放时间", 8) > 0);
+    assert!(unspaced_of("시립 도서관은 다음 달부터 주말 개관 시간을 연장한다", 14) > 0);
 }
 
 #[test]
@@ -53,6 +54,11 @@ fn tokens_split_words_and_bigram_unspaced_scripts() {
         vec!["東京", "京都", "in", "japan"]
     );
     assert_eq!(tokens("字 x"), vec!["字", "x"]);
+    // Korean: each spaced phrase a syllable pair at a time, a lone syllable whole.
+    assert_eq!(
+        tokens("도서관이 새 책을"),
+        vec!["도서", "서관", "관이", "새", "책을"]
+    );
     assert_eq!(tokens("Ünïcödé ΕΛΛΗΝΙΚΆ"), vec!["ünïcödé", "ελληνικά"]);
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{INDEX_FORMAT_VERSION, OLDEST_INDEX_FORMAT};
+use super::{INDEX_FORMAT_VERSION, OLDEST_FINGERPRINT, OLDEST_INDEX_FORMAT};
 use crate::fingerprint::FINGERPRINT_VERSION;
 
 /// What went wrong with the index.
@@ -28,7 +28,7 @@ pub enum IndexError {
     /// The stored index was written by a build with other index or fingerprint formats;
     /// nothing was changed.
     #[error(
-        "index {}: written with index format {} and fingerprint version {}, this build reads index formats {OLDEST_INDEX_FORMAT} to {INDEX_FORMAT_VERSION} and fingerprint version {FINGERPRINT_VERSION}; start a new state directory (or run the pages through again), the old one is left as it was",
+        "index {}: written with index format {} and fingerprint version {}, this build reads index formats {OLDEST_INDEX_FORMAT} to {INDEX_FORMAT_VERSION} and fingerprint versions {OLDEST_FINGERPRINT} to {FINGERPRINT_VERSION}; start a new state directory (or run the pages through again), the old one is left as it was",
         path.display(), found.0, found.1
     )]
     Format {

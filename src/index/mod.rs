@@ -178,6 +178,15 @@ pub const INDEX_FORMAT_VERSION: u32 = 11;
 /// they are and are read as before, new ones are written in the current format.
 pub const OLDEST_INDEX_FORMAT: u32 = 6;
 
+/// The oldest fingerprint version this build opens. An index of fingerprint version 4 is
+/// upgraded to [`FINGERPRINT_VERSION`] in place when it opens, with a warning: version 5
+/// reads Hangul a syllable pair at a time where 4 read it by its spaces, and changes
+/// nothing else (a text without Hangul has the same fingerprint in both). A Korean page
+/// stored before is still found exactly (the digest does not depend on tokens); an edited
+/// copy of one may not be found and is then stored as a page of its own: a repeat kept,
+/// never a page lost.
+pub const OLDEST_FINGERPRINT: u32 = 4;
+
 /// The persistent simhash index.
 ///
 /// # Lock order
@@ -551,7 +560,7 @@ mod tests {
         );
         assert!(
             line.contains(&format!(
-                "formats {OLDEST_INDEX_FORMAT} to {INDEX_FORMAT_VERSION} and fingerprint version {FINGERPRINT_VERSION}"
+                "formats {OLDEST_INDEX_FORMAT} to {INDEX_FORMAT_VERSION} and fingerprint versions {OLDEST_FINGERPRINT} to {FINGERPRINT_VERSION}"
             )),
             "{line}"
         );
@@ -560,5 +569,58 @@ mod tests {
         // Nothing was overwritten: the old layout is still there.
         let e = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap_err();
         assert!(matches!(e, IndexError::Format { found: (2, 2), .. }));
+    }
+
+    /// An index of fingerprint version 4 (Korean read by its spaces) opens, keeps what it
+    /// holds and is marked with this build's version, in the database at once and in the
+    /// manifest at the next checkpoint; one of version 3 is refused and left alone.
+    #[test]
+    fn an_index_of_fingerprint_version_4_is_upgraded_and_3_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "The harbour council met on Thursday to decide the future of the old ferry.";
+        let record = DocRecord::new("first", text, &crate::Fingerprint::of(text));
+        {
+            let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+            index.insert(record).unwrap();
+            index.checkpoint().unwrap();
+            index
+                .store
+                .set_layout(INDEX_FORMAT_VERSION, 4, 3, 6)
+                .unwrap();
+            index.db.flush().unwrap();
+        }
+        let manifest = Manifest::path(dir.path());
+        // The manifest of version 4, as that build wrote it.
+        let written = std::fs::read_to_string(&manifest).unwrap();
+        let body = &written[..written.rfind("check ").unwrap()];
+        assert!(body.contains("\nfingerprint 5\n"), "{body}");
+        std::fs::write(
+            &manifest,
+            crate::sealed::seal(&body.replace("\nfingerprint 5\n", "\nfingerprint 4\n")),
+        )
+        .unwrap();
+        {
+            let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+            assert_eq!(index.len(), 1);
+            assert_eq!(
+                index.store.layout().unwrap().map(|l| l.1),
+                Some(FINGERPRINT_VERSION)
+            );
+            index.checkpoint().unwrap();
+        }
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        assert!(text.contains("\nfingerprint 5\n"), "{text}");
+        {
+            let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+            index
+                .store
+                .set_layout(INDEX_FORMAT_VERSION, 3, 3, 6)
+                .unwrap();
+            index.db.flush().unwrap();
+        }
+        let e = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap_err();
+        assert!(matches!(e, IndexError::Format { found: (_, 3), .. }), "{e}");
+        let e = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap_err();
+        assert!(matches!(e, IndexError::Format { found: (_, 3), .. }));
     }
 }

@@ -10,8 +10,8 @@ use super::plan::{self, Plan};
 use super::store::{Rows, Store, StoreError};
 use super::tables::build_memory;
 use super::{
-    INDEX_FORMAT_VERSION, IndexConfig, IndexError, OLDEST_INDEX_FORMAT, Pending, RESTORE,
-    SimhashIndex,
+    INDEX_FORMAT_VERSION, IndexConfig, IndexError, OLDEST_FINGERPRINT, OLDEST_INDEX_FORMAT,
+    Pending, RESTORE, SimhashIndex,
 };
 use crate::fingerprint::FINGERPRINT_VERSION;
 
@@ -163,7 +163,7 @@ fn layout(
     match (store.layout().map_err(store_error)?, manifest) {
         (Some((version, fp_version, k, blocks)), manifest) => {
             if !(OLDEST_INDEX_FORMAT..=INDEX_FORMAT_VERSION).contains(&version)
-                || fp_version != FINGERPRINT_VERSION
+                || !(OLDEST_FINGERPRINT..=FINGERPRINT_VERSION).contains(&fp_version)
             {
                 return Err(IndexError::Format {
                     path: dir.to_path_buf(),
@@ -184,10 +184,10 @@ fn layout(
                     )));
                 }
             };
-            // The database is upgraded before the manifest: a manifest of the format
+            // The database is upgraded before the manifest: a manifest of the formats
             // before goes with it while an upgrade's first checkpoint is to come.
             if !(OLDEST_INDEX_FORMAT..=version).contains(&manifest.format)
-                || manifest.fingerprint != fp_version
+                || !(OLDEST_FINGERPRINT..=fp_version).contains(&manifest.fingerprint)
             {
                 return Err(corrupt(format!(
                     "damaged: the manifest names index format {} and fingerprint version \
@@ -195,16 +195,24 @@ fn layout(
                     manifest.format, manifest.fingerprint
                 )));
             }
-            if version < INDEX_FORMAT_VERSION {
+            if version < INDEX_FORMAT_VERSION || fp_version < FINGERPRINT_VERSION {
                 // Upgraded in place: what is stored reads as before.
                 store
-                    .set_layout(INDEX_FORMAT_VERSION, fp_version, k, blocks)
+                    .set_layout(INDEX_FORMAT_VERSION, FINGERPRINT_VERSION, k, blocks)
                     .map_err(store_error)?;
                 db.flush().map_err(store_error)?;
-                tracing::info!(
-                    "{}: index format {version} upgraded to {INDEX_FORMAT_VERSION}",
-                    dir.display()
-                );
+                if version < INDEX_FORMAT_VERSION {
+                    tracing::info!(
+                        "{}: index format {version} upgraded to {INDEX_FORMAT_VERSION}",
+                        dir.display()
+                    );
+                }
+                if fp_version < FINGERPRINT_VERSION {
+                    tracing::warn!(
+                        "{}: fingerprint version {fp_version} upgraded to {FINGERPRINT_VERSION}: Korean text is now read a syllable pair at a time; a Korean page stored before is still found when repeated exactly, an edited copy of one may be stored as a page of its own",
+                        dir.display()
+                    );
+                }
             }
             Ok((plan, manifest))
         }

@@ -673,7 +673,7 @@ fn cut_and_edit(text: &str, n: usize, at: usize, by: char) -> (String, String) {
 /// The tiny rule counts words in every script. A text of about 25 words is tiny: a copy
 /// with one word changed is another page (a product name or a price in a template is what
 /// tells two such pages apart). A text of about 60 words is not: the same change makes a
-/// near-duplicate. Both hold in English, Chinese, Japanese and Thai, though a Han character
+/// near-duplicate. Both hold in English, Chinese, Japanese, Thai and Korean, though a Han character
 /// is a token of the fingerprint and a Chinese text of 50 characters has 49 shingles for
 /// its 29 or so words (it was not tiny before the rule counted words).
 #[test]
@@ -689,6 +689,8 @@ fn a_tiny_text_is_as_many_words_in_every_script() {
     let ja_long = include_str!("../fixtures/cjk/ja-4.txt").trim();
     let zh_brief = include_str!("../fixtures/cjk/zh-1.txt").trim();
     let ja_brief = include_str!("../fixtures/cjk/ja-1.txt").trim();
+    let ko_long = include_str!("../fixtures/cjk/ko-4.txt").trim();
+    let ko_brief = include_str!("../fixtures/cjk/ko-1.txt").trim();
     let cases = [
         ("English", english(25), english(60)),
         (
@@ -705,6 +707,12 @@ fn a_tiny_text_is_as_many_words_in_every_script() {
             "Thai",
             cut_and_edit(THAI, 115, 60, 'ก'),
             cut_and_edit(THAI, 280, 150, 'ก'),
+        ),
+        // Korean spaces its phrases: about 55 syllables (27 words of English) and 125.
+        (
+            "Korean",
+            cut_and_edit(ko_brief, 75, 45, '항'),
+            cut_and_edit(ko_long, 165, 100, '항'),
         ),
     ];
     for (script, (brief, brief_edited), (long, long_edited)) in cases {

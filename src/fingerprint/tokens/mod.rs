@@ -17,6 +17,7 @@ pub(super) fn is_unspaced_script(c: char) -> bool {
         | 0x1000..=0x109F    // Myanmar
         | 0x1780..=0x17FF    // Khmer
         | 0x31F0..=0x31FF    // Katakana Phonetic Extensions
+        | 0xAC00..=0xD7A3    // Hangul syllables
         | 0xFF66..=0xFF9F    // Half-width Katakana
     )
 }

@@ -91,7 +91,7 @@ fn check_header(header: &Header, plan: &Plan, manifest: &Manifest) -> Result<(),
     if !(OLDEST_SNAPSHOT_VERSION..=SNAPSHOT_VERSION).contains(&header.snapshot)
         || !(super::super::OLDEST_INDEX_FORMAT..=super::super::INDEX_FORMAT_VERSION)
             .contains(&header.format)
-        || header.fingerprint != FINGERPRINT_VERSION
+        || !(super::super::OLDEST_FINGERPRINT..=FINGERPRINT_VERSION).contains(&header.fingerprint)
         || header.little_endian != cfg!(target_endian = "little")
     {
         return stale(format!(

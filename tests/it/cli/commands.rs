@@ -459,13 +459,17 @@ fn a_state_directory_of_index_format_6_resumes_with_every_page_and_is_upgraded()
         args.extend(pages.iter().map(String::as_str));
         let o = crawldedup(&args);
         assert!(o.status.success(), "{}", stderr(&o));
-        stdout(&o)
+        let verdicts = stdout(&o)
             .lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        (verdicts, stderr(&o))
     };
-    let verdicts = run();
+    let (verdicts, log) = run();
     assert_eq!(verdicts.len(), 12);
+    // Its fingerprints are of version 4, upgraded with a warning (Korean is read another
+    // way since; none of these pages is Korean).
+    assert!(log.contains("fingerprint version 4 upgraded to 5"), "{log}");
     for (page, verdict) in stored.iter().zip(&verdicts) {
         assert_eq!(verdict["verdict"], "exact_duplicate", "{verdict}");
         // The name read back from the record format 6 wrote whole.
@@ -475,14 +479,20 @@ fn a_state_directory_of_index_format_6_resumes_with_every_page_and_is_upgraded()
         assert_eq!(verdict["verdict"], "unique", "{verdict}");
         assert_eq!(verdict["id"], id, "{verdict}");
     }
-    let upgraded = format!("\nformat {}\n", crawldedup::index::INDEX_FORMAT_VERSION);
+    let upgraded = format!(
+        "\nformat {}\nfingerprint {}\n",
+        crawldedup::index::INDEX_FORMAT_VERSION,
+        crawldedup::fingerprint::FINGERPRINT_VERSION
+    );
     assert!(
         std::fs::read_to_string(&manifest)
             .unwrap()
             .contains(&upgraded)
     );
-    // Resumed again: all twelve found, the two new ones under the names given this time.
-    let again = run();
+    // Resumed again: all twelve found, the two new ones under the names given this time,
+    // and no second warning.
+    let (again, log) = run();
+    assert!(!log.contains("upgraded"), "{log}");
     for (verdict, page) in again.iter().zip(&pages) {
         assert_eq!(verdict["verdict"], "exact_duplicate", "{verdict}");
         let of = verdict["of"].as_str().unwrap();

@@ -87,9 +87,10 @@ fn a_state_directory_of_an_older_format_is_refused_in_one_line_and_left_alone() 
     );
     assert!(
         err.contains(&format!(
-            "this build reads index formats {} to {} and fingerprint version {}",
+            "this build reads index formats {} to {} and fingerprint versions {} to {}",
             crawldedup::index::OLDEST_INDEX_FORMAT,
             crawldedup::index::INDEX_FORMAT_VERSION,
+            crawldedup::index::OLDEST_FINGERPRINT,
             crawldedup::fingerprint::FINGERPRINT_VERSION
         )),
         "{err}"
