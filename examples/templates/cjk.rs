@@ -3,7 +3,11 @@
 //! Korean, which has no such package, the Debian FAQ's paragraphs, the Korean manual pages
 //! other packages install and LibreOffice's Korean help, in that order) and real sites with
 //! one template each, many pages a site (Debian's HTML help and manuals: GIMP, LibreOffice,
-//! LilyPond, the Debian Reference, the Debian maintainers' guide, the Debian FAQ).
+//! LilyPond, the Debian Reference, the Debian maintainers' guide, the Debian FAQ). For
+//! evaluation only: `apt-get install manpages-zh manpages-ja gimp-help-zh-cn gimp-help-ja
+//! gimp-help-ko libreoffice-help-zh-cn libreoffice-help-ja libreoffice-help-ko
+//! lilypond-doc-html-zh debian-reference-zh-cn debian-reference-ja maint-guide-zh-cn
+//! debian-faq-ko`; a site or prose not installed is left out, and said so.
 //!
 //! A site page becomes a template by its own text: a block (`p`, `li`, `dt`, `dd`, `td`,
 //! `th`, `pre`, `h2`-`h6`, `blockquote`, `caption`, `figcaption`) whose text is found on
