@@ -80,9 +80,8 @@ fn load(dir: &Path) -> Result<Vec<Doc>, Box<dyn std::error::Error>> {
     Ok(docs)
 }
 
-/// Man pages (gzip or plain roff) under `dir`, as prose: request lines dropped, font and
-/// escape sequences removed.
-fn load_man(dir: &Path) -> Vec<Doc> {
+/// The files under `dir`, at any depth, that `keep` keeps, sorted.
+fn files_under(dir: &Path, keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -93,12 +92,19 @@ fn load_man(dir: &Path) -> Vec<Doc> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else {
+            } else if keep(&p) {
                 files.push(p);
             }
         }
     }
     files.sort();
+    files
+}
+
+/// Man pages (gzip or plain roff) under `dir`, as prose: request lines dropped, font and
+/// escape sequences removed.
+fn load_man(dir: &Path) -> Vec<Doc> {
+    let files = files_under(dir, |_| true);
     let escape = regex::Regex::new(r"\\f[A-Z1-4P]|\\\(..|\\[-&e|^ ]|\\s[-+]?\d").expect("regex");
     let mut docs = Vec::new();
     for path in files {
@@ -737,22 +743,7 @@ fn unspaced_pairs(label: &str, texts: Vec<String>, policy: &Confirm) {
 /// /usr/share/libreoffice/help/ko from libreoffice-help-ko), as the extractor finds them,
 /// each distinct text once, in file order.
 fn load_html(dir: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "html") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = files_under(dir, |p| p.extension().is_some_and(|x| x == "html"));
     let mut seen = std::collections::HashSet::new();
     files
         .iter()
