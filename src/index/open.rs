@@ -477,3 +477,62 @@ fn load_memory(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::DocRecord;
+    use super::*;
+
+    /// An index of fingerprint version 4 (Korean read by its spaces) opens, keeps what it
+    /// holds and is marked with this build's version, in the database at once and in the
+    /// manifest at the next checkpoint; one of version 3 is refused and left alone.
+    #[test]
+    fn an_index_of_fingerprint_version_4_is_upgraded_and_3_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "The harbour council met on Thursday to decide the future of the old ferry.";
+        let record = DocRecord::new("first", text, &crate::Fingerprint::of(text));
+        {
+            let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+            index.insert(record).unwrap();
+            index.checkpoint().unwrap();
+            index
+                .store
+                .set_layout(INDEX_FORMAT_VERSION, 4, 3, 6)
+                .unwrap();
+            index.db.flush().unwrap();
+        }
+        let manifest = Manifest::path(dir.path());
+        // The manifest of version 4, as that build wrote it.
+        let written = std::fs::read_to_string(&manifest).unwrap();
+        let body = &written[..written.rfind("check ").unwrap()];
+        assert!(body.contains("\nfingerprint 5\n"), "{body}");
+        std::fs::write(
+            &manifest,
+            crate::sealed::seal(&body.replace("\nfingerprint 5\n", "\nfingerprint 4\n")),
+        )
+        .unwrap();
+        {
+            let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+            assert_eq!(index.len(), 1);
+            assert_eq!(
+                index.store.layout().unwrap().map(|l| l.1),
+                Some(FINGERPRINT_VERSION)
+            );
+            index.checkpoint().unwrap();
+        }
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        assert!(text.contains("\nfingerprint 5\n"), "{text}");
+        {
+            let index = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap();
+            index
+                .store
+                .set_layout(INDEX_FORMAT_VERSION, 3, 3, 6)
+                .unwrap();
+            index.db.flush().unwrap();
+        }
+        let e = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap_err();
+        assert!(matches!(e, IndexError::Format { found: (_, 3), .. }), "{e}");
+        let e = SimhashIndex::open(dir.path(), IndexConfig::default()).unwrap_err();
+        assert!(matches!(e, IndexError::Format { found: (_, 3), .. }));
+    }
+}
