@@ -347,12 +347,7 @@ fn lang_of(template: &Template) -> Lang {
     let text = tags.replace_all(&html, "");
     if cjk::cjk_share(&text) < 0.5 {
         Lang::En
-    } else if text
-        .chars()
-        .filter(|&c| matches!(c as u32, 0xac00..=0xd7af))
-        .count()
-        > text.chars().filter(|&c| cjk::is_cjk(c)).count() / 2
-    {
+    } else if cjk::mostly_hangul(&text) {
         Lang::Ko
     } else if text.chars().any(|c| matches!(c as u32, 0x3040..=0x30ff)) {
         Lang::Ja

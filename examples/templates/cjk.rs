@@ -34,6 +34,15 @@ pub fn is_cjk(c: char) -> bool {
         0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xf900..=0xfaff | 0xac00..=0xd7af)
 }
 
+/// Whether most of the CJK characters of `text` are Hangul syllables: Korean.
+pub fn mostly_hangul(text: &str) -> bool {
+    let hangul = text
+        .chars()
+        .filter(|&c| matches!(c as u32, 0xac00..=0xd7af))
+        .count();
+    hangul > text.chars().filter(|&c| is_cjk(c)).count() / 2
+}
+
 /// The share of CJK characters among the letters of `text`.
 pub fn cjk_share(text: &str) -> f64 {
     let letters = text.chars().filter(|c| c.is_alphanumeric()).count();
@@ -220,12 +229,7 @@ impl Site {
             .collect();
         let lang = if text.chars().any(|c| matches!(c as u32, 0x3040..=0x30ff)) {
             "ja"
-        } else if text
-            .chars()
-            .filter(|&c| matches!(c as u32, 0xac00..=0xd7af))
-            .count()
-            > text.chars().filter(|&c| is_cjk(c)).count() / 2
-        {
+        } else if mostly_hangul(&text) {
             "ko"
         } else {
             "zh"
