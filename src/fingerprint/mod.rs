@@ -118,6 +118,12 @@ pub use tokens::tokens;
 /// Version of the feature and hashing rules. Stored by the index; bump on any change.
 pub const FINGERPRINT_VERSION: u32 = 5;
 
+/// What an index of an older fingerprint version meets when it is upgraded to this one,
+/// for the one warning line of the upgrade.
+pub(crate) const UPGRADE_NOTE: &str = "Korean text is now read a syllable pair at a time; a \
+     Korean page stored before is still found when repeated exactly, an edited copy of one \
+     may be stored as a page of its own";
+
 /// A feature occurring `tf` times weighs `tf^TF_EXPONENT`.
 pub const TF_EXPONENT: f64 = 0.5;
 

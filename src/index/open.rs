@@ -209,8 +209,9 @@ fn layout(
                 }
                 if fp_version < FINGERPRINT_VERSION {
                     tracing::warn!(
-                        "{}: fingerprint version {fp_version} upgraded to {FINGERPRINT_VERSION}: Korean text is now read a syllable pair at a time; a Korean page stored before is still found when repeated exactly, an edited copy of one may be stored as a page of its own",
-                        dir.display()
+                        "{}: fingerprint version {fp_version} upgraded to {FINGERPRINT_VERSION}: {}",
+                        dir.display(),
+                        crate::fingerprint::UPGRADE_NOTE
                     );
                 }
             }

@@ -148,6 +148,67 @@ fn a_worker_joins_an_index_of_an_older_record_format_and_raises_it_but_not_a_new
 
 #[test]
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn a_worker_upgrades_an_index_of_the_last_fingerprint_version_and_keeps_its_documents() {
+    use crawldedup::cluster::index::{SharedDecision, SharedIndex};
+    use crawldedup::fingerprint::FINGERPRINT_VERSION;
+    use crawldedup::index::{IndexConfig, OLDEST_FINGERPRINT};
+    let (redis, one, two) = two_connections();
+    let config = IndexConfig::default().with_expected(1_000_000);
+    let key = "fp:nd:layout";
+    let layout = || {
+        redis_cluster::cli(redis.ports[0], &["-c", "GET", key])
+            .trim()
+            .to_string()
+    };
+    let set = |value: &str| {
+        let reply = redis_cluster::cli(redis.ports[0], &["-c", "SET", key, value]);
+        assert_eq!(reply.trim(), "OK");
+    };
+    let ids = {
+        let index = SharedIndex::open(&one, "fp", config).unwrap();
+        stored_articles(&index, 20)
+    };
+    let ours = layout();
+    let current = format!("fingerprint={FINGERPRINT_VERSION} ");
+    assert!(ours.starts_with(&current), "{ours}");
+    // The index as a worker of the version before left it.
+    let older = ours.replace(&current, &format!("fingerprint={OLDEST_FINGERPRINT} "));
+    assert_ne!(older, ours);
+    set(&older);
+    let index = SharedIndex::open(&two, "fp", config).expect("the version before is joined");
+    assert_eq!(layout(), ours, "and raised to this build's");
+    // Its documents are found: a repeat exactly, an edited copy nearly.
+    assert_eq!(
+        index.check_and_insert(&doc("b/copy", &article(3))).unwrap(),
+        SharedDecision::Exact(ids[3])
+    );
+    match index
+        .check_and_insert(&doc("b/edit", &variant(&article(5), 2)))
+        .unwrap()
+    {
+        SharedDecision::Near { of, .. } => assert_eq!(of, ids[5]),
+        other => panic!("{other:?}"),
+    }
+    // A version older than this build reads, or newer: refused in one line, left as it is.
+    for version in [OLDEST_FINGERPRINT - 1, FINGERPRINT_VERSION + 1] {
+        let other = ours.replace(&current, &format!("fingerprint={version} "));
+        set(&other);
+        let refused = SharedIndex::open(&one, "fp", config)
+            .err()
+            .expect("refused");
+        assert_eq!(refused.to_string().lines().count(), 1, "{refused}");
+        assert!(
+            refused
+                .to_string()
+                .contains(&format!("fingerprint={version}")),
+            "{refused}"
+        );
+        assert_eq!(layout(), other);
+    }
+}
+
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn of_workers_racing_near_or_exact_copies_of_one_page_exactly_one_keeps_it() {
     use crawldedup::cluster::index::{SharedDecision, SharedIndex};
     use crawldedup::index::IndexConfig;

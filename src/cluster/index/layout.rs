@@ -9,9 +9,17 @@
 //! workers of the older build are refused from then on, as they could not read its records.
 //! A layout written before the format was part of it names none and is taken as format 9,
 //! the last such. A worker never joins an index whose records are newer than it reads.
+//!
+//! The fingerprint version is raised the same way: a worker joins an index of any version
+//! from [`OLDEST_FINGERPRINT`] up to its own ([`FINGERPRINT_VERSION`]), as the local index
+//! upgrades in place. Its documents stay: one repeated exactly is still found (the digest
+//! is of the text, not its tokens), and an edited copy of one whose text the new version
+//! reads otherwise (Korean, in version 5) may be stored as a page of its own, a repeat kept
+//! and never a page lost.
 
 use super::super::filter::{Cluster, ClusterError};
-use crate::index::{INDEX_FORMAT_VERSION, OLDEST_INDEX_FORMAT};
+use crate::fingerprint::FINGERPRINT_VERSION;
+use crate::index::{INDEX_FORMAT_VERSION, OLDEST_FINGERPRINT, OLDEST_INDEX_FORMAT};
 
 /// The format of records in a layout string that names none.
 const FORMAT_BEFORE_NAMED: u32 = 9;
@@ -35,26 +43,50 @@ pub(super) fn layout(settings: &str, retention_secs: Option<u64>) -> String {
     layout
 }
 
-/// A layout without its record format, and that format.
-fn split(layout: &str) -> (String, u32) {
-    let mut format = FORMAT_BEFORE_NAMED;
+/// What a layout names that a newer worker may raise: its record format and its
+/// fingerprint version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Versions {
+    records: u32,
+    fingerprint: u32,
+}
+
+impl Versions {
+    /// Whether this build reads an index of these versions, raising them to its own.
+    fn readable(self) -> bool {
+        (OLDEST_INDEX_FORMAT..=INDEX_FORMAT_VERSION).contains(&self.records)
+            && (OLDEST_FINGERPRINT..=FINGERPRINT_VERSION).contains(&self.fingerprint)
+    }
+}
+
+/// A layout without its record format and fingerprint version, and those two. A number
+/// that does not parse is one no build reads (`u32::MAX`); a layout that names no
+/// fingerprint is taken as this build's, so that it differs from what a worker asks for.
+fn split(layout: &str) -> (String, Versions) {
+    let mut versions = Versions {
+        records: FORMAT_BEFORE_NAMED,
+        fingerprint: u32::MAX,
+    };
     let rest: Vec<&str> = layout
         .split(' ')
-        .filter(|part| match part.strip_prefix("records=") {
-            Some(n) => {
-                // A format that does not parse is none this build reads.
-                format = n.parse().unwrap_or(u32::MAX);
+        .filter(|part| {
+            if let Some(n) = part.strip_prefix("records=") {
+                versions.records = n.parse().unwrap_or(u32::MAX);
                 false
+            } else if let Some(n) = part.strip_prefix("fingerprint=") {
+                versions.fingerprint = n.parse().unwrap_or(u32::MAX);
+                false
+            } else {
+                true
             }
-            None => true,
         })
         .collect();
-    (rest.join(" "), format)
+    (rest.join(" "), versions)
 }
 
 /// Claims `wanted` as index `name`'s layout, or joins the index if its layout is `wanted`
-/// or differs only by an older record format this build reads (raising it to this
-/// build's); refuses in one line otherwise.
+/// or differs only by an older record format or fingerprint version this build reads
+/// (raising them to this build's); refuses in one line otherwise.
 pub(super) fn claim(cluster: &Cluster, name: &str, wanted: &str) -> Result<(), ClusterError> {
     let key = format!("{name}:nd:layout");
     let mut stored: String = cluster.with(|con| {
@@ -69,9 +101,8 @@ pub(super) fn claim(cluster: &Cluster, name: &str, wanted: &str) -> Result<(), C
         if stored == wanted {
             return Ok(());
         }
-        let (settings, format) = split(&stored);
-        let readable = (OLDEST_INDEX_FORMAT..INDEX_FORMAT_VERSION).contains(&format);
-        if settings != split(wanted).0 || !readable {
+        let (settings, versions) = split(&stored);
+        if settings != split(wanted).0 || !versions.readable() {
             return Err(cluster.state_error(format!(
                 "near-duplicate index `{name}` was created as {stored}; this worker asks for \
                  {wanted}: give every worker the same dedup settings and version"
@@ -87,10 +118,21 @@ pub(super) fn claim(cluster: &Cluster, name: &str, wanted: &str) -> Result<(), C
                 .query(con)
         })?;
         if raised == 1 {
-            tracing::warn!(
-                "near-duplicate index `{name}`: record format raised from {format} to \
-                 {INDEX_FORMAT_VERSION}; workers of older builds are refused from now on"
-            );
+            if versions.records < INDEX_FORMAT_VERSION {
+                tracing::warn!(
+                    "near-duplicate index `{name}`: record format raised from {} to \
+                     {INDEX_FORMAT_VERSION}; workers of older builds are refused from now on",
+                    versions.records
+                );
+            }
+            if versions.fingerprint < FINGERPRINT_VERSION {
+                tracing::warn!(
+                    "near-duplicate index `{name}`: fingerprint version {} upgraded to \
+                     {FINGERPRINT_VERSION}: {}; workers of older builds are refused from now on",
+                    versions.fingerprint,
+                    crate::fingerprint::UPGRADE_NOTE
+                );
+            }
             return Ok(());
         }
         // Another worker changed it meanwhile: judge what it wrote.
@@ -109,17 +151,36 @@ mod tests {
             new,
             format!("fingerprint=3 k=3 blocks=6 records={INDEX_FORMAT_VERSION} retention=60s")
         );
+        let versions = |records, fingerprint| Versions {
+            records,
+            fingerprint,
+        };
         assert_eq!(
             split(&new),
             (
-                "fingerprint=3 k=3 blocks=6 retention=60s".to_string(),
-                INDEX_FORMAT_VERSION
+                "k=3 blocks=6 retention=60s".to_string(),
+                versions(INDEX_FORMAT_VERSION, 3)
             )
         );
         assert_eq!(
             split("fingerprint=3 k=3 blocks=6 retention=60s"),
-            ("fingerprint=3 k=3 blocks=6 retention=60s".to_string(), 9)
+            ("k=3 blocks=6 retention=60s".to_string(), versions(9, 3))
         );
-        assert_eq!(split("k=3 records=x").1, u32::MAX);
+        assert_eq!(split("k=3 records=x").1, versions(u32::MAX, u32::MAX));
+        assert_eq!(split("fingerprint=x k=3").1.fingerprint, u32::MAX);
+    }
+
+    #[test]
+    fn the_versions_a_worker_raises_are_the_ones_it_reads() {
+        let versions = |records, fingerprint| Versions {
+            records,
+            fingerprint,
+        };
+        assert!(versions(INDEX_FORMAT_VERSION, FINGERPRINT_VERSION).readable());
+        assert!(versions(OLDEST_INDEX_FORMAT, OLDEST_FINGERPRINT).readable());
+        assert!(!versions(INDEX_FORMAT_VERSION + 1, FINGERPRINT_VERSION).readable());
+        assert!(!versions(INDEX_FORMAT_VERSION, FINGERPRINT_VERSION + 1).readable());
+        assert!(!versions(OLDEST_INDEX_FORMAT - 1, FINGERPRINT_VERSION).readable());
+        assert!(!versions(INDEX_FORMAT_VERSION, OLDEST_FINGERPRINT - 1).readable());
     }
 }
