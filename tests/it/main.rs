@@ -51,12 +51,15 @@ mod crawl;
 #[cfg(all(feature = "crawler", feature = "fixture"))]
 mod damage;
 mod dedup;
+mod dedup_scripts;
 mod extract;
 #[cfg(all(feature = "crawler", feature = "fixture"))]
 mod fetch;
 mod fingerprint;
 #[cfg(all(feature = "crawler", feature = "fixture"))]
 mod fixture;
+#[cfg(feature = "cli")]
+mod html_input;
 mod index;
 mod layout;
 #[cfg(feature = "cli")]
