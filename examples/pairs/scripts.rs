@@ -5,7 +5,8 @@ use std::path::Path;
 
 use crawldedup::index::Confirm;
 
-use super::{Doc, LONG_CHARS, all_pairs, files_under, recall, templated_pages};
+use super::edits::{recall, templated_pages};
+use super::{Doc, LONG_CHARS, all_pairs, files_under};
 
 /// Man pages (gzip or plain roff) under `dir`, as prose: request lines dropped, font and
 /// escape sequences removed.
