@@ -60,8 +60,8 @@ impl Versions {
 }
 
 /// A layout without its record format and fingerprint version, and those two. A number
-/// that does not parse is one no build reads (`u32::MAX`); a layout that names no
-/// fingerprint is taken as this build's, so that it differs from what a worker asks for.
+/// that does not parse is one no build reads (`u32::MAX`), and so is a missing fingerprint
+/// version: every layout written names one.
 fn split(layout: &str) -> (String, Versions) {
     let mut versions = Versions {
         records: FORMAT_BEFORE_NAMED,
