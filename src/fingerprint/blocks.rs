@@ -307,10 +307,10 @@ fn line_words(line: &str, tokens: usize) -> usize {
         .max(usize::from(tokens > 0))
 }
 
-/// Slots of a thread's [`LineCache`]: 4,096 lines (about 200 KB a thread).
+/// Slots of the process's [`LineCache`]: 4,096 lines (about 200 KB).
 const LINE_CACHE_SLOTS: usize = 4096;
 
-/// The profiles of the lines a thread has profiled lately, by the xxh3 of their bytes: what
+/// The profiles of the lines profiled lately, by the xxh3 of their bytes: what
 /// a site repeats on its pages (rails, teasers, widgets, footers) is most of a page's text,
 /// and a line of the same bytes has the same key, words, signature and ends, so it is
 /// tokenised and signed once. Direct-mapped: a slot holds the last line that fell in it; a
@@ -353,20 +353,30 @@ impl LineCache {
     }
 }
 
-thread_local! {
-    static LINE_CACHE: std::cell::RefCell<LineCache> = std::cell::RefCell::new(LineCache::new());
+/// One [`LineCache`] for the whole process. A crawl decides its pages in one task, which
+/// the runtime moves from thread to thread: with a cache a thread, a page's copy decided on
+/// another thread than its original profiled its lines again (a quarter of the lines
+/// profiled on the crawl benchmark). The lock is held for one slot's read or write, never
+/// while a line is profiled, so callers deciding at once wait for each other only that long.
+static LINE_CACHE: std::sync::LazyLock<std::sync::Mutex<LineCache>> =
+    std::sync::LazyLock::new(|| std::sync::Mutex::new(LineCache::new()));
+
+/// `cache`, held (a cache is only ever written whole slots at a time, so one a panicking
+/// thread held is still sound).
+fn held(cache: &std::sync::Mutex<LineCache>) -> std::sync::MutexGuard<'_, LineCache> {
+    cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The key of `line` ([`block_key`]), read from this thread's [`LineCache`] when the line
+/// The key of `line` ([`block_key`]), read from the process's [`LineCache`] when the line
 /// was profiled lately (a site's template line, dropped page after page), else computed
 /// with `line_keys`. A trailing line end is not part of the line.
 pub(crate) fn cached_key(line: &str, line_keys: &mut LineKeys) -> Option<u32> {
     let bare = line.strip_suffix('\n').unwrap_or(line);
     let bare = bare.strip_suffix('\r').unwrap_or(bare);
-    LINE_CACHE
-        .with_borrow(|cache| cache.get(bare))
-        .map(|l| l.key)
-        .or_else(|| line_keys.key(line))
+    let cached = held(&LINE_CACHE).get(bare);
+    cached.map(|l| l.key).or_else(|| line_keys.key(line))
 }
 
 /// The key of a host name (lower case).
@@ -388,12 +398,12 @@ impl Blocks {
         (blocks, keys)
     }
 
-    fn profile(host: &str, text: &str, mut keys: Option<(&mut Vec<u32>, usize)>) -> Blocks {
-        LINE_CACHE.with_borrow_mut(|cache| Blocks::profile_with(cache, host, text, keys.take()))
+    fn profile(host: &str, text: &str, keys: Option<(&mut Vec<u32>, usize)>) -> Blocks {
+        Blocks::profile_with(&LINE_CACHE, host, text, keys)
     }
 
     fn profile_with(
-        cache: &mut LineCache,
+        cache: &std::sync::Mutex<LineCache>,
         host: &str,
         text: &str,
         mut keys: Option<(&mut Vec<u32>, usize)>,
@@ -404,7 +414,8 @@ impl Blocks {
         let mut features = Vec::new();
         let mut shingles = Vec::new();
         for line in text.lines() {
-            let line = match cache.get(line) {
+            let cached = held(cache).get(line);
+            let line = match cached {
                 Some(line) => line,
                 None => {
                     let Some(key) = line_keys.key(line) else {
@@ -431,7 +442,7 @@ impl Blocks {
                         sig: line_sig(&features, &shingles),
                         ends,
                     };
-                    cache.put(line, profiled);
+                    held(cache).put(line, profiled);
                     profiled
                 }
             };
@@ -470,8 +481,7 @@ impl Blocks {
     /// with words, profiled as the page's lines are.
     pub fn with_headline(mut self, title: Option<&str>) -> Blocks {
         self.headline = title.and_then(|title| {
-            LINE_CACHE
-                .with_borrow_mut(|cache| Blocks::profile_with(cache, "", title, None))
+            Blocks::profile_with(&LINE_CACHE, "", title, None)
                 .lines
                 .into_iter()
                 .next()

@@ -224,18 +224,23 @@ fn a_page_of_too_many_lines_keeps_its_sentences_first() {
     assert_eq!(blocks.lines.len(), MAX_LINES);
 }
 
-/// A line profiled again is read from the thread's cache: the profile of a page is the same
+/// A line profiled again is read from the cache: the profile of a page is the same
 /// whether its lines were profiled before or not, and a cached line's key is its key.
 #[test]
 fn a_profile_is_the_same_from_the_line_cache_as_computed() {
     let text = "Harbour news\nThe council met on Thursday to decide the future of the pier.\n\n東京の図書館は来月から開館時間を延長する。\nContact us";
-    let cold = Blocks::profile_with(&mut LineCache::new(), "a.example", text, None);
-    let mut cache = LineCache::new();
-    let warm_up = Blocks::profile_with(&mut cache, "a.example", text, None);
-    let warm = Blocks::profile_with(&mut cache, "a.example", text, None);
+    let cold = Blocks::profile_with(
+        &std::sync::Mutex::new(LineCache::new()),
+        "a.example",
+        text,
+        None,
+    );
+    let cache = std::sync::Mutex::new(LineCache::new());
+    let warm_up = Blocks::profile_with(&cache, "a.example", text, None);
+    let warm = Blocks::profile_with(&cache, "a.example", text, None);
     assert_eq!(cold, warm_up);
     assert_eq!(cold, warm);
-    // Through the thread's own cache, the keys as `block_key` gives them.
+    // Through the process's cache, the keys as `block_key` gives them.
     let _ = Blocks::of("a.example", text);
     let mut line_keys = LineKeys::default();
     for line in text.split_inclusive('\n') {
