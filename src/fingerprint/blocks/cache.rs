@@ -66,7 +66,7 @@ pub(super) fn held(cache: &std::sync::Mutex<LineCache>) -> std::sync::MutexGuard
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The key of `line` ([`block_key`]), read from the process's [`LineCache`] when the line
+/// The key of `line` ([`block_key`](super::block_key)), read from the process's [`LineCache`] when the line
 /// was profiled lately (a site's template line, dropped page after page), else computed
 /// with `line_keys`. A trailing line end is not part of the line.
 pub(crate) fn cached_key(line: &str, line_keys: &mut LineKeys) -> Option<u32> {
