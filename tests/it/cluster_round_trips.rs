@@ -1,16 +1,12 @@
 //! A page's round trips on a real Redis Cluster: one when its candidates are among its
-//! worker's last pages, two when another worker entered them, and one again once the
-//! worker has read them settled; and one sent again after it was applied.
+//! worker's last pages, two when another worker entered them; and one sent again after it
+//! was applied.
 
 use crate::cluster_index::{article, doc, stored_articles, two_connections, variant};
 use crate::redis_cluster::RedisCluster;
 
-use std::time::Duration;
-
 use crawldedup::cluster::filter::Cluster;
 use crawldedup::cluster::index::{SharedDecision, SharedIndex};
-use crawldedup::cluster::members::Membership;
-use crawldedup::cluster::ring::Member;
 use crawldedup::index::IndexConfig;
 
 /// `decide` and the round trips it took on `cluster`.
@@ -60,91 +56,6 @@ fn a_copy_of_a_workers_own_page_takes_one_round_trip_and_of_another_workers_two(
         let verdict = crate::redis_cluster::cli(redis.ports[0], &["-c", "GET", &key]);
         assert_eq!(verdict.trim(), "yield", "document {copy}");
     }
-}
-
-/// Two edited copies of article `seed` decided by `index` (on `cluster`), named `name/0`
-/// and `name/1`: both near copies of `of`, in `expected` round trips.
-fn two_copies(
-    cluster: &Cluster,
-    index: &SharedIndex<'_>,
-    name: &str,
-    (seed, edits): (u64, [usize; 2]),
-    (of, expected): (u64, [u64; 2]),
-) {
-    let trips: Vec<u64> = edits
-        .iter()
-        .enumerate()
-        .map(|(k, &edit)| {
-            let copy = doc(&format!("{name}/{k}"), &variant(&article(seed), edit));
-            let (decision, trips) = counted(cluster, || index.check_and_insert(&copy));
-            let decision = decision.unwrap();
-            assert!(
-                matches!(decision, SharedDecision::Near { of: o, .. } if o == of),
-                "{name}/{k}: {decision:?}"
-            );
-            trips
-        })
-        .collect();
-    assert_eq!(
-        trips, expected,
-        "{name}: round trips of the first copy and the next"
-    );
-}
-
-/// The copies of a story on many hosts, decided by workers other than its original's: the
-/// first copy a worker meets reads the original and the earlier copies (a second round
-/// trip), and the next copies are decided in one, against the same documents, as long as
-/// what was read is final.
-#[test]
-#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
-fn copies_of_another_workers_settled_pages_take_one_round_trip_after_the_first() {
-    let redis = RedisCluster::start();
-    let [one, two, three] = std::array::from_fn(|_| Cluster::connect(&redis.urls()).unwrap());
-    let config = IndexConfig::default().with_expected(1_000_000);
-    let a = SharedIndex::open(&one, "nd", config).unwrap();
-    let b = SharedIndex::open(&two, "nd", config).unwrap();
-    let c = SharedIndex::open(&three, "nd", config).unwrap();
-    let ids = stored_articles(&a, 20);
-    a.flush_verdicts().unwrap();
-    // Each worker's first page takes its block of ids.
-    b.check_and_insert(&doc("b/0", &article(1_000))).unwrap();
-    c.check_and_insert(&doc("c/0", &article(2_000))).unwrap();
-    // Of no crawl: a document is settled once its verdict is written.
-    two_copies(&two, &b, "b/copy", (4, [1, 2]), (ids[4], [2, 1]));
-    let (exact, trips) = counted(&two, || b.check_and_insert(&doc("b/exact", &article(4))));
-    assert_eq!(exact.unwrap(), SharedDecision::Exact(ids[4]));
-    assert_eq!(trips, 1, "the digest's holder is known settled");
-    // A third worker meets the original and b's copies, which yielded: the original is
-    // named, not a copy, and all are known after the first.
-    b.flush_verdicts().unwrap();
-    two_copies(&three, &c, "c/copy", (4, [3, 4]), (ids[4], [2, 1]));
-    // A crawl's documents: read again until committed (a page kept and not yet durable may
-    // still be lost), then known.
-    let w = SharedIndex::open(&one, "crawl", config)
-        .unwrap()
-        .owned_by("w", 1);
-    let x = SharedIndex::open(&two, "crawl", config).unwrap();
-    let kept = stored_articles(&w, 5);
-    // The owner never beat: its uncommitted pages are lost and passed over.
-    x.check_and_insert(&doc("x/0", &article(3_000))).unwrap();
-    let lost = x.check_and_insert(&doc("x/1", &variant(&article(1), 1)));
-    assert!(
-        matches!(lost.unwrap(), SharedDecision::Unique(_)),
-        "a lost original is passed over"
-    );
-    w.commit(&kept).unwrap();
-    two_copies(&two, &x, "x/copy", (2, [1, 2]), (kept[2], [2, 1]));
-    // A live worker's pages kept and not yet committed: read every time, and whether their
-    // worker is alive asked once (`LIVENESS_MEMORY`).
-    let member =
-        Membership::join(&one, "live", Member::new("v", 1), Duration::from_secs(30)).unwrap();
-    let v = SharedIndex::open(&one, "live", config)
-        .unwrap()
-        .owned_by("v", member.incarnation());
-    let y = SharedIndex::open(&two, "live", config).unwrap();
-    let kept = stored_articles(&v, 5);
-    y.check_and_insert(&doc("y/0", &article(4_000))).unwrap();
-    two_copies(&two, &y, "y/copy", (3, [1, 2]), (kept[3], [3, 2]));
 }
 
 #[test]

@@ -2,7 +2,6 @@
 //! or yields (rules 1 and 2 of the module documentation).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::super::filter::ClusterError;
@@ -35,10 +34,9 @@ impl SharedIndex<'_> {
 
     /// Of the candidates `ids`, those that the confirmation accepts, by id, with their
     /// distance and estimates, and the verdicts they had. Candidates among this worker's
-    /// last documents (`own.rs`) or other workers' settled ones read lately (`settled.rs`)
-    /// are judged from memory; the others take one round trip for their records, marks and
-    /// verdicts, and those of them found settled are remembered. Lost candidates are marked
-    /// `yield` and passed over, as are, under retention, those out of the window.
+    /// last documents are judged from memory (`own.rs`); the others take one round trip for
+    /// their records, marks and verdicts. Lost candidates are marked `yield` and passed
+    /// over, as are, under retention, those out of the window.
     #[allow(clippy::type_complexity)]
     pub(super) fn confirmed_candidates(
         &self,
@@ -55,9 +53,9 @@ impl SharedIndex<'_> {
         let mut found = Found::default();
         let mut others = BTreeSet::new();
         for id in ids {
-            match self.known_doc(id) {
-                Some(known) => {
-                    self.consider(record, id, &known.record, known.verdict(), now, &mut found)?;
+            match self.own_doc(id) {
+                Some(own) => {
+                    self.consider(record, id, &own.record, own.verdict(), now, &mut found)?;
                 }
                 None => {
                     others.insert(id);
@@ -75,8 +73,9 @@ impl SharedIndex<'_> {
         }
         let mut replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
         self.read_late_records(&others, &mut replies)?;
+        let mut alive = BTreeMap::new();
         for (other, reply) in others.into_iter().zip(replies.chunks(4)) {
-            if self.lost_among(&reply[2..])? {
+            if self.lost_among(&reply[2..], &mut alive)? {
                 self.set_verdict(other, false)?;
                 continue;
             }
@@ -84,13 +83,11 @@ impl SharedIndex<'_> {
             let redis::Value::BulkString(bytes) = &reply[0] else {
                 continue;
             };
-            let stored = Arc::new(self.decode_record(other, bytes)?);
+            let stored = self.decode_record(other, bytes)?;
             let verdict = match &reply[1] {
                 redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
                 _ => None,
             };
-            let (committed, owned) = Self::marks_of(&reply[2..]);
-            self.remember_if_settled(other, &stored, (committed, owned, verdict.as_deref()));
             self.consider(record, other, &stored, verdict, now, &mut found)?;
         }
         Ok((found.confirmed, found.verdicts))
@@ -195,17 +192,7 @@ impl SharedIndex<'_> {
                 return Ok(near(of, c));
             }
         }
-        // Those with higher ids: a verdict read with its record (or known from memory) is
-        // the one a wait would read first; only those with none yet are waited for.
         let higher: Vec<DocId> = confirmed.range(id + 1..).map(|(&o, _)| o).collect();
-        let verdict_read = |o: &DocId| read.get(o).and_then(|v| v.as_deref());
-        if let Some(&of) = higher.iter().find(|o| verdict_read(o) == Some("keep")) {
-            return Ok(near(of, &confirmed[&of]));
-        }
-        let higher: Vec<DocId> = higher
-            .into_iter()
-            .filter(|o| verdict_read(o).is_none())
-            .collect();
         if !higher.is_empty() {
             // Another thread of this worker may hold a verdict waited for here.
             self.flush_verdicts()?;

@@ -70,15 +70,11 @@
 //!
 //! # One round trip
 //! A page is decided in one round trip when the candidates its buckets name, and the
-//! holder of its digest, are new to it, among the last [`OWN_DOCS`] documents its worker
-//! entered (`own.rs`), or among the last [`SETTLED_DOCS`] settled documents of other
-//! workers it read (`settled.rs`): the worker knows their records and verdicts, and that
-//! they are not lost. A candidate another worker entered lies in slots of its own id, apart
-//! from the buckets, and the first time a worker meets it, its record, marks and verdict
-//! take a second round trip; once it is settled (committed, of no crawl, or yielded), the
-//! worker remembers it. The host ring gives each host to one worker, so a site's copies are
-//! mostly the first kind; the copies of a story syndicated to many hosts find the same
-//! original and its earlier copies, and after the first are mostly the last kind.
+//! holder of its digest, are new to it or among the last [`OWN_DOCS`] documents its worker
+//! entered (`own.rs`): the worker knows their records and verdicts, and that they are not
+//! lost. A candidate another worker entered lies in slots of its own id, apart from the
+//! buckets, and its record, marks and verdict take a second round trip. The host ring
+//! gives each host to one worker, so a site's copies are mostly the first kind.
 //!
 //! The window that remains: in a group of three or more near copies raced at once, a
 //! document can yield to a lower one that itself later yields to a higher one (rule 2), so
@@ -130,11 +126,9 @@ mod holder;
 mod layout;
 mod own;
 mod reconcile;
-mod settled;
 mod verdicts;
 pub use own::OWN_DOCS;
 pub use reconcile::Reconciled;
-pub use settled::SETTLED_DOCS;
 // Internal: public for the ring simulation (feature `testing`), not part of the API.
 #[cfg(feature = "testing")]
 #[doc(hidden)]
@@ -154,11 +148,6 @@ pub const ID_BLOCK: u64 = 64;
 /// so a reader can find the entry a moment before the record.
 const RECORD_RETRIES: u32 = 5;
 const RECORD_RETRY_WAIT: Duration = Duration::from_millis(2);
-
-/// How long an incarnation of another worker found alive is taken for alive without asking
-/// again: a tenth of the default heartbeat TTL (`cluster.heartbeat_ttl_ms`, 10 s), which
-/// already takes a dead worker for alive until its heartbeat key expires.
-pub const LIVENESS_MEMORY: Duration = Duration::from_secs(1);
 
 /// Time slices per retention window of the buckets (see "Retention" in the module
 /// documentation).
@@ -201,11 +190,7 @@ pub struct SharedIndex<'c> {
     /// by the index's thread when no page comes soon (`verdicts.rs`).
     verdicts: verdicts::Verdicts,
     /// This worker's last documents and its verdicts on them (`own.rs`).
-    own: Mutex<own::KnownDocs>,
-    /// Other workers' documents read lately whose state is final (`settled.rs`).
-    settled: Mutex<own::KnownDocs>,
-    /// The incarnations of other workers asked about, whether each was alive, and when.
-    liveness: Mutex<BTreeMap<String, (bool, std::time::Instant)>>,
+    own: Mutex<own::OwnDocs>,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -256,9 +241,7 @@ impl<'c> SharedIndex<'c> {
             groups,
             ids: Mutex::new((1, 0)),
             verdicts,
-            own: Mutex::new(own::KnownDocs::new(OWN_DOCS)),
-            settled: Mutex::new(own::KnownDocs::new(SETTLED_DOCS)),
-            liveness: Mutex::default(),
+            own: Mutex::default(),
         })
     }
 
@@ -376,19 +359,14 @@ impl<'c> SharedIndex<'c> {
         pipe.cmd("GET").arg(self.owner_key(id));
     }
 
-    /// Whether a document is committed, and whether it has an owner, from the replies of
-    /// [`SharedIndex::probe_lost`].
-    fn marks_of(replies: &[redis::Value]) -> (bool, bool) {
-        (
-            matches!(replies.first(), Some(redis::Value::Int(1))),
-            matches!(replies.get(1), Some(redis::Value::BulkString(_))),
-        )
-    }
-
     /// Whether document `id` is lost (see the module documentation), from the replies of
-    /// [`SharedIndex::probe_lost`].
-    fn lost_among(&self, replies: &[redis::Value]) -> Result<bool, ClusterError> {
-        let (committed, _) = Self::marks_of(replies);
+    /// [`SharedIndex::probe_lost`]; `alive` remembers the incarnations asked about.
+    fn lost_among(
+        &self,
+        replies: &[redis::Value],
+        alive: &mut BTreeMap<String, bool>,
+    ) -> Result<bool, ClusterError> {
+        let committed = matches!(replies.first(), Some(redis::Value::Int(1)));
         let owner = match replies.get(1) {
             Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
             _ => return Ok(false),
@@ -396,37 +374,19 @@ impl<'c> SharedIndex<'c> {
         if committed {
             return Ok(false);
         }
-        Ok(!self.alive(&owner)?)
-    }
-
-    /// Whether incarnation `owner` (`WORKER INCARNATION`) is alive: asked of the cluster
-    /// (its heartbeat key), or remembered. An incarnation found gone is remembered for
-    /// good: a worker whose heartbeat lapsed is told so and stops, and comes back as
-    /// another incarnation. One found alive is remembered for [`LIVENESS_MEMORY`]: a worker
-    /// that dies meanwhile is taken for alive that much longer, as its heartbeat's expiry
-    /// already takes it for alive up to `cluster.heartbeat_ttl_ms` after its death.
-    fn alive(&self, owner: &str) -> Result<bool, ClusterError> {
-        let now = std::time::Instant::now();
-        let remembered = self.liveness().get(owner).copied();
-        if let Some((live, at)) = remembered {
-            if !live || now.duration_since(at) < LIVENESS_MEMORY {
-                return Ok(live);
+        let live = match alive.get(&owner) {
+            Some(&live) => live,
+            None => {
+                let (worker, incarnation) = owner.split_once(' ').unwrap_or((&owner, ""));
+                let live = match incarnation.parse::<u64>() {
+                    Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
+                    Err(_) => true,
+                };
+                alive.insert(owner, live);
+                live
             }
-        }
-        let (worker, incarnation) = owner.split_once(' ').unwrap_or((owner, ""));
-        let live = match incarnation.parse::<u64>() {
-            Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
-            Err(_) => true,
         };
-        self.liveness().insert(owner.to_string(), (live, now));
-        Ok(live)
-    }
-
-    /// The incarnations asked about, whether each was alive, and when that was asked.
-    fn liveness(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (bool, std::time::Instant)>> {
-        self.liveness
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        Ok(!live)
     }
 
     fn doc_key(&self, id: DocId) -> String {
@@ -530,38 +490,15 @@ impl<'c> SharedIndex<'c> {
     }
 
     /// This worker's last documents.
-    fn own_docs(&self) -> std::sync::MutexGuard<'_, own::KnownDocs> {
+    fn own_docs(&self) -> std::sync::MutexGuard<'_, own::OwnDocs> {
         self.own
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Other workers' settled documents read lately.
-    fn settled_docs(&self) -> std::sync::MutexGuard<'_, own::KnownDocs> {
-        self.settled
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Document `id`, when it is one of this worker's last ones or a settled one of
-    /// another worker's read lately: judged with no round trip.
-    fn known_doc(&self, id: DocId) -> Option<own::Known> {
-        let own = self.own_docs().get(id);
-        own.or_else(|| self.settled_docs().get(id))
-    }
-
-    /// Remembers document `id` of another worker's, read with `record` and found not lost,
-    /// when what was read of it is final (`settled.rs`).
-    fn remember_if_settled(
-        &self,
-        id: DocId,
-        record: &Arc<DocRecord>,
-        (committed, owned, verdict): (bool, bool, Option<&str>),
-    ) {
-        if let Some(keep) = settled::settled(committed, owned, verdict) {
-            self.settled_docs()
-                .remember(id, settled::known(Arc::clone(record), keep));
-        }
+    /// Document `id`, when it is one of this worker's last ones.
+    fn own_doc(&self, id: DocId) -> Option<own::Own> {
+        self.own_docs().get(id)
     }
 
     /// The name of document `id` (as given in its record).
