@@ -6,7 +6,9 @@
 //! workers, and by the local index (`SimhashIndex::check_and_insert`) on the same pages;
 //! then one worker with a retention window (the buckets in time slices); then 1 and 3
 //! workers whose every second page is a near copy of the page before it, its own (the
-//! round trips a page show what the worker's memory of its last pages saves). Each run's
+//! round trips a page show what the worker's memory of its last pages saves); then 3
+//! workers deciding stories syndicated to nine other hosts each, a story's pages shared out
+//! among them (what the memory of other workers' settled documents saves). Each run's
 //! Redis memory (`used_memory` over the nodes, after the run less before it) is given per
 //! URL or per page.
 //!
@@ -45,6 +47,33 @@ fn page(seed: u64) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Copies of each story on other hosts, in the syndicated part.
+const STORY_COPIES: u64 = 9;
+
+/// Worker `w`'s pages of the syndicated stories: page `j` of story `s` (0 its original,
+/// `records[s]`, then its copies) is worker `(s + j) % workers`'s.
+fn story_pages<'a>(
+    w: usize,
+    workers: usize,
+    records: &'a [DocRecord],
+    syndicated: &'a [DocRecord],
+) -> Vec<&'a DocRecord> {
+    let copies = STORY_COPIES as usize;
+    let mut pages = Vec::new();
+    for s in 0..syndicated.len() / copies {
+        for j in 0..=copies {
+            if (s + j) % workers == w {
+                pages.push(if j == 0 {
+                    &records[s]
+                } else {
+                    &syndicated[s * copies + j - 1]
+                });
+            }
+        }
+    }
+    pages
 }
 
 const BATCH: usize = 1000;
@@ -235,6 +264,18 @@ fn index_part(
             })
             .collect(),
     );
+    // Stories syndicated to many hosts: each story's original and its copies on other hosts
+    // (one word of 300 changed, a different word a copy), shared out among the workers.
+    let syndicated: Arc<Vec<DocRecord>> = Arc::new(
+        (0..PAGES / (1 + STORY_COPIES))
+            .flat_map(|s| {
+                (0..STORY_COPIES).map(move |j| {
+                    let text = page(s).replacen(" w", &format!(" copy{j} w"), 1);
+                    DocRecord::new(&format!("story/{s}/{j}"), &text, &Fingerprint::of(&text))
+                })
+            })
+            .collect(),
+    );
     let config = IndexConfig::default().with_expected(10_000_000);
     let dir = tempfile::tempdir()?;
     let index = SimhashIndex::open(dir.path(), config)?;
@@ -257,17 +298,20 @@ fn index_part(
         (1, windowed, ", retention 48h"),
         (1, config, ", half the pages copies"),
         (3, config, ", half the pages copies"),
+        (3, config, ", stories syndicated to nine other hosts"),
     ] {
         let with_copies = what.contains("copies");
+        let with_stories = what.contains("syndicated");
         let name = format!("pages{workers}{}", what.len());
         let before = redis_memory(redis);
         let (work_before, cpu_before) = (node_work(redis), own_cpu());
         let t = Instant::now();
         let handles: Vec<_> = (0..workers)
             .map(|w| {
-                let (records, copies, nodes, name) = (
+                let (records, copies, syndicated, nodes, name) = (
                     Arc::clone(&records),
                     Arc::clone(&copies),
+                    Arc::clone(&syndicated),
                     Arc::clone(nodes),
                     name.clone(),
                 );
@@ -286,6 +330,11 @@ fn index_part(
                         } else {
                             pages.push(&records[i]);
                         }
+                    }
+                    if with_stories {
+                        // A story's ten pages go to the workers in turn, starting with the
+                        // original's: each worker meets each story three or four times.
+                        pages = story_pages(w, workers, &records, &syndicated);
                     }
                     let (mut kept, trips) = (0u64, cluster.round_trips());
                     for record in &pages {

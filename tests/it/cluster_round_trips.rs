@@ -1,6 +1,6 @@
 //! A page's round trips on a real Redis Cluster: one when its candidates are among its
-//! worker's last pages, two when another worker entered them; and one sent again after it
-//! was applied.
+//! worker's last pages, two when another worker entered them, and one again once the
+//! worker has read them settled; and one sent again after it was applied.
 
 use crate::cluster_index::{article, doc, stored_articles, two_connections, variant};
 use crate::redis_cluster::RedisCluster;
@@ -56,6 +56,90 @@ fn a_copy_of_a_workers_own_page_takes_one_round_trip_and_of_another_workers_two(
         let verdict = crate::redis_cluster::cli(redis.ports[0], &["-c", "GET", &key]);
         assert_eq!(verdict.trim(), "yield", "document {copy}");
     }
+}
+
+/// The copies of a story on many hosts, decided by workers other than its original's: the
+/// first copy a worker meets reads the original and the earlier copies (a second round
+/// trip), and the next copies are decided in one, against the same documents, as long as
+/// what was read is final.
+#[test]
+#[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
+fn copies_of_another_workers_settled_pages_take_one_round_trip_after_the_first() {
+    let redis = RedisCluster::start();
+    let [one, two, three] = std::array::from_fn(|_| Cluster::connect(&redis.urls()).unwrap());
+    let config = IndexConfig::default().with_expected(1_000_000);
+    let a = SharedIndex::open(&one, "nd", config).unwrap();
+    let b = SharedIndex::open(&two, "nd", config).unwrap();
+    let c = SharedIndex::open(&three, "nd", config).unwrap();
+    let ids = stored_articles(&a, 20);
+    a.flush_verdicts().unwrap();
+    // Each worker's first page takes its block of ids.
+    b.check_and_insert(&doc("b/0", &article(1_000))).unwrap();
+    c.check_and_insert(&doc("c/0", &article(2_000))).unwrap();
+    let near_of = |decision: SharedDecision, of: u64| matches!(decision, SharedDecision::Near { of: o, .. } if o == of);
+    // Of no crawl: a document is settled once its verdict is written.
+    let (first, trips) = counted(&two, || {
+        b.check_and_insert(&doc("b/1", &variant(&article(4), 1)))
+    });
+    assert!(near_of(first.unwrap(), ids[4]));
+    assert_eq!(trips, 2, "the first copy reads the original");
+    let (next, trips) = counted(&two, || {
+        b.check_and_insert(&doc("b/2", &variant(&article(4), 2)))
+    });
+    assert!(
+        near_of(next.unwrap(), ids[4]),
+        "the next copy still names the original"
+    );
+    assert_eq!(trips, 1, "the original is known settled");
+    let (exact, trips) = counted(&two, || b.check_and_insert(&doc("b/3", &article(4))));
+    assert_eq!(exact.unwrap(), SharedDecision::Exact(ids[4]));
+    assert_eq!(trips, 1, "the digest's holder is known settled");
+    // A third worker meets the original and b's copies, which yielded.
+    b.flush_verdicts().unwrap();
+    let (first, trips) = counted(&three, || {
+        c.check_and_insert(&doc("c/1", &variant(&article(4), 3)))
+    });
+    assert!(
+        near_of(first.unwrap(), ids[4]),
+        "the original, not a copy that yielded"
+    );
+    assert_eq!(trips, 2);
+    let (next, trips) = counted(&three, || {
+        c.check_and_insert(&doc("c/2", &variant(&article(4), 4)))
+    });
+    assert!(near_of(next.unwrap(), ids[4]));
+    assert_eq!(
+        trips, 1,
+        "the original and the copies that yielded are known"
+    );
+    // A crawl's documents: read again until committed (a page kept and not yet durable may
+    // still be lost), then known.
+    let w = SharedIndex::open(&one, "crawl", config)
+        .unwrap()
+        .owned_by("w", 1);
+    let x = SharedIndex::open(&two, "crawl", config).unwrap();
+    let kept = stored_articles(&w, 5);
+    // The owner never beat: its uncommitted pages are lost and passed over.
+    x.check_and_insert(&doc("x/0", &article(3_000))).unwrap();
+    let lost = x.check_and_insert(&doc("x/1", &variant(&article(1), 1)));
+    assert!(
+        matches!(lost.unwrap(), SharedDecision::Unique(_)),
+        "a lost original is passed over"
+    );
+    w.commit(&kept).unwrap();
+    let (first, trips) = counted(&two, || {
+        x.check_and_insert(&doc("x/2", &variant(&article(2), 1)))
+    });
+    assert!(
+        near_of(first.unwrap(), kept[2]),
+        "committed: an original again"
+    );
+    assert_eq!(trips, 2);
+    let (next, trips) = counted(&two, || {
+        x.check_and_insert(&doc("x/3", &variant(&article(2), 2)))
+    });
+    assert!(near_of(next.unwrap(), kept[2]));
+    assert_eq!(trips, 1, "a committed page is known settled");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! or yields (rules 1 and 2 of the module documentation).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::super::filter::ClusterError;
@@ -34,9 +35,10 @@ impl SharedIndex<'_> {
 
     /// Of the candidates `ids`, those that the confirmation accepts, by id, with their
     /// distance and estimates, and the verdicts they had. Candidates among this worker's
-    /// last documents are judged from memory (`own.rs`); the others take one round trip for
-    /// their records, marks and verdicts. Lost candidates are marked `yield` and passed
-    /// over, as are, under retention, those out of the window.
+    /// last documents (`own.rs`) or other workers' settled ones read lately (`settled.rs`)
+    /// are judged from memory; the others take one round trip for their records, marks and
+    /// verdicts, and those of them found settled are remembered. Lost candidates are marked
+    /// `yield` and passed over, as are, under retention, those out of the window.
     #[allow(clippy::type_complexity)]
     pub(super) fn confirmed_candidates(
         &self,
@@ -53,9 +55,9 @@ impl SharedIndex<'_> {
         let mut found = Found::default();
         let mut others = BTreeSet::new();
         for id in ids {
-            match self.own_doc(id) {
-                Some(own) => {
-                    self.consider(record, id, &own.record, own.verdict(), now, &mut found)?;
+            match self.known_doc(id) {
+                Some(known) => {
+                    self.consider(record, id, &known.record, known.verdict(), now, &mut found)?;
                 }
                 None => {
                     others.insert(id);
@@ -83,11 +85,13 @@ impl SharedIndex<'_> {
             let redis::Value::BulkString(bytes) = &reply[0] else {
                 continue;
             };
-            let stored = self.decode_record(other, bytes)?;
+            let stored = Arc::new(self.decode_record(other, bytes)?);
             let verdict = match &reply[1] {
                 redis::Value::BulkString(v) => Some(String::from_utf8_lossy(v).into_owned()),
                 _ => None,
             };
+            let (committed, owned) = Self::marks_of(&reply[2..]);
+            self.remember_if_settled(other, &stored, (committed, owned, verdict.as_deref()));
             self.consider(record, other, &stored, verdict, now, &mut found)?;
         }
         Ok((found.confirmed, found.verdicts))

@@ -2,6 +2,7 @@
 //! in the page's round trip), and taking the claim over from a holder passed over.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::super::filter::{ClusterError, EXPIRY_MARGIN, millis};
 use super::SharedIndex;
@@ -28,9 +29,10 @@ pub(super) enum Holder {
 }
 
 impl SharedIndex<'_> {
-    /// What the holder of `record`'s digest is to it: one round trip for its record and
-    /// marks (and, under retention, the claim's expiry), none when the holder is one of
-    /// this worker's last documents (`own.rs`).
+    /// What the holder of `record`'s digest is to it: one round trip for its record, marks
+    /// and verdict (and, under retention, the claim's expiry), none when the holder is one
+    /// of this worker's last documents (`own.rs`) or another worker's settled one read
+    /// lately (`settled.rs`), which a holder read here and found settled becomes.
     ///
     /// A holder whose record is missing keeps the claim, unless retention is on and the
     /// claim is old enough that the record expired: a record is written in the same
@@ -42,20 +44,23 @@ impl SharedIndex<'_> {
         digest_key: &str,
         now: u64,
     ) -> Result<Holder, ClusterError> {
-        if let Some(own) = self.own_doc(holder) {
-            // This worker's, alive: judged on its record, with no round trip.
-            if self.expired_at(own.record.at, now) {
+        if let Some(known) = self.known_doc(holder) {
+            // This worker's, alive, or settled: judged on its record, with no round trip.
+            if self.expired_at(known.record.at, now) {
                 return Ok(Holder::PassedOver);
             }
-            return self.judge_stored_holder(record, &own.record);
+            return self.judge_stored_holder(record, &known.record);
         }
         let mut pipe = redis::cluster::cluster_pipe();
         pipe.cmd("GET").arg(self.doc_key(holder));
         pipe.cmd("PTTL").arg(digest_key);
         self.probe_lost(&mut pipe, holder);
+        pipe.cmd("GET").arg(self.verdict_key(holder));
         let replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
         let stored = match replies.first() {
-            Some(redis::Value::BulkString(bytes)) => Some(self.decode_record(holder, bytes)?),
+            Some(redis::Value::BulkString(bytes)) => {
+                Some(Arc::new(self.decode_record(holder, bytes)?))
+            }
             _ => None,
         };
         if self.retention.is_some() {
@@ -76,6 +81,12 @@ impl SharedIndex<'_> {
         let Some(stored) = stored else {
             return Ok(Holder::Exact);
         };
+        let (committed, owned) = Self::marks_of(replies.get(2..).unwrap_or_default());
+        let verdict = match replies.get(4) {
+            Some(redis::Value::BulkString(v)) => std::str::from_utf8(v).ok(),
+            _ => None,
+        };
+        self.remember_if_settled(holder, &stored, (committed, owned, verdict));
         self.judge_stored_holder(record, &stored)
     }
 

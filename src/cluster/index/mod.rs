@@ -70,11 +70,15 @@
 //!
 //! # One round trip
 //! A page is decided in one round trip when the candidates its buckets name, and the
-//! holder of its digest, are new to it or among the last [`OWN_DOCS`] documents its worker
-//! entered (`own.rs`): the worker knows their records and verdicts, and that they are not
-//! lost. A candidate another worker entered lies in slots of its own id, apart from the
-//! buckets, and its record, marks and verdict take a second round trip. The host ring
-//! gives each host to one worker, so a site's copies are mostly the first kind.
+//! holder of its digest, are new to it, among the last [`OWN_DOCS`] documents its worker
+//! entered (`own.rs`), or among the last [`SETTLED_DOCS`] settled documents of other
+//! workers it read (`settled.rs`): the worker knows their records and verdicts, and that
+//! they are not lost. A candidate another worker entered lies in slots of its own id, apart
+//! from the buckets, and the first time a worker meets it, its record, marks and verdict
+//! take a second round trip; once it is settled (committed, of no crawl, or yielded), the
+//! worker remembers it. The host ring gives each host to one worker, so a site's copies are
+//! mostly the first kind; the copies of a story syndicated to many hosts find the same
+//! original and its earlier copies, and after the first are mostly the last kind.
 //!
 //! The window that remains: in a group of three or more near copies raced at once, a
 //! document can yield to a lower one that itself later yields to a higher one (rule 2), so
@@ -126,9 +130,11 @@ mod holder;
 mod layout;
 mod own;
 mod reconcile;
+mod settled;
 mod verdicts;
 pub use own::OWN_DOCS;
 pub use reconcile::Reconciled;
+pub use settled::SETTLED_DOCS;
 // Internal: public for the ring simulation (feature `testing`), not part of the API.
 #[cfg(feature = "testing")]
 #[doc(hidden)]
@@ -190,7 +196,9 @@ pub struct SharedIndex<'c> {
     /// by the index's thread when no page comes soon (`verdicts.rs`).
     verdicts: verdicts::Verdicts,
     /// This worker's last documents and its verdicts on them (`own.rs`).
-    own: Mutex<own::OwnDocs>,
+    own: Mutex<own::KnownDocs>,
+    /// Other workers' documents read lately whose state is final (`settled.rs`).
+    settled: Mutex<own::KnownDocs>,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -241,7 +249,8 @@ impl<'c> SharedIndex<'c> {
             groups,
             ids: Mutex::new((1, 0)),
             verdicts,
-            own: Mutex::default(),
+            own: Mutex::new(own::KnownDocs::new(OWN_DOCS)),
+            settled: Mutex::new(own::KnownDocs::new(SETTLED_DOCS)),
         })
     }
 
@@ -357,6 +366,15 @@ impl<'c> SharedIndex<'c> {
     fn probe_lost(&self, pipe: &mut redis::cluster::ClusterPipeline, id: DocId) {
         pipe.cmd("EXISTS").arg(self.commit_key(id));
         pipe.cmd("GET").arg(self.owner_key(id));
+    }
+
+    /// Whether a document is committed, and whether it has an owner, from the replies of
+    /// [`SharedIndex::probe_lost`].
+    fn marks_of(replies: &[redis::Value]) -> (bool, bool) {
+        (
+            matches!(replies.first(), Some(redis::Value::Int(1))),
+            matches!(replies.get(1), Some(redis::Value::BulkString(_))),
+        )
     }
 
     /// Whether document `id` is lost (see the module documentation), from the replies of
@@ -490,15 +508,38 @@ impl<'c> SharedIndex<'c> {
     }
 
     /// This worker's last documents.
-    fn own_docs(&self) -> std::sync::MutexGuard<'_, own::OwnDocs> {
+    fn own_docs(&self) -> std::sync::MutexGuard<'_, own::KnownDocs> {
         self.own
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Document `id`, when it is one of this worker's last ones.
-    fn own_doc(&self, id: DocId) -> Option<own::Own> {
-        self.own_docs().get(id)
+    /// Other workers' settled documents read lately.
+    fn settled_docs(&self) -> std::sync::MutexGuard<'_, own::KnownDocs> {
+        self.settled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Document `id`, when it is one of this worker's last ones or a settled one of
+    /// another worker's read lately: judged with no round trip.
+    fn known_doc(&self, id: DocId) -> Option<own::Known> {
+        let own = self.own_docs().get(id);
+        own.or_else(|| self.settled_docs().get(id))
+    }
+
+    /// Remembers document `id` of another worker's, read with `record` and found not lost,
+    /// when what was read of it is final (`settled.rs`).
+    fn remember_if_settled(
+        &self,
+        id: DocId,
+        record: &Arc<DocRecord>,
+        (committed, owned, verdict): (bool, bool, Option<&str>),
+    ) {
+        if let Some(keep) = settled::settled(committed, owned, verdict) {
+            self.settled_docs()
+                .remember(id, settled::known(Arc::clone(record), keep));
+        }
     }
 
     /// The name of document `id` (as given in its record).

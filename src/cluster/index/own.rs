@@ -15,8 +15,8 @@
 //! The host ring gives each host to one worker, so the pages of a site and their copies
 //! (the same page under tracking parameters, a print version, a page with comments
 //! appended) are mostly one worker's, found among its last pages. A copy on another
-//! worker's host, or of a page older than the last [`OWN_DOCS`], is read from Redis as
-//! before.
+//! worker's host, or of a page older than the last [`OWN_DOCS`], is read from Redis, and
+//! remembered when what was read of it is final (`settled.rs`).
 //!
 //! One difference from reading Redis: a verdict another worker wrote over this worker's
 //! (a `yield` set by one that believed this incarnation dead, or by
@@ -35,23 +35,24 @@ use crate::index::{DocId, DocRecord};
 /// so this is at most about 28 MB a worker, and a few MB for pages of a few dozen lines.
 pub const OWN_DOCS: usize = 4096;
 
-/// This worker's last [`OWN_DOCS`] documents, with their verdicts.
-#[derive(Default)]
-pub(super) struct OwnDocs {
+/// Documents known without a round trip, with their verdicts, the oldest going first: this
+/// worker's last [`OWN_DOCS`], or other workers' settled ones (`settled.rs`).
+pub(super) struct KnownDocs {
     order: VecDeque<DocId>,
-    docs: HashMap<DocId, Own>,
+    docs: HashMap<DocId, Known>,
+    capacity: usize,
 }
 
-/// One document of this worker's.
+/// One document known without a round trip.
 #[derive(Clone)]
-pub(super) struct Own {
+pub(super) struct Known {
     /// Its record, as written.
     pub(super) record: Arc<DocRecord>,
     /// `Some(true)` kept, `Some(false)` yielded, `None` not yet decided.
     pub(super) keep: Option<bool>,
 }
 
-impl Own {
+impl Known {
     /// Its verdict as Redis keeps it (`keep` or `yield`), `None` before it is decided.
     pub(super) fn verdict(&self) -> Option<String> {
         self.keep
@@ -59,13 +60,27 @@ impl Own {
     }
 }
 
-impl OwnDocs {
-    /// Document `id`, entered by this worker with `record`; the oldest goes when there are
-    /// more than [`OWN_DOCS`].
+impl KnownDocs {
+    /// Memory for the last `capacity` documents.
+    pub(super) fn new(capacity: usize) -> KnownDocs {
+        KnownDocs {
+            order: VecDeque::new(),
+            docs: HashMap::new(),
+            capacity,
+        }
+    }
+
+    /// Document `id`, entered by this worker with `record`, not yet decided.
     pub(super) fn entered(&mut self, id: DocId, record: Arc<DocRecord>) {
-        self.docs.insert(id, Own { record, keep: None });
-        self.order.push_back(id);
-        while self.order.len() > OWN_DOCS {
+        self.remember(id, Known { record, keep: None });
+    }
+
+    /// Document `id` as `known`; the oldest goes when there are more than the capacity.
+    pub(super) fn remember(&mut self, id: DocId, known: Known) {
+        if self.docs.insert(id, known).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > self.capacity {
             if let Some(old) = self.order.pop_front() {
                 self.docs.remove(&old);
             }
@@ -79,8 +94,8 @@ impl OwnDocs {
         }
     }
 
-    /// Document `id`, when it is one of this worker's last ones.
-    pub(super) fn get(&self, id: DocId) -> Option<Own> {
+    /// Document `id`, when it is known.
+    pub(super) fn get(&self, id: DocId) -> Option<Known> {
         self.docs.get(&id).cloned()
     }
 }
@@ -92,7 +107,7 @@ mod tests {
     #[test]
     fn the_last_documents_are_kept_with_their_verdicts_and_the_oldest_go() {
         let record = Arc::new(DocRecord::new("a", "a text", &crate::Fingerprint::of("a")));
-        let mut own = OwnDocs::default();
+        let mut own = KnownDocs::new(OWN_DOCS);
         for id in 1..=OWN_DOCS as u64 + 10 {
             own.entered(id, Arc::clone(&record));
         }
