@@ -5,8 +5,12 @@
 use crate::cluster_index::{article, doc, stored_articles, two_connections, variant};
 use crate::redis_cluster::RedisCluster;
 
+use std::time::Duration;
+
 use crawldedup::cluster::filter::Cluster;
 use crawldedup::cluster::index::{SharedDecision, SharedIndex};
+use crawldedup::cluster::members::Membership;
+use crawldedup::cluster::ring::Member;
 use crawldedup::index::IndexConfig;
 
 /// `decide` and the round trips it took on `cluster`.
@@ -58,6 +62,35 @@ fn a_copy_of_a_workers_own_page_takes_one_round_trip_and_of_another_workers_two(
     }
 }
 
+/// Two edited copies of article `seed` decided by `index` (on `cluster`), named `name/0`
+/// and `name/1`: both near copies of `of`, in `expected` round trips.
+fn two_copies(
+    cluster: &Cluster,
+    index: &SharedIndex<'_>,
+    name: &str,
+    (seed, edits): (u64, [usize; 2]),
+    (of, expected): (u64, [u64; 2]),
+) {
+    let trips: Vec<u64> = edits
+        .iter()
+        .enumerate()
+        .map(|(k, &edit)| {
+            let copy = doc(&format!("{name}/{k}"), &variant(&article(seed), edit));
+            let (decision, trips) = counted(cluster, || index.check_and_insert(&copy));
+            let decision = decision.unwrap();
+            assert!(
+                matches!(decision, SharedDecision::Near { of: o, .. } if o == of),
+                "{name}/{k}: {decision:?}"
+            );
+            trips
+        })
+        .collect();
+    assert_eq!(
+        trips, expected,
+        "{name}: round trips of the first copy and the next"
+    );
+}
+
 /// The copies of a story on many hosts, decided by workers other than its original's: the
 /// first copy a worker meets reads the original and the earlier copies (a second round
 /// trip), and the next copies are decided in one, against the same documents, as long as
@@ -76,42 +109,15 @@ fn copies_of_another_workers_settled_pages_take_one_round_trip_after_the_first()
     // Each worker's first page takes its block of ids.
     b.check_and_insert(&doc("b/0", &article(1_000))).unwrap();
     c.check_and_insert(&doc("c/0", &article(2_000))).unwrap();
-    let near_of = |decision: SharedDecision, of: u64| matches!(decision, SharedDecision::Near { of: o, .. } if o == of);
     // Of no crawl: a document is settled once its verdict is written.
-    let (first, trips) = counted(&two, || {
-        b.check_and_insert(&doc("b/1", &variant(&article(4), 1)))
-    });
-    assert!(near_of(first.unwrap(), ids[4]));
-    assert_eq!(trips, 2, "the first copy reads the original");
-    let (next, trips) = counted(&two, || {
-        b.check_and_insert(&doc("b/2", &variant(&article(4), 2)))
-    });
-    assert!(
-        near_of(next.unwrap(), ids[4]),
-        "the next copy still names the original"
-    );
-    assert_eq!(trips, 1, "the original is known settled");
-    let (exact, trips) = counted(&two, || b.check_and_insert(&doc("b/3", &article(4))));
+    two_copies(&two, &b, "b/copy", (4, [1, 2]), (ids[4], [2, 1]));
+    let (exact, trips) = counted(&two, || b.check_and_insert(&doc("b/exact", &article(4))));
     assert_eq!(exact.unwrap(), SharedDecision::Exact(ids[4]));
     assert_eq!(trips, 1, "the digest's holder is known settled");
-    // A third worker meets the original and b's copies, which yielded.
+    // A third worker meets the original and b's copies, which yielded: the original is
+    // named, not a copy, and all are known after the first.
     b.flush_verdicts().unwrap();
-    let (first, trips) = counted(&three, || {
-        c.check_and_insert(&doc("c/1", &variant(&article(4), 3)))
-    });
-    assert!(
-        near_of(first.unwrap(), ids[4]),
-        "the original, not a copy that yielded"
-    );
-    assert_eq!(trips, 2);
-    let (next, trips) = counted(&three, || {
-        c.check_and_insert(&doc("c/2", &variant(&article(4), 4)))
-    });
-    assert!(near_of(next.unwrap(), ids[4]));
-    assert_eq!(
-        trips, 1,
-        "the original and the copies that yielded are known"
-    );
+    two_copies(&three, &c, "c/copy", (4, [3, 4]), (ids[4], [2, 1]));
     // A crawl's documents: read again until committed (a page kept and not yet durable may
     // still be lost), then known.
     let w = SharedIndex::open(&one, "crawl", config)
@@ -127,19 +133,18 @@ fn copies_of_another_workers_settled_pages_take_one_round_trip_after_the_first()
         "a lost original is passed over"
     );
     w.commit(&kept).unwrap();
-    let (first, trips) = counted(&two, || {
-        x.check_and_insert(&doc("x/2", &variant(&article(2), 1)))
-    });
-    assert!(
-        near_of(first.unwrap(), kept[2]),
-        "committed: an original again"
-    );
-    assert_eq!(trips, 2);
-    let (next, trips) = counted(&two, || {
-        x.check_and_insert(&doc("x/3", &variant(&article(2), 2)))
-    });
-    assert!(near_of(next.unwrap(), kept[2]));
-    assert_eq!(trips, 1, "a committed page is known settled");
+    two_copies(&two, &x, "x/copy", (2, [1, 2]), (kept[2], [2, 1]));
+    // A live worker's pages kept and not yet committed: read every time, and whether their
+    // worker is alive asked once (`LIVENESS_MEMORY`).
+    let member =
+        Membership::join(&one, "live", Member::new("v", 1), Duration::from_secs(30)).unwrap();
+    let v = SharedIndex::open(&one, "live", config)
+        .unwrap()
+        .owned_by("v", member.incarnation());
+    let y = SharedIndex::open(&two, "live", config).unwrap();
+    let kept = stored_articles(&v, 5);
+    y.check_and_insert(&doc("y/0", &article(4_000))).unwrap();
+    two_copies(&two, &y, "y/copy", (3, [1, 2]), (kept[3], [3, 2]));
 }
 
 #[test]

@@ -75,9 +75,8 @@ impl SharedIndex<'_> {
         }
         let mut replies: Vec<redis::Value> = self.cluster.with(|con| pipe.query(con))?;
         self.read_late_records(&others, &mut replies)?;
-        let mut alive = BTreeMap::new();
         for (other, reply) in others.into_iter().zip(replies.chunks(4)) {
-            if self.lost_among(&reply[2..], &mut alive)? {
+            if self.lost_among(&reply[2..])? {
                 self.set_verdict(other, false)?;
                 continue;
             }
@@ -196,7 +195,17 @@ impl SharedIndex<'_> {
                 return Ok(near(of, c));
             }
         }
+        // Those with higher ids: a verdict read with its record (or known from memory) is
+        // the one a wait would read first; only those with none yet are waited for.
         let higher: Vec<DocId> = confirmed.range(id + 1..).map(|(&o, _)| o).collect();
+        let verdict_read = |o: &DocId| read.get(o).and_then(|v| v.as_deref());
+        if let Some(&of) = higher.iter().find(|o| verdict_read(o) == Some("keep")) {
+            return Ok(near(of, &confirmed[&of]));
+        }
+        let higher: Vec<DocId> = higher
+            .into_iter()
+            .filter(|o| verdict_read(o).is_none())
+            .collect();
         if !higher.is_empty() {
             // Another thread of this worker may hold a verdict waited for here.
             self.flush_verdicts()?;

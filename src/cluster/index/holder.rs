@@ -1,7 +1,6 @@
 //! The holder of a page's exact digest: what it is to the page (`SET NX GET` answered it
 //! in the page's round trip), and taking the claim over from a holder passed over.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::super::filter::{ClusterError, EXPIRY_MARGIN, millis};
@@ -74,7 +73,7 @@ impl SharedIndex<'_> {
                 return Ok(Holder::PassedOver);
             }
         }
-        if self.lost_among(replies.get(2..).unwrap_or_default(), &mut BTreeMap::new())? {
+        if self.lost_among(replies.get(2..).unwrap_or_default())? {
             self.set_verdict(holder, false)?;
             return Ok(Holder::PassedOver);
         }

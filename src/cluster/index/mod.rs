@@ -155,6 +155,11 @@ pub const ID_BLOCK: u64 = 64;
 const RECORD_RETRIES: u32 = 5;
 const RECORD_RETRY_WAIT: Duration = Duration::from_millis(2);
 
+/// How long an incarnation of another worker found alive is taken for alive without asking
+/// again: a tenth of the default heartbeat TTL (`cluster.heartbeat_ttl_ms`, 10 s), which
+/// already takes a dead worker for alive until its heartbeat key expires.
+pub const LIVENESS_MEMORY: Duration = Duration::from_secs(1);
+
 /// Time slices per retention window of the buckets (see "Retention" in the module
 /// documentation).
 pub const RETENTION_SLICES: u64 = 4;
@@ -199,6 +204,8 @@ pub struct SharedIndex<'c> {
     own: Mutex<own::KnownDocs>,
     /// Other workers' documents read lately whose state is final (`settled.rs`).
     settled: Mutex<own::KnownDocs>,
+    /// The incarnations of other workers asked about, whether each was alive, and when.
+    liveness: Mutex<BTreeMap<String, (bool, std::time::Instant)>>,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -251,6 +258,7 @@ impl<'c> SharedIndex<'c> {
             verdicts,
             own: Mutex::new(own::KnownDocs::new(OWN_DOCS)),
             settled: Mutex::new(own::KnownDocs::new(SETTLED_DOCS)),
+            liveness: Mutex::default(),
         })
     }
 
@@ -378,12 +386,8 @@ impl<'c> SharedIndex<'c> {
     }
 
     /// Whether document `id` is lost (see the module documentation), from the replies of
-    /// [`SharedIndex::probe_lost`]; `alive` remembers the incarnations asked about.
-    fn lost_among(
-        &self,
-        replies: &[redis::Value],
-        alive: &mut BTreeMap<String, bool>,
-    ) -> Result<bool, ClusterError> {
+    /// [`SharedIndex::probe_lost`].
+    fn lost_among(&self, replies: &[redis::Value]) -> Result<bool, ClusterError> {
         let committed = matches!(replies.first(), Some(redis::Value::Int(1)));
         let owner = match replies.get(1) {
             Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
@@ -392,19 +396,37 @@ impl<'c> SharedIndex<'c> {
         if committed {
             return Ok(false);
         }
-        let live = match alive.get(&owner) {
-            Some(&live) => live,
-            None => {
-                let (worker, incarnation) = owner.split_once(' ').unwrap_or((&owner, ""));
-                let live = match incarnation.parse::<u64>() {
-                    Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
-                    Err(_) => true,
-                };
-                alive.insert(owner, live);
-                live
+        Ok(!self.alive(&owner)?)
+    }
+
+    /// Whether incarnation `owner` (`WORKER INCARNATION`) is alive: asked of the cluster
+    /// (its heartbeat key), or remembered. An incarnation found gone is remembered for
+    /// good: a worker whose heartbeat lapsed is told so and stops, and comes back as
+    /// another incarnation. One found alive is remembered for [`LIVENESS_MEMORY`]: a worker
+    /// that dies meanwhile is taken for alive that much longer, as its heartbeat's expiry
+    /// already takes it for alive up to `cluster.heartbeat_ttl_ms` after its death.
+    fn alive(&self, owner: &str) -> Result<bool, ClusterError> {
+        let now = std::time::Instant::now();
+        let remembered = self.liveness().get(owner).copied();
+        if let Some((live, at)) = remembered {
+            if !live || now.duration_since(at) < LIVENESS_MEMORY {
+                return Ok(live);
             }
+        }
+        let (worker, incarnation) = owner.split_once(' ').unwrap_or((owner, ""));
+        let live = match incarnation.parse::<u64>() {
+            Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
+            Err(_) => true,
         };
-        Ok(!live)
+        self.liveness().insert(owner.to_string(), (live, now));
+        Ok(live)
+    }
+
+    /// The incarnations asked about, whether each was alive, and when that was asked.
+    fn liveness(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (bool, std::time::Instant)>> {
+        self.liveness
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn doc_key(&self, id: DocId) -> String {
