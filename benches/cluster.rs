@@ -323,19 +323,23 @@ fn index_part(
                     // every second page of it is a near copy of the one before (a site's
                     // copies are its host's, so its worker's).
                     let share: Vec<usize> = (w..PAGES as usize).step_by(workers).collect();
-                    let mut pages: Vec<&DocRecord> = Vec::new();
-                    for (k, &i) in share.iter().enumerate() {
-                        if with_copies && k % 2 == 1 {
-                            pages.push(&copies[share[k - 1]]);
-                        } else {
-                            pages.push(&records[i]);
-                        }
-                    }
-                    if with_stories {
+                    let pages: Vec<&DocRecord> = if with_stories {
                         // A story's ten pages go to the workers in turn, starting with the
                         // original's: each worker meets each story three or four times.
-                        pages = story_pages(w, workers, &records, &syndicated);
-                    }
+                        story_pages(w, workers, &records, &syndicated)
+                    } else {
+                        share
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &i)| {
+                                if with_copies && k % 2 == 1 {
+                                    &copies[share[k - 1]]
+                                } else {
+                                    &records[i]
+                                }
+                            })
+                            .collect()
+                    };
                     let (mut kept, trips) = (0u64, cluster.round_trips());
                     for record in &pages {
                         let decision = index.check_and_insert(record).map_err(|e| e.to_string())?;

@@ -388,7 +388,7 @@ impl<'c> SharedIndex<'c> {
     /// Whether document `id` is lost (see the module documentation), from the replies of
     /// [`SharedIndex::probe_lost`].
     fn lost_among(&self, replies: &[redis::Value]) -> Result<bool, ClusterError> {
-        let committed = matches!(replies.first(), Some(redis::Value::Int(1)));
+        let (committed, _) = Self::marks_of(replies);
         let owner = match replies.get(1) {
             Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
             _ => return Ok(false),
