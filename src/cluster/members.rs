@@ -334,18 +334,25 @@ pub fn live(cluster: &Cluster, name: &str) -> Result<Vec<Member>, ClusterError> 
 }
 
 /// Whether incarnation `incarnation` of worker `id` is alive in crawl `name` (its heartbeat
-/// key exists and names that incarnation).
-pub fn is_alive(
+/// key exists and names that incarnation), and if so, for how long its key is sure to stand:
+/// its time to live as Redis read it, from before the question went. Until then no other
+/// worker can find the key gone and take the worker's hosts over, except after a clean
+/// [`Membership::leave`], which comes after its last checkpoint's commits; a key with no
+/// expiry answers zero.
+pub fn alive_for(
     cluster: &Cluster,
     name: &str,
     id: &str,
     incarnation: u64,
-) -> Result<bool, ClusterError> {
-    let value: Option<String> =
-        cluster.with(|con| redis::cmd("GET").arg(worker_key(name, id)).query(con))?;
-    Ok(value
+) -> Result<Option<Duration>, ClusterError> {
+    let key = worker_key(name, id);
+    let mut pipe = redis::cluster::cluster_pipe();
+    pipe.cmd("GET").arg(&key).cmd("PTTL").arg(&key);
+    let (value, ttl): (Option<String>, i64) = cluster.with(|con| pipe.query(con))?;
+    let alive = value
         .as_deref()
         .and_then(|v| v.split(' ').nth(1))
         .and_then(|i| i.parse::<u64>().ok())
-        == Some(incarnation))
+        == Some(incarnation);
+    Ok(alive.then(|| Duration::from_millis(u64::try_from(ttl).unwrap_or(0))))
 }

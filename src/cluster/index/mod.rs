@@ -115,7 +115,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::filter::{Cluster, ClusterError, EXPIRY_MARGIN, millis};
 use crate::clock::Clock;
@@ -155,10 +155,10 @@ pub const ID_BLOCK: u64 = 64;
 const RECORD_RETRIES: u32 = 5;
 const RECORD_RETRY_WAIT: Duration = Duration::from_millis(2);
 
-/// How long an incarnation of another worker found alive is taken for alive without asking
-/// again: a tenth of the default heartbeat TTL (`cluster.heartbeat_ttl_ms`, 10 s), which
-/// already takes a dead worker for alive until its heartbeat key expires.
-pub const LIVENESS_MEMORY: Duration = Duration::from_secs(1);
+/// The share of a live worker's heartbeat time to live, as read, that its worker is
+/// taken for alive without asking again: less than all of it, for clocks that run at
+/// slightly different rates (see [`SharedIndex::alive`]).
+const LIVENESS_SHARE: (u32, u32) = (9, 10);
 
 /// Time slices per retention window of the buckets (see "Retention" in the module
 /// documentation).
@@ -204,8 +204,8 @@ pub struct SharedIndex<'c> {
     own: Mutex<own::KnownDocs>,
     /// Other workers' documents read lately whose state is final (`settled.rs`).
     settled: Mutex<own::KnownDocs>,
-    /// The incarnations of other workers asked about, whether each was alive, and when.
-    liveness: Mutex<BTreeMap<String, (bool, std::time::Instant)>>,
+    /// The incarnations of other workers asked about, and what was found (`alive`).
+    liveness: Mutex<BTreeMap<String, Option<Instant>>>,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -400,30 +400,37 @@ impl<'c> SharedIndex<'c> {
     }
 
     /// Whether incarnation `owner` (`WORKER INCARNATION`) is alive: asked of the cluster
-    /// (its heartbeat key), or remembered. An incarnation found gone is remembered for
-    /// good: a worker whose heartbeat lapsed is told so and stops, and comes back as
-    /// another incarnation. One found alive is remembered for [`LIVENESS_MEMORY`]: a worker
-    /// that dies meanwhile is taken for alive that much longer, as its heartbeat's expiry
-    /// already takes it for alive up to `cluster.heartbeat_ttl_ms` after its death.
+    /// (its heartbeat key), or remembered.
+    /// - An incarnation found gone is remembered for good: a worker whose heartbeat lapsed
+    ///   is told so and stops, and comes back as another incarnation.
+    /// - One found alive is remembered while its heartbeat key is sure to stand: most of
+    ///   the time to live Redis gave for it ([`LIVENESS_SHARE`]), from before the question
+    ///   went. Within that time a question would find it alive too, and no other worker can
+    ///   have found it gone and taken its hosts over: the new owner of a host, fetching a
+    ///   dead worker's lost pages again, asks after the key has expired, so it never judges
+    ///   them against the lost documents. (A clean stop deletes the key early, but only
+    ///   after the worker's last commits, and a committed document is never lost.)
     fn alive(&self, owner: &str) -> Result<bool, ClusterError> {
-        let now = std::time::Instant::now();
-        let remembered = self.liveness().get(owner).copied();
-        if let Some((live, at)) = remembered {
-            if !live || now.duration_since(at) < LIVENESS_MEMORY {
-                return Ok(live);
-            }
+        let asked = Instant::now();
+        match self.liveness().get(owner) {
+            Some(None) => return Ok(false),
+            Some(&Some(until)) if asked < until => return Ok(true),
+            _ => {}
         }
         let (worker, incarnation) = owner.split_once(' ').unwrap_or((owner, ""));
-        let live = match incarnation.parse::<u64>() {
-            Ok(i) => super::members::is_alive(self.cluster, &self.name, worker, i)?,
-            Err(_) => true,
+        let Ok(incarnation) = incarnation.parse::<u64>() else {
+            return Ok(true);
         };
-        self.liveness().insert(owner.to_string(), (live, now));
-        Ok(live)
+        let alive_for = super::members::alive_for(self.cluster, &self.name, worker, incarnation)?;
+        let (share, of) = LIVENESS_SHARE;
+        let until = alive_for.map(|ttl| asked + ttl * share / of);
+        self.liveness().insert(owner.to_string(), until);
+        Ok(until.is_some())
     }
 
-    /// The incarnations asked about, whether each was alive, and when that was asked.
-    fn liveness(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (bool, std::time::Instant)>> {
+    /// The incarnations of other workers asked about: `None` for one found gone, else the
+    /// moment until which it is taken for alive.
+    fn liveness(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<Instant>>> {
         self.liveness
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
