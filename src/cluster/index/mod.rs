@@ -113,9 +113,8 @@
 //! (`crawldedup reconcile --cluster`). Under retention each document is judged at the time
 //! it was stored, so a page stored again after its original's window is not reported.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::filter::{Cluster, ClusterError, EXPIRY_MARGIN, millis};
 use crate::clock::Clock;
@@ -128,6 +127,7 @@ mod decide;
 pub(crate) mod groups;
 mod holder;
 mod layout;
+mod liveness;
 mod own;
 mod reconcile;
 mod settled;
@@ -154,11 +154,6 @@ pub const ID_BLOCK: u64 = 64;
 /// so a reader can find the entry a moment before the record.
 const RECORD_RETRIES: u32 = 5;
 const RECORD_RETRY_WAIT: Duration = Duration::from_millis(2);
-
-/// The share of a live worker's heartbeat time to live, as read, that its worker is
-/// taken for alive without asking again: less than all of it, for clocks that run at
-/// slightly different rates (see [`SharedIndex::alive`]).
-const LIVENESS_SHARE: (u32, u32) = (9, 10);
 
 /// Time slices per retention window of the buckets (see "Retention" in the module
 /// documentation).
@@ -204,8 +199,9 @@ pub struct SharedIndex<'c> {
     own: Mutex<own::KnownDocs>,
     /// Other workers' documents read lately whose state is final (`settled.rs`).
     settled: Mutex<own::KnownDocs>,
-    /// The incarnations of other workers asked about, and what was found (`alive`).
-    liveness: Mutex<BTreeMap<String, Option<Instant>>>,
+    /// What this worker found of other workers' incarnations: alive, and until when, or
+    /// gone (`liveness.rs`).
+    liveness: liveness::Liveness,
 }
 
 impl<'c> SharedIndex<'c> {
@@ -258,7 +254,7 @@ impl<'c> SharedIndex<'c> {
             verdicts,
             own: Mutex::new(own::KnownDocs::new(OWN_DOCS)),
             settled: Mutex::new(own::KnownDocs::new(SETTLED_DOCS)),
-            liveness: Mutex::default(),
+            liveness: liveness::Liveness::default(),
         })
     }
 
@@ -396,44 +392,7 @@ impl<'c> SharedIndex<'c> {
         if committed {
             return Ok(false);
         }
-        Ok(!self.alive(&owner)?)
-    }
-
-    /// Whether incarnation `owner` (`WORKER INCARNATION`) is alive: asked of the cluster
-    /// (its heartbeat key), or remembered.
-    /// - An incarnation found gone is remembered for good: a worker whose heartbeat lapsed
-    ///   is told so and stops, and comes back as another incarnation.
-    /// - One found alive is remembered while its heartbeat key is sure to stand: most of
-    ///   the time to live Redis gave for it ([`LIVENESS_SHARE`]), from before the question
-    ///   went. Within that time a question would find it alive too, and no other worker can
-    ///   have found it gone and taken its hosts over: the new owner of a host, fetching a
-    ///   dead worker's lost pages again, asks after the key has expired, so it never judges
-    ///   them against the lost documents. (A clean stop deletes the key early, but only
-    ///   after the worker's last commits, and a committed document is never lost.)
-    fn alive(&self, owner: &str) -> Result<bool, ClusterError> {
-        let asked = Instant::now();
-        match self.liveness().get(owner) {
-            Some(None) => return Ok(false),
-            Some(&Some(until)) if asked < until => return Ok(true),
-            _ => {}
-        }
-        let (worker, incarnation) = owner.split_once(' ').unwrap_or((owner, ""));
-        let Ok(incarnation) = incarnation.parse::<u64>() else {
-            return Ok(true);
-        };
-        let alive_for = super::members::alive_for(self.cluster, &self.name, worker, incarnation)?;
-        let (share, of) = LIVENESS_SHARE;
-        let until = alive_for.map(|ttl| asked + ttl * share / of);
-        self.liveness().insert(owner.to_string(), until);
-        Ok(until.is_some())
-    }
-
-    /// The incarnations of other workers asked about: `None` for one found gone, else the
-    /// moment until which it is taken for alive.
-    fn liveness(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<Instant>>> {
-        self.liveness
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        Ok(!self.liveness.alive(self.cluster, &self.name, &owner)?)
     }
 
     fn doc_key(&self, id: DocId) -> String {

@@ -376,6 +376,9 @@ impl<'c> Worker<'c> {
                 self.ring.members().iter().map(|m| m.id.as_str()).collect();
             let changed = live != before;
             if changed {
+                // The workers gone may have pages not yet committed, whose URLs this worker
+                // may now fetch again: whether their owners live is asked anew.
+                self.index.forget_alive();
                 tracing::info!(
                     "worker {}: live workers now {}",
                     self.id(),
