@@ -15,10 +15,14 @@ pub fn content_key(url: &str) -> String {
     let path = url.path().split(';').next().unwrap();
     let parts: Vec<_> = path.trim_matches('/').split('/').collect();
     match parts.as_slice() {
+        // A topic's index has a form with `index.html` too, which is no article: a crawl
+        // stores it under the URL it fetched it by, whichever form it met first.
         ["topic", topic, index]
         | ["mirror", topic, index]
         | ["print", topic, index]
-        | ["discuss", topic, index] => {
+        | ["discuss", topic, index]
+            if *index != "index.html" =>
+        {
             format!("article {topic} {}", index.trim_end_matches(".html"))
         }
         _ => path.trim_end_matches("index.html").to_string(),

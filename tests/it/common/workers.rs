@@ -92,6 +92,28 @@ pub fn logs(dir: &Path) -> String {
     all
 }
 
+/// For a failure's message: the URLs the workers under `dir` stored each page by, for
+/// the pages stored a different number of times in `cluster` than in `alone`.
+fn stored_as(
+    dir: &Path,
+    cluster: &BTreeMap<String, usize>,
+    alone: &BTreeMap<String, usize>,
+) -> String {
+    let differ = |k: &String| cluster.get(k) != alone.get(k);
+    let mut said = String::new();
+    for worker in std::fs::read_dir(dir).unwrap().flatten() {
+        let pages = worker.path().join("out").join("pages.jsonl");
+        for line in std::fs::read_to_string(&pages).unwrap_or_default().lines() {
+            let page: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+            let url = page["final_url"].as_str().unwrap_or_default();
+            if url.starts_with("http") && differ(&content_key(url)) {
+                said.push_str(&format!("{}: stored {url}\n", pages.display()));
+            }
+        }
+    }
+    said
+}
+
 /// The workers stored what one process stored: every article exactly once (whichever
 /// host's copy), and every other page that one process kept at least once. Home pages and
 /// topic indexes of the hosts differ by their links to the others, a chain of near copies
@@ -107,7 +129,13 @@ pub fn same_content(
             .map(|(k, n)| (k.clone(), *n))
             .collect()
     };
-    assert_eq!(articles(cluster), articles(alone), "{}", logs(dir));
+    assert_eq!(
+        articles(cluster),
+        articles(alone),
+        "{}{}",
+        stored_as(dir, cluster, alone),
+        logs(dir)
+    );
     assert!(articles(alone).values().all(|&n| n == 1), "{alone:?}");
     assert_eq!(
         cluster.keys().collect::<Vec<_>>(),
