@@ -136,15 +136,30 @@ fn copies_of_another_workers_settled_pages_take_one_round_trip_after_the_first()
     two_copies(&two, &x, "x/copy", (2, [1, 2]), (kept[2], [2, 1]));
     // A live worker's pages kept and not yet committed: read every time, and whether their
     // worker is alive asked once while its heartbeat key is sure to stand.
-    let member =
-        Membership::join(&one, "live", Member::new("v", 1), Duration::from_secs(30)).unwrap();
-    let v = SharedIndex::open(&one, "live", config)
+    let (_member, _v, kept, y) =
+        live_pages_and_a_reader(&one, &two, "live", Duration::from_secs(30));
+    two_copies(&two, &y, "y/copy", (3, [1, 2]), (kept[3], [3, 2]));
+}
+
+/// Worker `v` joins crawl `crawl` on `one` (its heartbeat key alive for `ttl`, never
+/// renewed) and stores five articles, not committed; worker `y`, on `two`, has decided its
+/// first page (its block of ids taken). Returns `v`'s membership and index, its documents,
+/// and `y`'s index.
+fn live_pages_and_a_reader<'c>(
+    one: &'c Cluster,
+    two: &'c Cluster,
+    crawl: &str,
+    ttl: Duration,
+) -> (Membership<'c>, SharedIndex<'c>, Vec<u64>, SharedIndex<'c>) {
+    let config = IndexConfig::default().with_expected(1_000_000);
+    let member = Membership::join(one, crawl, Member::new("v", 1), ttl).unwrap();
+    let v = SharedIndex::open(one, crawl, config)
         .unwrap()
         .owned_by("v", member.incarnation());
-    let y = SharedIndex::open(&two, "live", config).unwrap();
     let kept = stored_articles(&v, 5);
+    let y = SharedIndex::open(two, crawl, config).unwrap();
     y.check_and_insert(&doc("y/0", &article(4_000))).unwrap();
-    two_copies(&two, &y, "y/copy", (3, [1, 2]), (kept[3], [3, 2]));
+    (member, v, kept, y)
 }
 
 /// A worker that finds another alive remembers it only while that one's heartbeat key is
@@ -156,16 +171,9 @@ fn copies_of_another_workers_settled_pages_take_one_round_trip_after_the_first()
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn a_worker_found_alive_just_before_its_heartbeat_lapses_is_found_gone_after() {
     let (_redis, one, two) = two_connections();
-    let config = IndexConfig::default().with_expected(1_000_000);
     let ttl = Duration::from_millis(3_000);
     let joined = std::time::Instant::now();
-    let member = Membership::join(&one, "lapse", Member::new("v", 1), ttl).unwrap();
-    let v = SharedIndex::open(&one, "lapse", config)
-        .unwrap()
-        .owned_by("v", member.incarnation());
-    let kept = stored_articles(&v, 5);
-    let y = SharedIndex::open(&two, "lapse", config).unwrap();
-    y.check_and_insert(&doc("y/0", &article(4_000))).unwrap();
+    let (_member, _v, kept, y) = live_pages_and_a_reader(&one, &two, "lapse", ttl);
     // Asked about 0.7 s before the key expires (it never beats again).
     std::thread::sleep(
         (joined + ttl - Duration::from_millis(700))
@@ -196,15 +204,8 @@ fn a_worker_found_alive_just_before_its_heartbeat_lapses_is_found_gone_after() {
 #[ignore = "needs redis-server and redis-cli (apt-get install redis-server); CI runs it with --ignored"]
 fn a_worker_asks_again_who_is_alive_once_told_to_forget() {
     let (redis, one, two) = two_connections();
-    let config = IndexConfig::default().with_expected(1_000_000);
-    let member =
-        Membership::join(&one, "gone", Member::new("v", 1), Duration::from_secs(30)).unwrap();
-    let v = SharedIndex::open(&one, "gone", config)
-        .unwrap()
-        .owned_by("v", member.incarnation());
-    let kept = stored_articles(&v, 5);
-    let y = SharedIndex::open(&two, "gone", config).unwrap();
-    y.check_and_insert(&doc("y/0", &article(4_000))).unwrap();
+    let (_member, _v, kept, y) =
+        live_pages_and_a_reader(&one, &two, "gone", Duration::from_secs(30));
     let near_original = |name: &str, edit: usize| {
         let decided = y.check_and_insert(&doc(name, &variant(&article(2), edit)));
         matches!(decided.unwrap(), SharedDecision::Near { of, .. } if of == kept[2])

@@ -51,17 +51,22 @@ pub async fn sites(latency: Duration) -> Vec<FixtureServer> {
 pub fn stored(outs: &[PathBuf]) -> BTreeMap<String, usize> {
     let mut keys = BTreeMap::new();
     for out in outs {
-        let Ok(text) = std::fs::read_to_string(out.join("pages.jsonl")) else {
-            continue;
-        };
-        for line in text.lines() {
-            let page: serde_json::Value = serde_json::from_str(line).unwrap();
-            *keys
-                .entry(content_key(page["final_url"].as_str().unwrap()))
-                .or_insert(0) += 1;
+        for url in stored_urls(out) {
+            *keys.entry(content_key(&url)).or_insert(0) += 1;
         }
     }
     keys
+}
+
+/// The URLs of the pages stored in `out`'s pages.jsonl (none when it is not there).
+fn stored_urls(out: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(out.join("pages.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|line| {
+            let page: serde_json::Value = serde_json::from_str(line).unwrap();
+            page["final_url"].as_str().unwrap().to_string()
+        })
+        .collect()
 }
 
 /// The workers' output files and their sizes, for a failure's message.
@@ -102,12 +107,10 @@ fn stored_as(
     let differ = |k: &String| cluster.get(k) != alone.get(k);
     let mut said = String::new();
     for worker in std::fs::read_dir(dir).unwrap().flatten() {
-        let pages = worker.path().join("out").join("pages.jsonl");
-        for line in std::fs::read_to_string(&pages).unwrap_or_default().lines() {
-            let page: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-            let url = page["final_url"].as_str().unwrap_or_default();
-            if url.starts_with("http") && differ(&content_key(url)) {
-                said.push_str(&format!("{}: stored {url}\n", pages.display()));
+        let out = worker.path().join("out");
+        for url in stored_urls(&out) {
+            if differ(&content_key(&url)) {
+                said.push_str(&format!("{}: stored {url}\n", out.display()));
             }
         }
     }
